@@ -1,0 +1,94 @@
+"""Credential verification: the service API key and HS256 JWTs (alg pinned, exp/sub/org_id required)."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+
+import jwt
+
+from controlplane_adapters.settings import AuthSettings
+from controlplane_domain.errors import Unauthenticated
+from controlplane_domain.principal import ROLE_RANK, Principal, Role
+
+log = logging.getLogger(__name__)
+
+
+def looks_like_jwt(token: str) -> bool:
+    """A token with two dots is a JWT; anything else is an API key."""
+    return token.count(".") == 2
+
+
+def _role_from_claims(claims: dict[str, object]) -> Role:
+    """Highest recognised role in `roles` (list or string); absent means member, unrecognised means viewer."""
+    raw = claims.get("roles", claims.get("role"))
+    if raw is None:
+        return Role.MEMBER
+    names = [raw] if isinstance(raw, str) else list(raw) if isinstance(raw, list) else []
+    known = [Role(name) for name in names if isinstance(name, str) and name in Role._value2member_map_]
+    return max(known, key=ROLE_RANK.__getitem__) if known else Role.VIEWER
+
+
+class JwtVerifier:
+    """Verifies HS256 JWTs signed with the configured secret."""
+
+    def __init__(self, settings: AuthSettings) -> None:
+        self._settings = settings
+
+    async def verify(self, token: str) -> Principal:
+        settings = self._settings
+        if not settings.jwt_secret:
+            raise Unauthenticated()
+        try:
+            claims = jwt.decode(
+                token,
+                settings.jwt_secret,
+                algorithms=[settings.jwt_algorithm],
+                audience=settings.jwt_audience,
+                issuer=settings.jwt_issuer,
+                leeway=settings.jwt_leeway_seconds,
+                options={
+                    "require": ["exp", "sub"],
+                    "verify_aud": settings.jwt_audience is not None,
+                    "verify_iss": settings.jwt_issuer is not None,
+                },
+            )
+        except jwt.PyJWTError as exc:
+            log.info("JWT rejected: %s", exc)
+            raise Unauthenticated() from exc
+        organization = claims.get("org_id")
+        subject = claims.get("sub")
+        if not isinstance(organization, str) or not organization or not isinstance(subject, str) or not subject:
+            raise Unauthenticated()
+        return Principal(organization, subject, _role_from_claims(claims), "jwt", f"jwt:{subject}")
+
+
+class ServiceKeyVerifier:
+    """Accepts `SERVICE_API_KEY` as an admin key of the default organization."""
+
+    def __init__(self, service_api_key: str | None, organization_id: str) -> None:
+        self._key = service_api_key.encode() if service_api_key else None
+        self._organization_id = organization_id
+
+    async def verify(self, token: str) -> Principal:
+        if self._key is None or not hmac.compare_digest(token.encode(), self._key):
+            raise Unauthenticated()
+        return Principal(self._organization_id, "service", Role.ADMIN, "api_key", "service-api-key")
+
+
+class CredentialVerifier:
+    """Routes a bearer token to the JWT or API-key verifier, honouring the enabled methods."""
+
+    def __init__(self, settings: AuthSettings, api_keys: ServiceKeyVerifier) -> None:
+        self._settings = settings
+        self._jwt = JwtVerifier(settings)
+        self._api_keys = api_keys
+
+    async def verify(self, token: str) -> Principal:
+        if looks_like_jwt(token):
+            if "jwt" not in self._settings.methods:
+                raise Unauthenticated()
+            return await self._jwt.verify(token)
+        if "api_key" not in self._settings.methods:
+            raise Unauthenticated()
+        return await self._api_keys.verify(token)

@@ -1,0 +1,81 @@
+"""An in-memory store with serializable transactions: one unit of work at a time, copy-on-enter."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Self
+
+from controlplane_adapters.memory.repositories import (
+    MemoryAgentRepository,
+    MemoryModelRepository,
+    MemoryTeamRepository,
+    MemoryWorkerRepository,
+)
+from controlplane_domain.agents import Agent
+from controlplane_domain.llm_models import LlmModel
+from controlplane_domain.teams import Team
+from controlplane_domain.workers import Worker
+
+
+@dataclass
+class MemoryTables:
+    """The committed state; entities are frozen, so shallow copies isolate transactions."""
+
+    agents: dict[str, Agent] = field(default_factory=dict)
+    teams: dict[str, Team] = field(default_factory=dict)
+    workers: dict[tuple[str, str], Worker] = field(default_factory=dict)
+    models: dict[str, LlmModel] = field(default_factory=dict)
+
+    def copy(self) -> MemoryTables:
+        return MemoryTables(dict(self.agents), dict(self.teams), dict(self.workers), dict(self.models))
+
+
+class MemoryStore:
+    """Holds the committed tables and the lock that serializes units of work."""
+
+    def __init__(self) -> None:
+        self.tables = MemoryTables()
+        self.lock = asyncio.Lock()
+
+    def unit_of_work(self) -> MemoryUnitOfWork:
+        return MemoryUnitOfWork(self)
+
+
+class MemoryUnitOfWork:
+    """Works on a private copy of the tables; commit publishes it, leaving without commit drops it."""
+
+    agents: MemoryAgentRepository
+    teams: MemoryTeamRepository
+    workers: MemoryWorkerRepository
+    models: MemoryModelRepository
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+        self._work: MemoryTables | None = None
+
+    async def __aenter__(self) -> Self:
+        await self._store.lock.acquire()
+        self._work = work = self._store.tables.copy()
+        self.agents = MemoryAgentRepository(work.agents)
+        self.teams = MemoryTeamRepository(work.teams)
+        self.workers = MemoryWorkerRepository(work.workers)
+        self.models = MemoryModelRepository(work.models)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._work = None
+        self._store.lock.release()
+
+    async def commit(self) -> None:
+        if self._work is None:
+            raise RuntimeError("commit outside the unit of work")
+        self._store.tables = self._work
+        self._work = self._work.copy()
+        self.agents.rows = self._work.agents
+        self.teams.rows = self._work.teams
+        self.workers.rows = self._work.workers
+        self.models.rows = self._work.models

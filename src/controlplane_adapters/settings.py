@@ -1,0 +1,177 @@
+"""Settings from the YAML file (the spec's keys) and environment variables, which win."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+AUTH_METHODS = frozenset({"api_key", "jwt"})
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+_REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^env:([A-Za-z_][A-Za-z0-9_]*)$")
+
+
+class ConfigError(ValueError):
+    """A setting has a value the service cannot start with."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuthSettings:
+    required: bool = True
+    methods: frozenset[str] = AUTH_METHODS
+    api_key_header: str = "Authorization"
+    jwt_secret: str | None = None
+    jwt_algorithm: str = "HS256"
+    jwt_audience: str | None = None
+    jwt_issuer: str | None = None
+    jwt_leeway_seconds: int = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    database_url: str = "sqlite+aiosqlite:///./controlplane.db"
+    host: str = "127.0.0.1"
+    port: int = 8001
+    service_api_key: str | None = None
+    default_organization: str = "default"
+    auto_migrate: bool = True
+    worker_heartbeat_interval_seconds: int = 30
+    auth: AuthSettings = field(default_factory=AuthSettings)
+
+
+def parse_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ConfigError(f"{name} must be true or false, got {value!r}")
+
+
+def parse_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {value!r}") from None
+    if number < minimum or (maximum is not None and number > maximum):
+        raise ConfigError(f"{name} must be between {minimum} and {maximum or 'any'}, got {number}")
+    return number
+
+
+def _methods(name: str, value: Any) -> frozenset[str]:
+    items = [part.strip() for part in value.split(",")] if isinstance(value, str) else list(value or [])
+    methods = frozenset(item for item in items if item)
+    unknown = methods - AUTH_METHODS
+    if unknown or not methods:
+        raise ConfigError(f"{name} must list one or more of api_key, jwt; got {value!r}")
+    return methods
+
+
+def _resolve_reference(value: str, env: Mapping[str, str]) -> str | None:
+    """`${NAME}` or `env:NAME` reads the variable NAME; any other text is the secret itself."""
+    match = _REFERENCE.match(value.strip())
+    if match is None:
+        return value
+    return env.get(match.group(1) or match.group(2)) or None
+
+
+def _dig(data: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read configuration file {path}: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"configuration file {path} must hold a mapping")
+    settings = Settings()
+    auth = settings.auth
+    if (value := _dig(data, "server.auth.required")) is not None:
+        auth = replace(auth, required=parse_bool("server.auth.required", value))
+    if (value := _dig(data, "server.auth.methods")) is not None:
+        auth = replace(auth, methods=_methods("server.auth.methods", value))
+    if (value := _dig(data, "server.auth.api_key_header")) is not None:
+        auth = replace(auth, api_key_header=str(value))
+    if (value := _dig(data, "server.auth.jwt_secret")) is not None:
+        auth = replace(auth, jwt_secret=_resolve_reference(str(value), env))
+    if (value := _dig(data, "server.auth.jwt_audience")) is not None:
+        auth = replace(auth, jwt_audience=str(value))
+    if (value := _dig(data, "server.auth.jwt_issuer")) is not None:
+        auth = replace(auth, jwt_issuer=str(value))
+    if (value := _dig(data, "server.auth.api_key")) is not None:
+        settings = replace(settings, service_api_key=_resolve_reference(str(value), env))
+    if (value := _dig(data, "server.host")) is not None:
+        settings = replace(settings, host=str(value))
+    if (value := _dig(data, "server.port")) is not None:
+        settings = replace(settings, port=parse_int("server.port", value, maximum=65535))
+    if (value := _dig(data, "database.url")) is not None:
+        settings = replace(settings, database_url=str(value))
+    if (value := _dig(data, "database.auto_migrate")) is not None:
+        settings = replace(settings, auto_migrate=parse_bool("database.auto_migrate", value))
+    if (value := _dig(data, "server.default_organization")) is not None:
+        settings = replace(settings, default_organization=str(value))
+    return replace(settings, auth=auth)
+
+
+def load_settings(env: Mapping[str, str] | None = None, config_file: str | None = None) -> Settings:
+    """Defaults, then the YAML file (`--config` or CONTROLPLANE_CONFIG), then environment variables."""
+    env = os.environ if env is None else env
+    path = config_file or env.get("CONTROLPLANE_CONFIG")
+    settings = _from_file(Path(path), env) if path else Settings()
+    auth = settings.auth
+    if "SERVICE_API_KEY" in env:
+        settings = replace(settings, service_api_key=env["SERVICE_API_KEY"] or None)
+    if "SERVICE_DEFAULT_ORG" in env:
+        settings = replace(settings, default_organization=env["SERVICE_DEFAULT_ORG"])
+    if "SERVICE_JWT_SECRET" in env:
+        auth = replace(auth, jwt_secret=env["SERVICE_JWT_SECRET"] or None)
+    if "SERVICE_AUTH_REQUIRED" in env:
+        auth = replace(auth, required=parse_bool("SERVICE_AUTH_REQUIRED", env["SERVICE_AUTH_REQUIRED"]))
+    if "CONTROLPLANE_AUTH_METHODS" in env:
+        auth = replace(auth, methods=_methods("CONTROLPLANE_AUTH_METHODS", env["CONTROLPLANE_AUTH_METHODS"]))
+    if "CONTROLPLANE_API_KEY_HEADER" in env:
+        auth = replace(auth, api_key_header=env["CONTROLPLANE_API_KEY_HEADER"])
+    if "CONTROLPLANE_JWT_AUDIENCE" in env:
+        auth = replace(auth, jwt_audience=env["CONTROLPLANE_JWT_AUDIENCE"] or None)
+    if "CONTROLPLANE_JWT_ISSUER" in env:
+        auth = replace(auth, jwt_issuer=env["CONTROLPLANE_JWT_ISSUER"] or None)
+    if "CONTROLPLANE_JWT_LEEWAY_SECONDS" in env:
+        leeway = parse_int("CONTROLPLANE_JWT_LEEWAY_SECONDS", env["CONTROLPLANE_JWT_LEEWAY_SECONDS"], minimum=0)
+        auth = replace(auth, jwt_leeway_seconds=leeway)
+    if "CONTROLPLANE_DATABASE_URL" in env:
+        settings = replace(settings, database_url=env["CONTROLPLANE_DATABASE_URL"])
+    if "CONTROLPLANE_AUTO_MIGRATE" in env:
+        settings = replace(
+            settings, auto_migrate=parse_bool("CONTROLPLANE_AUTO_MIGRATE", env["CONTROLPLANE_AUTO_MIGRATE"])
+        )
+    if "CONTROLPLANE_HOST" in env:
+        settings = replace(settings, host=env["CONTROLPLANE_HOST"])
+    if "CONTROLPLANE_PORT" in env:
+        settings = replace(settings, port=parse_int("CONTROLPLANE_PORT", env["CONTROLPLANE_PORT"], maximum=65535))
+    if "CONTROLPLANE_WORKER_HEARTBEAT_INTERVAL_SECONDS" in env:
+        interval = parse_int(
+            "CONTROLPLANE_WORKER_HEARTBEAT_INTERVAL_SECONDS",
+            env["CONTROLPLANE_WORKER_HEARTBEAT_INTERVAL_SECONDS"],
+            maximum=3600,
+        )
+        settings = replace(settings, worker_heartbeat_interval_seconds=interval)
+    if not settings.default_organization.strip():
+        raise ConfigError("SERVICE_DEFAULT_ORG must not be empty")
+    if not auth.api_key_header.strip():
+        raise ConfigError("server.auth.api_key_header must not be empty")
+    return replace(settings, auth=auth)

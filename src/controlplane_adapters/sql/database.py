@@ -1,0 +1,126 @@
+"""Engine creation, the SQL unit of work, and the database health probe."""
+
+from __future__ import annotations
+
+import logging
+from types import TracebackType
+from typing import Any, Self
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from controlplane_adapters.sql.repositories import (
+    SqlAgentRepository,
+    SqlModelRepository,
+    SqlTeamRepository,
+    SqlWorkerRepository,
+)
+from controlplane_domain.errors import Conflict, DomainError, Unavailable
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./controlplane.db"
+
+
+def is_sqlite(url: str | sa.URL) -> bool:
+    return sa.make_url(url).get_backend_name() == "sqlite"
+
+
+def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
+    """An async engine; on SQLite: foreign keys on, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions."""
+    if is_sqlite(url):
+        engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30})
+        _configure_sqlite(engine)
+        return engine
+    return create_async_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        if engine.url.database not in (None, "", ":memory:"):
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        # Writers queue on the database lock at BEGIN instead of failing when they upgrade a read lock.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+class SqlUnitOfWork:
+    """One connection, one transaction; driver errors leave as domain errors, chained to the cause."""
+
+    agents: SqlAgentRepository
+    teams: SqlTeamRepository
+    workers: SqlWorkerRepository
+    models: SqlModelRepository
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._connection: AsyncConnection | None = None
+
+    async def __aenter__(self) -> Self:
+        try:
+            self._connection = connection = await self._engine.connect()
+        except (OSError, DBAPIError) as exc:
+            raise Unavailable("the database is unavailable") from exc
+        self.agents = SqlAgentRepository(connection)
+        self.teams = SqlTeamRepository(connection)
+        self.workers = SqlWorkerRepository(connection)
+        self.models = SqlModelRepository(connection)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            try:
+                await connection.rollback()
+                await connection.close()
+            except (OSError, DBAPIError):
+                log.warning("closing a database connection failed", exc_info=True)
+        if exc is not None and not isinstance(exc, DomainError):
+            translated = translate_driver_error(exc)
+            if translated is not None:
+                raise translated from exc
+
+    async def commit(self) -> None:
+        if self._connection is None:
+            raise RuntimeError("commit outside the unit of work")
+        await self._connection.commit()
+
+
+def translate_driver_error(exc: BaseException) -> DomainError | None:
+    """Map a driver error to the domain error a caller can act on, or None to let it through."""
+    if isinstance(exc, IntegrityError):
+        return Conflict("the change conflicts with existing data")
+    if isinstance(exc, OperationalError | OSError | ConnectionError) or (
+        isinstance(exc, DBAPIError) and exc.connection_invalidated
+    ):
+        return Unavailable("the database is unavailable")
+    return None
+
+
+class SqlHealthProbe:
+    """Answers whether the database executes a trivial query."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def database_ok(self) -> bool:
+        try:
+            async with self._engine.connect() as connection:
+                await connection.execute(sa.text("SELECT 1"))
+        except Exception:  # any failure means "not answering"; the reason is logged
+            log.warning("database health check failed", exc_info=True)
+            return False
+        return True

@@ -1,0 +1,160 @@
+"""Explicit mapping between rows and domain objects (the ORM never reaches the domain)."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+from controlplane_domain.agents import Agent, AgentStatus
+from controlplane_domain.config import ExecutionEnvironment, TeamSettings
+from controlplane_domain.llm_models import LlmModel
+from controlplane_domain.teams import Team, TeamStatus
+from controlplane_domain.workers import Worker, WorkerStatus
+
+T = TypeVar("T")
+
+
+def to_json(value: Any) -> Any:
+    """Dataclasses, enums and containers as JSON-ready builtins."""
+    return msgspec.to_builtins(value)
+
+
+def from_json(value: Any, kind: type[T]) -> T:
+    return msgspec.convert(value, kind)
+
+
+def _environment(value: Any) -> ExecutionEnvironment | None:
+    return None if value is None else from_json(value, ExecutionEnvironment)
+
+
+def agent_to_row(agent: Agent) -> dict[str, Any]:
+    return {
+        "id": agent.id,
+        "organization_id": agent.organization_id,
+        "name": agent.name,
+        "description": agent.description,
+        "status": agent.status.value,
+        "runtime": agent.runtime,
+        "model_id": agent.model_id,
+        "system_prompt": agent.system_prompt,
+        "team_id": agent.team_id,
+        "capabilities": list(agent.capabilities),
+        "skill_ids": list(agent.skill_ids),
+        "execution_environment": to_json(agent.execution_environment),
+        "configuration": to_json(agent.configuration),
+        "created_at": agent.created_at,
+        "updated_at": agent.updated_at,
+    }
+
+
+def agent_to_domain(row: Any) -> Agent:
+    return Agent(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        description=row.description,
+        status=AgentStatus(row.status),
+        runtime=row.runtime,
+        model_id=row.model_id,
+        system_prompt=row.system_prompt,
+        team_id=row.team_id,
+        capabilities=list(row.capabilities),
+        skill_ids=list(row.skill_ids),
+        execution_environment=_environment(row.execution_environment),
+        configuration=dict(row.configuration),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def team_to_row(team: Team) -> dict[str, Any]:
+    return {
+        "id": team.id,
+        "organization_id": team.organization_id,
+        "name": team.name,
+        "description": team.description,
+        "status": team.status.value,
+        "runtime": team.runtime,
+        "configuration": to_json(team.settings),
+        "skill_ids": None if team.skill_ids is None else list(team.skill_ids),
+        "execution_environment": to_json(team.execution_environment),
+        "created_at": team.created_at,
+        "updated_at": team.updated_at,
+    }
+
+
+def team_to_domain(row: Any) -> Team:
+    return Team(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        description=row.description,
+        status=TeamStatus(row.status),
+        runtime=row.runtime,
+        settings=from_json(row.configuration, TeamSettings),
+        skill_ids=None if row.skill_ids is None else list(row.skill_ids),
+        execution_environment=_environment(row.execution_environment),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def worker_to_row(worker: Worker) -> dict[str, Any]:
+    return {
+        "organization_id": worker.organization_id,
+        "worker_id": worker.worker_id,
+        "environment_name": worker.environment_name,
+        "status": worker.status.value,
+        "tasks_processed": worker.tasks_processed,
+        "current_task_id": worker.current_task_id,
+        "worker_metadata": to_json(worker.worker_metadata),
+        "heartbeat_interval_seconds": worker.heartbeat_interval_seconds,
+        "registered_at": worker.registered_at,
+        "last_heartbeat_at": worker.last_heartbeat_at,
+    }
+
+
+def worker_to_domain(row: Any) -> Worker:
+    return Worker(
+        worker_id=row.worker_id,
+        organization_id=row.organization_id,
+        environment_name=row.environment_name,
+        status=WorkerStatus(row.status),
+        tasks_processed=row.tasks_processed,
+        current_task_id=row.current_task_id,
+        worker_metadata=dict(row.worker_metadata),
+        heartbeat_interval_seconds=row.heartbeat_interval_seconds,
+        registered_at=row.registered_at,
+        last_heartbeat_at=row.last_heartbeat_at,
+    )
+
+
+def model_to_row(model: LlmModel) -> dict[str, Any]:
+    return {
+        "id": model.id,
+        "organization_id": model.organization_id,
+        "value": model.value,
+        "label": model.label,
+        "provider": model.provider,
+        "description": model.description,
+        "enabled": model.enabled,
+        "compatible_runtimes": list(model.compatible_runtimes),
+        "created_at": model.created_at,
+        "updated_at": model.updated_at,
+    }
+
+
+def model_to_domain(row: Any) -> LlmModel:
+    return LlmModel(
+        id=row.id,
+        organization_id=row.organization_id,
+        value=row.value,
+        label=row.label,
+        provider=row.provider,
+        description=row.description,
+        enabled=row.enabled,
+        compatible_runtimes=list(row.compatible_runtimes),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )

@@ -1,0 +1,57 @@
+"""Alembic, driven from code: upgrade to head, check the revision, render offline SQL."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def alembic_config(url: str | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def _upgrade(connection: Connection) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+def _current(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+async def upgrade(engine: AsyncEngine) -> None:
+    """Bring the schema to the newest revision."""
+    async with engine.begin() as connection:
+        await connection.run_sync(_upgrade)
+
+
+async def current_revision(engine: AsyncEngine) -> str | None:
+    async with engine.connect() as connection:
+        return await connection.run_sync(_current)
+
+
+def offline_sql(url: str) -> str:
+    """The SQL an upgrade from nothing to head would run, for a reviewer."""
+    buffer = io.StringIO()
+    config = alembic_config(url)
+    config.output_buffer = buffer
+    command.upgrade(config, "head", sql=True)
+    return buffer.getvalue()

@@ -1,0 +1,129 @@
+"""The schema, declared once with SQLAlchemy Core; Alembic migrations must produce exactly this."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+Json = sa.JSON().with_variant(JSONB(), "postgresql")
+
+
+class UtcDateTime(sa.TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on every backend (SQLite hands back naive values)."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _id() -> sa.Column[str]:
+    return sa.Column("id", sa.String(64), primary_key=True)
+
+
+def _org() -> sa.Column[str]:
+    return sa.Column("organization_id", sa.String(255), nullable=False)
+
+
+def _stamps() -> tuple[sa.Column[datetime], sa.Column[datetime]]:
+    return (
+        sa.Column("created_at", UtcDateTime(), nullable=False),
+        sa.Column("updated_at", UtcDateTime(), nullable=False),
+    )
+
+
+teams = sa.Table(
+    "teams",
+    metadata,
+    _id(),
+    _org(),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("runtime", sa.String(64), nullable=False),
+    sa.Column("configuration", Json, nullable=False),
+    sa.Column("skill_ids", Json, nullable=True),
+    sa.Column("execution_environment", Json, nullable=True),
+    *_stamps(),
+    sa.UniqueConstraint("organization_id", "name"),
+    sa.Index("ix_teams_org_created", "organization_id", "created_at", "id"),
+)
+
+agents = sa.Table(
+    "agents",
+    metadata,
+    _id(),
+    _org(),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("runtime", sa.String(64), nullable=False),
+    sa.Column("model_id", sa.String(255), nullable=True),
+    sa.Column("system_prompt", sa.Text(), nullable=True),
+    sa.Column("team_id", sa.String(64), sa.ForeignKey("teams.id", ondelete="SET NULL"), nullable=True),
+    sa.Column("capabilities", Json, nullable=False),
+    sa.Column("skill_ids", Json, nullable=False),
+    sa.Column("execution_environment", Json, nullable=True),
+    sa.Column("configuration", Json, nullable=False),
+    *_stamps(),
+    sa.UniqueConstraint("organization_id", "name"),
+    sa.Index("ix_agents_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_agents_org_team", "organization_id", "team_id", "created_at", "id"),
+)
+
+workers = sa.Table(
+    "workers",
+    metadata,
+    sa.Column("organization_id", sa.String(255), primary_key=True),
+    sa.Column("worker_id", sa.String(255), primary_key=True),
+    sa.Column("environment_name", sa.String(255), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("tasks_processed", sa.BigInteger(), nullable=False),
+    sa.Column("current_task_id", sa.String(255), nullable=True),
+    sa.Column("worker_metadata", Json, nullable=False),
+    sa.Column("heartbeat_interval_seconds", sa.Integer(), nullable=False),
+    sa.Column("registered_at", UtcDateTime(), nullable=False),
+    sa.Column("last_heartbeat_at", UtcDateTime(), nullable=False),
+    sa.Index("ix_workers_org_registered", "organization_id", "registered_at", "worker_id"),
+)
+
+llm_models = sa.Table(
+    "llm_models",
+    metadata,
+    _id(),
+    _org(),
+    sa.Column("value", sa.String(255), nullable=False),
+    sa.Column("label", sa.String(255), nullable=False),
+    sa.Column("provider", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("enabled", sa.Boolean(), nullable=False),
+    sa.Column("compatible_runtimes", Json, nullable=False),
+    *_stamps(),
+    sa.UniqueConstraint("organization_id", "value"),
+    sa.Index("ix_llm_models_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_llm_models_org_enabled", "organization_id", "enabled", "created_at", "id"),
+)

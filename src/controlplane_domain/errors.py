@@ -1,0 +1,66 @@
+"""Domain errors: each carries a stable code that the HTTP layer maps to a status."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class DomainError(Exception):
+    """Base of every error the domain raises on purpose."""
+
+    code = "DOMAIN_ERROR"
+
+    def __init__(self, message: str, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+
+
+class NotFound(DomainError):
+    """The object does not exist in the caller's organization."""
+
+    code = "NOT_FOUND"
+
+    def __init__(self, resource: str, object_id: str) -> None:
+        super().__init__(f"{resource} '{object_id}' not found", {"resource": resource, "id": object_id})
+        self.resource = resource
+        self.object_id = object_id
+
+
+class Conflict(DomainError):
+    """The change clashes with the current state (a duplicate name, a stale attempt)."""
+
+    code = "CONFLICT"
+
+
+class ValidationFailed(DomainError):
+    """Input breaks a rule; `field` is a dotted path into the request body."""
+
+    code = "VALIDATION_ERROR"
+
+    def __init__(self, field: str, issue: str) -> None:
+        super().__init__(f"{field}: {issue}" if field else issue, {"field": field, "issue": issue})
+        self.field = field
+        self.issue = issue
+
+
+class Unauthenticated(DomainError):
+    """Missing, malformed, unknown, expired or revoked credentials (always the same message)."""
+
+    code = "UNAUTHORIZED"
+
+    def __init__(self, message: str = "invalid or missing credentials") -> None:
+        super().__init__(message)
+
+
+class Forbidden(DomainError):
+    """The caller may see the object but its role does not allow the action."""
+
+    code = "FORBIDDEN"
+
+
+class Unavailable(DomainError):
+    """A dependency (the database) does not answer."""
+
+    code = "SERVICE_UNAVAILABLE"

@@ -1,0 +1,120 @@
+"""Ports: what the domain needs from the outside world, as Protocols."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from types import TracebackType
+from typing import Protocol, Self
+
+from controlplane_domain.agents import Agent
+from controlplane_domain.llm_models import LlmModel
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.principal import Principal
+from controlplane_domain.teams import Team
+from controlplane_domain.workers import Worker
+
+
+class AgentRepository(Protocol):
+    async def add(self, agent: Agent) -> None:
+        """Store a new agent; Conflict when its name is taken in the organization."""
+
+    async def get(self, organization_id: str, agent_id: str) -> Agent | None: ...
+
+    async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]: ...
+
+    async def update(self, agent: Agent) -> None:
+        """Replace a stored agent; Conflict when its new name is taken."""
+
+    async def delete(self, organization_id: str, agent_id: str) -> None: ...
+
+    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[Agent], int]: ...
+
+    async def list_by_teams(self, organization_id: str, team_ids: Sequence[str]) -> list[Agent]:
+        """Members of the given teams, ordered by (created_at, id)."""
+
+    async def set_team(
+        self, organization_id: str, agent_ids: Sequence[str], team_id: str | None, now: datetime
+    ) -> None:
+        """Point the given agents at `team_id` (None removes them from any team)."""
+
+
+class TeamRepository(Protocol):
+    async def add(self, team: Team) -> None: ...
+
+    async def get(self, organization_id: str, team_id: str) -> Team | None: ...
+
+    async def update(self, team: Team) -> None: ...
+
+    async def delete(self, organization_id: str, team_id: str) -> None: ...
+
+    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[Team], int]: ...
+
+
+class WorkerRepository(Protocol):
+    async def get(self, organization_id: str, worker_id: str) -> Worker | None: ...
+
+    async def save(self, worker: Worker) -> None:
+        """Insert or replace the worker (keyed by organization and worker id)."""
+
+    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]: ...
+
+
+class ModelRepository(Protocol):
+    async def add(self, model: LlmModel) -> None: ...
+
+    async def get(self, organization_id: str, model_id: str) -> LlmModel | None: ...
+
+    async def update(self, model: LlmModel) -> None: ...
+
+    async def delete(self, organization_id: str, model_id: str) -> None: ...
+
+    async def list(
+        self, organization_id: str, page: PageRequest, *, enabled_only: bool = False
+    ) -> tuple[list[LlmModel], int]: ...
+
+
+class UnitOfWork(Protocol):
+    """Owns one transaction: leaving the block without `commit()` rolls back."""
+
+    agents: AgentRepository
+    teams: TeamRepository
+    workers: WorkerRepository
+    models: ModelRepository
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+    async def commit(self) -> None: ...
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware (UTC)."""
+
+
+class IdGenerator(Protocol):
+    def new_id(self) -> str: ...
+
+
+class TokenVerifier(Protocol):
+    async def verify(self, token: str) -> Principal:
+        """The principal a credential stands for; Unauthenticated otherwise."""
+
+
+class HealthProbe(Protocol):
+    async def database_ok(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Ports:
+    """Everything a use case may need, wired once by the application factory."""
+
+    uow: Callable[[], UnitOfWork]
+    clock: Clock
+    ids: IdGenerator
+    worker_heartbeat_interval_seconds: int = 30

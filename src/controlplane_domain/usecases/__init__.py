@@ -1,0 +1,1 @@
+"""Use cases: async functions named after verbs, taking the ports and a command."""

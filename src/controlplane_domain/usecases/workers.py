@@ -1,0 +1,73 @@
+"""Worker use cases: heartbeats register and refresh workers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from controlplane_domain.config import JSONObject
+from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.ports import Ports
+from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
+from controlplane_domain.workers import Worker, WorkerStatus
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordHeartbeat:
+    worker_id: str
+    environment_name: str
+    status: WorkerStatus = WorkerStatus.ACTIVE
+    tasks_processed: int = 0
+    current_task_id: str | None = None
+    worker_metadata: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatReceipt:
+    """What a worker learns from a heartbeat: its state and the interval to keep."""
+
+    worker: Worker
+    registered: bool
+    received_at: datetime
+
+
+async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHeartbeat) -> HeartbeatReceipt:
+    """Record a heartbeat; an unknown worker id registers the worker in the caller's organization."""
+    check_rule(TextIsNotBlank("worker_id", command.worker_id))
+    check_rule(TextIsNotTooLong("worker_id", command.worker_id, 255))
+    check_rule(TextIsNotBlank("environment_name", command.environment_name))
+    if command.tasks_processed < 0:
+        raise ValidationFailed("tasks_processed", "must be greater than or equal to 0")
+    now = ports.clock.now()
+    async with ports.uow() as uow:
+        known = await uow.workers.get(organization_id, command.worker_id)
+        worker = Worker(
+            worker_id=command.worker_id,
+            organization_id=organization_id,
+            environment_name=command.environment_name,
+            status=command.status,
+            tasks_processed=command.tasks_processed,
+            current_task_id=command.current_task_id,
+            worker_metadata=dict(command.worker_metadata),
+            heartbeat_interval_seconds=ports.worker_heartbeat_interval_seconds,
+            registered_at=known.registered_at if known else now,
+            last_heartbeat_at=now,
+        )
+        await uow.workers.save(worker)
+        await uow.commit()
+    return HeartbeatReceipt(worker=worker, registered=known is None, received_at=now)
+
+
+async def get_worker(ports: Ports, organization_id: str, worker_id: str) -> Worker:
+    async with ports.uow() as uow:
+        worker = await uow.workers.get(organization_id, worker_id)
+    if worker is None:
+        raise NotFound("worker", worker_id)
+    return worker
+
+
+async def list_workers(ports: Ports, organization_id: str, page: PageRequest) -> Page[Worker]:
+    async with ports.uow() as uow:
+        items, total = await uow.workers.list(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)

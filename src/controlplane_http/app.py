@@ -1,0 +1,93 @@
+"""The Litestar application factory: it takes its adapters, so tests and embedders pass their own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from litestar import Litestar
+from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme, Server
+
+from controlplane_adapters.settings import AuthSettings
+from controlplane_domain.ports import HealthProbe, Ports, TokenVerifier
+from controlplane_domain.principal import Principal, Role
+from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION
+from controlplane_http.body import StrictJSONBody
+from controlplane_http.controllers._shared import provide_principal
+from controlplane_http.controllers.agents import AgentController
+from controlplane_http.controllers.health import Diagnostics, HealthController
+from controlplane_http.controllers.models import ModelController, RuntimeController
+from controlplane_http.controllers.teams import TeamController
+from controlplane_http.controllers.workers import WorkerController
+from controlplane_http.errors import handle_exception
+from controlplane_http.security import PUBLIC_PATHS, BearerAuthMiddleware, require_role
+
+CONTROLLERS = [HealthController, AgentController, TeamController, WorkerController, ModelController, RuntimeController]
+
+
+def openapi_config() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title=API_TITLE,
+        version=OPENAPI_VERSION,
+        description=f"Multi-tenant control plane for AI agents, teams, workers and executions (API {API_VERSION}).",
+        path="/api",
+        render_plugins=[SwaggerRenderPlugin(path="/docs")],
+        servers=[Server(url="/")],
+        components=Components(
+            security_schemes={
+                "BearerAuth": SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    bearer_format="JWT",
+                    description="An API key or an HS256 JWT (claims sub, org_id, exp).",
+                )
+            }
+        ),
+        security=[{"BearerAuth": []}],
+        use_handler_docstrings=True,
+    )
+
+
+def create_app(
+    *,
+    ports: Ports,
+    verifier: TokenVerifier,
+    health_probe: HealthProbe,
+    auth: AuthSettings,
+    default_organization: str = "default",
+    backend: str = "memory",
+    on_startup: Sequence[Callable[[], Any]] = (),
+    on_shutdown: Sequence[Callable[[], Any]] = (),
+    debug: bool = False,
+) -> Litestar:
+    """Build the HTTP app around the given adapters."""
+    diagnostics = Diagnostics(health_probe, backend)
+    anonymous = Principal(default_organization, "anonymous", Role.ADMIN, "none", "anonymous")
+    auth_middleware = DefineMiddleware(
+        BearerAuthMiddleware,
+        verifier=verifier,
+        auth=auth,
+        anonymous=anonymous,
+        exclude=[f"^{path}" for path in PUBLIC_PATHS],
+    )
+    return Litestar(
+        route_handlers=CONTROLLERS,
+        dependencies={
+            "ports": Provide(lambda: ports, use_cache=True, sync_to_thread=False),
+            "principal": Provide(provide_principal),
+            "diagnostics": Provide(lambda: diagnostics, use_cache=True, sync_to_thread=False),
+        },
+        middleware=[auth_middleware],
+        guards=[require_role],
+        exception_handlers={Exception: handle_exception},
+        dto=StrictJSONBody,
+        return_dto=None,
+        openapi_config=openapi_config(),
+        on_startup=list(on_startup),
+        on_shutdown=list(on_shutdown),
+        debug=debug,
+    )

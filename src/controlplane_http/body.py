@@ -1,0 +1,56 @@
+"""Strict JSON request bodies: msgspec decodes the raw bytes once, with exact error paths and no coercion."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any, ClassVar
+
+import msgspec
+from litestar.dto import AbstractDTO, DTOFieldDefinition
+from litestar.dto._backend import DTOBackend
+from litestar.typing import FieldDefinition
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from litestar._openapi.schema_generation import SchemaCreator
+    from litestar.openapi.spec import Reference, Schema
+
+
+class StrictJSONBody(AbstractDTO[Any]):
+    """Decodes `data` with `msgspec.json.decode(..., strict=True)` into the handler's annotated Struct."""
+
+    _types: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def create_for_field_definition(
+        cls, field_definition: FieldDefinition, handler_id: str, backend_cls: type[DTOBackend] | None = None
+    ) -> None:
+        if field_definition.name == "data":
+            cls._types[handler_id] = field_definition.annotation
+
+    @classmethod
+    def is_supported_model_type_field(cls, field_definition: FieldDefinition) -> bool:
+        return False
+
+    def decode_bytes(self, value: bytes) -> Any:
+        kind = self._types[self.asgi_connection.route_handler.handler_id]
+        return msgspec.json.decode(value, type=kind, strict=True)
+
+    def decode_builtins(self, value: dict[str, Any]) -> Any:
+        kind = self._types[self.asgi_connection.route_handler.handler_id]
+        return msgspec.convert(value, kind, strict=True)
+
+    @classmethod
+    def generate_field_definitions(cls, model_type: type[Any]) -> Generator[DTOFieldDefinition, None, None]:
+        yield from ()
+
+    @classmethod
+    def detect_nested_field(cls, field_definition: FieldDefinition) -> bool:
+        return False
+
+    @classmethod
+    def create_openapi_schema(
+        cls, field_definition: FieldDefinition, handler_id: str, schema_creator: SchemaCreator
+    ) -> Reference | Schema:
+        return schema_creator.for_field_definition(FieldDefinition.from_annotation(cls._types[handler_id]))

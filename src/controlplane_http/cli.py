@@ -1,0 +1,77 @@
+"""The `controlplane` command: serve, migrate."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+
+from controlplane_adapters.settings import ConfigError, load_settings
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from controlplane_http.bootstrap import build_app
+
+    settings = load_settings(config_file=args.config)
+    host = args.host or settings.host
+    port = args.port or settings.port
+    app = build_app(settings)
+    uvicorn.run(app, host=host, port=port, log_level=args.log_level, access_log=args.access_log)
+    return 0
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from controlplane_adapters.sql import migrate
+    from controlplane_adapters.sql.database import create_engine
+
+    settings = load_settings(config_file=args.config)
+    if args.sql:
+        sys.stdout.write(migrate.offline_sql(settings.database_url.replace("+aiosqlite", "").replace("+asyncpg", "")))
+        return 0
+
+    async def run() -> str | None:
+        engine = create_engine(settings.database_url)
+        try:
+            await migrate.upgrade(engine)
+            return await migrate.current_revision(engine)
+        finally:
+            await engine.dispose()
+
+    revision = asyncio.run(run())
+    print(f"database is at revision {revision}")  # noqa: T201
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="controlplane", description="Agent Control Plane")
+    root.add_argument("--config", default=None, help="YAML configuration file (or CONTROLPLANE_CONFIG)")
+    commands = root.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the HTTP server")
+    serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port (default 8001)")
+    serve.add_argument("--log-level", default=os.environ.get("CONTROLPLANE_LOG_LEVEL", "info"))
+    serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.set_defaults(run=_serve)
+    migrate = commands.add_parser("migrate", help="upgrade the database schema to the newest revision")
+    migrate.add_argument("--sql", action="store_true", help="print the SQL instead of running it")
+    migrate.set_defaults(run=_migrate)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        code: int = args.run(args)
+    except ConfigError as exc:
+        print(f"controlplane: configuration error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One controller per area; each decodes, calls one use case, encodes."""

@@ -1,0 +1,50 @@
+"""Parameters, dependencies and documented error responses shared by the controllers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
+
+from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, PageRequest
+from controlplane_domain.principal import Principal
+from controlplane_http.wire.common import ErrorResponse, HTTPValidationError
+
+Limit = Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description=f"page size (1 to {MAX_LIMIT})")]
+Offset = Annotated[int, Parameter(ge=0, description="items to skip")]
+
+_DESCRIPTIONS = {
+    400: "Malformed JSON body",
+    401: "Missing, malformed, unknown, expired or revoked credentials",
+    403: "The caller's role does not allow this action",
+    404: "Not found in the caller's organization",
+    409: "Conflicts with existing data (duplicate name)",
+    422: "Validation error",
+    500: "Internal error (carries a request id)",
+    503: "The database is unavailable",
+}
+
+
+def errors(*codes: int) -> dict[int, ResponseSpec]:
+    """Documented error responses: always 401, 403, 422 and 500, plus the given codes."""
+    wanted = sorted({401, 403, 422, 500, *codes})
+    return {
+        code: ResponseSpec(
+            data_container=HTTPValidationError if code == 422 else ErrorResponse,
+            description=_DESCRIPTIONS[code],
+            generate_examples=False,
+        )
+        for code in wanted
+    }
+
+
+def page_request(limit: int = DEFAULT_LIMIT, offset: int = 0) -> PageRequest:
+    return PageRequest(limit=limit, offset=offset)
+
+
+async def provide_principal(request: Request[Any, Any, Any]) -> Principal:
+    principal = request.scope.get("user")
+    assert isinstance(principal, Principal), "authentication middleware did not run"
+    return principal

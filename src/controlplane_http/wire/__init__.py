@@ -1,0 +1,1 @@
+"""msgspec wire types: requests forbid unknown fields; responses mirror the domain explicitly."""

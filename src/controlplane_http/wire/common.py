@@ -1,0 +1,48 @@
+"""Error bodies and helpers shared by every wire module."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+T = TypeVar("T")
+
+
+class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Base of request bodies: unknown fields are a validation error."""
+
+
+class ErrorBody(msgspec.Struct, kw_only=True):
+    code: str
+    message: str
+    details: dict[str, Any] = {}
+
+
+class ErrorResponse(msgspec.Struct, kw_only=True):
+    """The envelope of every non-2xx response."""
+
+    error: ErrorBody
+
+
+class ValidationError(msgspec.Struct, kw_only=True):
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class HTTPValidationError(msgspec.Struct, kw_only=True):
+    """422: the spec's `detail` list and the envelope, together."""
+
+    detail: list[ValidationError]
+    error: ErrorBody
+
+
+def to_wire(value: Any, kind: type[T]) -> T:
+    """Build a wire Struct from a domain object (attributes, nested dataclasses, enums)."""
+    return msgspec.convert(value, kind, from_attributes=True)
+
+
+def to_domain(value: Any, kind: type[T]) -> T:
+    """Build a domain object from a decoded wire Struct."""
+    return msgspec.convert(msgspec.to_builtins(value), kind)

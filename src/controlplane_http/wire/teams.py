@@ -1,0 +1,58 @@
+"""Team wire types: every team response is the spec's TeamWithAgentsResponse."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from controlplane_domain.teams import TeamStatus
+from controlplane_http.wire.agents import Agent, Name
+from controlplane_http.wire.common import Request
+from controlplane_http.wire.config import ExecutionEnvironment, TeamConfiguration, TeamConfigurationUpdate
+
+
+class TeamCreate(Request, kw_only=True):
+    name: Name
+    description: str | None = None
+    status: TeamStatus = TeamStatus.ACTIVE
+    runtime: str = "default"
+    configuration: TeamConfiguration = msgspec.field(default_factory=TeamConfiguration)
+    skill_ids: list[str] | None = None
+    execution_environment: ExecutionEnvironment | None = None
+
+
+class TeamUpdate(Request, kw_only=True):
+    name: Name | UnsetType = UNSET
+    description: str | None | UnsetType = UNSET
+    status: TeamStatus | UnsetType = UNSET
+    runtime: str | UnsetType = UNSET
+    configuration: TeamConfigurationUpdate | UnsetType = UNSET
+    skill_ids: list[str] | None | UnsetType = UNSET
+    execution_environment: ExecutionEnvironment | None | UnsetType = UNSET
+
+
+class TeamWithAgentsResponse(msgspec.Struct, kw_only=True):
+    id: str
+    organization_id: str
+    name: str
+    description: str | None
+    status: TeamStatus
+    runtime: str = "default"
+    configuration: TeamConfiguration
+    created_at: datetime
+    updated_at: datetime
+    projects: list[dict[str, Any]] = []
+    skill_ids: list[str] | None = None
+    skills: list[dict[str, Any]] | None = None
+    execution_environment: ExecutionEnvironment | None = None
+    agents: list[Agent]
+
+
+class TeamList(msgspec.Struct, kw_only=True):
+    items: list[TeamWithAgentsResponse]
+    total: int
+    limit: int
+    offset: int
