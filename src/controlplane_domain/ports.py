@@ -29,7 +29,7 @@ class AgentRepository(Protocol):
 
     async def delete(self, organization_id: str, agent_id: str) -> None: ...
 
-    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[Agent], int]: ...
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Agent], int]: ...
 
     async def list_by_teams(self, organization_id: str, team_ids: Sequence[str]) -> list[Agent]:
         """Members of the given teams, ordered by (created_at, id)."""
@@ -49,7 +49,7 @@ class TeamRepository(Protocol):
 
     async def delete(self, organization_id: str, team_id: str) -> None: ...
 
-    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[Team], int]: ...
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Team], int]: ...
 
 
 class WorkerRepository(Protocol):
@@ -58,7 +58,7 @@ class WorkerRepository(Protocol):
     async def save(self, worker: Worker) -> None:
         """Insert or replace the worker (keyed by organization and worker id)."""
 
-    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]: ...
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]: ...
 
 
 class ModelRepository(Protocol):
@@ -70,7 +70,7 @@ class ModelRepository(Protocol):
 
     async def delete(self, organization_id: str, model_id: str) -> None: ...
 
-    async def list(
+    async def list_page(
         self, organization_id: str, page: PageRequest, *, enabled_only: bool = False
     ) -> tuple[list[LlmModel], int]: ...
 
@@ -78,10 +78,17 @@ class ModelRepository(Protocol):
 class UnitOfWork(Protocol):
     """Owns one transaction: leaving the block without `commit()` rolls back."""
 
-    agents: AgentRepository
-    teams: TeamRepository
-    workers: WorkerRepository
-    models: ModelRepository
+    @property
+    def agents(self) -> AgentRepository: ...
+
+    @property
+    def teams(self) -> TeamRepository: ...
+
+    @property
+    def workers(self) -> WorkerRepository: ...
+
+    @property
+    def models(self) -> ModelRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -12,7 +12,8 @@ from controlplane_domain.errors import ValidationFailed
 class BusinessRule(Protocol):
     """A rule knows whether it is broken, where, and why."""
 
-    field: str
+    @property
+    def field(self) -> str: ...
 
     def is_broken(self) -> bool: ...
 

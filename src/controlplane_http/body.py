@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 from litestar.dto import AbstractDTO, DTOFieldDefinition
 from litestar.dto._backend import DTOBackend
 from litestar.typing import FieldDefinition
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from litestar._openapi.schema_generation import SchemaCreator

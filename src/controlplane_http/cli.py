@@ -42,7 +42,7 @@ def _migrate(args: argparse.Namespace) -> int:
             await engine.dispose()
 
     revision = asyncio.run(run())
-    print(f"database is at revision {revision}")  # noqa: T201
+    print(f"database is at revision {revision}")
     return 0
 
 
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.run(args)
     except ConfigError as exc:
-        print(f"controlplane: configuration error: {exc}", file=sys.stderr)  # noqa: T201
+        print(f"controlplane: configuration error: {exc}", file=sys.stderr)
         return 2
     return code
 

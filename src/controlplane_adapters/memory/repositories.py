@@ -57,7 +57,7 @@ class MemoryAgentRepository:
         if await self.get(organization_id, agent_id) is not None:
             del self.rows[agent_id]
 
-    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[Agent], int]:
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Agent], int]:
         mine = (agent for agent in self.rows.values() if agent.organization_id == organization_id)
         return _page(mine, lambda agent: (agent.created_at, agent.id), page)
 
@@ -102,7 +102,7 @@ class MemoryTeamRepository:
         if await self.get(organization_id, team_id) is not None:
             del self.rows[team_id]
 
-    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[Team], int]:
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Team], int]:
         mine = (team for team in self.rows.values() if team.organization_id == organization_id)
         return _page(mine, lambda team: (team.created_at, team.id), page)
 
@@ -117,7 +117,7 @@ class MemoryWorkerRepository:
     async def save(self, worker: Worker) -> None:
         self.rows[(worker.organization_id, worker.worker_id)] = worker
 
-    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
         mine = (worker for (org, _), worker in self.rows.items() if org == organization_id)
         return _page(mine, lambda worker: (worker.registered_at, worker.worker_id), page)
 
@@ -147,7 +147,7 @@ class MemoryModelRepository:
         if await self.get(organization_id, model_id) is not None:
             del self.rows[model_id]
 
-    async def list(
+    async def list_page(
         self, organization_id: str, page: PageRequest, *, enabled_only: bool = False
     ) -> tuple[list[LlmModel], int]:
         mine = (

@@ -79,3 +79,10 @@ class MemoryUnitOfWork:
         self.teams.rows = self._work.teams
         self.workers.rows = self._work.workers
         self.models.rows = self._work.models
+
+
+class MemoryHealthProbe:
+    """The in-memory store always answers."""
+
+    async def database_ok(self) -> bool:
+        return True

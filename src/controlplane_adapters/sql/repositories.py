@@ -36,9 +36,7 @@ class _Table(Generic[T]):
 
     def _conflict(self, obj: T, exc: IntegrityError) -> Conflict:
         value = getattr(obj, self.unique_field)
-        return Conflict(
-            f"{self.noun} with {self.unique_field} '{value}' already exists", {"field": self.unique_field}
-        )
+        return Conflict(f"{self.noun} with {self.unique_field} '{value}' already exists", {"field": self.unique_field})
 
     async def add(self, obj: T) -> None:
         try:
@@ -49,7 +47,9 @@ class _Table(Generic[T]):
     async def get(self, organization_id: str, object_id: str) -> T | None:
         row = (
             await self.connection.execute(
-                sa.select(self.table).where(self.table.c.organization_id == organization_id, self.table.c.id == object_id)
+                sa.select(self.table).where(
+                    self.table.c.organization_id == organization_id, self.table.c.id == object_id
+                )
             )
         ).first()
         return None if row is None else type(self).to_domain(row)
@@ -71,7 +71,9 @@ class _Table(Generic[T]):
         )
 
     async def _page(self, where: Sequence[sa.ColumnElement[bool]], page: PageRequest) -> tuple[list[T], int]:
-        total = (await self.connection.execute(sa.select(sa.func.count()).select_from(self.table).where(*where))).scalar_one()
+        total = (
+            await self.connection.execute(sa.select(sa.func.count()).select_from(self.table).where(*where))
+        ).scalar_one()
         rows = await self.connection.execute(
             sa.select(self.table)
             .where(*where)
@@ -81,7 +83,7 @@ class _Table(Generic[T]):
         )
         return [type(self).to_domain(row) for row in rows], total
 
-    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
         return await self._page([self.table.c.organization_id == organization_id], page)
 
 
@@ -136,7 +138,7 @@ class SqlModelRepository(_Table[LlmModel]):
     unique_field = "value"
     noun = "model"
 
-    async def list(
+    async def list_page(
         self, organization_id: str, page: PageRequest, *, enabled_only: bool = False
     ) -> tuple[list[LlmModel], int]:
         where = [self.table.c.organization_id == organization_id]
@@ -169,7 +171,7 @@ class SqlWorkerRepository:
             statement.on_conflict_do_update(index_elements=[t.c.organization_id, t.c.worker_id], set_=changes)
         )
 
-    async def list(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
         t = tables.workers
         where = t.c.organization_id == organization_id
         total = (await self.connection.execute(sa.select(sa.func.count()).select_from(t).where(where))).scalar_one()

@@ -32,15 +32,15 @@ class CreateAgent:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UpdateAgent:
     name: str | Unset = UNSET
-    description: str | None | Unset = UNSET
+    description: str | Unset | None = UNSET
     status: AgentStatus | Unset = UNSET
     runtime: str | Unset = UNSET
-    model_id: str | None | Unset = UNSET
-    system_prompt: str | None | Unset = UNSET
-    team_id: str | None | Unset = UNSET
+    model_id: str | Unset | None = UNSET
+    system_prompt: str | Unset | None = UNSET
+    team_id: str | Unset | None = UNSET
     capabilities: list[str] | Unset = UNSET
     skill_ids: list[str] | Unset = UNSET
-    execution_environment: ExecutionEnvironment | None | Unset = UNSET
+    execution_environment: ExecutionEnvironment | Unset | None = UNSET
     configuration: JSONObject | Unset = UNSET
 
 
@@ -99,7 +99,7 @@ async def get_agent(ports: Ports, organization_id: str, agent_id: str) -> Agent:
 
 async def list_agents(ports: Ports, organization_id: str, page: PageRequest) -> Page[Agent]:
     async with ports.uow() as uow:
-        items, total = await uow.agents.list(organization_id, page)
+        items, total = await uow.agents.list_page(organization_id, page)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
 
 

@@ -28,7 +28,7 @@ class UpdateModel:
     value: str | Unset = UNSET
     label: str | Unset = UNSET
     provider: str | Unset = UNSET
-    description: str | None | Unset = UNSET
+    description: str | Unset | None = UNSET
     enabled: bool | Unset = UNSET
     compatible_runtimes: list[str] | Unset = UNSET
 
@@ -76,7 +76,7 @@ async def list_models(
     ports: Ports, organization_id: str, page: PageRequest, *, enabled_only: bool = False
 ) -> Page[LlmModel]:
     async with ports.uow() as uow:
-        items, total = await uow.models.list(organization_id, page, enabled_only=enabled_only)
+        items, total = await uow.models.list_page(organization_id, page, enabled_only=enabled_only)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
 
 

@@ -6,7 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from controlplane_domain.config import ExecutionEnvironment, TeamSettings, check_execution_environment, check_team_settings
+from controlplane_domain.config import (
+    ExecutionEnvironment,
+    TeamSettings,
+    check_execution_environment,
+    check_team_settings,
+)
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
@@ -35,13 +40,13 @@ class CreateTeam:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UpdateTeam:
     name: str | Unset = UNSET
-    description: str | None | Unset = UNSET
+    description: str | Unset | None = UNSET
     status: TeamStatus | Unset = UNSET
     runtime: str | Unset = UNSET
     settings_changes: Mapping[str, Any] = field(default_factory=dict)
     member_ids: list[str] | Unset = UNSET
-    skill_ids: list[str] | None | Unset = UNSET
-    execution_environment: ExecutionEnvironment | None | Unset = UNSET
+    skill_ids: list[str] | Unset | None = UNSET
+    execution_environment: ExecutionEnvironment | Unset | None = UNSET
 
 
 def _check_team(team: Team) -> None:
@@ -115,7 +120,7 @@ async def get_team(ports: Ports, organization_id: str, team_id: str) -> TeamView
 async def list_teams(ports: Ports, organization_id: str, page: PageRequest) -> Page[TeamView]:
     """A page of teams with their members, in two queries whatever the page size."""
     async with ports.uow() as uow:
-        teams, total = await uow.teams.list(organization_id, page)
+        teams, total = await uow.teams.list_page(organization_id, page)
         members = await uow.agents.list_by_teams(organization_id, [team.id for team in teams])
     by_team: dict[str, list[Any]] = {team.id: [] for team in teams}
     for agent in members:

@@ -69,5 +69,5 @@ async def get_worker(ports: Ports, organization_id: str, worker_id: str) -> Work
 
 async def list_workers(ports: Ports, organization_id: str, page: PageRequest) -> Page[Worker]:
     async with ports.uow() as uow:
-        items, total = await uow.workers.list(organization_id, page)
+        items, total = await uow.workers.list_page(organization_id, page)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)

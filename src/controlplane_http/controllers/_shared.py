@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Request
+from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, PageRequest
+from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal
 from controlplane_http.wire.common import ErrorResponse, HTTPValidationError
 
+PortsDep = NamedDependency[Ports]
+PrincipalDep = NamedDependency[Principal]
 Limit = Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description=f"page size (1 to {MAX_LIMIT})")]
 Offset = Annotated[int, Parameter(ge=0, description="items to skip")]
 

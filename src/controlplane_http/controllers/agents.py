@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from litestar import Controller, delete, get, patch, post
+from litestar.params import FromPath, JSONBody
 
 from controlplane_domain.agents import Agent as DomainAgent
 from controlplane_domain.config import ExecutionEnvironment
-from controlplane_domain.ports import Ports
-from controlplane_domain.principal import Principal
 from controlplane_domain.usecases import agents as usecases
-from controlplane_http.controllers._shared import Limit, Offset, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
 from controlplane_http.wire.agents import Agent, AgentCreate, AgentList, AgentUpdate
 from controlplane_http.wire.common import to_domain, to_wire
 from controlplane_http.wire.config import given_fields
@@ -24,21 +23,27 @@ class AgentController(Controller):
     tags = ["agents"]
 
     @post("/", operation_id="createAgent", status_code=201, responses=errors(400, 409))
-    async def create_agent(self, data: AgentCreate, ports: Ports, principal: Principal) -> Agent:
+    async def create_agent(self, data: JSONBody[AgentCreate], ports: PortsDep, principal: PrincipalDep) -> Agent:
         command = to_domain(data, usecases.CreateAgent)
         return agent_out(await usecases.create_agent(ports, principal.organization_id, command))
 
     @get("/", operation_id="listAgents", responses=errors())
-    async def list_agents(self, ports: Ports, principal: Principal, limit: Limit = 50, offset: Offset = 0) -> AgentList:
+    async def list_agents(
+        self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
+    ) -> AgentList:
         page = await usecases.list_agents(ports, principal.organization_id, page_request(limit, offset))
-        return AgentList(items=[agent_out(a) for a in page.items], total=page.total, limit=page.limit, offset=page.offset)
+        return AgentList(
+            items=[agent_out(a) for a in page.items], total=page.total, limit=page.limit, offset=page.offset
+        )
 
     @get("/{agent_id:str}", operation_id="getAgent", responses=errors(404))
-    async def get_agent(self, agent_id: str, ports: Ports, principal: Principal) -> Agent:
+    async def get_agent(self, agent_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Agent:
         return agent_out(await usecases.get_agent(ports, principal.organization_id, agent_id))
 
     @patch("/{agent_id:str}", operation_id="updateAgent", responses=errors(400, 404, 409))
-    async def update_agent(self, agent_id: str, data: AgentUpdate, ports: Ports, principal: Principal) -> Agent:
+    async def update_agent(
+        self, agent_id: FromPath[str], data: JSONBody[AgentUpdate], ports: PortsDep, principal: PrincipalDep
+    ) -> Agent:
         changes = given_fields(data)
         if "execution_environment" in changes and changes["execution_environment"] is not None:
             changes["execution_environment"] = to_domain(changes["execution_environment"], ExecutionEnvironment)
@@ -46,5 +51,5 @@ class AgentController(Controller):
         return agent_out(await usecases.update_agent(ports, principal.organization_id, agent_id, command))
 
     @delete("/{agent_id:str}", operation_id="deleteAgent", status_code=204, responses=errors(404))
-    async def delete_agent(self, agent_id: str, ports: Ports, principal: Principal) -> None:
+    async def delete_agent(self, agent_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> None:
         await usecases.delete_agent(ports, principal.organization_id, agent_id)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from litestar import Controller, get
-
 from dataclasses import dataclass
+
+from litestar import Controller, get
+from litestar.di import NamedDependency
 
 from controlplane_domain.errors import Unavailable
 from controlplane_domain.ports import HealthProbe
-from controlplane_domain.principal import Principal
 from controlplane_http import API_VERSION
-from controlplane_http.controllers._shared import errors
+from controlplane_http.controllers._shared import PrincipalDep, errors
 from controlplane_http.wire.models import DatabaseHealth, Health
 
 
@@ -27,12 +27,16 @@ class HealthController(Controller):
     tags = ["health"]
 
     @get("/", operation_id="health", responses=errors(503))
-    async def health(self, diagnostics: Diagnostics, principal: Principal) -> Health:
+    async def health(self, diagnostics: NamedDependency[Diagnostics], principal: PrincipalDep) -> Health:
         """200 when the database answers; 503 (envelope, with the same facts in `details`) when it does not."""
         backend = diagnostics.backend
         if not await diagnostics.probe.database_ok():
             raise Unavailable(
                 "the database does not answer",
-                {"status": "unavailable", "version": API_VERSION, "database": {"status": "unavailable", "backend": backend}},
+                {
+                    "status": "unavailable",
+                    "version": API_VERSION,
+                    "database": {"status": "unavailable", "backend": backend},
+                },
             )
         return Health(status="healthy", version=API_VERSION, database=DatabaseHealth(status="ok", backend=backend))

@@ -5,14 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, delete, get, patch, post
-from litestar.params import Parameter
+from litestar.params import FromPath, JSONBody, Parameter
 
 from controlplane_domain.llm_models import LlmModel
-from controlplane_domain.ports import Ports
-from controlplane_domain.principal import Principal
 from controlplane_domain.runtimes import RUNTIME_IDS, RUNTIMES
 from controlplane_domain.usecases import models as usecases
-from controlplane_http.controllers._shared import Limit, Offset, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
 from controlplane_http.wire.common import to_wire
 from controlplane_http.wire.config import given_fields
 from controlplane_http.wire.models import Model, ModelCreate, ModelList, ModelUpdate, RuntimeInfo, RuntimeList
@@ -27,7 +25,7 @@ class ModelController(Controller):
     tags = ["models"]
 
     @post("/", operation_id="createModel", status_code=201, responses=errors(400, 409))
-    async def create_model(self, data: ModelCreate, ports: Ports, principal: Principal) -> Model:
+    async def create_model(self, data: JSONBody[ModelCreate], ports: PortsDep, principal: PrincipalDep) -> Model:
         command = usecases.CreateModel(
             value=data.value,
             label=data.label,
@@ -41,8 +39,8 @@ class ModelController(Controller):
     @get("/", operation_id="listModels", responses=errors())
     async def list_models(
         self,
-        ports: Ports,
-        principal: Principal,
+        ports: PortsDep,
+        principal: PrincipalDep,
         enabled_only: Annotated[bool, Parameter(description="only enabled models")] = False,
         limit: Limit = 50,
         offset: Offset = 0,
@@ -50,19 +48,23 @@ class ModelController(Controller):
         page = await usecases.list_models(
             ports, principal.organization_id, page_request(limit, offset), enabled_only=enabled_only
         )
-        return ModelList(items=[model_out(m) for m in page.items], total=page.total, limit=page.limit, offset=page.offset)
+        return ModelList(
+            items=[model_out(m) for m in page.items], total=page.total, limit=page.limit, offset=page.offset
+        )
 
     @get("/{model_id:str}", operation_id="getModel", responses=errors(404))
-    async def get_model(self, model_id: str, ports: Ports, principal: Principal) -> Model:
+    async def get_model(self, model_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Model:
         return model_out(await usecases.get_model(ports, principal.organization_id, model_id))
 
     @patch("/{model_id:str}", operation_id="updateModel", responses=errors(400, 404, 409))
-    async def update_model(self, model_id: str, data: ModelUpdate, ports: Ports, principal: Principal) -> Model:
+    async def update_model(
+        self, model_id: FromPath[str], data: JSONBody[ModelUpdate], ports: PortsDep, principal: PrincipalDep
+    ) -> Model:
         command = usecases.UpdateModel(**given_fields(data))
         return model_out(await usecases.update_model(ports, principal.organization_id, model_id, command))
 
     @delete("/{model_id:str}", operation_id="deleteModel", status_code=204, responses=errors(404))
-    async def delete_model(self, model_id: str, ports: Ports, principal: Principal) -> None:
+    async def delete_model(self, model_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> None:
         await usecases.delete_model(ports, principal.organization_id, model_id)
 
 
@@ -71,7 +73,7 @@ class RuntimeController(Controller):
     tags = ["runtimes"]
 
     @get("/", operation_id="listRuntimes", responses=errors())
-    async def list_runtimes(self, principal: Principal, limit: Limit = 50, offset: Offset = 0) -> RuntimeList:
+    async def list_runtimes(self, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0) -> RuntimeList:
         window = RUNTIMES[offset : offset + limit]
         items = [to_wire(runtime, RuntimeInfo) for runtime in window]
         return RuntimeList(items=items, total=len(RUNTIMES), limit=limit, offset=offset)

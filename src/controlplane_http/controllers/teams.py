@@ -6,18 +6,16 @@ from typing import Any
 
 import msgspec
 from litestar import Controller, delete, get, patch, post
+from litestar.params import FromPath, JSONBody
 
 from controlplane_domain.config import ExecutionEnvironment, TeamSettings
-from controlplane_domain.ports import Ports
-from controlplane_domain.principal import Principal
 from controlplane_domain.teams import TeamView
 from controlplane_domain.usecases import teams as usecases
-from controlplane_http.controllers._shared import Limit, Offset, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
 from controlplane_http.controllers.agents import agent_out
 from controlplane_http.wire.common import to_domain, to_wire
-from controlplane_http.wire.config import TeamConfiguration
 from controlplane_http.wire.config import ExecutionEnvironment as WireEnvironment
-from controlplane_http.wire.config import given_fields
+from controlplane_http.wire.config import TeamConfiguration, given_fields
 from controlplane_http.wire.teams import TeamCreate, TeamList, TeamUpdate, TeamWithAgentsResponse
 
 _SETTINGS_TYPES: dict[str, Any] = TeamSettings.__annotations__
@@ -56,7 +54,9 @@ class TeamController(Controller):
     tags = ["teams"]
 
     @post("/", operation_id="createTeam", status_code=201, responses=errors(400, 409))
-    async def create_team(self, data: TeamCreate, ports: Ports, principal: Principal) -> TeamWithAgentsResponse:
+    async def create_team(
+        self, data: JSONBody[TeamCreate], ports: PortsDep, principal: PrincipalDep
+    ) -> TeamWithAgentsResponse:
         configuration = msgspec.to_builtins(data.configuration)
         member_ids = configuration.pop("member_ids")
         command = usecases.CreateTeam(
@@ -68,23 +68,29 @@ class TeamController(Controller):
             member_ids=member_ids,
             skill_ids=data.skill_ids,
             execution_environment=(
-                None if data.execution_environment is None else to_domain(data.execution_environment, ExecutionEnvironment)
+                None
+                if data.execution_environment is None
+                else to_domain(data.execution_environment, ExecutionEnvironment)
             ),
         )
         return team_out(await usecases.create_team(ports, principal.organization_id, command))
 
     @get("/", operation_id="listTeams", responses=errors())
-    async def list_teams(self, ports: Ports, principal: Principal, limit: Limit = 50, offset: Offset = 0) -> TeamList:
+    async def list_teams(
+        self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
+    ) -> TeamList:
         page = await usecases.list_teams(ports, principal.organization_id, page_request(limit, offset))
         return TeamList(items=[team_out(v) for v in page.items], total=page.total, limit=page.limit, offset=page.offset)
 
     @get("/{team_id:str}", operation_id="getTeam", responses=errors(404))
-    async def get_team(self, team_id: str, ports: Ports, principal: Principal) -> TeamWithAgentsResponse:
+    async def get_team(
+        self, team_id: FromPath[str], ports: PortsDep, principal: PrincipalDep
+    ) -> TeamWithAgentsResponse:
         return team_out(await usecases.get_team(ports, principal.organization_id, team_id))
 
     @patch("/{team_id:str}", operation_id="updateTeam", responses=errors(400, 404, 409))
     async def update_team(
-        self, team_id: str, data: TeamUpdate, ports: Ports, principal: Principal
+        self, team_id: FromPath[str], data: JSONBody[TeamUpdate], ports: PortsDep, principal: PrincipalDep
     ) -> TeamWithAgentsResponse:
         changes = given_fields(data)
         configuration = changes.pop("configuration", None)
@@ -98,13 +104,13 @@ class TeamController(Controller):
         return team_out(await usecases.update_team(ports, principal.organization_id, team_id, command))
 
     @delete("/{team_id:str}", operation_id="deleteTeam", status_code=204, responses=errors(404))
-    async def delete_team(self, team_id: str, ports: Ports, principal: Principal) -> None:
+    async def delete_team(self, team_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> None:
         await usecases.delete_team(ports, principal.organization_id, team_id)
 
-    @post(
-        "/{team_id:str}/agents/{agent_id:str}", operation_id="addAgentToTeam", status_code=200, responses=errors(404)
-    )
-    async def add_agent(self, team_id: str, agent_id: str, ports: Ports, principal: Principal) -> TeamWithAgentsResponse:
+    @post("/{team_id:str}/agents/{agent_id:str}", operation_id="addAgentToTeam", status_code=200, responses=errors(404))
+    async def add_agent(
+        self, team_id: FromPath[str], agent_id: FromPath[str], ports: PortsDep, principal: PrincipalDep
+    ) -> TeamWithAgentsResponse:
         return team_out(await usecases.add_agent_to_team(ports, principal.organization_id, team_id, agent_id))
 
     @delete(
@@ -114,6 +120,6 @@ class TeamController(Controller):
         responses=errors(404),
     )
     async def remove_agent(
-        self, team_id: str, agent_id: str, ports: Ports, principal: Principal
+        self, team_id: FromPath[str], agent_id: FromPath[str], ports: PortsDep, principal: PrincipalDep
     ) -> TeamWithAgentsResponse:
         return team_out(await usecases.remove_agent_from_team(ports, principal.organization_id, team_id, agent_id))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from litestar import Controller, get, post
+from litestar.params import FromPath, JSONBody
 
-from controlplane_domain.ports import Clock, Ports
-from controlplane_domain.principal import Principal
+from controlplane_domain.ports import Clock
 from controlplane_domain.usecases import workers as usecases
 from controlplane_domain.workers import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.workers import Worker as DomainWorker
-from controlplane_http.controllers._shared import Limit, Offset, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
 from controlplane_http.wire.common import to_domain
 from controlplane_http.wire.workers import HeartbeatResponse, Worker, WorkerHeartbeat, WorkerList
 
@@ -36,7 +36,9 @@ class WorkerController(Controller):
     tags = ["workers"]
 
     @post("/heartbeat", operation_id="workerHeartbeat", status_code=200, responses=errors(400))
-    async def heartbeat(self, data: WorkerHeartbeat, ports: Ports, principal: Principal) -> HeartbeatResponse:
+    async def heartbeat(
+        self, data: JSONBody[WorkerHeartbeat], ports: PortsDep, principal: PrincipalDep
+    ) -> HeartbeatResponse:
         command = to_domain(data, usecases.RecordHeartbeat)
         receipt = await usecases.record_heartbeat(ports, principal.organization_id, command)
         worker = receipt.worker
@@ -51,11 +53,13 @@ class WorkerController(Controller):
         )
 
     @get("/", operation_id="listWorkers", responses=errors())
-    async def list_workers(self, ports: Ports, principal: Principal, limit: Limit = 50, offset: Offset = 0) -> WorkerList:
+    async def list_workers(
+        self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
+    ) -> WorkerList:
         page = await usecases.list_workers(ports, principal.organization_id, page_request(limit, offset))
         items = [worker_out(worker, ports.clock) for worker in page.items]
         return WorkerList(items=items, total=page.total, limit=page.limit, offset=page.offset)
 
     @get("/{worker_id:str}", operation_id="getWorker", responses=errors(404))
-    async def get_worker(self, worker_id: str, ports: Ports, principal: Principal) -> Worker:
+    async def get_worker(self, worker_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Worker:
         return worker_out(await usecases.get_worker(ports, principal.organization_id, worker_id), ports.clock)

@@ -31,15 +31,15 @@ class AgentCreate(Request, kw_only=True):
 
 class AgentUpdate(Request, kw_only=True):
     name: Name | UnsetType = UNSET
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     status: AgentStatus | UnsetType = UNSET
     runtime: str | UnsetType = UNSET
-    model_id: str | None | UnsetType = UNSET
-    system_prompt: str | None | UnsetType = UNSET
-    team_id: str | None | UnsetType = UNSET
+    model_id: str | UnsetType | None = UNSET
+    system_prompt: str | UnsetType | None = UNSET
+    team_id: str | UnsetType | None = UNSET
     capabilities: list[str] | UnsetType = UNSET
     skill_ids: list[str] | UnsetType = UNSET
-    execution_environment: ExecutionEnvironment | None | UnsetType = UNSET
+    execution_environment: ExecutionEnvironment | UnsetType | None = UNSET
     configuration: dict[str, Any] | UnsetType = UNSET
 
 

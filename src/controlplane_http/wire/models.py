@@ -26,7 +26,7 @@ class ModelUpdate(Request, kw_only=True):
     value: Text255 | UnsetType = UNSET
     label: Text255 | UnsetType = UNSET
     provider: Text255 | UnsetType = UNSET
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     enabled: bool | UnsetType = UNSET
     compatible_runtimes: list[str] | UnsetType = UNSET
 

@@ -26,12 +26,12 @@ class TeamCreate(Request, kw_only=True):
 
 class TeamUpdate(Request, kw_only=True):
     name: Name | UnsetType = UNSET
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     status: TeamStatus | UnsetType = UNSET
     runtime: str | UnsetType = UNSET
     configuration: TeamConfigurationUpdate | UnsetType = UNSET
-    skill_ids: list[str] | None | UnsetType = UNSET
-    execution_environment: ExecutionEnvironment | None | UnsetType = UNSET
+    skill_ids: list[str] | UnsetType | None = UNSET
+    execution_environment: ExecutionEnvironment | UnsetType | None = UNSET
 
 
 class TeamWithAgentsResponse(msgspec.Struct, kw_only=True):

@@ -1,0 +1,57 @@
+"""Helpers shared by the tests: adapters wired for a test, tokens, a loopback HTTP helper."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jwt
+
+from controlplane_adapters.clock import ManualClock, UuidGenerator
+from controlplane_adapters.memory import MemoryStore
+from controlplane_domain.ports import Clock, Ports
+
+SERVICE_KEY = "test-service-key"
+JWT_SECRET = "test-jwt-secret-with-at-least-32-bytes!"
+DEFAULT_ORG = "default"
+
+
+def memory_ports(clock: Clock | None = None, heartbeat_interval: int = 30) -> Ports:
+    store = MemoryStore()
+    return Ports(
+        uow=store.unit_of_work,
+        clock=clock or ManualClock(),
+        ids=UuidGenerator(),
+        worker_heartbeat_interval_seconds=heartbeat_interval,
+    )
+
+
+def make_jwt(
+    org: str,
+    *,
+    sub: str = "user-1",
+    roles: list[str] | None = None,
+    secret: str = JWT_SECRET,
+    algorithm: str = "HS256",
+    expires_in: int = 3600,
+    **claims: Any,
+) -> str:
+    payload: dict[str, Any] = {"sub": sub, "org_id": org, "exp": int(time.time()) + expires_in, **claims}
+    if roles is not None:
+        payload["roles"] = roles
+    return jwt.encode(payload, secret, algorithm=algorithm)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 20.0, interval: float = 0.05) -> None:
+    """Poll `check` until it holds or the deadline passes (never a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout} seconds")
