@@ -300,7 +300,9 @@ def test_membership_only_within_the_organization(client: TestClient[Any], other_
     assert (
         client.post(f"/api/v1/teams/{mine_team['id']}/agents/{mine_agent['id']}", headers=other_org).status_code == 404
     )
-    response = client.patch(f"/api/v1/teams/{mine_team['id']}", json={"configuration": {"member_ids": [theirs_agent["id"]]}})
+    response = client.patch(
+        f"/api/v1/teams/{mine_team['id']}", json={"configuration": {"member_ids": [theirs_agent["id"]]}}
+    )
     assert_validation(response, ["body", "configuration", "member_ids"])
     assert_validation(
         client.post("/api/v1/agents", json={"name": "spy", "team_id": theirs_team["id"]}), ["body", "team_id"]

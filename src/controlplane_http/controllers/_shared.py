@@ -17,10 +17,10 @@ from controlplane_http.wire.common import ErrorResponse, HTTPValidationError
 PortsDep = NamedDependency[Ports]
 PrincipalDep = NamedDependency[Principal]
 Limit = Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description=f"page size (1 to {MAX_LIMIT})")]
-Offset = Annotated[int, Parameter(ge=0, description="items to skip")]
+Offset = Annotated[int, Parameter(ge=0, description="items to skip", schema_extra={"minimum": 0})]
 
 _DESCRIPTIONS = {
-    400: "Malformed JSON body",
+    400: "Malformed request (unparseable JSON body)",
     401: "Missing, malformed, unknown, expired or revoked credentials",
     403: "The caller's role does not allow this action",
     404: "Not found in the caller's organization",
@@ -32,8 +32,8 @@ _DESCRIPTIONS = {
 
 
 def errors(*codes: int) -> dict[int, ResponseSpec]:
-    """Documented error responses: always 401, 403, 422 and 500, plus the given codes."""
-    wanted = sorted({401, 403, 422, 500, *codes})
+    """Documented error responses: always 400, 401, 403, 422 and 500, plus the given codes."""
+    wanted = sorted({400, 401, 403, 422, 500, *codes})
     return {
         code: ResponseSpec(
             data_container=HTTPValidationError if code == 422 else ErrorResponse,

@@ -13,7 +13,13 @@ from controlplane_http.wire.common import Request
 
 def _meta(bounds: Any, name: str) -> Meta:
     bound = bounds[name]
-    return Meta(ge=bound.ge, le=bound.le)
+    return Meta(ge=bound.ge, le=bound.le, extra_json_schema=zero_edges(bound.ge, bound.le))
+
+
+def zero_edges(ge: float | None = None, le: float | None = None) -> dict[str, Any] | None:
+    """Litestar's OpenAPI generator drops bounds equal to 0; restate them so the document shows every bound."""
+    edges = {key: 0 for key, value in (("minimum", ge), ("maximum", le)) if value == 0}
+    return {"extra": edges} if edges else None
 
 
 Temperature = Annotated[float, _meta(LLM_BOUNDS, "temperature")]

@@ -1,0 +1,88 @@
+"""The OpenAPI document describes every route, body and error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.testing import TestClient
+
+EXPECTED_OPERATIONS = {
+    ("get", "/api/health"),
+    ("post", "/api/v1/agents"),
+    ("get", "/api/v1/agents"),
+    ("get", "/api/v1/agents/{agent_id}"),
+    ("patch", "/api/v1/agents/{agent_id}"),
+    ("delete", "/api/v1/agents/{agent_id}"),
+    ("post", "/api/v1/teams"),
+    ("get", "/api/v1/teams"),
+    ("get", "/api/v1/teams/{team_id}"),
+    ("patch", "/api/v1/teams/{team_id}"),
+    ("delete", "/api/v1/teams/{team_id}"),
+    ("post", "/api/v1/teams/{team_id}/agents/{agent_id}"),
+    ("delete", "/api/v1/teams/{team_id}/agents/{agent_id}"),
+    ("post", "/api/v1/workers/heartbeat"),
+    ("get", "/api/v1/workers"),
+    ("get", "/api/v1/workers/{worker_id}"),
+    ("post", "/api/v1/models"),
+    ("get", "/api/v1/models"),
+    ("get", "/api/v1/models/{model_id}"),
+    ("patch", "/api/v1/models/{model_id}"),
+    ("delete", "/api/v1/models/{model_id}"),
+    ("get", "/api/v1/runtimes"),
+}
+
+
+def test_document_header(client: TestClient[Any]) -> None:
+    document = client.get("/api/openapi.json").json()
+    assert document["openapi"] == "3.1.0"
+    assert document["info"]["title"] == "Agent Control Plane API"
+    assert document["info"]["version"] == "1.0.0"
+    assert document["components"]["securitySchemes"]["BearerAuth"]["scheme"] == "bearer"
+
+
+def test_every_operation_is_described_with_its_errors(client: TestClient[Any]) -> None:
+    document = client.get("/api/openapi.json").json()
+    operations = {(method, path) for path, item in document["paths"].items() for method in item}
+    assert operations >= EXPECTED_OPERATIONS
+    for method, path in EXPECTED_OPERATIONS:
+        operation = document["paths"][path][method]
+        responses = operation["responses"]
+        assert {"400", "401", "422", "500"} <= set(responses), (method, path)
+        for code, response in responses.items():
+            if not code.startswith("2"):
+                schema = response["content"]["application/json"]["schema"]["$ref"]
+                assert schema.endswith(("ErrorResponse", "HTTPValidationError")), (method, path, code)
+        assert responses["422"]["content"]["application/json"]["schema"]["$ref"].endswith("HTTPValidationError")
+        assert responses["401"]["content"]["application/json"]["schema"]["$ref"].endswith("ErrorResponse")
+        assert any(code.startswith("2") for code in responses)
+        if method in ("post", "patch") and "{agent_id}" not in path.split("/teams/")[-1]:
+            assert "requestBody" in operation, (method, path)
+        assert operation.get("operationId"), (method, path)
+
+
+def test_team_schema_carries_the_spec_bounds(client: TestClient[Any]) -> None:
+    schemas = client.get("/api/openapi.json").json()["components"]["schemas"]
+    llm = schemas["LLMConfig"]["properties"]
+    bounds = {
+        name: (llm[name].get("minimum"), llm[name].get("maximum"))
+        for name in ("temperature", "max_tokens", "top_p", "top_k", "frequency_penalty", "presence_penalty")
+    }
+    assert bounds == {
+        "temperature": (0, 2),
+        "max_tokens": (1, None),
+        "top_p": (0, 1),
+        "top_k": (0, None),
+        "frequency_penalty": (-2, 2),
+        "presence_penalty": (-2, 2),
+    }
+    reasoning = schemas["ReasoningConfig"]["properties"]
+    assert (reasoning["max_steps"]["minimum"], reasoning["max_steps"]["maximum"]) == (1, 100)
+    assert reasoning["min_steps"]["minimum"] == 1
+    assert "TeamWithAgentsResponse" in schemas
+
+
+def test_docs_ui_is_served(client: TestClient[Any]) -> None:
+    response = client.get("/api/docs")
+    assert response.status_code == 200
+    assert "swagger" in response.text.lower()
+    assert "Agent Control Plane API" in response.text
