@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,9 +13,10 @@ from litestar.testing import TestClient
 from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.settings import AuthSettings, Settings
 from controlplane_http.bootstrap import build_app
+from tests.databases import postgres_database, truncate
 from tests.support import DEFAULT_ORG, JWT_SECRET, SERVICE_KEY, bearer, make_jwt
 
-BACKENDS = ["memory", "sqlite"]
+BACKENDS = ["memory", "sqlite", "postgres"]
 
 
 def app_settings(database_url: str, **auth: object) -> Settings:
@@ -26,9 +28,27 @@ def app_settings(database_url: str, **auth: object) -> Settings:
     )
 
 
-def build_test_app(backend: str, tmp_path: Path, clock: ManualClock, **auth: object) -> Litestar:
-    url = "memory://" if backend == "memory" else f"sqlite+aiosqlite:///{tmp_path / 'test.db'}"
+def database_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """A fresh, empty store of the given kind for one test."""
+    if backend == "memory":
+        return "memory://"
+    if backend == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'test.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    asyncio.run(truncate(url))
+    return url
+
+
+def build_test_app(
+    backend: str, tmp_path: Path, clock: ManualClock, url: str | None = None, **auth: object
+) -> Litestar:
+    url = url or ("memory://" if backend == "memory" else f"sqlite+aiosqlite:///{tmp_path / 'test.db'}")
     return build_app(app_settings(url, **auth), clock=clock)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    yield from postgres_database()
 
 
 @pytest.fixture
@@ -38,7 +58,7 @@ def clock() -> ManualClock:
 
 @pytest.fixture(params=BACKENDS)
 def client(request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock) -> Iterator[TestClient]:  # type: ignore[type-arg]
-    app = build_test_app(request.param, tmp_path, clock)
+    app = build_test_app(request.param, tmp_path, clock, database_url(request.param, tmp_path, request))
     with TestClient(app) as test_client:
         test_client.headers.update(bearer(SERVICE_KEY))
         yield test_client

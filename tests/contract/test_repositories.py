@@ -1,0 +1,254 @@
+"""Repository contract: organization scoping, uniqueness, ordering, transactions, round trips."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from controlplane_domain.agents import Agent, AgentStatus
+from controlplane_domain.config import (
+    ExecutionEnvironment,
+    LLMConfig,
+    MCPServerConfig,
+    ReasoningConfig,
+    SessionConfig,
+    TeamSettings,
+)
+from controlplane_domain.errors import Conflict
+from controlplane_domain.llm_models import LlmModel
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.teams import Team, TeamStatus
+from controlplane_domain.workers import Worker, WorkerStatus
+from tests.contract.conftest import UowFactory
+
+T0 = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+
+
+def agent(name: str, org: str = "org-a", *, at: int = 0, team_id: str | None = None, **fields: object) -> Agent:
+    values: dict[str, object] = {
+        "id": f"{org}-{name}",
+        "organization_id": org,
+        "name": name,
+        "description": None,
+        "status": AgentStatus.ACTIVE,
+        "runtime": "default",
+        "model_id": None,
+        "system_prompt": None,
+        "team_id": team_id,
+        "created_at": T0 + timedelta(seconds=at),
+        "updated_at": T0 + timedelta(seconds=at),
+        **fields,
+    }
+    return Agent(**values)  # type: ignore[arg-type]
+
+
+def team(name: str, org: str = "org-a", *, at: int = 0, settings: TeamSettings | None = None) -> Team:
+    return Team(
+        id=f"{org}-team-{name}",
+        organization_id=org,
+        name=name,
+        description="d",
+        status=TeamStatus.ACTIVE,
+        runtime="default",
+        settings=settings or TeamSettings(),
+        skill_ids=None,
+        execution_environment=None,
+        created_at=T0 + timedelta(seconds=at),
+        updated_at=T0 + timedelta(seconds=at),
+    )
+
+
+async def test_agents_round_trip_and_are_scoped(uow: UowFactory) -> None:
+    environment = ExecutionEnvironment(
+        working_dir="/w",
+        env_vars={"A": "1"},
+        secrets=["s"],
+        mcp_servers={"fs": MCPServerConfig(command="mcp", args=["-v"]), "web": MCPServerConfig(url="https://x")},
+    )
+    stored = agent(
+        "a", capabilities=["x"], skill_ids=["k"], execution_environment=environment, configuration={"deep": {"n": [1]}}
+    )
+    async with uow() as work:
+        await work.agents.add(stored)
+        await work.commit()
+    async with uow() as work:
+        assert await work.agents.get("org-a", stored.id) == stored
+        assert await work.agents.get("org-b", stored.id) is None
+        assert await work.agents.get_many("org-b", [stored.id]) == []
+        await work.agents.delete("org-b", stored.id)
+        await work.commit()
+    async with uow() as work:
+        assert await work.agents.get("org-a", stored.id) == stored
+
+
+async def test_names_are_unique_per_organization(uow: UowFactory) -> None:
+    async with uow() as work:
+        await work.agents.add(agent("same"))
+        await work.agents.add(agent("same", "org-b"))
+        await work.commit()
+    with pytest.raises(Conflict):
+        async with uow() as work:
+            await work.agents.add(replace(agent("same"), id="another-id"))
+    async with uow() as work:
+        await work.agents.add(agent("other"))
+        await work.commit()
+    with pytest.raises(Conflict):
+        async with uow() as work:
+            await work.agents.update(replace(agent("other"), name="same"))
+    async with uow() as work:
+        assert (await work.agents.get("org-a", "org-a-other")).name == "other"  # type: ignore[union-attr]
+
+
+async def test_leaving_without_commit_rolls_back(uow: UowFactory) -> None:
+    async with uow() as work:
+        await work.agents.add(agent("ghost"))
+    with pytest.raises(RuntimeError):
+        async with uow() as work:
+            await work.agents.add(agent("boom"))
+            raise RuntimeError("boom")
+    async with uow() as work:
+        assert (await work.agents.list_page("org-a", PageRequest()))[1] == 0
+
+
+async def test_list_is_ordered_paged_and_counted(uow: UowFactory) -> None:
+    async with uow() as work:
+        for index, at in enumerate([5, 1, 3, 3, 0]):
+            await work.agents.add(agent(f"n{index}", at=at))
+        await work.agents.add(agent("foreign", "org-b"))
+        await work.commit()
+    async with uow() as work:
+        everything, total = await work.agents.list_page("org-a", PageRequest(limit=200))
+        first, _ = await work.agents.list_page("org-a", PageRequest(limit=2))
+        rest, _ = await work.agents.list_page("org-a", PageRequest(limit=10, offset=2))
+    assert total == 5
+    assert [a.id for a in everything] == [a.id for a in sorted(everything, key=lambda a: (a.created_at, a.id))]
+    assert [a.name for a in everything] == ["n4", "n1", "n2", "n3", "n0"]
+    assert first + rest == everything
+
+
+async def test_membership_queries(uow: UowFactory) -> None:
+    async with uow() as work:
+        await work.teams.add(team("t1"))
+        await work.teams.add(team("t2"))
+        await work.agents.add(agent("a", at=2))
+        await work.agents.add(agent("b", at=1))
+        await work.agents.add(agent("c", at=3))
+        await work.agents.add(agent("x", "org-b"))
+        await work.agents.set_team("org-a", ["org-a-a", "org-a-b"], "org-a-team-t1", T0 + timedelta(hours=1))
+        await work.agents.set_team("org-a", ["org-a-c"], "org-a-team-t2", T0)
+        await work.agents.set_team("org-a", ["org-b-x"], "org-a-team-t1", T0)
+        await work.commit()
+    async with uow() as work:
+        members = await work.agents.list_by_teams("org-a", ["org-a-team-t1"])
+        both = await work.agents.list_by_teams("org-a", ["org-a-team-t1", "org-a-team-t2"])
+        foreign = await work.agents.get("org-b", "org-b-x")
+    assert [m.name for m in members] == ["b", "a"]
+    assert members[0].updated_at == T0 + timedelta(hours=1)
+    assert [m.name for m in both] == ["b", "a", "c"]
+    assert foreign is not None
+    assert foreign.team_id is None
+
+
+async def test_teams_round_trip_nested_settings(uow: UowFactory) -> None:
+    settings = TeamSettings(
+        instructions=["one", "two"],
+        reasoning=ReasoningConfig(enabled=True, min_steps=2, max_steps=5),
+        llm=LLMConfig(model="m", temperature=0.7, stop=["END"], top_k=0),
+        session=SessionConfig(user_id="u", persist=False),
+        tools=[{"name": "search", "config": {"depth": 2}}],
+        knowledge_base={"vector": "pg"},
+        markdown=False,
+        metadata={"k": "v"},
+    )
+    stored = team("t", settings=settings)
+    async with uow() as work:
+        await work.teams.add(stored)
+        await work.commit()
+    async with uow() as work:
+        assert await work.teams.get("org-a", stored.id) == stored
+        assert await work.teams.get("org-b", stored.id) is None
+        renamed = replace(stored, name="t2", status=TeamStatus.ARCHIVED)
+        await work.teams.update(renamed)
+        await work.commit()
+    async with uow() as work:
+        assert await work.teams.get("org-a", stored.id) == renamed
+        await work.teams.delete("org-a", stored.id)
+        await work.commit()
+    async with uow() as work:
+        assert await work.teams.get("org-a", stored.id) is None
+        assert await work.teams.list_page("org-a", PageRequest()) == ([], 0)
+
+
+async def test_team_name_conflict(uow: UowFactory) -> None:
+    async with uow() as work:
+        await work.teams.add(team("t"))
+        await work.commit()
+    with pytest.raises(Conflict):
+        async with uow() as work:
+            await work.teams.add(replace(team("t"), id="other"))
+
+
+def worker(worker_id: str, org: str = "org-a", *, at: int = 0, seen: int = 0) -> Worker:
+    return Worker(
+        worker_id=worker_id,
+        organization_id=org,
+        environment_name="prod",
+        status=WorkerStatus.ACTIVE,
+        tasks_processed=seen,
+        current_task_id=None,
+        worker_metadata={"v": seen},
+        heartbeat_interval_seconds=30,
+        registered_at=T0 + timedelta(seconds=at),
+        last_heartbeat_at=T0 + timedelta(seconds=at + seen),
+    )
+
+
+async def test_workers_upsert_and_scope(uow: UowFactory) -> None:
+    async with uow() as work:
+        await work.workers.save(worker("w2", at=2))
+        await work.workers.save(worker("w1", at=1))
+        await work.workers.save(worker("w1", "org-b", at=0))
+        await work.commit()
+    async with uow() as work:
+        await work.workers.save(replace(worker("w1", at=1, seen=9), status=WorkerStatus.BUSY))
+        await work.commit()
+    async with uow() as work:
+        mine, total = await work.workers.list_page("org-a", PageRequest())
+        theirs = await work.workers.get("org-b", "w1")
+    assert total == 2
+    assert [w.worker_id for w in mine] == ["w1", "w2"]
+    assert (mine[0].status, mine[0].tasks_processed, mine[0].worker_metadata) == (WorkerStatus.BUSY, 9, {"v": 9})
+    assert theirs == worker("w1", "org-b", at=0)
+
+
+def model(value: str, *, enabled: bool = True, at: int = 0, org: str = "org-a") -> LlmModel:
+    return LlmModel(
+        id=f"{org}-{value}",
+        organization_id=org,
+        value=value,
+        label=value.upper(),
+        provider="p",
+        description=None,
+        enabled=enabled,
+        compatible_runtimes=["default"],
+        created_at=T0 + timedelta(seconds=at),
+        updated_at=T0 + timedelta(seconds=at),
+    )
+
+
+async def test_models_filter_enabled_and_conflict_on_value(uow: UowFactory) -> None:
+    async with uow() as work:
+        await work.models.add(model("on", at=1))
+        await work.models.add(model("off", enabled=False, at=2))
+        await work.models.add(model("on", org="org-b"))
+        await work.commit()
+    async with uow() as work:
+        enabled, total = await work.models.list_page("org-a", PageRequest(), enabled_only=True)
+        everything, everything_total = await work.models.list_page("org-a", PageRequest())
+    assert ([m.value for m in enabled], total) == (["on"], 1)
+    assert ([m.value for m in everything], everything_total) == (["on", "off"], 2)
+    with pytest.raises(Conflict):
+        async with uow() as work:
+            await work.models.add(replace(model("on"), id="dup"))
