@@ -1,0 +1,87 @@
+"""A real `controlplane serve` process on loopback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support import JWT_SECRET, SERVICE_KEY, bearer, wait_until
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def cli(*args: str, env: dict[str, str], cwd: Path) -> list[str]:
+    return [sys.executable, "-m", "controlplane_http.cli", *args]
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers=bearer(SERVICE_KEY), timeout=10)
+
+
+def start_server(tmp_path: Path, database_url: str, **extra_env: str) -> Server:
+    port = free_port()
+    env = {
+        **os.environ,
+        "SERVICE_API_KEY": SERVICE_KEY,
+        "SERVICE_JWT_SECRET": JWT_SECRET,
+        "CONTROLPLANE_DATABASE_URL": database_url,
+        **extra_env,
+    }
+    log = tmp_path / f"server-{port}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            cli("serve", "--host", "127.0.0.1", "--port", str(port), env=env, cwd=tmp_path),
+            env=env,
+            cwd=tmp_path,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    server = Server(f"http://127.0.0.1:{port}", process, log)
+
+    def ready() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            return httpx.get(f"{server.url}/api/health", headers=bearer(SERVICE_KEY), timeout=1).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    wait_until(ready, timeout=30)
+    return server
+
+
+def stop_server(server: Server) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
+
+
+@pytest.fixture
+def sqlite_server(tmp_path: Path) -> Iterator[Server]:
+    server = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}")
+    try:
+        yield server
+    finally:
+        stop_server(server)

@@ -1,0 +1,89 @@
+"""End to end: the real server process, over real HTTP on loopback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Server, start_server, stop_server
+from tests.support import bearer, make_jwt
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_user_session_against_the_real_server(sqlite_server: Server) -> None:
+    with sqlite_server.client() as client:
+        health = client.get("/api/health").json()
+        assert (health["status"], health["version"], health["database"]["status"]) == ("healthy", "v0.3.0", "ok")
+        assert client.get("/api/v1/agents", headers={"Authorization": ""}).status_code == 401
+        agent = client.post("/api/v1/agents", json={"name": "writer", "runtime": "default"}).json()
+        team = client.post("/api/v1/teams", json={"name": "crew", "configuration": {"llm": {"temperature": 0.2}}})
+        assert team.status_code == 201
+        added = client.post(f"/api/v1/teams/{team.json()['id']}/agents/{agent['id']}").json()
+        assert added["configuration"]["member_ids"] == [agent["id"]]
+        assert client.get(f"/api/v1/agents/{agent['id']}").json()["team_id"] == team.json()["id"]
+        other = bearer(make_jwt("elsewhere"))
+        assert client.get(f"/api/v1/agents/{agent['id']}", headers=other).status_code == 404
+        beat = client.post("/api/v1/workers/heartbeat", json={"worker_id": "w", "environment_name": "e"})
+        assert beat.json()["registered"] is True
+        document = client.get("/api/openapi.json").json()
+        assert document["openapi"] == "3.1.0"
+
+
+def test_data_survives_a_restart(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'keep.db'}"
+    server = start_server(tmp_path, url)
+    try:
+        with server.client() as client:
+            agent_id = client.post("/api/v1/agents", json={"name": "durable"}).json()["id"]
+    finally:
+        stop_server(server)
+    assert server.process.returncode in (0, -15), server.log.read_text()  # uvicorn re-raises SIGTERM after a clean stop
+    assert "Application shutdown complete" in server.log.read_text()
+    again = start_server(tmp_path, url)
+    try:
+        with again.client() as client:
+            assert client.get(f"/api/v1/agents/{agent_id}").json()["name"] == "durable"
+    finally:
+        stop_server(again)
+
+
+def run_cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "controlplane_http.cli", *args],
+        env={**os.environ, **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_migrate_sql_prints_the_schema(tmp_path: Path) -> None:
+    result = run_cli("migrate", "--sql", env={"CONTROLPLANE_DATABASE_URL": "sqlite+aiosqlite:///x.db"}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "CREATE TABLE agents" in result.stdout
+    assert "CREATE TABLE teams" in result.stdout
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_serve_refuses_an_old_schema_when_auto_migrate_is_off(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
+    env = {"CONTROLPLANE_DATABASE_URL": url, "CONTROLPLANE_AUTO_MIGRATE": "false", "SERVICE_API_KEY": "k"}
+    refused = run_cli("serve", "--port", "1", env=env, cwd=tmp_path)
+    assert refused.returncode != 0
+    assert "controlplane migrate" in refused.stdout + refused.stderr
+    migrated = run_cli("migrate", env=env, cwd=tmp_path)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "database is at revision" in migrated.stdout
+
+
+def test_bad_configuration_is_a_clear_error(tmp_path: Path) -> None:
+    result = run_cli("serve", env={"SERVICE_AUTH_REQUIRED": "maybe"}, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "SERVICE_AUTH_REQUIRED must be true or false" in result.stderr
