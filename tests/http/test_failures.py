@@ -1,0 +1,75 @@
+"""Failures inside the service: a 500 carries a request id and never a traceback; a dead database is 503."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any, Self
+
+from litestar.testing import TestClient
+
+from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier
+from controlplane_adapters.clock import ManualClock, UuidGenerator
+from controlplane_adapters.settings import AuthSettings
+from controlplane_domain.errors import Unavailable
+from controlplane_domain.ports import Ports
+from controlplane_http.app import create_app
+from tests.support import SERVICE_KEY, bearer
+
+
+class BrokenUnitOfWork:
+    """A store whose every transaction fails the way the given exception says."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def __aenter__(self) -> Self:
+        raise self.error
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        return None
+
+
+class Probe:
+    def __init__(self, ok: bool) -> None:
+        self.ok = ok
+
+    async def database_ok(self) -> bool:
+        return self.ok
+
+
+def app_failing_with(error: Exception, database_ok: bool = True) -> TestClient[Any]:
+    auth = AuthSettings()
+    app = create_app(
+        ports=Ports(uow=lambda: BrokenUnitOfWork(error), clock=ManualClock(), ids=UuidGenerator()),  # type: ignore[arg-type,return-value]
+        verifier=CredentialVerifier(auth, ServiceKeyVerifier(SERVICE_KEY, "default")),
+        health_probe=Probe(database_ok),
+        auth=auth,
+    )
+    return TestClient(app, raise_server_exceptions=False)
+
+
+def test_an_unexpected_error_is_500_without_a_traceback() -> None:
+    with app_failing_with(ZeroDivisionError("secret internals")) as client:
+        response = client.get("/api/v1/agents", headers=bearer(SERVICE_KEY))
+    assert response.status_code == 500
+    body = response.json()
+    assert body["error"]["code"] == "INTERNAL_ERROR"
+    assert body["error"]["details"]["request_id"] == response.headers["x-request-id"]
+    assert "Traceback" not in response.text
+    assert "secret internals" not in response.text
+    assert "ZeroDivisionError" not in response.text
+
+
+def test_an_unavailable_database_is_503() -> None:
+    with app_failing_with(Unavailable("the database is unavailable"), database_ok=False) as client:
+        response = client.post("/api/v1/agents", json={"name": "a"}, headers=bearer(SERVICE_KEY))
+        assert response.status_code == 503
+        assert response.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
+        health = client.get("/api/health", headers=bearer(SERVICE_KEY))
+    assert health.status_code == 503
+    body = health.json()
+    assert body["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert body["error"]["details"]["version"] == "v0.3.0"
+    assert body["error"]["details"]["database"]["status"] == "unavailable"
