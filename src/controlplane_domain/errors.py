@@ -64,3 +64,9 @@ class Unavailable(DomainError):
     """A dependency (the database) does not answer."""
 
     code = "SERVICE_UNAVAILABLE"
+
+
+class TransientFailure(DomainError):
+    """A concurrent transaction got in the way (deadlock, serialization failure, busy database); a retry may pass."""
+
+    code = "CONCURRENT_UPDATE"

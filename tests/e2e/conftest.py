@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.databases import truncate
 from tests.support import JWT_SECRET, SERVICE_KEY, bearer, wait_until
 
 
@@ -81,6 +83,16 @@ def stop_server(server: Server) -> None:
 @pytest.fixture
 def sqlite_server(tmp_path: Path) -> Iterator[Server]:
     server = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}")
+    try:
+        yield server
+    finally:
+        stop_server(server)
+
+
+@pytest.fixture
+def postgres_server(tmp_path: Path, postgres_url: str) -> Iterator[Server]:
+    asyncio.run(truncate(postgres_url))
+    server = start_server(tmp_path, postgres_url)
     try:
         yield server
     finally:

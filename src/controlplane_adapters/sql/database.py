@@ -17,7 +17,7 @@ from controlplane_adapters.sql.repositories import (
     SqlTeamRepository,
     SqlWorkerRepository,
 )
-from controlplane_domain.errors import Conflict, DomainError, Unavailable
+from controlplane_domain.errors import Conflict, DomainError, TransientFailure, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +99,19 @@ class SqlUnitOfWork:
         await self._connection.commit()
 
 
+TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03"})  # serialization failure, deadlock, lock not available
+
+
+def _sqlstate(exc: DBAPIError) -> str | None:
+    original = exc.orig
+    code = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+    return code if isinstance(code, str) else None
+
+
 def translate_driver_error(exc: BaseException) -> DomainError | None:
     """Map a driver error to the domain error a caller can act on, or None to let it through."""
+    if isinstance(exc, DBAPIError) and (_sqlstate(exc) in TRANSIENT_SQLSTATES or "database is locked" in str(exc.orig)):
+        return TransientFailure("a concurrent change got in the way; please retry")
     if isinstance(exc, IntegrityError):
         return Conflict("the change conflicts with existing data")
     if isinstance(exc, OperationalError | OSError | ConnectionError) or (

@@ -117,11 +117,12 @@ class SqlAgentRepository(_Table[Agent]):
         self, organization_id: str, agent_ids: Sequence[str], team_id: str | None, now: datetime
     ) -> None:
         t = self.table
-        await self.connection.execute(
-            t.update()
-            .where(t.c.organization_id == organization_id, t.c.id.in_(list(agent_ids)))
-            .values(team_id=team_id, updated_at=now)
-        )
+        ids = sorted(set(agent_ids))
+        where = (t.c.organization_id == organization_id, t.c.id.in_(ids))
+        if self.connection.dialect.name == "postgresql":
+            # Lock the rows in one global order so concurrent membership changes cannot deadlock.
+            await self.connection.execute(sa.select(t.c.id).where(*where).order_by(t.c.id).with_for_update())
+        await self.connection.execute(t.update().where(*where).values(team_id=team_id, updated_at=now))
 
 
 class SqlTeamRepository(_Table[Team]):

@@ -10,6 +10,7 @@ from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
 from controlplane_domain.usecases._common import check_name
 
@@ -64,6 +65,7 @@ def _check_agent(agent: Agent) -> None:
         check_execution_environment("execution_environment", agent.execution_environment)
 
 
+@retry_transient
 async def create_agent(ports: Ports, organization_id: str, command: CreateAgent) -> Agent:
     """Create an agent, optionally already in a team of the same organization."""
     now = ports.clock.now()
@@ -103,6 +105,7 @@ async def list_agents(ports: Ports, organization_id: str, page: PageRequest) -> 
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
 
 
+@retry_transient
 async def update_agent(ports: Ports, organization_id: str, agent_id: str, command: UpdateAgent) -> Agent:
     """Change the given fields; a new `team_id` moves the agent, null takes it out of its team."""
     async with ports.uow() as uow:
@@ -130,6 +133,7 @@ async def update_agent(ports: Ports, organization_id: str, agent_id: str, comman
     return updated
 
 
+@retry_transient
 async def delete_agent(ports: Ports, organization_id: str, agent_id: str) -> None:
     """Delete an agent; its team simply no longer lists it (membership lives on the agent)."""
     async with ports.uow() as uow:

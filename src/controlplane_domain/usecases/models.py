@@ -9,6 +9,7 @@ from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports
+from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import RUNTIME_IDS, require_supported_runtime
 from controlplane_domain.usecases._common import check_name
 
@@ -43,6 +44,7 @@ def _check_model(model: LlmModel) -> None:
         raise ValidationFailed("compatible_runtimes", "must not repeat a runtime")
 
 
+@retry_transient
 async def create_model(ports: Ports, organization_id: str, command: CreateModel) -> LlmModel:
     now = ports.clock.now()
     model = LlmModel(
@@ -80,6 +82,7 @@ async def list_models(
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
 
 
+@retry_transient
 async def update_model(ports: Ports, organization_id: str, model_id: str, command: UpdateModel) -> LlmModel:
     async with ports.uow() as uow:
         model = await uow.models.get(organization_id, model_id)
@@ -101,6 +104,7 @@ async def update_model(ports: Ports, organization_id: str, model_id: str, comman
     return updated
 
 
+@retry_transient
 async def delete_model(ports: Ports, organization_id: str, model_id: str) -> None:
     async with ports.uow() as uow:
         if await uow.models.get(organization_id, model_id) is None:

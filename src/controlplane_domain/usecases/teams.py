@@ -16,6 +16,7 @@ from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
 from controlplane_domain.teams import Team, TeamStatus, TeamView
 from controlplane_domain.usecases._common import check_name
@@ -87,6 +88,7 @@ async def _set_members(ports: Ports, uow: UnitOfWork, team: Team, member_ids: Se
         await uow.agents.set_team(team.organization_id, joining, team.id, now)
 
 
+@retry_transient
 async def create_team(ports: Ports, organization_id: str, command: CreateTeam) -> TeamView:
     """Create a team; agents named in `member_ids` move into it."""
     now = ports.clock.now()
@@ -130,6 +132,7 @@ async def list_teams(ports: Ports, organization_id: str, page: PageRequest) -> P
     )
 
 
+@retry_transient
 async def update_team(ports: Ports, organization_id: str, team_id: str, command: UpdateTeam) -> TeamView:
     """Change the given fields; configuration fields merge; `member_ids` replaces the membership."""
     unknown = set(command.settings_changes) - _SETTINGS_FIELDS
@@ -157,17 +160,19 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
     return view
 
 
+@retry_transient
 async def delete_team(ports: Ports, organization_id: str, team_id: str) -> None:
     """Delete a team; its members stay, with no team."""
     async with ports.uow() as uow:
         team = await require_team(uow, organization_id, team_id)
         members = await uow.agents.list_by_teams(organization_id, [team.id])
+        await uow.teams.delete(organization_id, team_id)
         if members:
             await uow.agents.set_team(organization_id, [agent.id for agent in members], None, ports.clock.now())
-        await uow.teams.delete(organization_id, team_id)
         await uow.commit()
 
 
+@retry_transient
 async def add_agent_to_team(ports: Ports, organization_id: str, team_id: str, agent_id: str) -> TeamView:
     """Set the agent's `team_id` to this team (moving it from any other); adding twice changes nothing."""
     async with ports.uow() as uow:
@@ -175,14 +180,15 @@ async def add_agent_to_team(ports: Ports, organization_id: str, team_id: str, ag
         agent = await require_agent(uow, organization_id, agent_id)
         if agent.team_id != team.id:
             now = ports.clock.now()
-            await uow.agents.set_team(organization_id, [agent.id], team.id, now)
             team = replace(team, updated_at=now)
-            await uow.teams.update(team)
+            await uow.teams.update(team)  # the team row first, then agents: one lock order everywhere
+            await uow.agents.set_team(organization_id, [agent.id], team.id, now)
         view = await _view(uow, team)
         await uow.commit()
     return view
 
 
+@retry_transient
 async def remove_agent_from_team(ports: Ports, organization_id: str, team_id: str, agent_id: str) -> TeamView:
     """Take the agent out of this team; an agent that is not a member is left as it is."""
     async with ports.uow() as uow:
@@ -190,9 +196,9 @@ async def remove_agent_from_team(ports: Ports, organization_id: str, team_id: st
         agent = await require_agent(uow, organization_id, agent_id)
         if agent.team_id == team.id:
             now = ports.clock.now()
-            await uow.agents.set_team(organization_id, [agent.id], None, now)
             team = replace(team, updated_at=now)
             await uow.teams.update(team)
+            await uow.agents.set_team(organization_id, [agent.id], None, now)
         view = await _view(uow, team)
         await uow.commit()
     return view

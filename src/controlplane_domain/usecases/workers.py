@@ -9,6 +9,7 @@ from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports
+from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
 from controlplane_domain.workers import Worker, WorkerStatus
 
@@ -32,6 +33,7 @@ class HeartbeatReceipt:
     received_at: datetime
 
 
+@retry_transient
 async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHeartbeat) -> HeartbeatReceipt:
     """Record a heartbeat; an unknown worker id registers the worker in the caller's organization."""
     check_rule(TextIsNotBlank("worker_id", command.worker_id))

@@ -24,7 +24,7 @@ _DESCRIPTIONS = {
     401: "Missing, malformed, unknown, expired or revoked credentials",
     403: "The caller's role does not allow this action",
     404: "Not found in the caller's organization",
-    409: "Conflicts with existing data (duplicate name)",
+    409: "Conflicts with existing data (a duplicate name) or with a concurrent change",
     422: "Validation error",
     500: "Internal error (carries a request id)",
     503: "The database is unavailable",
