@@ -89,3 +89,15 @@ def test_a_table_change_without_a_migration_is_drift(tmp_path: Path) -> None:
         connection.execute(sa.text("ALTER TABLE agents ADD COLUMN stray INTEGER"))
         differences = _differences(connection)
     assert any(diff[0] == "remove_column" and diff[3].name == "stray" for diff in differences)
+
+
+async def test_nodes_starting_together_migrate_once(empty_database: str) -> None:
+    import asyncio
+
+    engines = [create_engine(empty_database) for _ in range(3)]
+    try:
+        await asyncio.gather(*(migrate.upgrade(engine) for engine in engines))
+        assert await migrate.current_revision(engines[0]) == migrate.head_revision()
+    finally:
+        for engine in engines:
+            await engine.dispose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -37,9 +38,14 @@ def _current(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
+MIGRATION_LOCK_ID = 0x43504D4947  # "CPMIG": nodes starting together migrate one at a time
+
+
 async def upgrade(engine: AsyncEngine) -> None:
-    """Bring the schema to the newest revision."""
+    """Bring the schema to the newest revision (on Postgres under an advisory lock, so nodes take turns)."""
     async with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            await connection.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": MIGRATION_LOCK_ID})
         await connection.run_sync(_upgrade)
 
 
