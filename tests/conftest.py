@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from litestar import Litestar
@@ -19,9 +20,14 @@ from tests.support import DEFAULT_ORG, JWT_SECRET, SERVICE_KEY, bearer, make_jwt
 BACKENDS = ["memory", "sqlite", "postgres"]
 
 
-def app_settings(database_url: str, **auth: object) -> Settings:
+def app_settings(
+    database_url: str, *, rate_limit: int = 100_000, redis_url: str | None = None, **auth: object
+) -> Settings:
     return Settings(
         database_url=database_url,
+        rate_limit_per_minute=rate_limit,
+        worker_rate_limit_per_minute=rate_limit,
+        redis_url=redis_url,
         service_api_key=SERVICE_KEY,
         default_organization=DEFAULT_ORG,
         auth=AuthSettings(jwt_secret=JWT_SECRET, **auth),  # type: ignore[arg-type]
@@ -40,10 +46,10 @@ def database_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -
 
 
 def build_test_app(
-    backend: str, tmp_path: Path, clock: ManualClock, url: str | None = None, **auth: object
+    backend: str, tmp_path: Path, clock: ManualClock, url: str | None = None, **options: Any
 ) -> Litestar:
     url = url or ("memory://" if backend == "memory" else f"sqlite+aiosqlite:///{tmp_path / 'test.db'}")
-    return build_app(app_settings(url, **auth), clock=clock)
+    return build_app(app_settings(url, **options), clock=clock)
 
 
 @pytest.fixture(scope="session")

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
+import secrets
 
 import jwt
 
 from controlplane_adapters.settings import AuthSettings
+from controlplane_domain.api_keys import KEY_PREFIX
 from controlplane_domain.errors import Unauthenticated
+from controlplane_domain.ports import Ports
 from controlplane_domain.principal import ROLE_RANK, Principal, Role
+from controlplane_domain.usecases.api_keys import authenticate_api_key
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +65,7 @@ class JwtVerifier:
         subject = claims.get("sub")
         if not isinstance(organization, str) or not organization or not isinstance(subject, str) or not subject:
             raise Unauthenticated()
-        return Principal(organization, subject, _role_from_claims(claims), "jwt", f"jwt:{subject}")
+        return Principal(organization, subject, _role_from_claims(claims), "jwt", f"jwt:{organization}:{subject}")
 
 
 class ServiceKeyVerifier:
@@ -73,16 +78,50 @@ class ServiceKeyVerifier:
     async def verify(self, token: str) -> Principal:
         if self._key is None or not hmac.compare_digest(token.encode(), self._key):
             raise Unauthenticated()
-        return Principal(self._organization_id, "service", Role.ADMIN, "api_key", "service-api-key")
+        return Principal(self._organization_id, "service", Role.ADMIN, "api_key", "service-api-key", operator=True)
+
+
+class Sha256SecretHasher:
+    """Hashes API key secrets with SHA-256.
+
+    The secrets are 256 random bits (not passwords), so a fast hash loses nothing to brute force and keeps
+    authentication cheap; comparison is constant-time.
+    """
+
+    def hash(self, secret: str) -> str:
+        return hashlib.sha256(secret.encode()).hexdigest()
+
+    def verify(self, secret: str, hashed: str) -> bool:
+        return hmac.compare_digest(self.hash(secret), hashed)
+
+    def new_secret(self) -> str:
+        return secrets.token_urlsafe(32)
+
+    def new_key_id(self) -> str:
+        return secrets.token_hex(12)
+
+
+class StoredKeyVerifier:
+    """Verifies `cpk_...` keys against the store (revocation takes effect on the next request)."""
+
+    def __init__(self, ports: Ports, hasher: Sha256SecretHasher) -> None:
+        self._ports = ports
+        self._hasher = hasher
+
+    async def verify(self, token: str) -> Principal:
+        return await authenticate_api_key(self._ports, self._hasher, token)
 
 
 class CredentialVerifier:
-    """Routes a bearer token to the JWT or API-key verifier, honouring the enabled methods."""
+    """Routes a bearer token to the JWT, service-key or stored-key verifier, honouring the enabled methods."""
 
-    def __init__(self, settings: AuthSettings, api_keys: ServiceKeyVerifier) -> None:
+    def __init__(
+        self, settings: AuthSettings, service_key: ServiceKeyVerifier, stored_keys: StoredKeyVerifier | None = None
+    ) -> None:
         self._settings = settings
         self._jwt = JwtVerifier(settings)
-        self._api_keys = api_keys
+        self._service_key = service_key
+        self._stored_keys = stored_keys
 
     async def verify(self, token: str) -> Principal:
         if looks_like_jwt(token):
@@ -91,4 +130,6 @@ class CredentialVerifier:
             return await self._jwt.verify(token)
         if "api_key" not in self._settings.methods:
             raise Unauthenticated()
-        return await self._api_keys.verify(token)
+        if token.startswith(KEY_PREFIX) and self._stored_keys is not None:
+            return await self._stored_keys.verify(token)
+        return await self._service_key.verify(token)

@@ -42,6 +42,10 @@ class Settings:
     default_organization: str = "default"
     auto_migrate: bool = True
     worker_heartbeat_interval_seconds: int = 30
+    rate_limit_per_minute: int = 100
+    worker_rate_limit_per_minute: int = 1200
+    redis_url: str | None = None
+    max_body_bytes: int = 1024 * 1024
     auth: AuthSettings = field(default_factory=AuthSettings)
 
 
@@ -123,6 +127,16 @@ def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
         settings = replace(settings, database_url=str(value))
     if (value := _dig(data, "database.auto_migrate")) is not None:
         settings = replace(settings, auto_migrate=parse_bool("database.auto_migrate", value))
+    if (value := _dig(data, "server.rate_limit_per_minute")) is not None:
+        settings = replace(settings, rate_limit_per_minute=parse_int("server.rate_limit_per_minute", value))
+    if (value := _dig(data, "server.worker_rate_limit_per_minute")) is not None:
+        settings = replace(
+            settings, worker_rate_limit_per_minute=parse_int("server.worker_rate_limit_per_minute", value)
+        )
+    if (value := _dig(data, "server.max_body_bytes")) is not None:
+        settings = replace(settings, max_body_bytes=parse_int("server.max_body_bytes", value))
+    if (value := _dig(data, "redis.url")) is not None:
+        settings = replace(settings, redis_url=str(value))
     if (value := _dig(data, "server.default_organization")) is not None:
         settings = replace(settings, default_organization=str(value))
     return replace(settings, auth=auth)
@@ -170,6 +184,16 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
             maximum=3600,
         )
         settings = replace(settings, worker_heartbeat_interval_seconds=interval)
+    if (value := env.get("CONTROLPLANE_RATE_LIMIT_PER_MINUTE")) is not None:
+        rate = parse_int("CONTROLPLANE_RATE_LIMIT_PER_MINUTE", value, maximum=1_000_000)
+        settings = replace(settings, rate_limit_per_minute=rate)
+    if (value := env.get("CONTROLPLANE_WORKER_RATE_LIMIT_PER_MINUTE")) is not None:
+        rate = parse_int("CONTROLPLANE_WORKER_RATE_LIMIT_PER_MINUTE", value, maximum=1_000_000)
+        settings = replace(settings, worker_rate_limit_per_minute=rate)
+    if (value := env.get("CONTROLPLANE_MAX_BODY_BYTES")) is not None:
+        settings = replace(settings, max_body_bytes=parse_int("CONTROLPLANE_MAX_BODY_BYTES", value, maximum=1024**3))
+    if "CONTROLPLANE_REDIS_URL" in env:
+        settings = replace(settings, redis_url=env["CONTROLPLANE_REDIS_URL"] or None)
     if not settings.default_organization.strip():
         raise ConfigError("SERVICE_DEFAULT_ORG must not be empty")
     if not auth.api_key_header.strip():

@@ -9,7 +9,10 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from controlplane_domain.agents import Agent
+from controlplane_domain.api_keys import ApiKey
+from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
+from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.principal import Principal
 from controlplane_domain.teams import Team
@@ -75,6 +78,37 @@ class ModelRepository(Protocol):
     ) -> tuple[list[LlmModel], int]: ...
 
 
+class ApiKeyRepository(Protocol):
+    async def add(self, key: ApiKey) -> None: ...
+
+    async def get(self, organization_id: str, key_id: str) -> ApiKey | None: ...
+
+    async def find_for_authentication(self, key_id: str) -> ApiKey | None:
+        """Operator lookup across organizations: the key a presented credential names."""
+
+    async def update(self, key: ApiKey) -> None: ...
+
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]: ...
+
+
+class OrganizationRepository(Protocol):
+    async def get_settings(self, organization_id: str) -> OrganizationSettings | None: ...
+
+    async def save_settings(self, settings: OrganizationSettings) -> None: ...
+
+
+class IdempotencyRepository(Protocol):
+    async def get(self, organization_id: str, key: str) -> IdempotencyRecord | None: ...
+
+    async def add(self, record: IdempotencyRecord) -> None:
+        """Store a new record; Conflict when one exists for the key (a concurrent first request)."""
+
+    async def save(self, record: IdempotencyRecord) -> None:
+        """Replace the record for (organization, key)."""
+
+    async def delete(self, organization_id: str, key: str) -> None: ...
+
+
 class UnitOfWork(Protocol):
     """Owns one transaction: leaving the block without `commit()` rolls back."""
 
@@ -89,6 +123,15 @@ class UnitOfWork(Protocol):
 
     @property
     def models(self) -> ModelRepository: ...
+
+    @property
+    def api_keys(self) -> ApiKeyRepository: ...
+
+    @property
+    def organizations(self) -> OrganizationRepository: ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository: ...
 
     async def __aenter__(self) -> Self: ...
 
@@ -106,6 +149,17 @@ class Clock(Protocol):
 
 class IdGenerator(Protocol):
     def new_id(self) -> str: ...
+
+
+class SecretHasher(Protocol):
+    def hash(self, secret: str) -> str: ...
+
+    def verify(self, secret: str, hashed: str) -> bool: ...
+
+    def new_secret(self) -> str: ...
+
+    def new_key_id(self) -> str:
+        """A lowercase hex identifier."""
 
 
 class TokenVerifier(Protocol):

@@ -24,6 +24,7 @@ class Principal:
     role: Role
     method: str
     credential_id: str
+    operator: bool = False
 
     def can(self, needed: Role) -> bool:
         return ROLE_RANK[self.role] >= ROLE_RANK[needed]

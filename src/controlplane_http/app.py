@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from litestar import Litestar
 from litestar.di import Provide
@@ -12,6 +12,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Server
 
+from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import AuthSettings
 from controlplane_domain.ports import HealthProbe, Ports, TokenVerifier
 from controlplane_domain.principal import Principal, Role
@@ -21,12 +22,26 @@ from controlplane_http.controllers._shared import provide_principal
 from controlplane_http.controllers.agents import AgentController
 from controlplane_http.controllers.health import Diagnostics, HealthController
 from controlplane_http.controllers.models import ModelController, RuntimeController
+from controlplane_http.controllers.security import ApiKeyController, OrganizationController
 from controlplane_http.controllers.teams import TeamController
 from controlplane_http.controllers.workers import WorkerController
 from controlplane_http.errors import handle_exception
-from controlplane_http.security import PUBLIC_PATHS, BearerAuthMiddleware, require_role
+from controlplane_http.idempotency import Idempotency
+from controlplane_http.limits import LimitPolicy
+from controlplane_http.middleware import IdempotencyMiddleware, SecurityMiddleware
+from controlplane_http.security import require_role
 
-CONTROLLERS = [HealthController, AgentController, TeamController, WorkerController, ModelController, RuntimeController]
+CONTROLLERS = [
+    HealthController,
+    AgentController,
+    TeamController,
+    WorkerController,
+    ModelController,
+    RuntimeController,
+    ApiKeyController,
+    OrganizationController,
+]
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 
 def openapi_config() -> OpenAPIConfig:
@@ -58,7 +73,10 @@ def create_app(
     verifier: TokenVerifier,
     health_probe: HealthProbe,
     auth: AuthSettings,
+    policy: LimitPolicy,
+    limiter: RateLimiter,
     default_organization: str = "default",
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     backend: str = "memory",
     on_startup: Sequence[Callable[[], Any]] = (),
     on_shutdown: Sequence[Callable[[], Any]] = (),
@@ -67,12 +85,11 @@ def create_app(
     """Build the HTTP app around the given adapters."""
     diagnostics = Diagnostics(health_probe, backend)
     anonymous = Principal(default_organization, "anonymous", Role.ADMIN, "none", "anonymous")
-    auth_middleware = DefineMiddleware(
-        BearerAuthMiddleware,
-        verifier=verifier,
-        auth=auth,
-        anonymous=anonymous,
-        exclude=[f"^{path}" for path in PUBLIC_PATHS],
+    security = DefineMiddleware(
+        cast(Any, SecurityMiddleware), verifier=verifier, auth=auth, anonymous=anonymous, limiter=limiter, limits=policy
+    )
+    idempotency = DefineMiddleware(
+        cast(Any, IdempotencyMiddleware), idempotency=Idempotency(ports), max_body_bytes=max_body_bytes
     )
     return Litestar(
         route_handlers=CONTROLLERS,
@@ -80,8 +97,10 @@ def create_app(
             "ports": Provide(lambda: ports, use_cache=True, sync_to_thread=False),
             "principal": Provide(provide_principal),
             "diagnostics": Provide(lambda: diagnostics, use_cache=True, sync_to_thread=False),
+            "policy": Provide(lambda: policy, use_cache=True, sync_to_thread=False),
         },
-        middleware=[auth_middleware],
+        middleware=[security, idempotency],
+        request_max_body_size=max_body_bytes,
         guards=[require_role],
         exception_handlers={Exception: handle_exception},
         dto=StrictJSONBody,

@@ -1,58 +1,54 @@
-"""Wire real adapters from settings: the SQL store (migrated on start), the clock, ids and verifiers."""
+"""Wire real adapters from settings: the store (SQL migrated on start, or memory), verifiers, rate limits."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from litestar import Litestar
 
-from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier
+from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher, StoredKeyVerifier
 from controlplane_adapters.clock import SystemClock, UuidGenerator
 from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
+from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import Settings
 from controlplane_adapters.sql import migrate
 from controlplane_adapters.sql.database import SqlHealthProbe, SqlUnitOfWork, create_engine
-from controlplane_domain.ports import Clock, Ports
+from controlplane_domain.ports import Clock, HealthProbe, Ports, UnitOfWork
 from controlplane_http.app import create_app
+from controlplane_http.limits import LimitPolicy
 
 log = logging.getLogger("controlplane")
+
+MEMORY_URL = "memory://"
 
 
 class SchemaOutOfDate(RuntimeError):
     """The database schema is older than this release and auto-migration is off."""
 
 
-MEMORY_URL = "memory://"
+Hook = Callable[[], Awaitable[None]]
 
 
-def build_app(settings: Settings, *, clock: Clock | None = None) -> Litestar:
-    """The app on the store `settings.database_url` names: SQL (migrated on start unless told not to) or `memory://`."""
-    if not settings.auth.required:
-        log.warning(
-            "AUTHENTICATION IS OFF (SERVICE_AUTH_REQUIRED=false): anonymous requests act as admin of organization %r."
-            " Never run like this outside development.",
-            settings.default_organization,
-        )
-    verifier = CredentialVerifier(
-        settings.auth, ServiceKeyVerifier(settings.service_api_key, settings.default_organization)
-    )
-    if settings.database_url == MEMORY_URL:
-        store = MemoryStore()
-        return create_app(
-            ports=Ports(
-                uow=store.unit_of_work,
-                clock=clock or SystemClock(),
-                ids=UuidGenerator(),
-                worker_heartbeat_interval_seconds=settings.worker_heartbeat_interval_seconds,
-            ),
-            verifier=verifier,
-            health_probe=MemoryHealthProbe(),
-            auth=settings.auth,
-            default_organization=settings.default_organization,
-            backend="memory",
-        )
+@dataclass
+class Store:
+    """A unit-of-work factory, its health probe, and what must run at start and stop."""
+
+    uow: Callable[[], UnitOfWork]
+    probe: HealthProbe
+    backend: str
+    startup: list[Hook] = field(default_factory=list)
+    shutdown: list[Hook] = field(default_factory=list)
+
+
+def _memory_store() -> Store:
+    store = MemoryStore()
+    return Store(store.unit_of_work, MemoryHealthProbe(), "memory")
+
+
+def _sql_store(settings: Settings) -> Store:
     engine = create_engine(settings.database_url)
-    backend = engine.url.get_backend_name()
 
     async def prepare_database() -> None:
         if settings.auto_migrate:
@@ -68,19 +64,53 @@ def build_app(settings: Settings, *, clock: Clock | None = None) -> Litestar:
     async def close_database() -> None:
         await engine.dispose()
 
+    return Store(
+        lambda: SqlUnitOfWork(engine),
+        SqlHealthProbe(engine),
+        engine.url.get_backend_name(),
+        [prepare_database],
+        [close_database],
+    )
+
+
+def build_app(settings: Settings, *, clock: Clock | None = None) -> Litestar:
+    """The app on the store `settings.database_url` names: SQL (migrated on start unless told not to) or `memory://`."""
+    if not settings.auth.required:
+        log.warning(
+            "AUTHENTICATION IS OFF (SERVICE_AUTH_REQUIRED=false): anonymous requests act as admin of organization %r."
+            " Never run like this outside development.",
+            settings.default_organization,
+        )
+    store = _memory_store() if settings.database_url == MEMORY_URL else _sql_store(settings)
     ports = Ports(
-        uow=lambda: SqlUnitOfWork(engine),
+        uow=store.uow,
         clock=clock or SystemClock(),
         ids=UuidGenerator(),
         worker_heartbeat_interval_seconds=settings.worker_heartbeat_interval_seconds,
     )
+    hasher = Sha256SecretHasher()
+    verifier = CredentialVerifier(
+        settings.auth,
+        ServiceKeyVerifier(settings.service_api_key, settings.default_organization),
+        StoredKeyVerifier(ports, hasher),
+    )
+    policy = LimitPolicy(
+        ports=ports,
+        hasher=hasher,
+        standard_per_minute=settings.rate_limit_per_minute,
+        worker_per_minute=settings.worker_rate_limit_per_minute,
+        anonymous_per_minute=settings.rate_limit_per_minute,
+    )
     return create_app(
         ports=ports,
         verifier=verifier,
-        health_probe=SqlHealthProbe(engine),
+        health_probe=store.probe,
         auth=settings.auth,
+        policy=policy,
+        limiter=RateLimiter(settings.redis_url),
         default_organization=settings.default_organization,
-        backend=backend,
-        on_startup=[prepare_database],
-        on_shutdown=[close_database],
+        max_body_bytes=settings.max_body_bytes,
+        backend=store.backend,
+        on_startup=store.startup,
+        on_shutdown=store.shutdown,
     )

@@ -60,13 +60,23 @@ def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = No
     return Response(content=body, status_code=status, media_type=MediaType.JSON, headers=headers)
 
 
+def validation_body(loc: list[str | int], message: str, *more: tuple[list[str | int], str, str]) -> dict[str, Any]:
+    """The 422 body: the spec's `detail` list and the envelope naming the first failing field."""
+    items = [(loc, message, "value_error"), *more]
+    detail = [{"loc": item_loc, "msg": msg, "type": kind} for item_loc, msg, kind in items]
+    field = ".".join(str(part) for part in loc[1:]) or str(loc[0])
+    return {
+        "detail": detail,
+        **envelope(422, "VALIDATION_ERROR", f"{field}: {message}", {"field": field, "issue": message}),
+    }
+
+
 def validation_response(items: list[tuple[list[str | int], str, str]]) -> Response[Any]:
     """422 with the spec's `detail` list and the envelope naming the first failing field."""
-    detail = [{"loc": loc, "msg": msg, "type": kind} for loc, msg, kind in items]
-    first_loc, first_msg, _ = items[0]
-    field = ".".join(str(part) for part in first_loc[1:]) or str(first_loc[0])
-    body = envelope(422, "VALIDATION_ERROR", f"{field}: {first_msg}", {"field": field, "issue": first_msg})
-    return _json(422, {"detail": detail, **body})
+    (first_loc, first_msg, first_kind), *rest = items
+    body = validation_body(first_loc, first_msg, *rest)
+    body["detail"][0]["type"] = first_kind
+    return _json(422, body)
 
 
 def _msgspec_loc(error: msgspec.ValidationError) -> tuple[list[str | int], str]:

@@ -45,6 +45,8 @@ def start_server(tmp_path: Path, database_url: str, **extra_env: str) -> Server:
         **os.environ,
         "SERVICE_API_KEY": SERVICE_KEY,
         "SERVICE_JWT_SECRET": JWT_SECRET,
+        "CONTROLPLANE_RATE_LIMIT_PER_MINUTE": "100000",
+        "CONTROLPLANE_WORKER_RATE_LIMIT_PER_MINUTE": "100000",
         "CONTROLPLANE_DATABASE_URL": database_url,
         **extra_env,
     }

@@ -7,7 +7,9 @@ from typing import Any, Self
 
 from litestar.testing import TestClient
 
-from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier
+from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher
+from controlplane_adapters.ratelimit import RateLimiter
+from controlplane_http.limits import LimitPolicy
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.settings import AuthSettings
 from controlplane_domain.errors import Unavailable
@@ -39,13 +41,23 @@ class Probe:
         return self.ok
 
 
+class StandardOnly(LimitPolicy):
+    """Standard figures without asking the (broken) store for organization settings."""
+
+    async def api(self, organization_id: str) -> int:
+        return self.standard_per_minute
+
+
 def app_failing_with(error: Exception, database_ok: bool = True) -> TestClient[Any]:
     auth = AuthSettings()
+    ports = Ports(uow=lambda: BrokenUnitOfWork(error), clock=ManualClock(), ids=UuidGenerator())  # type: ignore[arg-type,return-value]
     app = create_app(
-        ports=Ports(uow=lambda: BrokenUnitOfWork(error), clock=ManualClock(), ids=UuidGenerator()),  # type: ignore[arg-type,return-value]
+        ports=ports,
         verifier=CredentialVerifier(auth, ServiceKeyVerifier(SERVICE_KEY, "default")),
         health_probe=Probe(database_ok),
         auth=auth,
+        policy=StandardOnly(ports=ports, hasher=Sha256SecretHasher()),
+        limiter=RateLimiter(),
     )
     return TestClient(app, raise_server_exceptions=False)
 

@@ -5,20 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from controlplane_domain.agents import Agent
+from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.errors import Conflict
+from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
+from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.teams import Team
 from controlplane_domain.workers import Worker
-
-
-class _Ordered(Protocol):
-    @property
-    def organization_id(self) -> str: ...
-
 
 T = TypeVar("T")
 
@@ -156,3 +153,57 @@ class MemoryModelRepository:
             if model.organization_id == organization_id and (model.enabled or not enabled_only)
         )
         return _page(mine, lambda model: (model.created_at, model.id), page)
+
+
+class MemoryApiKeyRepository:
+    def __init__(self, rows: dict[str, ApiKey]) -> None:
+        self.rows = rows
+
+    async def add(self, key: ApiKey) -> None:
+        if key.id in self.rows:
+            raise Conflict("api key id collision")
+        self.rows[key.id] = key
+
+    async def get(self, organization_id: str, key_id: str) -> ApiKey | None:
+        key = self.rows.get(key_id)
+        return key if key is not None and key.organization_id == organization_id else None
+
+    async def find_for_authentication(self, key_id: str) -> ApiKey | None:
+        return self.rows.get(key_id)
+
+    async def update(self, key: ApiKey) -> None:
+        self.rows[key.id] = key
+
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[ApiKey], int]:
+        mine = (key for key in self.rows.values() if key.organization_id == organization_id)
+        return _page(mine, lambda key: (key.created_at, key.id), page)
+
+
+class MemoryOrganizationRepository:
+    def __init__(self, rows: dict[str, OrganizationSettings]) -> None:
+        self.rows = rows
+
+    async def get_settings(self, organization_id: str) -> OrganizationSettings | None:
+        return self.rows.get(organization_id)
+
+    async def save_settings(self, settings: OrganizationSettings) -> None:
+        self.rows[settings.organization_id] = settings
+
+
+class MemoryIdempotencyRepository:
+    def __init__(self, rows: dict[tuple[str, str], IdempotencyRecord]) -> None:
+        self.rows = rows
+
+    async def get(self, organization_id: str, key: str) -> IdempotencyRecord | None:
+        return self.rows.get((organization_id, key))
+
+    async def add(self, record: IdempotencyRecord) -> None:
+        if (record.organization_id, record.key) in self.rows:
+            raise Conflict("idempotency key in use")
+        self.rows[(record.organization_id, record.key)] = record
+
+    async def save(self, record: IdempotencyRecord) -> None:
+        self.rows[(record.organization_id, record.key)] = record
+
+    async def delete(self, organization_id: str, key: str) -> None:
+        self.rows.pop((organization_id, key), None)

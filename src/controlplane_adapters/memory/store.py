@@ -9,12 +9,18 @@ from typing import Self
 
 from controlplane_adapters.memory.repositories import (
     MemoryAgentRepository,
+    MemoryApiKeyRepository,
+    MemoryIdempotencyRepository,
     MemoryModelRepository,
+    MemoryOrganizationRepository,
     MemoryTeamRepository,
     MemoryWorkerRepository,
 )
 from controlplane_domain.agents import Agent
+from controlplane_domain.api_keys import ApiKey
+from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
+from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.teams import Team
 from controlplane_domain.workers import Worker
 
@@ -27,9 +33,15 @@ class MemoryTables:
     teams: dict[str, Team] = field(default_factory=dict)
     workers: dict[tuple[str, str], Worker] = field(default_factory=dict)
     models: dict[str, LlmModel] = field(default_factory=dict)
+    api_keys: dict[str, ApiKey] = field(default_factory=dict)
+    organizations: dict[str, OrganizationSettings] = field(default_factory=dict)
+    idempotency: dict[tuple[str, str], IdempotencyRecord] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
-        return MemoryTables(dict(self.agents), dict(self.teams), dict(self.workers), dict(self.models))
+        return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
+
+
+TABLES = ("agents", "teams", "workers", "models", "api_keys", "organizations", "idempotency")
 
 
 class MemoryStore:
@@ -50,6 +62,9 @@ class MemoryUnitOfWork:
     teams: MemoryTeamRepository
     workers: MemoryWorkerRepository
     models: MemoryModelRepository
+    api_keys: MemoryApiKeyRepository
+    organizations: MemoryOrganizationRepository
+    idempotency: MemoryIdempotencyRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -57,12 +72,18 @@ class MemoryUnitOfWork:
 
     async def __aenter__(self) -> Self:
         await self._store.lock.acquire()
-        self._work = work = self._store.tables.copy()
+        self._bind(self._store.tables.copy())
+        return self
+
+    def _bind(self, work: MemoryTables) -> None:
+        self._work = work
         self.agents = MemoryAgentRepository(work.agents)
         self.teams = MemoryTeamRepository(work.teams)
         self.workers = MemoryWorkerRepository(work.workers)
         self.models = MemoryModelRepository(work.models)
-        return self
+        self.api_keys = MemoryApiKeyRepository(work.api_keys)
+        self.organizations = MemoryOrganizationRepository(work.organizations)
+        self.idempotency = MemoryIdempotencyRepository(work.idempotency)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -74,11 +95,7 @@ class MemoryUnitOfWork:
         if self._work is None:
             raise RuntimeError("commit outside the unit of work")
         self._store.tables = self._work
-        self._work = self._work.copy()
-        self.agents.rows = self._work.agents
-        self.teams.rows = self._work.teams
-        self.workers.rows = self._work.workers
-        self.models.rows = self._work.models
+        self._bind(self._work.copy())
 
 
 class MemoryHealthProbe:

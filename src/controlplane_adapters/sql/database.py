@@ -13,7 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from controlplane_adapters.sql.repositories import (
     SqlAgentRepository,
+    SqlApiKeyRepository,
+    SqlIdempotencyRepository,
     SqlModelRepository,
+    SqlOrganizationRepository,
     SqlTeamRepository,
     SqlWorkerRepository,
 )
@@ -62,6 +65,9 @@ class SqlUnitOfWork:
     teams: SqlTeamRepository
     workers: SqlWorkerRepository
     models: SqlModelRepository
+    api_keys: SqlApiKeyRepository
+    organizations: SqlOrganizationRepository
+    idempotency: SqlIdempotencyRepository
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
@@ -76,6 +82,9 @@ class SqlUnitOfWork:
         self.teams = SqlTeamRepository(connection)
         self.workers = SqlWorkerRepository(connection)
         self.models = SqlModelRepository(connection)
+        self.api_keys = SqlApiKeyRepository(connection)
+        self.organizations = SqlOrganizationRepository(connection)
+        self.idempotency = SqlIdempotencyRepository(connection)
         return self
 
     async def __aexit__(

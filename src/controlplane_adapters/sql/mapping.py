@@ -7,8 +7,12 @@ from typing import Any, TypeVar
 import msgspec
 
 from controlplane_domain.agents import Agent, AgentStatus
+from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.config import ExecutionEnvironment, TeamSettings
+from controlplane_domain.idempotency import IdempotencyRecord, RecordState
 from controlplane_domain.llm_models import LlmModel
+from controlplane_domain.organizations import OrganizationSettings, Tier
+from controlplane_domain.principal import Role
 from controlplane_domain.teams import Team, TeamStatus
 from controlplane_domain.workers import Worker, WorkerStatus
 
@@ -157,4 +161,80 @@ def model_to_domain(row: Any) -> LlmModel:
         compatible_runtimes=list(row.compatible_runtimes),
         created_at=row.created_at,
         updated_at=row.updated_at,
+    )
+
+
+def api_key_to_row(key: ApiKey) -> dict[str, Any]:
+    return {
+        "id": key.id,
+        "organization_id": key.organization_id,
+        "name": key.name,
+        "role": key.role.value,
+        "secret_hash": key.secret_hash,
+        "created_by": key.created_by,
+        "created_at": key.created_at,
+        "expires_at": key.expires_at,
+        "revoked_at": key.revoked_at,
+    }
+
+
+def api_key_to_domain(row: Any) -> ApiKey:
+    return ApiKey(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        role=Role(row.role),
+        secret_hash=row.secret_hash,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        expires_at=row.expires_at,
+        revoked_at=row.revoked_at,
+    )
+
+
+def settings_to_row(settings: OrganizationSettings) -> dict[str, Any]:
+    return {
+        "organization_id": settings.organization_id,
+        "tier": settings.tier.value,
+        "rate_limit_per_minute": settings.rate_limit_per_minute,
+        "worker_rate_limit_per_minute": settings.worker_rate_limit_per_minute,
+        "updated_at": settings.updated_at,
+    }
+
+
+def settings_to_domain(row: Any) -> OrganizationSettings:
+    return OrganizationSettings(
+        organization_id=row.organization_id,
+        tier=Tier(row.tier),
+        rate_limit_per_minute=row.rate_limit_per_minute,
+        worker_rate_limit_per_minute=row.worker_rate_limit_per_minute,
+        updated_at=row.updated_at,
+    )
+
+
+def record_to_row(record: IdempotencyRecord) -> dict[str, Any]:
+    return {
+        "organization_id": record.organization_id,
+        "key": record.key,
+        "fingerprint": record.fingerprint,
+        "state": record.state.value,
+        "status_code": record.status_code,
+        "content_type": record.content_type,
+        "body": record.body,
+        "created_at": record.created_at,
+        "expires_at": record.expires_at,
+    }
+
+
+def record_to_domain(row: Any) -> IdempotencyRecord:
+    return IdempotencyRecord(
+        organization_id=row.organization_id,
+        key=row.key,
+        fingerprint=row.fingerprint,
+        state=RecordState(row.state),
+        status_code=row.status_code,
+        content_type=row.content_type,
+        body=None if row.body is None else bytes(row.body),
+        created_at=row.created_at,
+        expires_at=row.expires_at,
     )

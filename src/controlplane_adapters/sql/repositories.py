@@ -13,8 +13,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from controlplane_adapters.sql import mapping, tables
 from controlplane_domain.agents import Agent
+from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.errors import Conflict
+from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
+from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.teams import Team
 from controlplane_domain.workers import Worker
@@ -164,12 +167,9 @@ class SqlWorkerRepository:
     async def save(self, worker: Worker) -> None:
         t = tables.workers
         values = mapping.worker_to_row(worker)
-        insert = postgresql.insert if self.connection.dialect.name == "postgresql" else sqlite.insert
-        statement = insert(t).values(**values)
-        changes = {key: value for key, value in values.items() if key not in ("organization_id", "worker_id")}
-        changes.pop("registered_at")
+        # registered_at keeps the first heartbeat's value
         await self.connection.execute(
-            statement.on_conflict_do_update(index_elements=[t.c.organization_id, t.c.worker_id], set_=changes)
+            _upsert(self.connection, t, values, ["organization_id", "worker_id"], keep=["registered_at"])
         )
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
@@ -180,3 +180,73 @@ class SqlWorkerRepository:
             sa.select(t).where(where).order_by(t.c.registered_at, t.c.worker_id).limit(page.limit).offset(page.offset)
         )
         return [mapping.worker_to_domain(row) for row in rows], total
+
+
+class SqlApiKeyRepository(_Table[ApiKey]):
+    table = tables.api_keys
+    to_row = staticmethod(mapping.api_key_to_row)
+    to_domain = staticmethod(mapping.api_key_to_domain)
+    unique_field = "id"
+    noun = "api key"
+
+    async def find_for_authentication(self, key_id: str) -> ApiKey | None:
+        row = (await self.connection.execute(sa.select(self.table).where(self.table.c.id == key_id))).first()
+        return None if row is None else mapping.api_key_to_domain(row)
+
+
+def _upsert(
+    connection: AsyncConnection,
+    table: sa.Table,
+    values: dict[str, Any],
+    keys: Sequence[str],
+    keep: Sequence[str] = (),
+) -> Any:
+    """INSERT ... ON CONFLICT (keys) DO UPDATE every column but the keys and those to `keep`."""
+    insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
+    changes = {name: value for name, value in values.items() if name not in keys and name not in keep}
+    return insert(table).values(**values).on_conflict_do_update(index_elements=list(keys), set_=changes)
+
+
+class SqlOrganizationRepository:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self.connection = connection
+
+    async def get_settings(self, organization_id: str) -> OrganizationSettings | None:
+        t = tables.organization_settings
+        row = (await self.connection.execute(sa.select(t).where(t.c.organization_id == organization_id))).first()
+        return None if row is None else mapping.settings_to_domain(row)
+
+    async def save_settings(self, settings: OrganizationSettings) -> None:
+        values = mapping.settings_to_row(settings)
+        await self.connection.execute(
+            _upsert(self.connection, tables.organization_settings, values, ["organization_id"])
+        )
+
+
+class SqlIdempotencyRepository:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self.connection = connection
+
+    def _where(self, organization_id: str, key: str) -> tuple[sa.ColumnElement[bool], ...]:
+        t = tables.idempotency_records
+        return (t.c.organization_id == organization_id, t.c.key == key)
+
+    async def get(self, organization_id: str, key: str) -> IdempotencyRecord | None:
+        t = tables.idempotency_records
+        row = (await self.connection.execute(sa.select(t).where(*self._where(organization_id, key)))).first()
+        return None if row is None else mapping.record_to_domain(row)
+
+    async def add(self, record: IdempotencyRecord) -> None:
+        try:
+            await self.connection.execute(tables.idempotency_records.insert().values(**mapping.record_to_row(record)))
+        except IntegrityError as exc:
+            raise Conflict("idempotency key in use") from exc
+
+    async def save(self, record: IdempotencyRecord) -> None:
+        values = mapping.record_to_row(record)
+        await self.connection.execute(
+            _upsert(self.connection, tables.idempotency_records, values, ["organization_id", "key"])
+        )
+
+    async def delete(self, organization_id: str, key: str) -> None:
+        await self.connection.execute(tables.idempotency_records.delete().where(*self._where(organization_id, key)))

@@ -127,3 +127,43 @@ llm_models = sa.Table(
     sa.Index("ix_llm_models_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_llm_models_org_enabled", "organization_id", "enabled", "created_at", "id"),
 )
+
+api_keys = sa.Table(
+    "api_keys",
+    metadata,
+    _id(),
+    _org(),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("role", sa.String(32), nullable=False),
+    sa.Column("secret_hash", sa.String(128), nullable=False),
+    sa.Column("created_by", sa.String(255), nullable=False),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+    sa.Column("expires_at", UtcDateTime(), nullable=True),
+    sa.Column("revoked_at", UtcDateTime(), nullable=True),
+    sa.Index("ix_api_keys_org_created", "organization_id", "created_at", "id"),
+)
+
+organization_settings = sa.Table(
+    "organization_settings",
+    metadata,
+    sa.Column("organization_id", sa.String(255), primary_key=True),
+    sa.Column("tier", sa.String(32), nullable=False),
+    sa.Column("rate_limit_per_minute", sa.Integer(), nullable=True),
+    sa.Column("worker_rate_limit_per_minute", sa.Integer(), nullable=True),
+    sa.Column("updated_at", UtcDateTime(), nullable=True),
+)
+
+idempotency_records = sa.Table(
+    "idempotency_records",
+    metadata,
+    sa.Column("organization_id", sa.String(255), primary_key=True),
+    sa.Column("key", sa.String(255), primary_key=True),
+    sa.Column("fingerprint", sa.String(64), nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("status_code", sa.Integer(), nullable=True),
+    sa.Column("content_type", sa.String(255), nullable=True),
+    sa.Column("body", sa.LargeBinary(), nullable=True),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+    sa.Column("expires_at", UtcDateTime(), nullable=False),
+    sa.Index("ix_idempotency_records_expires", "expires_at"),
+)

@@ -1,0 +1,19 @@
+"""The HTTP side of Idempotency-Key: binds the use cases to the app's ports."""
+
+from __future__ import annotations
+
+from controlplane_domain.ports import Ports
+from controlplane_domain.usecases.idempotency import Replay, begin_idempotent_request, finish_idempotent_request
+
+__all__ = ["Idempotency", "Replay"]
+
+
+class Idempotency:
+    def __init__(self, ports: Ports) -> None:
+        self.ports = ports
+
+    async def begin(self, organization_id: str, key: str, fingerprint: str) -> Replay | None:
+        return await begin_idempotent_request(self.ports, organization_id, key, fingerprint)
+
+    async def finish(self, organization_id: str, key: str, status: int, content_type: str, body: bytes) -> None:
+        await finish_idempotent_request(self.ports, organization_id, key, status, content_type, body)

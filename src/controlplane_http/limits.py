@@ -1,0 +1,42 @@
+"""Which per-minute figure applies to a request: the standard tier, or the organization's own (cached briefly)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from controlplane_domain.organizations import OrganizationSettings
+from controlplane_domain.ports import Ports, SecretHasher
+from controlplane_domain.usecases.organizations import settings_for
+
+SETTINGS_TTL_SECONDS = 5.0
+
+
+@dataclass
+class LimitPolicy:
+    """Standard figures from configuration; enterprise figures from the organization's settings."""
+
+    ports: Ports
+    hasher: SecretHasher
+    standard_per_minute: int = 100
+    worker_per_minute: int = 1200
+    anonymous_per_minute: int = 100
+    _cache: dict[str, tuple[float, OrganizationSettings]] = field(default_factory=dict)
+
+    async def _settings(self, organization_id: str) -> OrganizationSettings:
+        now = time.monotonic()
+        cached = self._cache.get(organization_id)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        settings = await settings_for(self.ports, organization_id)
+        self._cache[organization_id] = (now + SETTINGS_TTL_SECONDS, settings)
+        return settings
+
+    def forget(self, organization_id: str) -> None:
+        self._cache.pop(organization_id, None)
+
+    async def api(self, organization_id: str) -> int:
+        return (await self._settings(organization_id)).api_limit(self.standard_per_minute)
+
+    async def worker(self, organization_id: str) -> int:
+        return (await self._settings(organization_id)).worker_limit(self.worker_per_minute)

@@ -1,0 +1,222 @@
+"""ASGI middleware: authentication with per-credential rate limits, and Idempotency-Key replay."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import msgspec
+
+from controlplane_adapters.ratelimit import RateLimiter
+from controlplane_adapters.settings import AuthSettings
+from controlplane_domain.errors import Conflict, DomainError, Unauthenticated, ValidationFailed
+from controlplane_domain.ports import TokenVerifier
+from controlplane_domain.principal import Principal
+from controlplane_http.errors import envelope, validation_body
+from controlplane_http.idempotency import Idempotency, Replay
+from controlplane_http.limits import LimitPolicy
+
+log = logging.getLogger("controlplane.http")
+
+# Plain ASGI shapes (Litestar's TypedDicts are stricter than what a pass-through middleware needs).
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+PUBLIC_PREFIXES = ("/api/openapi", "/api/docs")
+WORKER_PREFIXES = ("/api/v1/workers",)
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+async def send_json(send: Send, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    payload = msgspec.json.encode(body)
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    raw += [(name.lower().encode(), value.encode()) for name, value in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def with_headers(send: Send, headers: dict[str, str]) -> Send:
+    """A `send` that adds headers to the response start."""
+    extra = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return wrapped
+
+
+class SecurityMiddleware:
+    """Authenticates every request, counts it against its credential's budget, and labels every response."""
+
+    def __init__(
+        self, app: ASGIApp, verifier: TokenVerifier, auth: AuthSettings, anonymous: Principal, limiter: RateLimiter,
+        limits: LimitPolicy,
+    ) -> None:  # fmt: skip
+        self.app = app
+        self.verifier = verifier
+        self.auth = auth
+        self.anonymous = anonymous
+        self.limiter = limiter
+        self.limits = limits
+        self.key_header = auth.api_key_header.lower().encode()
+
+    def _token(self, scope: Scope) -> str | None:
+        token: str | None = None
+        authorization = _header(scope, b"authorization")
+        if authorization is not None:
+            scheme, _, value = authorization.strip().partition(" ")
+            if scheme.lower() != "bearer" or not value.strip():
+                raise Unauthenticated()
+            token = value.strip()
+        if self.key_header != b"authorization" and (raw := _header(scope, self.key_header)):
+            key = raw.strip()
+            token = key[7:].strip() if key.lower().startswith("bearer ") else key
+        return token
+
+    async def _authenticate(self, scope: Scope) -> Principal:
+        token = self._token(scope)
+        if token is None:
+            if self.auth.required:
+                raise Unauthenticated()
+            return self.anonymous
+        return await self.verifier.verify(token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        client = scope.get("client") or ("unknown", 0)
+        failure: DomainError | None = None
+        principal: Principal | None = None
+        if path.startswith(PUBLIC_PREFIXES):
+            decision = await self.limiter.hit(f"ip:{client[0]}", self.limits.anonymous_per_minute)
+        else:
+            try:
+                principal = await self._authenticate(scope)
+            except DomainError as exc:  # Unauthenticated, or Unavailable while checking a stored key
+                failure = exc
+            if principal is None:
+                decision = await self.limiter.hit(f"ip:{client[0]}", self.limits.anonymous_per_minute)
+            elif path.startswith(WORKER_PREFIXES):
+                per_minute = await self.limits.worker(principal.organization_id)
+                decision = await self.limiter.hit(f"worker:{principal.credential_id}", per_minute)
+            else:
+                per_minute = await self.limits.api(principal.organization_id)
+                decision = await self.limiter.hit(f"api:{principal.credential_id}", per_minute)
+        headers = decision.headers()
+        if not decision.allowed:
+            headers["Retry-After"] = str(decision.retry_after(time.time()))
+            message = f"rate limit of {decision.limit} requests a minute exceeded"
+            await send_json(send, 429, envelope(429, "RATE_LIMITED", message), headers)
+            return
+        if failure is not None:
+            status = 401 if isinstance(failure, Unauthenticated) else 503
+            if status == 401:
+                headers["WWW-Authenticate"] = 'Bearer realm="controlplane"'
+            await send_json(send, status, envelope(status, failure.code, failure.message, failure.details), headers)
+            return
+        if principal is not None:
+            scope["user"] = principal
+        await self.app(scope, receive, with_headers(send, headers))
+
+
+class IdempotencyMiddleware:
+    """Replays the first response to a creating POST that carries the same `Idempotency-Key` and body."""
+
+    def __init__(self, app: ASGIApp, idempotency: Idempotency, max_body_bytes: int) -> None:
+        self.app = app
+        self.idempotency = idempotency
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        key = _header(scope, b"idempotency-key") if scope["type"] == "http" and scope["method"] == "POST" else None
+        principal = scope.get("user")
+        if key is None or not isinstance(principal, Principal):
+            await self.app(scope, receive, send)
+            return
+        body = await self._read_body(receive)
+        if body is None:
+            await send_json(send, 413, envelope(413, "PAYLOAD_TOO_LARGE", "request body too large"))
+            return
+        fingerprint = hashlib.sha256(
+            b"%s %s\n%s" % (scope["method"].encode(), scope["path"].encode(), body)
+        ).hexdigest()
+        try:
+            replay = await self.idempotency.begin(principal.organization_id, key, fingerprint)
+        except ValidationFailed as exc:
+            await send_json(send, 422, validation_body(["header", "Idempotency-Key"], exc.issue))
+            return
+        except Conflict as exc:
+            await send_json(send, 409, envelope(409, "IDEMPOTENCY_IN_FLIGHT", exc.message))
+            return
+        if replay is not None:
+            await self._replay(send, replay)
+            return
+        await self._run_and_record(scope, body, send, principal.organization_id, key)
+
+    async def _read_body(self, receive: Receive) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+    async def _replay(self, send: Send, replay: Replay) -> None:
+        headers = [(b"content-type", replay.content_type.encode()), (b"idempotent-replayed", b"true")]
+        headers.append((b"content-length", str(len(replay.body)).encode()))
+        await send({"type": "http.response.start", "status": replay.status_code, "headers": headers})
+        await send({"type": "http.response.body", "body": replay.body})
+
+    async def _run_and_record(self, scope: Scope, body: bytes, send: Send, organization_id: str, key: str) -> None:
+        delivered = False
+
+        async def replay_body() -> Message:
+            nonlocal delivered
+            if delivered:
+                return {"type": "http.disconnect"}
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        status = 500
+        content_type = "application/json"
+        chunks: list[bytes] = []
+
+        async def capture(message: Message) -> None:
+            nonlocal status, content_type
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"content-type":
+                        content_type = value.decode("latin-1")
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, replay_body, capture)
+        finally:
+            await self.idempotency.finish(organization_id, key, status, content_type, b"".join(chunks))
