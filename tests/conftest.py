@@ -14,20 +14,29 @@ from litestar.testing import TestClient
 from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.settings import AuthSettings, Settings
 from controlplane_http.bootstrap import build_app
-from tests.databases import postgres_database, truncate
+from tests.databases import postgres_database, redis_url, truncate
 from tests.support import DEFAULT_ORG, JWT_SECRET, SERVICE_KEY, bearer, make_jwt
 
 BACKENDS = ["memory", "sqlite", "postgres"]
 
 
 def app_settings(
-    database_url: str, *, rate_limit: int = 100_000, redis_url: str | None = None, **auth: object
+    database_url: str,
+    *,
+    rate_limit: int = 100_000,
+    worker_rate_limit: int | None = None,
+    redis_url: str | None = None,
+    redis_namespace: str = "controlplane-test",
+    max_body_bytes: int = 1024 * 1024,
+    **auth: object,
 ) -> Settings:
     return Settings(
         database_url=database_url,
         rate_limit_per_minute=rate_limit,
-        worker_rate_limit_per_minute=rate_limit,
+        worker_rate_limit_per_minute=worker_rate_limit or rate_limit,
         redis_url=redis_url,
+        redis_namespace=redis_namespace,
+        max_body_bytes=max_body_bytes,
         service_api_key=SERVICE_KEY,
         default_organization=DEFAULT_ORG,
         auth=AuthSettings(jwt_secret=JWT_SECRET, **auth),  # type: ignore[arg-type]
@@ -55,6 +64,11 @@ def build_test_app(
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     yield from postgres_database()
+
+
+@pytest.fixture(scope="session")
+def redis() -> str:
+    return redis_url()
 
 
 @pytest.fixture

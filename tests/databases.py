@@ -82,3 +82,24 @@ async def truncate(url: str) -> None:
             await connection.execute(sa.text(f"TRUNCATE {names} CASCADE"))
     finally:
         await engine.dispose()
+
+
+REDIS_URL = os.environ.get("CONTROLPLANE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def redis_url() -> str:
+    """The test Redis, or a loud skip (a failure when CI=true)."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        message = f"Redis is not reachable at {REDIS_URL}: {exc!r}"
+        if _in_ci():
+            pytest.fail(f"{message} (CI=true: the Redis tests must run)")
+        warnings.warn(f"SKIPPING REDIS TESTS: {message}", stacklevel=1)
+        pytest.skip(f"SKIPPED LOUDLY: {message}")
+    finally:
+        client.close()
+    return REDIS_URL

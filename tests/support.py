@@ -13,7 +13,7 @@ from controlplane_adapters.memory import MemoryStore
 from controlplane_domain.ports import Clock, Ports
 
 SERVICE_KEY = "test-service-key"
-JWT_SECRET = "test-jwt-secret-with-at-least-32-bytes!"
+JWT_SECRET = "test-jwt-secret-that-is-long-enough-for-hs256-and-hs512-signatures!"
 DEFAULT_ORG = "default"
 
 

@@ -14,6 +14,8 @@ from limits.storage import storage_from_string
 
 log = logging.getLogger(__name__)
 
+WINDOW_SECONDS = 60
+
 
 @dataclass(frozen=True, slots=True)
 class RateDecision:
@@ -32,7 +34,8 @@ class RateDecision:
         }
 
     def retry_after(self, now: float) -> int:
-        return max(1, self.reset_at - math.floor(now))
+        """Whole seconds until the window resets (at least 1, at most the one-minute window)."""
+        return max(1, min(WINDOW_SECONDS, math.ceil(self.reset_at - now)))
 
 
 @lru_cache(maxsize=256)
@@ -43,7 +46,8 @@ def _per_minute(amount: int) -> RateLimitItem:
 class RateLimiter:
     """Counts hits atomically (one in-process counter, or a Redis script) and reports the window."""
 
-    def __init__(self, redis_url: str | None = None) -> None:
+    def __init__(self, redis_url: str | None = None, namespace: str = "controlplane") -> None:
+        self.namespace = namespace
         if redis_url:
             uri = redis_url.replace("redis://", "async+redis://", 1).replace("rediss://", "async+rediss://", 1)
             storage = storage_from_string(uri, implementation="redispy")
@@ -54,10 +58,11 @@ class RateLimiter:
 
     async def hit(self, bucket: str, per_minute: int) -> RateDecision:
         item = _per_minute(per_minute)
+        key = f"{self.namespace}:{bucket}"
         try:
-            allowed = await self._limiter.hit(item, bucket)
-            stats = await self._limiter.get_window_stats(item, bucket)
+            allowed = await self._limiter.hit(item, key)
+            stats = await self._limiter.get_window_stats(item, key)
         except Exception:  # the store is down: admit (availability first) and say so in the log
             log.exception("rate-limit store unavailable; admitting the request")
-            return RateDecision(True, per_minute, per_minute, math.ceil(time.time() + 60))
+            return RateDecision(True, per_minute, per_minute, math.ceil(time.time() + WINDOW_SECONDS))
         return RateDecision(allowed, per_minute, max(0, stats.remaining), math.ceil(stats.reset_time))

@@ -45,6 +45,7 @@ class Settings:
     rate_limit_per_minute: int = 100
     worker_rate_limit_per_minute: int = 1200
     redis_url: str | None = None
+    redis_namespace: str = "controlplane"
     max_body_bytes: int = 1024 * 1024
     auth: AuthSettings = field(default_factory=AuthSettings)
 
@@ -192,6 +193,8 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         settings = replace(settings, worker_rate_limit_per_minute=rate)
     if (value := env.get("CONTROLPLANE_MAX_BODY_BYTES")) is not None:
         settings = replace(settings, max_body_bytes=parse_int("CONTROLPLANE_MAX_BODY_BYTES", value, maximum=1024**3))
+    if "CONTROLPLANE_REDIS_NAMESPACE" in env:
+        settings = replace(settings, redis_namespace=env["CONTROLPLANE_REDIS_NAMESPACE"] or "controlplane")
     if "CONTROLPLANE_REDIS_URL" in env:
         settings = replace(settings, redis_url=env["CONTROLPLANE_REDIS_URL"] or None)
     if not settings.default_organization.strip():

@@ -9,6 +9,7 @@ import os
 import sys
 
 from controlplane_adapters.settings import ConfigError, load_settings
+from controlplane_domain.errors import DomainError
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -46,6 +47,38 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _create_api_key(args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    from controlplane_adapters.auth import Sha256SecretHasher
+    from controlplane_adapters.clock import SystemClock, UuidGenerator
+    from controlplane_adapters.sql import migrate
+    from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
+    from controlplane_domain.ports import Ports
+    from controlplane_domain.principal import Principal, Role
+    from controlplane_domain.usecases.api_keys import CreateApiKey, create_api_key
+
+    settings = load_settings(config_file=args.config)
+    expires_at = datetime.fromisoformat(args.expires_at) if args.expires_at else None
+    if expires_at is not None and expires_at.tzinfo is None:
+        raise ConfigError("--expires-at needs a timezone, e.g. 2027-01-01T00:00:00+00:00")
+
+    async def run() -> str:
+        engine = create_engine(settings.database_url)
+        try:
+            await migrate.upgrade(engine)
+            ports = Ports(uow=lambda: SqlUnitOfWork(engine), clock=SystemClock(), ids=UuidGenerator())
+            operator = Principal(args.org, "cli", Role.ADMIN, "cli", "cli", operator=True)
+            command = CreateApiKey(name=args.name, role=Role(args.role), expires_at=expires_at)
+            issued = await create_api_key(ports, Sha256SecretHasher(), operator, command)
+            return issued.plaintext
+        finally:
+            await engine.dispose()
+
+    print(asyncio.run(run()))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="controlplane", description="Agent Control Plane")
     root.add_argument("--config", default=None, help="YAML configuration file (or CONTROLPLANE_CONFIG)")
@@ -59,6 +92,13 @@ def parser() -> argparse.ArgumentParser:
     migrate = commands.add_parser("migrate", help="upgrade the database schema to the newest revision")
     migrate.add_argument("--sql", action="store_true", help="print the SQL instead of running it")
     migrate.set_defaults(run=_migrate)
+    keys = commands.add_parser("api-keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="issue a key and print it (shown only this once)")
+    create.add_argument("--org", required=True, help="organization id")
+    create.add_argument("--name", required=True, help="a name to recognise the key by")
+    create.add_argument("--role", default="admin", choices=["viewer", "member", "admin"])
+    create.add_argument("--expires-at", default=None, help="ISO 8601 date-time with timezone")
+    create.set_defaults(run=_create_api_key)
     return root
 
 
@@ -68,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     try:
         code: int = args.run(args)
-    except ConfigError as exc:
+    except (ConfigError, DomainError) as exc:
         print(f"controlplane: configuration error: {exc}", file=sys.stderr)
         return 2
     return code

@@ -39,7 +39,7 @@ class Server:
         return httpx.Client(base_url=self.url, headers=bearer(SERVICE_KEY), timeout=10)
 
 
-def start_server(tmp_path: Path, database_url: str, **extra_env: str) -> Server:
+def start_server(tmp_path: Path, database_url: str, *, token: str = SERVICE_KEY, **extra_env: str) -> Server:
     port = free_port()
     env = {
         **os.environ,
@@ -65,7 +65,7 @@ def start_server(tmp_path: Path, database_url: str, **extra_env: str) -> Server:
         if process.poll() is not None:
             raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
         try:
-            return httpx.get(f"{server.url}/api/health", headers=bearer(SERVICE_KEY), timeout=1).status_code == 200
+            return httpx.get(f"{server.url}/api/health", headers=bearer(token), timeout=1).status_code == 200
         except httpx.TransportError:
             return False
 

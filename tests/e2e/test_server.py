@@ -87,3 +87,24 @@ def test_bad_configuration_is_a_clear_error(tmp_path: Path) -> None:
     result = run_cli("serve", env={"SERVICE_AUTH_REQUIRED": "maybe"}, cwd=tmp_path)
     assert result.returncode == 2
     assert "SERVICE_AUTH_REQUIRED must be true or false" in result.stderr
+
+
+def test_cli_issues_a_bootstrap_key_that_the_server_accepts(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'keys.db'}"
+    created = run_cli(
+        "api-keys", "create", "--org", "acme", "--name", "bootstrap", "--role", "admin",
+        env={"CONTROLPLANE_DATABASE_URL": url}, cwd=tmp_path,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip().splitlines()[-1]
+    assert key.startswith("cpk_")
+    server = start_server(tmp_path, url, token=key, SERVICE_API_KEY="")
+    try:
+        with server.client() as client:
+            headers = bearer(key)
+            agent = client.post("/api/v1/agents", json={"name": "from-cli-key"}, headers=headers)
+            assert agent.status_code == 201
+            assert agent.json()["organization_id"] == "acme"
+            assert client.get("/api/v1/api-keys", headers=headers).json()["items"][0]["name"] == "bootstrap"
+    finally:
+        stop_server(server)

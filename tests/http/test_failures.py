@@ -8,13 +8,13 @@ from typing import Any, Self
 from litestar.testing import TestClient
 
 from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher
-from controlplane_adapters.ratelimit import RateLimiter
-from controlplane_http.limits import LimitPolicy
 from controlplane_adapters.clock import ManualClock, UuidGenerator
+from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import AuthSettings
 from controlplane_domain.errors import Unavailable
 from controlplane_domain.ports import Ports
 from controlplane_http.app import create_app
+from controlplane_http.limits import LimitPolicy
 from tests.support import SERVICE_KEY, bearer
 
 

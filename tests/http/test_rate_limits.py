@@ -1,0 +1,100 @@
+"""Rate limits: headers on every response, 429 past the limit, tiers, worker budget, Redis shared counters."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from controlplane_adapters.clock import ManualClock
+from tests.conftest import build_test_app
+from tests.support import SERVICE_KEY, bearer, make_jwt
+
+HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
+
+
+def limited_client(tmp_path: Path, store: str = "memory", **options: Any) -> TestClient[Any]:
+    options.setdefault("redis_namespace", f"test-{uuid.uuid4().hex}")
+    app = build_test_app(store, tmp_path, ManualClock(), **options)
+    client = TestClient(app)
+    client.headers.update(bearer(SERVICE_KEY))
+    return client
+
+
+@pytest.fixture(params=["memory", "redis"])
+def limiter_options(request: pytest.FixtureRequest) -> dict[str, Any]:
+    if request.param == "redis":
+        return {"redis_url": request.getfixturevalue("redis")}
+    return {}
+
+
+def test_every_response_carries_the_headers(tmp_path: Path, limiter_options: dict[str, Any]) -> None:
+    with limited_client(tmp_path, rate_limit=50, **limiter_options) as client:
+        responses = [
+            client.get("/api/v1/agents"),
+            client.post("/api/v1/agents", json={}),
+            client.get("/api/v1/agents/missing"),
+            client.get("/api/v1/agents", headers=bearer("wrong")),
+            client.get("/api/openapi.json"),
+        ]
+        assert [r.status_code for r in responses] == [200, 422, 404, 401, 200]
+        for response in responses:
+            assert all(name in response.headers for name in HEADERS), response.headers
+        first, second = responses[0], responses[1]
+        assert first.headers["x-ratelimit-limit"] == "50"
+        assert int(second.headers["x-ratelimit-remaining"]) == int(first.headers["x-ratelimit-remaining"]) - 1
+        reset = int(first.headers["x-ratelimit-reset"])
+        assert time.time() < reset <= time.time() + 61
+
+
+def test_over_the_limit_is_429_with_retry_after(tmp_path: Path, limiter_options: dict[str, Any]) -> None:
+    with limited_client(tmp_path, rate_limit=5, **limiter_options) as client:
+        statuses = [client.get("/api/v1/agents").status_code for _ in range(5)]
+        assert statuses == [200] * 5
+        refused = client.get("/api/v1/agents")
+        assert refused.status_code == 429
+        assert refused.json()["error"]["code"] == "RATE_LIMITED"
+        assert 1 <= int(refused.headers["retry-after"]) <= 60
+        assert refused.headers["x-ratelimit-remaining"] == "0"
+        other_credential = client.get("/api/v1/agents", headers=bearer(make_jwt("default")))
+        assert other_credential.status_code == 200, "limits are per credential"
+
+
+def test_worker_traffic_has_its_own_budget(tmp_path: Path) -> None:
+    with limited_client(tmp_path, rate_limit=3, worker_rate_limit=10) as client:
+        for _ in range(3):
+            assert client.get("/api/v1/agents").status_code == 200
+        assert client.get("/api/v1/agents").status_code == 429
+        beat = {"worker_id": "w", "environment_name": "e"}
+        responses = [client.post("/api/v1/workers/heartbeat", json=beat) for _ in range(10)]
+        assert [r.status_code for r in responses] == [200] * 10
+        assert responses[0].headers["x-ratelimit-limit"] == "10"
+        assert client.post("/api/v1/workers/heartbeat", json=beat).status_code == 429
+
+
+def test_enterprise_figure_is_set_by_an_operator(tmp_path: Path) -> None:
+    with limited_client(tmp_path, rate_limit=100) as client:
+        acme_admin = bearer(make_jwt("acme", roles=["admin"]))
+        forbidden = client.put(
+            "/api/v1/organizations/acme/settings", json={"tier": "enterprise", "rate_limit_per_minute": 5000},
+            headers=acme_admin,
+        )  # fmt: skip
+        assert forbidden.status_code == 403
+        assert client.get("/api/v1/organizations/other/settings", headers=acme_admin).status_code == 404
+        standard = client.get("/api/v1/organizations/acme/settings", headers=acme_admin).json()
+        assert (standard["tier"], standard["effective_rate_limit_per_minute"]) == ("standard", 100)
+        updated = client.put(
+            "/api/v1/organizations/acme/settings", json={"tier": "enterprise", "rate_limit_per_minute": 3}
+        )
+        assert updated.status_code == 200, updated.text
+        assert updated.json()["effective_rate_limit_per_minute"] == 3
+        member = bearer(make_jwt("acme", sub="someone"))
+        statuses = [client.get("/api/v1/agents", headers=member).status_code for _ in range(4)]
+        assert statuses == [200, 200, 200, 429]
+        assert client.get("/api/v1/agents").status_code == 200, "the default organization keeps the standard tier"
+        missing_figure = client.put("/api/v1/organizations/acme/settings", json={"tier": "enterprise"})
+        assert missing_figure.status_code == 422
