@@ -35,14 +35,15 @@ class Conflict(DomainError):
 
 
 class ValidationFailed(DomainError):
-    """Input breaks a rule; `field` is a dotted path into the request body."""
+    """Input breaks a rule; `field` is a dotted path into the request `location` (body, query, header)."""
 
     code = "VALIDATION_ERROR"
 
-    def __init__(self, field: str, issue: str) -> None:
+    def __init__(self, field: str, issue: str, location: str = "body") -> None:
         super().__init__(f"{field}: {issue}" if field else issue, {"field": field, "issue": issue})
         self.field = field
         self.issue = issue
+        self.location = location
 
 
 class Unauthenticated(DomainError):

@@ -22,9 +22,9 @@ class PageRequest:
 
     def __post_init__(self) -> None:
         if not 1 <= self.limit <= MAX_LIMIT:
-            raise ValidationFailed("limit", f"must be between 1 and {MAX_LIMIT}")
+            raise ValidationFailed("limit", f"must be between 1 and {MAX_LIMIT}", "query")
         if self.offset < 0:
-            raise ValidationFailed("offset", "must be 0 or more")
+            raise ValidationFailed("offset", "must be 0 or more", "query")
 
 
 @dataclass(frozen=True, slots=True)

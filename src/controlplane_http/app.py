@@ -11,6 +11,7 @@ from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Server
+from litestar.routes import HTTPRoute
 
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import AuthSettings
@@ -29,7 +30,7 @@ from controlplane_http.errors import handle_exception
 from controlplane_http.idempotency import Idempotency
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.middleware import IdempotencyMiddleware, SecurityMiddleware
-from controlplane_http.security import require_role
+from controlplane_http.security import reject_unknown_query, require_role
 
 CONTROLLERS = [
     HealthController,
@@ -91,7 +92,7 @@ def create_app(
     idempotency = DefineMiddleware(
         cast(Any, IdempotencyMiddleware), idempotency=Idempotency(ports), max_body_bytes=max_body_bytes
     )
-    return Litestar(
+    app = Litestar(
         route_handlers=CONTROLLERS,
         dependencies={
             "ports": Provide(lambda: ports, use_cache=True, sync_to_thread=False),
@@ -101,7 +102,7 @@ def create_app(
         },
         middleware=[security, idempotency],
         request_max_body_size=max_body_bytes,
-        guards=[require_role],
+        guards=[require_role, reject_unknown_query],
         exception_handlers={Exception: handle_exception},
         dto=StrictJSONBody,
         return_dto=None,
@@ -110,3 +111,21 @@ def create_app(
         on_shutdown=list(on_shutdown),
         debug=debug,
     )
+    _correct_options_allow(app)
+    return app
+
+
+def _correct_options_allow(app: Litestar) -> None:
+    """Make the automatic OPTIONS answers list every method of their path.
+
+    Litestar builds a path's OPTIONS handler when the path's first handler is registered and keeps it when the
+    others join, so `Allow` named only the first method. Point each handler at its final route's methods.
+    """
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute):
+            continue
+        for handler in route.route_handlers:
+            function = getattr(handler.fn, "__closure__", None) if handler.handler_name == "options_handler" else None
+            for cell in function or ():
+                if isinstance(cell.cell_contents, HTTPRoute):
+                    cell.cell_contents.methods = route.methods

@@ -109,8 +109,8 @@ def _litestar_validation(exc: ValidationException) -> list[tuple[list[str | int]
 
 def _domain_response(exc: DomainError) -> Response[Any]:
     if isinstance(exc, ValidationFailed):
-        source = "query" if exc.field in ("limit", "offset") else "body"
-        loc: list[str | int] = [source, *(int(p) if p.isdigit() else p for p in exc.field.split(".") if p)]
+        parts = exc.field.split(".") if exc.location == "body" else [exc.field]
+        loc: list[str | int] = [exc.location, *(int(p) if p.isdigit() else p for p in parts if p)]
         return validation_response([(loc, exc.issue, "value_error")])
     status = next((code for kind, code in DOMAIN_STATUS.items() if isinstance(exc, kind)), 400)
     headers = {"WWW-Authenticate": 'Bearer realm="controlplane"'} if status == 401 else None

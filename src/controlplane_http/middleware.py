@@ -159,7 +159,7 @@ class IdempotencyMiddleware:
         try:
             replay = await self.idempotency.begin(principal.organization_id, key, fingerprint)
         except ValidationFailed as exc:
-            await send_json(send, 422, validation_body(["header", "Idempotency-Key"], exc.issue))
+            await send_json(send, 422, validation_body([exc.location, exc.field], exc.issue))
             return
         except Conflict as exc:
             await send_json(send, 409, envelope(409, "IDEMPOTENCY_IN_FLIGHT", exc.message))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
-from controlplane_domain.errors import Forbidden
+from controlplane_domain.errors import Forbidden, ValidationFailed
 from controlplane_domain.principal import Principal, Role
 
 log = logging.getLogger("controlplane.auth")
@@ -26,3 +27,27 @@ def require_role(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRo
     needed = Role(handler.opt.get("role", default))
     if not principal.can(needed):
         raise Forbidden(f"role '{principal.role}' may not perform this action; '{needed}' is required")
+
+
+_RESERVED = frozenset({"data", "request", "state", "scope", "headers", "cookies", "query", "body"})
+_QUERY_NAMES: dict[str, frozenset[str]] = {}
+
+
+def _declared_query(handler: BaseRouteHandler) -> frozenset[str]:
+    names = _QUERY_NAMES.get(handler.handler_id)
+    if names is None:
+        parameters = set(handler.parsed_fn_signature.parameters)
+        dependencies = set(handler.resolve_dependencies())
+        path_names = {name.split(":")[0] for path in handler.paths for name in re.findall(r"{([^}]+)}", path)}
+        names = frozenset(parameters - dependencies - path_names - _RESERVED)
+        _QUERY_NAMES[handler.handler_id] = names
+    return names
+
+
+def reject_unknown_query(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """A query parameter the route does not declare is a validation error, like an unknown body field."""
+    if not connection.scope.get("query_string"):
+        return
+    unknown = sorted(set(connection.query_params) - _declared_query(handler))
+    if unknown:
+        raise ValidationFailed(unknown[0], "unknown query parameter", "query")

@@ -176,3 +176,8 @@ def test_another_organization_sees_nothing(client: TestClient[Any], other_org: d
     mine = client.post("/api/v1/agents", json={"name": agent["name"]}, headers=other_org)
     assert mine.status_code == 201, "names are unique per organization, not globally"
     assert mine.json()["organization_id"] == "org-other"
+
+
+def test_unknown_query_parameters_are_422(client: TestClient[Any]) -> None:
+    assert_validation(client.get("/api/v1/agents", params={"skip": 5}), ["query", "skip"])
+    assert_validation(client.get("/api/v1/agents", params={"limit": 5, "sort": "name"}), ["query", "sort"])

@@ -34,7 +34,7 @@ async def begin_idempotent_request(ports: Ports, organization_id: str, key: str,
     ValidationFailed when the key was used with another request; Conflict while the first is in flight.
     """
     if not key.strip() or len(key) > KEY_MAX_LENGTH:
-        raise ValidationFailed("Idempotency-Key", f"must be 1 to {KEY_MAX_LENGTH} characters")
+        raise ValidationFailed("Idempotency-Key", f"must be 1 to {KEY_MAX_LENGTH} characters", "header")
     now = ports.clock.now()
     async with ports.uow() as uow:
         existing = await uow.idempotency.get(organization_id, key)
@@ -57,7 +57,7 @@ async def begin_idempotent_request(ports: Ports, organization_id: str, key: str,
             await uow.commit()
             return None
     if existing.fingerprint != fingerprint:
-        raise ValidationFailed("Idempotency-Key", "was already used with a different request body or path")
+        raise ValidationFailed("Idempotency-Key", "was already used with a different request body or path", "header")
     if existing.state is RecordState.IN_FLIGHT or existing.status_code is None:
         raise Conflict("a request with this Idempotency-Key is in flight")
     return Replay(existing.status_code, existing.content_type or "application/json", existing.body or b"")
