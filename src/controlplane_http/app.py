@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from litestar import Litestar
+from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
@@ -101,6 +102,7 @@ def create_app(
             "policy": Provide(lambda: policy, use_cache=True, sync_to_thread=False),
         },
         middleware=[security, idempotency],
+        state=State({"ports": ports}),
         request_max_body_size=max_body_bytes,
         guards=[require_role, reject_unknown_query],
         exception_handlers={Exception: handle_exception},

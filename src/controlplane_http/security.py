@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
-from controlplane_domain.errors import Forbidden, ValidationFailed
+from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
+from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
+from controlplane_domain.usecases import agents, api_keys, models, teams, workers
 
 log = logging.getLogger("controlplane.auth")
 
@@ -18,15 +21,44 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PATHS = ("/api/openapi", "/api/docs")
 
 
-def require_role(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
-    """Reads need `viewer`, writes `member`, unless the route's `opt["role"]` asks for more."""
+Probe = Callable[[Ports, Principal, str], Awaitable[object]]
+
+
+async def _organization_visible(ports: Ports, principal: Principal, organization_id: str) -> None:
+    if not principal.operator and organization_id != principal.organization_id:
+        raise NotFound("organization", organization_id)
+
+
+# How to tell whether the object a path parameter names is visible to the caller (NotFound when it is not).
+VISIBILITY: dict[str, Probe] = {
+    "agent_id": lambda ports, who, object_id: agents.get_agent(ports, who.organization_id, object_id),
+    "team_id": lambda ports, who, object_id: teams.get_team(ports, who.organization_id, object_id),
+    "worker_id": lambda ports, who, object_id: workers.get_worker(ports, who.organization_id, object_id),
+    "model_id": lambda ports, who, object_id: models.get_model(ports, who.organization_id, object_id),
+    "key_id": lambda ports, who, object_id: api_keys.get_api_key(ports, who.organization_id, object_id),
+    "organization_id": _organization_visible,
+}
+
+
+async def require_role(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """Reads need `viewer`, writes `member`, unless the route's `opt["role"]` asks for more.
+
+    A caller whose role falls short learns 403 only about objects it can see: another organization's object is
+    404 whatever the role, so the objects named in the path are looked up first.
+    """
     principal = connection.scope.get("user")
     if not isinstance(principal, Principal):
         return  # public route (OpenAPI document)
     default = Role.VIEWER if connection.scope.get("method", "GET") in READ_METHODS else Role.MEMBER
     needed = Role(handler.opt.get("role", default))
-    if not principal.can(needed):
-        raise Forbidden(f"role '{principal.role}' may not perform this action; '{needed}' is required")
+    if principal.can(needed):
+        return
+    ports = connection.app.state["ports"]
+    for name, value in connection.path_params.items():
+        probe = VISIBILITY.get(name)
+        if probe is not None:
+            await probe(ports, principal, str(value))
+    raise Forbidden(f"role '{principal.role}' may not perform this action; '{needed}' is required")
 
 
 _RESERVED = frozenset({"data", "request", "state", "scope", "headers", "cookies", "query", "body"})

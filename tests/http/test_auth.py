@@ -125,3 +125,12 @@ def test_audience_and_issuer_are_checked_when_configured(tmp_path: Path) -> None
             make_jwt("acme"),
         ):
             assert client.get("/api/v1/agents", headers=bearer(token)).json() == UNAUTHORIZED
+
+
+def test_a_viewer_gets_403_on_its_own_objects_and_404_on_others(client: TestClient[Any]) -> None:
+    agent = client.post("/api/v1/agents", json={"name": "mine"}).json()
+    own_viewer = bearer(make_jwt("default", sub="reader", roles=["viewer"]))
+    foreign_viewer = bearer(make_jwt("acme", sub="reader", roles=["viewer"]))
+    assert client.patch(f"/api/v1/agents/{agent['id']}", json={"name": "x"}, headers=own_viewer).status_code == 403
+    assert client.patch(f"/api/v1/agents/{agent['id']}", json={"name": "x"}, headers=foreign_viewer).status_code == 404
+    assert client.patch("/api/v1/agents/no-such-agent", json={"name": "x"}, headers=own_viewer).status_code == 404

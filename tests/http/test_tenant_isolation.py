@@ -1,0 +1,90 @@
+"""Walk the app's own route table: for every route with an id in its path, another organization gets 404
+and the first organization's object is unchanged. A route added without a factory here fails this test."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from litestar.routes import HTTPRoute
+from litestar.testing import TestClient
+
+from tests.support import bearer, make_jwt
+
+Factory = Callable[[TestClient[Any]], str]
+
+
+def _post(path: str, body: dict[str, Any], key: str = "id") -> Factory:
+    def create(client: TestClient[Any]) -> str:
+        response = client.post(path, json=body)
+        assert response.status_code in (200, 201), response.text
+        value: str = response.json()[key]
+        return value
+
+    return create
+
+
+FACTORIES: dict[str, Factory] = {
+    "agent_id": _post("/api/v1/agents", {"name": "victim-agent", "description": "secret-agent-data"}),
+    "team_id": _post("/api/v1/teams", {"name": "victim-team", "description": "secret-team-data"}),
+    "worker_id": _post("/api/v1/workers/heartbeat", {"worker_id": "victim-worker", "environment_name": "secret-env"},
+                       "worker_id"),
+    "model_id": _post("/api/v1/models", {"value": "victim-model", "provider": "secret-provider"}),
+    "key_id": _post("/api/v1/api-keys", {"name": "victim-key"}),
+    "organization_id": lambda client: "default",
+}  # fmt: skip
+
+BODIES: dict[str, dict[str, Any]] = {
+    "/api/v1/agents/{agent_id}": {"name": "hijacked"},
+    "/api/v1/teams/{team_id}": {"name": "hijacked"},
+    "/api/v1/models/{model_id}": {"enabled": False},
+    "/api/v1/organizations/{organization_id}/settings": {"tier": "enterprise", "rate_limit_per_minute": 1},
+}
+
+SNAPSHOTS = [
+    "/api/v1/agents",
+    "/api/v1/teams",
+    "/api/v1/workers",
+    "/api/v1/models",
+    "/api/v1/api-keys",
+    "/api/v1/organizations/default/settings",
+]
+
+
+def routes_with_ids(client: TestClient[Any]) -> list[tuple[str, str]]:
+    found = []
+    for route in client.app.routes:
+        if not isinstance(route, HTTPRoute) or "{" not in route.path or not route.path.startswith("/api/v1/"):
+            continue
+        template = re.sub(r"{(\w+):\w+}", r"{\1}", route.path)
+        found.extend((method, template) for method in sorted(route.methods) if method not in ("OPTIONS", "HEAD"))
+    return found
+
+
+def snapshot(client: TestClient[Any], ids: dict[str, str]) -> dict[str, Any]:
+    state = {path: client.get(path).json() for path in SNAPSHOTS}
+    for method, template in routes_with_ids(client):
+        if method == "GET":
+            path = template.format(**ids)
+            state[path] = client.get(path).json()
+    return state
+
+
+def test_every_route_with_an_id_is_404_for_another_organization(client: TestClient[Any]) -> None:
+    routes = routes_with_ids(client)
+    names = {name.split(":")[0] for _, path in routes for name in re.findall(r"{([^}]+)}", path)}
+    assert names <= set(FACTORIES), f"no isolation coverage for path parameters {names - set(FACTORIES)}"
+    assert len(routes) >= 15
+    ids = {name: factory(client) for name, factory in FACTORIES.items()}
+    client.post(f"/api/v1/teams/{ids['team_id']}/agents/{ids['agent_id']}")
+    before = snapshot(client, ids)
+    intruders = [bearer(make_jwt("intruder-org", roles=[role])) for role in ("admin", "member", "viewer")]
+    for headers in intruders:
+        for method, template in routes:
+            path = template.format(**{name: ids[name] for name in names})
+            response = client.request(method, path, json=BODIES.get(template), headers=headers)
+            assert response.status_code == 404, (method, template, response.status_code, response.text)
+            assert response.json()["error"]["code"] == "NOT_FOUND"
+            assert "secret" not in response.text
+    assert snapshot(client, ids) == before
