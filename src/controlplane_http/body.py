@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -10,9 +11,15 @@ from litestar.dto import AbstractDTO, DTOFieldDefinition
 from litestar.dto._backend import DTOBackend
 from litestar.typing import FieldDefinition
 
+from controlplane_domain.errors import ValidationFailed
+
 if TYPE_CHECKING:
     from litestar._openapi.schema_generation import SchemaCreator
     from litestar.openapi.spec import Reference, Schema
+
+
+# An escaped NUL that is not itself an escaped backslash followed by "u0000": no database stores it.
+_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 
 
 class StrictJSONBody(AbstractDTO[Any]):
@@ -33,6 +40,8 @@ class StrictJSONBody(AbstractDTO[Any]):
 
     def decode_bytes(self, value: bytes) -> Any:
         kind = self._types[self.asgi_connection.route_handler.handler_id]
+        if b"\\u0000" in value and _NUL.search(value):
+            raise ValidationFailed("", "text must not contain NUL (\\u0000) characters")
         return msgspec.json.decode(value, type=kind, strict=True)
 
     def decode_builtins(self, value: dict[str, Any]) -> Any:

@@ -181,3 +181,12 @@ def test_another_organization_sees_nothing(client: TestClient[Any], other_org: d
 def test_unknown_query_parameters_are_422(client: TestClient[Any]) -> None:
     assert_validation(client.get("/api/v1/agents", params={"skip": 5}), ["query", "skip"])
     assert_validation(client.get("/api/v1/agents", params={"limit": 5, "sort": "name"}), ["query", "sort"])
+
+
+def test_nul_characters_are_refused_everywhere(client: TestClient[Any]) -> None:
+    response = client.post("/api/v1/agents", json={"name": "a\u0000b"})
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    literal = client.post("/api/v1/agents", json={"name": "a\\u0000b"})
+    assert literal.status_code == 201, "the six characters \\u0000 are ordinary text"
+    assert literal.json()["name"] == "a\\u0000b"

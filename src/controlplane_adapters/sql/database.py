@@ -8,7 +8,7 @@ from typing import Any, Self
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from controlplane_adapters.sql.repositories import (
@@ -20,7 +20,7 @@ from controlplane_adapters.sql.repositories import (
     SqlTeamRepository,
     SqlWorkerRepository,
 )
-from controlplane_domain.errors import Conflict, DomainError, TransientFailure, Unavailable
+from controlplane_domain.errors import Conflict, DomainError, TransientFailure, Unavailable, ValidationFailed
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,8 @@ def translate_driver_error(exc: BaseException) -> DomainError | None:
         return TransientFailure("a concurrent change got in the way; please retry")
     if isinstance(exc, IntegrityError):
         return Conflict("the change conflicts with existing data")
+    if isinstance(exc, DataError):
+        return ValidationFailed("", "a value cannot be stored by the database")
     if isinstance(exc, OperationalError | OSError | ConnectionError) or (
         isinstance(exc, DBAPIError) and exc.connection_invalidated
     ):
