@@ -47,6 +47,9 @@ class Settings:
     redis_url: str | None = None
     redis_namespace: str = "controlplane"
     max_body_bytes: int = 1024 * 1024
+    lease_timeout_seconds: int = 60
+    max_attempts: int = 3
+    sse_keepalive_seconds: float = 15.0
     auth: AuthSettings = field(default_factory=AuthSettings)
 
 
@@ -193,6 +196,13 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         settings = replace(settings, worker_rate_limit_per_minute=rate)
     if (value := env.get("CONTROLPLANE_MAX_BODY_BYTES")) is not None:
         settings = replace(settings, max_body_bytes=parse_int("CONTROLPLANE_MAX_BODY_BYTES", value, maximum=1024**3))
+    if (value := env.get("CONTROLPLANE_LEASE_TIMEOUT_SECONDS")) is not None:
+        settings = replace(settings, lease_timeout_seconds=parse_int("CONTROLPLANE_LEASE_TIMEOUT_SECONDS", value))
+    if (value := env.get("CONTROLPLANE_MAX_ATTEMPTS")) is not None:
+        settings = replace(settings, max_attempts=parse_int("CONTROLPLANE_MAX_ATTEMPTS", value, maximum=100))
+    if (value := env.get("CONTROLPLANE_SSE_KEEPALIVE_SECONDS")) is not None:
+        keepalive = parse_int("CONTROLPLANE_SSE_KEEPALIVE_SECONDS", value, maximum=3600)
+        settings = replace(settings, sse_keepalive_seconds=float(keepalive))
     if "CONTROLPLANE_REDIS_NAMESPACE" in env:
         settings = replace(settings, redis_namespace=env["CONTROLPLANE_REDIS_NAMESPACE"] or "controlplane")
     if "CONTROLPLANE_REDIS_URL" in env:

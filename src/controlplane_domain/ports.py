@@ -10,6 +10,8 @@ from typing import Protocol, Self
 
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
+from controlplane_domain.environments import Environment, WorkerQueue
+from controlplane_domain.executions import Execution, ExecutionEvent, ExecutionStatus
 from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings
@@ -63,6 +65,9 @@ class WorkerRepository(Protocol):
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]: ...
 
+    async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
+        """Workers per queue whose last heartbeat is at or after `since`."""
+
 
 class ModelRepository(Protocol):
     async def add(self, model: LlmModel) -> None: ...
@@ -109,6 +114,86 @@ class IdempotencyRepository(Protocol):
     async def delete(self, organization_id: str, key: str) -> None: ...
 
 
+class EnvironmentRepository(Protocol):
+    async def add(self, environment: Environment) -> None: ...
+
+    async def get(self, organization_id: str, environment_id: str) -> Environment | None: ...
+
+    async def update(self, environment: Environment) -> None: ...
+
+    async def delete(self, organization_id: str, environment_id: str) -> None: ...
+
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Environment], int]: ...
+
+
+class QueueRepository(Protocol):
+    async def add(self, queue: WorkerQueue) -> None: ...
+
+    async def get(self, organization_id: str, queue_id: str) -> WorkerQueue | None: ...
+
+    async def update(self, queue: WorkerQueue) -> None: ...
+
+    async def delete(self, organization_id: str, queue_id: str) -> None: ...
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, *, environment_id: str | None = None
+    ) -> tuple[list[WorkerQueue], int]: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionFilter:
+    status: ExecutionStatus | None = None
+    agent_id: str | None = None
+    team_id: str | None = None
+    worker_queue_id: str | None = None
+
+
+class ExecutionRepository(Protocol):
+    async def add(self, execution: Execution) -> None: ...
+
+    async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
+        """With `for_update`, the row stays locked until the transaction ends (Postgres)."""
+
+    async def update(self, execution: Execution) -> None: ...
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, where: ExecutionFilter
+    ) -> tuple[list[Execution], int]: ...
+
+    async def next_queued(self, organization_id: str, queue_id: str) -> Execution | None:
+        """The oldest queued execution of the queue, locked and skipped by concurrent callers (Postgres)."""
+
+    async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]: ...
+
+    async def expired_leases(self, now: datetime, limit: int) -> list[Execution]:
+        """Operator query across organizations: running executions whose lease has expired."""
+
+    async def count_queued(self, organization_id: str, queue_ids: Sequence[str]) -> dict[str, int]: ...
+
+    async def count_unfinished(self, organization_id: str, queue_id: str) -> int: ...
+
+    async def add_events(self, events: Sequence[ExecutionEvent]) -> None: ...
+
+    async def events_after(
+        self, organization_id: str, execution_id: str, after_seq: int, limit: int
+    ) -> list[ExecutionEvent]: ...
+
+
+class Subscription(Protocol):
+    async def wait(self, seconds: float) -> bool:
+        """True when the topic was published since the last wait (or since subscribing)."""
+
+    def close(self) -> None: ...
+
+
+class EventBus(Protocol):
+    """Wakes waiters (long polls, streams) when something they watch changed; carries no data."""
+
+    async def publish(self, topic: str) -> None: ...
+
+    def subscribe(self, topic: str) -> Subscription: ...
+
+
 class UnitOfWork(Protocol):
     """Owns one transaction: leaving the block without `commit()` rolls back."""
 
@@ -132,6 +217,15 @@ class UnitOfWork(Protocol):
 
     @property
     def idempotency(self) -> IdempotencyRepository: ...
+
+    @property
+    def environments(self) -> EnvironmentRepository: ...
+
+    @property
+    def queues(self) -> QueueRepository: ...
+
+    @property
+    def executions(self) -> ExecutionRepository: ...
 
     async def __aenter__(self) -> Self: ...
 
@@ -179,3 +273,6 @@ class Ports:
     clock: Clock
     ids: IdGenerator
     worker_heartbeat_interval_seconds: int = 30
+    bus: EventBus | None = None
+    lease_timeout_seconds: int = 60
+    max_attempts: int = 3

@@ -33,6 +33,7 @@ class Worker:
     heartbeat_interval_seconds: int
     registered_at: datetime
     last_heartbeat_at: datetime
+    queue_id: str | None = None
 
     def effective_status(self, now: datetime) -> WorkerStatus:
         """The reported status, or `offline` once three intervals pass without a heartbeat."""

@@ -22,6 +22,8 @@ from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION
 from controlplane_http.body import StrictJSONBody
 from controlplane_http.controllers._shared import provide_principal
 from controlplane_http.controllers.agents import AgentController
+from controlplane_http.controllers.environments import EnvironmentController, WorkerQueueController
+from controlplane_http.controllers.executions import ExecuteController, ExecutionController, LeaseController
 from controlplane_http.controllers.health import Diagnostics, HealthController
 from controlplane_http.controllers.models import ModelController, RuntimeController
 from controlplane_http.controllers.security import ApiKeyController, OrganizationController
@@ -32,6 +34,7 @@ from controlplane_http.idempotency import Idempotency
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.middleware import IdempotencyMiddleware, SecurityMiddleware
 from controlplane_http.security import reject_unknown_query, require_role
+from controlplane_http.streaming import StreamOptions
 
 CONTROLLERS = [
     HealthController,
@@ -42,6 +45,11 @@ CONTROLLERS = [
     RuntimeController,
     ApiKeyController,
     OrganizationController,
+    EnvironmentController,
+    WorkerQueueController,
+    ExecuteController,
+    ExecutionController,
+    LeaseController,
 ]
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
@@ -79,6 +87,7 @@ def create_app(
     limiter: RateLimiter,
     default_organization: str = "default",
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    stream_options: StreamOptions | None = None,
     backend: str = "memory",
     on_startup: Sequence[Callable[[], Any]] = (),
     on_shutdown: Sequence[Callable[[], Any]] = (),
@@ -86,6 +95,7 @@ def create_app(
 ) -> Litestar:
     """Build the HTTP app around the given adapters."""
     diagnostics = Diagnostics(health_probe, backend)
+    options = stream_options or StreamOptions()
     anonymous = Principal(default_organization, "anonymous", Role.ADMIN, "none", "anonymous")
     security = DefineMiddleware(
         cast(Any, SecurityMiddleware), verifier=verifier, auth=auth, anonymous=anonymous, limiter=limiter, limits=policy
@@ -100,6 +110,7 @@ def create_app(
             "principal": Provide(provide_principal),
             "diagnostics": Provide(lambda: diagnostics, use_cache=True, sync_to_thread=False),
             "policy": Provide(lambda: policy, use_cache=True, sync_to_thread=False),
+            "options": Provide(lambda: options, use_cache=True, sync_to_thread=False),
         },
         middleware=[security, idempotency],
         state=State({"ports": ports}),

@@ -11,6 +11,7 @@ from litestar import Litestar
 from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher, StoredKeyVerifier
 from controlplane_adapters.clock import SystemClock, UuidGenerator
 from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
+from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import Settings
 from controlplane_adapters.sql import migrate
@@ -18,6 +19,8 @@ from controlplane_adapters.sql.database import SqlHealthProbe, SqlUnitOfWork, cr
 from controlplane_domain.ports import Clock, HealthProbe, Ports, UnitOfWork
 from controlplane_http.app import create_app
 from controlplane_http.limits import LimitPolicy
+from controlplane_http.reaper import LeaseReaper
+from controlplane_http.streaming import StreamOptions
 
 log = logging.getLogger("controlplane")
 
@@ -87,7 +90,11 @@ def build_app(settings: Settings, *, clock: Clock | None = None) -> Litestar:
         clock=clock or SystemClock(),
         ids=UuidGenerator(),
         worker_heartbeat_interval_seconds=settings.worker_heartbeat_interval_seconds,
+        bus=LocalEventBus(),
+        lease_timeout_seconds=settings.lease_timeout_seconds,
+        max_attempts=settings.max_attempts,
     )
+    reaper = LeaseReaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -110,7 +117,8 @@ def build_app(settings: Settings, *, clock: Clock | None = None) -> Litestar:
         limiter=RateLimiter(settings.redis_url, settings.redis_namespace),
         default_organization=settings.default_organization,
         max_body_bytes=settings.max_body_bytes,
+        stream_options=StreamOptions(keepalive_seconds=settings.sse_keepalive_seconds),
         backend=store.backend,
-        on_startup=store.startup,
-        on_shutdown=store.shutdown,
+        on_startup=[*store.startup, reaper.start],
+        on_shutdown=[reaper.stop, *store.shutdown],
     )

@@ -30,6 +30,14 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 PUBLIC_PREFIXES = ("/api/openapi", "/api/docs")
 WORKER_PREFIXES = ("/api/v1/workers",)
+WORKER_SUFFIXES = ("/lease", "/complete", "/events")
+
+
+def is_worker_traffic(method: str, path: str) -> bool:
+    """Heartbeats, leases, event batches and completions count against the worker budget."""
+    if path.startswith(WORKER_PREFIXES):
+        return True
+    return method == "POST" and path.endswith(WORKER_SUFFIXES)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -112,7 +120,7 @@ class SecurityMiddleware:
                 failure = exc
             if principal is None:
                 decision = await self.limiter.hit(f"ip:{client[0]}", self.limits.anonymous_per_minute)
-            elif path.startswith(WORKER_PREFIXES):
+            elif is_worker_traffic(scope["method"], path):
                 per_minute = await self.limits.worker(principal.organization_id)
                 decision = await self.limiter.hit(f"worker:{principal.credential_id}", per_minute)
             else:

@@ -13,7 +13,7 @@ from litestar.handlers.base import BaseRouteHandler
 from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
-from controlplane_domain.usecases import agents, api_keys, models, teams, workers
+from controlplane_domain.usecases import agents, api_keys, environments, executions, models, teams, workers
 
 log = logging.getLogger("controlplane.auth")
 
@@ -37,6 +37,9 @@ VISIBILITY: dict[str, Probe] = {
     "model_id": lambda ports, who, object_id: models.get_model(ports, who.organization_id, object_id),
     "key_id": lambda ports, who, object_id: api_keys.get_api_key(ports, who.organization_id, object_id),
     "organization_id": _organization_visible,
+    "environment_id": lambda ports, who, object_id: environments.get_environment(ports, who.organization_id, object_id),
+    "queue_id": lambda ports, who, object_id: environments.get_queue(ports, who.organization_id, object_id),
+    "execution_id": lambda ports, who, object_id: executions.get_execution(ports, who.organization_id, object_id),
 }
 
 

@@ -12,12 +12,14 @@ from litestar.testing import TestClient
 
 from tests.support import bearer, make_jwt
 
-Factory = Callable[[TestClient[Any]], str]
+Factory = Callable[[TestClient[Any], dict[str, str]], str]
 
 
 def _post(path: str, body: dict[str, Any], key: str = "id") -> Factory:
-    def create(client: TestClient[Any]) -> str:
-        response = client.post(path, json=body)
+    def create(client: TestClient[Any], ids: dict[str, str]) -> str:
+        response = client.post(
+            path.format(**ids), json={k: v.format(**ids) if isinstance(v, str) else v for k, v in body.items()}
+        )
         assert response.status_code in (200, 201), response.text
         value: str = response.json()[key]
         return value
@@ -25,6 +27,7 @@ def _post(path: str, body: dict[str, Any], key: str = "id") -> Factory:
     return create
 
 
+# In creation order: later factories may use the ids of earlier ones.
 FACTORIES: dict[str, Factory] = {
     "agent_id": _post("/api/v1/agents", {"name": "victim-agent", "description": "secret-agent-data"}),
     "team_id": _post("/api/v1/teams", {"name": "victim-team", "description": "secret-team-data"}),
@@ -32,7 +35,11 @@ FACTORIES: dict[str, Factory] = {
                        "worker_id"),
     "model_id": _post("/api/v1/models", {"value": "victim-model", "provider": "secret-provider"}),
     "key_id": _post("/api/v1/api-keys", {"name": "victim-key"}),
-    "organization_id": lambda client: "default",
+    "organization_id": lambda client, ids: "default",
+    "environment_id": _post("/api/v1/environments", {"name": "victim-env", "description": "secret-env-data"}),
+    "queue_id": _post("/api/v1/environments/{environment_id}/worker-queues", {"name": "victim-queue"}),
+    "execution_id": _post("/api/v1/agents/{agent_id}/execute",
+                          {"prompt": "secret prompt", "worker_queue_id": "{queue_id}"}),
 }  # fmt: skip
 
 BODIES: dict[str, dict[str, Any]] = {
@@ -40,6 +47,14 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/teams/{team_id}": {"name": "hijacked"},
     "/api/v1/models/{model_id}": {"enabled": False},
     "/api/v1/organizations/{organization_id}/settings": {"tier": "enterprise", "rate_limit_per_minute": 1},
+    "/api/v1/environments/{environment_id}": {"name": "hijacked"},
+    "/api/v1/environments/{environment_id}/worker-queues": {"name": "hijack-queue"},
+    "/api/v1/worker-queues/{queue_id}": {"name": "hijacked"},
+    "/api/v1/worker-queues/{queue_id}/lease": {"worker_id": "thief", "wait_seconds": 0},
+    "/api/v1/agents/{agent_id}/execute": {"prompt": "steal", "worker_queue_id": "{queue_id}"},
+    "/api/v1/teams/{team_id}/execute": {"prompt": "steal", "worker_queue_id": "{queue_id}"},
+    "/api/v1/executions/{execution_id}/events": {"worker_id": "thief", "attempt": 1, "events": [{"type": "log"}]},
+    "/api/v1/executions/{execution_id}/complete": {"worker_id": "thief", "attempt": 1, "status": "completed"},
 }
 
 SNAPSHOTS = [
@@ -49,6 +64,9 @@ SNAPSHOTS = [
     "/api/v1/models",
     "/api/v1/api-keys",
     "/api/v1/organizations/default/settings",
+    "/api/v1/environments",
+    "/api/v1/worker-queues",
+    "/api/v1/executions",
 ]
 
 
@@ -65,7 +83,7 @@ def routes_with_ids(client: TestClient[Any]) -> list[tuple[str, str]]:
 def snapshot(client: TestClient[Any], ids: dict[str, str]) -> dict[str, Any]:
     state = {path: client.get(path).json() for path in SNAPSHOTS}
     for method, template in routes_with_ids(client):
-        if method == "GET":
+        if method == "GET" and not template.endswith("/stream"):
             path = template.format(**ids)
             state[path] = client.get(path).json()
     return state
@@ -76,14 +94,19 @@ def test_every_route_with_an_id_is_404_for_another_organization(client: TestClie
     names = {name.split(":")[0] for _, path in routes for name in re.findall(r"{([^}]+)}", path)}
     assert names <= set(FACTORIES), f"no isolation coverage for path parameters {names - set(FACTORIES)}"
     assert len(routes) >= 15
-    ids = {name: factory(client) for name, factory in FACTORIES.items()}
+    ids: dict[str, str] = {}
+    for name, factory in FACTORIES.items():
+        ids[name] = factory(client, ids)
     client.post(f"/api/v1/teams/{ids['team_id']}/agents/{ids['agent_id']}")
     before = snapshot(client, ids)
     intruders = [bearer(make_jwt("intruder-org", roles=[role])) for role in ("admin", "member", "viewer")]
     for headers in intruders:
         for method, template in routes:
             path = template.format(**{name: ids[name] for name in names})
-            response = client.request(method, path, json=BODIES.get(template), headers=headers)
+            body = BODIES.get(template)
+            if body is not None:
+                body = {k: v.format(**ids) if isinstance(v, str) else v for k, v in body.items()}
+            response = client.request(method, path, json=body, headers=headers)
             assert response.status_code == 404, (method, template, response.status_code, response.text)
             assert response.json()["error"]["code"] == "NOT_FOUND"
             assert "secret" not in response.text

@@ -5,24 +5,88 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
+from controlplane_domain.environments import Environment, WorkerQueue
 from controlplane_domain.errors import Conflict
+from controlplane_domain.executions import Execution, ExecutionEvent, ExecutionStatus
 from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.ports import ExecutionFilter
 from controlplane_domain.teams import Team
 from controlplane_domain.workers import Worker
 
 T = TypeVar("T")
+QUEUED = ExecutionStatus.QUEUED
+HELD = frozenset({ExecutionStatus.RUNNING, ExecutionStatus.WAITING_FOR_INPUT})
 
 
 def _page(items: Iterable[T], key: Callable[[T], tuple[datetime, str]], page: PageRequest) -> tuple[list[T], int]:
     ordered = sorted(items, key=key)
     return ordered[page.offset : page.offset + page.limit], len(ordered)
+
+
+class _Keyed(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def organization_id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def created_at(self) -> datetime: ...
+
+
+K = TypeVar("K", bound=_Keyed)
+
+
+class _Named(Generic[K]):
+    """Add, get, update, delete and page objects with a name unique in their scope."""
+
+    noun = "object"
+
+    def __init__(self, rows: dict[str, K]) -> None:
+        self.rows = rows
+
+    def _same_scope(self, a: K, b: K) -> bool:
+        return True
+
+    def _check_unique(self, obj: K) -> None:
+        for other in self.rows.values():
+            if (
+                other.organization_id == obj.organization_id
+                and other.name == obj.name
+                and other.id != obj.id
+                and self._same_scope(other, obj)
+            ):
+                raise Conflict(f"{self.noun} with name '{obj.name}' already exists", {"field": "name"})
+
+    async def add(self, obj: K) -> None:
+        self._check_unique(obj)
+        self.rows[obj.id] = obj
+
+    async def get(self, organization_id: str, object_id: str) -> K | None:
+        obj = self.rows.get(object_id)
+        return obj if obj is not None and obj.organization_id == organization_id else None
+
+    async def update(self, obj: K) -> None:
+        self._check_unique(obj)
+        self.rows[obj.id] = obj
+
+    async def delete(self, organization_id: str, object_id: str) -> None:
+        if await self.get(organization_id, object_id) is not None:
+            del self.rows[object_id]
+
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[K], int]:
+        mine = (obj for obj in self.rows.values() if obj.organization_id == organization_id)
+        return _page(mine, lambda obj: (obj.created_at, obj.id), page)
 
 
 class MemoryAgentRepository:
@@ -118,6 +182,14 @@ class MemoryWorkerRepository:
         mine = (worker for (org, _), worker in self.rows.items() if org == organization_id)
         return _page(mine, lambda worker: (worker.registered_at, worker.worker_id), page)
 
+    async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for (org, _), worker in self.rows.items():
+            if org == organization_id and worker.queue_id in queue_ids and worker.last_heartbeat_at >= since:
+                queue_id = worker.queue_id or ""
+                counts[queue_id] = counts.get(queue_id, 0) + 1
+        return counts
+
 
 class MemoryModelRepository:
     def __init__(self, rows: dict[str, LlmModel]) -> None:
@@ -207,3 +279,106 @@ class MemoryIdempotencyRepository:
 
     async def delete(self, organization_id: str, key: str) -> None:
         self.rows.pop((organization_id, key), None)
+
+
+class MemoryEnvironmentRepository(_Named[Environment]):
+    noun = "environment"
+
+
+class MemoryQueueRepository(_Named[WorkerQueue]):
+    noun = "worker queue"
+
+    def _same_scope(self, a: WorkerQueue, b: WorkerQueue) -> bool:
+        return a.environment_id == b.environment_id
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, *, environment_id: str | None = None
+    ) -> tuple[list[WorkerQueue], int]:
+        mine = (
+            queue
+            for queue in self.rows.values()
+            if queue.organization_id == organization_id and environment_id in (None, queue.environment_id)
+        )
+        return _page(mine, lambda queue: (queue.created_at, queue.id), page)
+
+
+class MemoryExecutionRepository:
+    def __init__(self, rows: dict[str, Execution], events: dict[str, list[ExecutionEvent]]) -> None:
+        self.rows = rows
+        self.events = events
+
+    async def add(self, execution: Execution) -> None:
+        self.rows[execution.id] = execution
+
+    async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
+        execution = self.rows.get(execution_id)
+        return execution if execution is not None and execution.organization_id == organization_id else None
+
+    async def update(self, execution: Execution) -> None:
+        self.rows[execution.id] = execution
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, where: ExecutionFilter
+    ) -> tuple[list[Execution], int]:
+        mine = (
+            e
+            for e in self.rows.values()
+            if e.organization_id == organization_id
+            and where.status in (None, e.status)
+            and where.agent_id in (None, e.agent_id)
+            and where.team_id in (None, e.team_id)
+            and where.worker_queue_id in (None, e.worker_queue_id)
+        )
+        return _page(mine, lambda e: (e.created_at, e.id), page)
+
+    async def next_queued(self, organization_id: str, queue_id: str) -> Execution | None:
+        queued = [
+            e
+            for e in self.rows.values()
+            if e.organization_id == organization_id and e.worker_queue_id == queue_id and e.status is QUEUED
+        ]
+        return min(queued, key=lambda e: (e.queued_at or e.created_at, e.id), default=None)
+
+    async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]:
+        return [
+            e
+            for e in self.rows.values()
+            if e.organization_id == organization_id and e.worker_id == worker_id and e.status in HELD
+        ]
+
+    async def expired_leases(self, now: datetime, limit: int) -> list[Execution]:
+        expired = [
+            e
+            for e in self.rows.values()
+            if e.status in HELD and e.lease_expires_at is not None and e.lease_expires_at < now
+        ]
+        return sorted(expired, key=lambda e: (e.lease_expires_at or now, e.id))[:limit]
+
+    async def count_queued(self, organization_id: str, queue_ids: Sequence[str]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for e in self.rows.values():
+            if e.organization_id == organization_id and e.worker_queue_id in queue_ids and e.status is QUEUED:
+                counts[e.worker_queue_id] = counts.get(e.worker_queue_id, 0) + 1
+        return counts
+
+    async def count_unfinished(self, organization_id: str, queue_id: str) -> int:
+        return sum(
+            1
+            for e in self.rows.values()
+            if e.organization_id == organization_id and e.worker_queue_id == queue_id and not e.is_terminal
+        )
+
+    async def add_events(self, events: Sequence[ExecutionEvent]) -> None:
+        for event in events:
+            log = self.events.setdefault(event.execution_id, [])
+            if log and log[-1].seq >= event.seq:
+                raise Conflict(f"event {event.seq} of execution {event.execution_id} exists")
+            log.append(event)
+
+    async def events_after(
+        self, organization_id: str, execution_id: str, after_seq: int, limit: int
+    ) -> list[ExecutionEvent]:
+        if await self.get(organization_id, execution_id) is None:
+            return []
+        log = self.events.get(execution_id, [])
+        return [event for event in log if event.seq > after_seq][:limit]

@@ -10,14 +10,19 @@ from typing import Self
 from controlplane_adapters.memory.repositories import (
     MemoryAgentRepository,
     MemoryApiKeyRepository,
+    MemoryEnvironmentRepository,
+    MemoryExecutionRepository,
     MemoryIdempotencyRepository,
     MemoryModelRepository,
     MemoryOrganizationRepository,
+    MemoryQueueRepository,
     MemoryTeamRepository,
     MemoryWorkerRepository,
 )
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
+from controlplane_domain.environments import Environment, WorkerQueue
+from controlplane_domain.executions import Execution, ExecutionEvent
 from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings
@@ -36,12 +41,21 @@ class MemoryTables:
     api_keys: dict[str, ApiKey] = field(default_factory=dict)
     organizations: dict[str, OrganizationSettings] = field(default_factory=dict)
     idempotency: dict[tuple[str, str], IdempotencyRecord] = field(default_factory=dict)
+    environments: dict[str, Environment] = field(default_factory=dict)
+    queues: dict[str, WorkerQueue] = field(default_factory=dict)
+    executions: dict[str, Execution] = field(default_factory=dict)
+    events: dict[str, list[ExecutionEvent]] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
-        return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
+        tables = MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
+        tables.events = {key: list(log) for key, log in self.events.items()}
+        return tables
 
 
-TABLES = ("agents", "teams", "workers", "models", "api_keys", "organizations", "idempotency")
+TABLES = (
+    "agents", "teams", "workers", "models", "api_keys", "organizations", "idempotency", "environments", "queues",
+    "executions",
+)  # fmt: skip
 
 
 class MemoryStore:
@@ -65,6 +79,9 @@ class MemoryUnitOfWork:
     api_keys: MemoryApiKeyRepository
     organizations: MemoryOrganizationRepository
     idempotency: MemoryIdempotencyRepository
+    environments: MemoryEnvironmentRepository
+    queues: MemoryQueueRepository
+    executions: MemoryExecutionRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -84,6 +101,9 @@ class MemoryUnitOfWork:
         self.api_keys = MemoryApiKeyRepository(work.api_keys)
         self.organizations = MemoryOrganizationRepository(work.organizations)
         self.idempotency = MemoryIdempotencyRepository(work.idempotency)
+        self.environments = MemoryEnvironmentRepository(work.environments)
+        self.queues = MemoryQueueRepository(work.queues)
+        self.executions = MemoryExecutionRepository(work.executions, work.events)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -14,9 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from controlplane_adapters.sql.repositories import (
     SqlAgentRepository,
     SqlApiKeyRepository,
+    SqlEnvironmentRepository,
+    SqlExecutionRepository,
     SqlIdempotencyRepository,
     SqlModelRepository,
     SqlOrganizationRepository,
+    SqlQueueRepository,
     SqlTeamRepository,
     SqlWorkerRepository,
 )
@@ -68,6 +71,9 @@ class SqlUnitOfWork:
     api_keys: SqlApiKeyRepository
     organizations: SqlOrganizationRepository
     idempotency: SqlIdempotencyRepository
+    environments: SqlEnvironmentRepository
+    queues: SqlQueueRepository
+    executions: SqlExecutionRepository
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
@@ -85,6 +91,9 @@ class SqlUnitOfWork:
         self.api_keys = SqlApiKeyRepository(connection)
         self.organizations = SqlOrganizationRepository(connection)
         self.idempotency = SqlIdempotencyRepository(connection)
+        self.environments = SqlEnvironmentRepository(connection)
+        self.queues = SqlQueueRepository(connection)
+        self.executions = SqlExecutionRepository(connection)
         return self
 
     async def __aexit__(

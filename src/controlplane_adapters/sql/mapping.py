@@ -9,6 +9,8 @@ import msgspec
 from controlplane_domain.agents import Agent, AgentStatus
 from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.config import ExecutionEnvironment, TeamSettings
+from controlplane_domain.environments import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
+from controlplane_domain.executions import EventType, Execution, ExecutionEvent, ExecutionStatus, TargetType
 from controlplane_domain.idempotency import IdempotencyRecord, RecordState
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings, Tier
@@ -116,6 +118,7 @@ def worker_to_row(worker: Worker) -> dict[str, Any]:
         "heartbeat_interval_seconds": worker.heartbeat_interval_seconds,
         "registered_at": worker.registered_at,
         "last_heartbeat_at": worker.last_heartbeat_at,
+        "queue_id": worker.queue_id,
     }
 
 
@@ -131,6 +134,7 @@ def worker_to_domain(row: Any) -> Worker:
         heartbeat_interval_seconds=row.heartbeat_interval_seconds,
         registered_at=row.registered_at,
         last_heartbeat_at=row.last_heartbeat_at,
+        queue_id=row.queue_id,
     )
 
 
@@ -237,4 +241,108 @@ def record_to_domain(row: Any) -> IdempotencyRecord:
         body=None if row.body is None else bytes(row.body),
         created_at=row.created_at,
         expires_at=row.expires_at,
+    )
+
+
+def environment_to_row(environment: Environment) -> dict[str, Any]:
+    return {
+        "id": environment.id,
+        "organization_id": environment.organization_id,
+        "name": environment.name,
+        "description": environment.description,
+        "status": environment.status.value,
+        "variables": dict(environment.variables),
+        "metadata": to_json(environment.metadata),
+        "created_at": environment.created_at,
+        "updated_at": environment.updated_at,
+    }
+
+
+def environment_to_domain(row: Any) -> Environment:
+    return Environment(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        description=row.description,
+        status=EnvironmentStatus(row.status),
+        variables=dict(row.variables),
+        metadata=dict(row.metadata),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def queue_to_row(queue: WorkerQueue) -> dict[str, Any]:
+    return {
+        "id": queue.id,
+        "organization_id": queue.organization_id,
+        "environment_id": queue.environment_id,
+        "name": queue.name,
+        "description": queue.description,
+        "status": queue.status.value,
+        "max_workers": queue.max_workers,
+        "heartbeat_interval_seconds": queue.heartbeat_interval_seconds,
+        "created_at": queue.created_at,
+        "updated_at": queue.updated_at,
+    }
+
+
+def queue_to_domain(row: Any) -> WorkerQueue:
+    return WorkerQueue(
+        id=row.id,
+        organization_id=row.organization_id,
+        environment_id=row.environment_id,
+        name=row.name,
+        description=row.description,
+        status=QueueStatus(row.status),
+        max_workers=row.max_workers,
+        heartbeat_interval_seconds=row.heartbeat_interval_seconds,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+EXECUTION_FIELDS = (
+    "id", "organization_id", "agent_id", "team_id", "worker_queue_id", "prompt", "response", "error", "attempt",
+    "max_attempts", "worker_id", "lease_expires_at", "cancel_requested", "last_seq", "created_at", "updated_at",
+    "queued_at", "started_at", "finished_at",
+)  # fmt: skip
+
+
+def execution_to_row(execution: Execution) -> dict[str, Any]:
+    row = {name: getattr(execution, name) for name in EXECUTION_FIELDS}
+    row.update(target_type=execution.target_type.value, status=execution.status.value, usage=to_json(execution.usage))
+    return row
+
+
+def execution_to_domain(row: Any) -> Execution:
+    return Execution(
+        **{name: getattr(row, name) for name in EXECUTION_FIELDS},
+        target_type=TargetType(row.target_type),
+        status=ExecutionStatus(row.status),
+        usage=dict(row.usage),
+    )
+
+
+def event_to_row(event: ExecutionEvent) -> dict[str, Any]:
+    return {
+        "execution_id": event.execution_id,
+        "seq": event.seq,
+        "organization_id": event.organization_id,
+        "type": event.type.value,
+        "data": to_json(event.data),
+        "attempt": event.attempt,
+        "created_at": event.created_at,
+    }
+
+
+def event_to_domain(row: Any) -> ExecutionEvent:
+    return ExecutionEvent(
+        execution_id=row.execution_id,
+        organization_id=row.organization_id,
+        seq=row.seq,
+        type=EventType(row.type),
+        data=dict(row.data),
+        attempt=row.attempt,
+        created_at=row.created_at,
     )

@@ -14,11 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from controlplane_adapters.sql import mapping, tables
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
+from controlplane_domain.environments import Environment, WorkerQueue
 from controlplane_domain.errors import Conflict
+from controlplane_domain.executions import TERMINAL, Execution, ExecutionEvent, ExecutionStatus
 from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.ports import ExecutionFilter
 from controlplane_domain.teams import Team
 from controlplane_domain.workers import Worker
 
@@ -181,6 +184,21 @@ class SqlWorkerRepository:
         )
         return [mapping.worker_to_domain(row) for row in rows], total
 
+    async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
+        if not queue_ids:
+            return {}
+        t = tables.workers
+        rows = await self.connection.execute(
+            sa.select(t.c.queue_id, sa.func.count())
+            .where(
+                t.c.organization_id == organization_id,
+                t.c.queue_id.in_(list(queue_ids)),
+                t.c.last_heartbeat_at >= since,
+            )
+            .group_by(t.c.queue_id)
+        )
+        return {str(queue_id): int(count) for queue_id, count in rows}
+
 
 class SqlApiKeyRepository(_Table[ApiKey]):
     table = tables.api_keys
@@ -250,3 +268,140 @@ class SqlIdempotencyRepository:
 
     async def delete(self, organization_id: str, key: str) -> None:
         await self.connection.execute(tables.idempotency_records.delete().where(*self._where(organization_id, key)))
+
+
+class SqlEnvironmentRepository(_Table[Environment]):
+    table = tables.environments
+    to_row = staticmethod(mapping.environment_to_row)
+    to_domain = staticmethod(mapping.environment_to_domain)
+    noun = "environment"
+
+
+class SqlQueueRepository(_Table[WorkerQueue]):
+    table = tables.worker_queues
+    to_row = staticmethod(mapping.queue_to_row)
+    to_domain = staticmethod(mapping.queue_to_domain)
+    noun = "worker queue"
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, *, environment_id: str | None = None
+    ) -> tuple[list[WorkerQueue], int]:
+        where = [self.table.c.organization_id == organization_id]
+        if environment_id is not None:
+            where.append(self.table.c.environment_id == environment_id)
+        return await self._page(where, page)
+
+
+HELD = (ExecutionStatus.RUNNING.value, ExecutionStatus.WAITING_FOR_INPUT.value)
+
+
+class SqlExecutionRepository(_Table[Execution]):
+    table = tables.executions
+    to_row = staticmethod(mapping.execution_to_row)
+    to_domain = staticmethod(mapping.execution_to_domain)
+    unique_field = "id"
+    noun = "execution"
+
+    @property
+    def _postgres(self) -> bool:
+        return self.connection.dialect.name == "postgresql"
+
+    async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
+        t = self.table
+        query = sa.select(t).where(t.c.organization_id == organization_id, t.c.id == execution_id)
+        if for_update and self._postgres:
+            query = query.with_for_update()
+        row = (await self.connection.execute(query)).first()
+        return None if row is None else mapping.execution_to_domain(row)
+
+    async def list_page(  # type: ignore[override]
+        self, organization_id: str, page: PageRequest, where: ExecutionFilter
+    ) -> tuple[list[Execution], int]:
+        t = self.table
+        conditions = [t.c.organization_id == organization_id]
+        for column, value in (
+            (t.c.status, where.status.value if where.status else None),
+            (t.c.agent_id, where.agent_id),
+            (t.c.team_id, where.team_id),
+            (t.c.worker_queue_id, where.worker_queue_id),
+        ):
+            if value is not None:
+                conditions.append(column == value)
+        return await self._page(conditions, page)
+
+    async def next_queued(self, organization_id: str, queue_id: str) -> Execution | None:
+        t = self.table
+        query = (
+            sa.select(t)
+            .where(
+                t.c.organization_id == organization_id,
+                t.c.worker_queue_id == queue_id,
+                t.c.status == ExecutionStatus.QUEUED.value,
+            )
+            .order_by(t.c.queued_at, t.c.id)
+            .limit(1)
+        )
+        if self._postgres:
+            query = query.with_for_update(skip_locked=True)
+        row = (await self.connection.execute(query)).first()
+        return None if row is None else mapping.execution_to_domain(row)
+
+    async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]:
+        t = self.table
+        rows = await self.connection.execute(
+            sa.select(t).where(t.c.organization_id == organization_id, t.c.worker_id == worker_id, t.c.status.in_(HELD))
+        )
+        return [mapping.execution_to_domain(row) for row in rows]
+
+    async def expired_leases(self, now: datetime, limit: int) -> list[Execution]:
+        t = self.table
+        query = (
+            sa.select(t)
+            .where(t.c.status.in_(HELD), t.c.lease_expires_at < now)
+            .order_by(t.c.lease_expires_at, t.c.id)
+            .limit(limit)
+        )
+        if self._postgres:
+            query = query.with_for_update(skip_locked=True)
+        return [mapping.execution_to_domain(row) for row in await self.connection.execute(query)]
+
+    async def count_queued(self, organization_id: str, queue_ids: Sequence[str]) -> dict[str, int]:
+        if not queue_ids:
+            return {}
+        t = self.table
+        rows = await self.connection.execute(
+            sa.select(t.c.worker_queue_id, sa.func.count())
+            .where(
+                t.c.organization_id == organization_id,
+                t.c.worker_queue_id.in_(list(queue_ids)),
+                t.c.status == ExecutionStatus.QUEUED.value,
+            )
+            .group_by(t.c.worker_queue_id)
+        )
+        return {str(queue_id): int(count) for queue_id, count in rows}
+
+    async def count_unfinished(self, organization_id: str, queue_id: str) -> int:
+        t = self.table
+        unfinished = [s.value for s in ExecutionStatus if s not in TERMINAL]
+        result = await self.connection.execute(
+            sa.select(sa.func.count()).where(
+                t.c.organization_id == organization_id, t.c.worker_queue_id == queue_id, t.c.status.in_(unfinished)
+            )
+        )
+        return int(result.scalar_one())
+
+    async def add_events(self, events: Sequence[ExecutionEvent]) -> None:
+        if events:
+            await self.connection.execute(tables.execution_events.insert(), [mapping.event_to_row(e) for e in events])
+
+    async def events_after(
+        self, organization_id: str, execution_id: str, after_seq: int, limit: int
+    ) -> list[ExecutionEvent]:
+        t = tables.execution_events
+        rows = await self.connection.execute(
+            sa.select(t)
+            .where(t.c.organization_id == organization_id, t.c.execution_id == execution_id, t.c.seq > after_seq)
+            .order_by(t.c.seq)
+            .limit(limit)
+        )
+        return [mapping.event_to_domain(row) for row in rows]

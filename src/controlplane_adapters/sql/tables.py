@@ -108,7 +108,9 @@ workers = sa.Table(
     sa.Column("heartbeat_interval_seconds", sa.Integer(), nullable=False),
     sa.Column("registered_at", UtcDateTime(), nullable=False),
     sa.Column("last_heartbeat_at", UtcDateTime(), nullable=False),
+    sa.Column("queue_id", sa.String(64), nullable=True),
     sa.Index("ix_workers_org_registered", "organization_id", "registered_at", "worker_id"),
+    sa.Index("ix_workers_org_queue_seen", "organization_id", "queue_id", "last_heartbeat_at"),
 )
 
 llm_models = sa.Table(
@@ -166,4 +168,81 @@ idempotency_records = sa.Table(
     sa.Column("created_at", UtcDateTime(), nullable=False),
     sa.Column("expires_at", UtcDateTime(), nullable=False),
     sa.Index("ix_idempotency_records_expires", "expires_at"),
+)
+
+environments = sa.Table(
+    "environments",
+    metadata,
+    _id(),
+    _org(),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("variables", Json, nullable=False),
+    sa.Column("metadata", Json, nullable=False),
+    *_stamps(),
+    sa.UniqueConstraint("organization_id", "name"),
+    sa.Index("ix_environments_org_created", "organization_id", "created_at", "id"),
+)
+
+worker_queues = sa.Table(
+    "worker_queues",
+    metadata,
+    _id(),
+    _org(),
+    sa.Column("environment_id", sa.String(64), sa.ForeignKey("environments.id"), nullable=False),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("max_workers", sa.Integer(), nullable=True),
+    sa.Column("heartbeat_interval_seconds", sa.Integer(), nullable=False),
+    *_stamps(),
+    sa.UniqueConstraint("organization_id", "environment_id", "name"),
+    sa.Index("ix_worker_queues_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_worker_queues_org_env", "organization_id", "environment_id", "created_at", "id"),
+)
+
+executions = sa.Table(
+    "executions",
+    metadata,
+    _id(),
+    _org(),
+    sa.Column("target_type", sa.String(16), nullable=False),
+    sa.Column("agent_id", sa.String(64), nullable=True),
+    sa.Column("team_id", sa.String(64), nullable=True),
+    sa.Column("worker_queue_id", sa.String(64), nullable=False),
+    sa.Column("prompt", sa.Text(), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("response", sa.Text(), nullable=True),
+    sa.Column("error", sa.Text(), nullable=True),
+    sa.Column("usage", Json, nullable=False),
+    sa.Column("attempt", sa.Integer(), nullable=False),
+    sa.Column("max_attempts", sa.Integer(), nullable=False),
+    sa.Column("worker_id", sa.String(255), nullable=True),
+    sa.Column("lease_expires_at", UtcDateTime(), nullable=True),
+    sa.Column("cancel_requested", sa.Boolean(), nullable=False),
+    sa.Column("last_seq", sa.Integer(), nullable=False),
+    *_stamps(),
+    sa.Column("queued_at", UtcDateTime(), nullable=True),
+    sa.Column("started_at", UtcDateTime(), nullable=True),
+    sa.Column("finished_at", UtcDateTime(), nullable=True),
+    sa.Index("ix_executions_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_executions_org_status", "organization_id", "status", "created_at", "id"),
+    sa.Index("ix_executions_org_agent", "organization_id", "agent_id", "created_at", "id"),
+    sa.Index("ix_executions_org_team", "organization_id", "team_id", "created_at", "id"),
+    sa.Index("ix_executions_queue_status", "organization_id", "worker_queue_id", "status", "queued_at", "id"),
+    sa.Index("ix_executions_worker", "organization_id", "worker_id", "status"),
+    sa.Index("ix_executions_lease", "status", "lease_expires_at"),
+)
+
+execution_events = sa.Table(
+    "execution_events",
+    metadata,
+    sa.Column("execution_id", sa.String(64), primary_key=True),
+    sa.Column("seq", sa.Integer(), primary_key=True),
+    _org(),
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("data", Json, nullable=False),
+    sa.Column("attempt", sa.Integer(), nullable=False),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
 )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import NotFound, ValidationFailed
@@ -25,12 +25,22 @@ class RecordHeartbeat:
 
 
 @dataclass(frozen=True, slots=True)
+class Command:
+    """Something the service asks a worker to do, delivered with the heartbeat answer."""
+
+    type: str
+    execution_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class HeartbeatReceipt:
-    """What a worker learns from a heartbeat: its state and the interval to keep."""
+    """What a worker learns from a heartbeat: its state, the interval to keep, and pending commands."""
 
     worker: Worker
     registered: bool
     received_at: datetime
+    commands: list[Command] = field(default_factory=list)
+    leases_extended: int = 0
 
 
 @retry_transient
@@ -55,10 +65,18 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
             heartbeat_interval_seconds=ports.worker_heartbeat_interval_seconds,
             registered_at=known.registered_at if known else now,
             last_heartbeat_at=now,
+            queue_id=known.queue_id if known else None,
         )
         await uow.workers.save(worker)
+        commands: list[Command] = []
+        held = await uow.executions.running_for_worker(organization_id, command.worker_id)
+        lease_until = now + timedelta(seconds=ports.lease_timeout_seconds)
+        for execution in held:
+            await uow.executions.update(replace(execution, lease_expires_at=lease_until))
+            if execution.cancel_requested:
+                commands.append(Command("cancel", execution.id))
         await uow.commit()
-    return HeartbeatReceipt(worker=worker, registered=known is None, received_at=now)
+    return HeartbeatReceipt(worker, known is None, now, commands, len(held))
 
 
 async def get_worker(ports: Ports, organization_id: str, worker_id: str) -> Worker:

@@ -11,7 +11,7 @@ from controlplane_domain.workers import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.workers import Worker as DomainWorker
 from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
 from controlplane_http.wire.common import to_domain
-from controlplane_http.wire.workers import HeartbeatResponse, Worker, WorkerHeartbeat, WorkerList
+from controlplane_http.wire.workers import HeartbeatResponse, Worker, WorkerCommandOut, WorkerHeartbeat, WorkerList
 
 
 def worker_out(worker: DomainWorker, clock: Clock) -> Worker:
@@ -28,6 +28,7 @@ def worker_out(worker: DomainWorker, clock: Clock) -> Worker:
         heartbeat_interval_seconds=worker.heartbeat_interval_seconds,
         registered_at=worker.registered_at,
         last_heartbeat_at=worker.last_heartbeat_at,
+        queue_id=worker.queue_id,
     )
 
 
@@ -50,6 +51,8 @@ class WorkerController(Controller):
             received_at=receipt.received_at,
             heartbeat_interval_seconds=worker.heartbeat_interval_seconds,
             offline_after_seconds=worker.heartbeat_interval_seconds * MISSED_HEARTBEATS_BEFORE_OFFLINE,
+            leases_extended=receipt.leases_extended,
+            commands=[WorkerCommandOut(type=c.type, execution_id=c.execution_id) for c in receipt.commands],
         )
 
     @get("/", operation_id="listWorkers", responses=errors())

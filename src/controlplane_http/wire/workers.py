@@ -30,6 +30,15 @@ class HeartbeatResponse(msgspec.Struct, kw_only=True):
     received_at: datetime
     heartbeat_interval_seconds: int
     offline_after_seconds: int
+    leases_extended: int = 0
+    commands: list[WorkerCommandOut] = []
+
+
+class WorkerCommandOut(msgspec.Struct, kw_only=True):
+    """Something the service asks the worker to do, e.g. `{"type": "cancel", "execution_id": ...}`."""
+
+    type: str
+    execution_id: str
 
 
 class Worker(msgspec.Struct, kw_only=True):
@@ -45,6 +54,7 @@ class Worker(msgspec.Struct, kw_only=True):
     heartbeat_interval_seconds: int
     registered_at: datetime
     last_heartbeat_at: datetime
+    queue_id: str | None = None
 
 
 class WorkerList(msgspec.Struct, kw_only=True):

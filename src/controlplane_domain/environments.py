@@ -1,0 +1,60 @@
+"""Environments and the worker queues inside them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from controlplane_domain.config import JSONObject
+
+
+class EnvironmentStatus(StrEnum):
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+
+
+class QueueStatus(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    DRAINING = "draining"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Environment:
+    """A place where workers run (a cluster, a region, a sandbox); owns worker queues."""
+
+    id: str
+    organization_id: str
+    name: str
+    description: str | None
+    status: EnvironmentStatus
+    variables: dict[str, str]
+    metadata: JSONObject
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerQueue:
+    """A queue of executions in an environment; workers lease from it. Paused queues hand out no work."""
+
+    id: str
+    organization_id: str
+    environment_id: str
+    name: str
+    description: str | None
+    status: QueueStatus
+    max_workers: int | None
+    heartbeat_interval_seconds: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class QueueView:
+    """A queue with its live counts."""
+
+    queue: WorkerQueue
+    active_workers: int
+    queued_executions: int

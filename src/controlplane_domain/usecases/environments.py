@@ -1,0 +1,233 @@
+"""Environments and worker queues."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+
+from controlplane_domain.config import JSONObject
+from controlplane_domain.environments import Environment, EnvironmentStatus, QueueStatus, QueueView, WorkerQueue
+from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.usecases._common import check_name
+from controlplane_domain.workers import MISSED_HEARTBEATS_BEFORE_OFFLINE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateEnvironment:
+    name: str
+    description: str | None = None
+    status: EnvironmentStatus = EnvironmentStatus.ACTIVE
+    variables: dict[str, str] = field(default_factory=dict)
+    metadata: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateEnvironment:
+    name: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+    status: EnvironmentStatus | Unset = UNSET
+    variables: dict[str, str] | Unset = UNSET
+    metadata: JSONObject | Unset = UNSET
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateQueue:
+    name: str
+    description: str | None = None
+    status: QueueStatus = QueueStatus.ACTIVE
+    max_workers: int | None = None
+    heartbeat_interval_seconds: int = 30
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateQueue:
+    name: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+    status: QueueStatus | Unset = UNSET
+    max_workers: int | Unset | None = UNSET
+    heartbeat_interval_seconds: int | Unset = UNSET
+
+
+def is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+async def require_environment(uow: UnitOfWork, organization_id: str, environment_id: str) -> Environment:
+    environment = await uow.environments.get(organization_id, environment_id)
+    if environment is None:
+        raise NotFound("environment", environment_id)
+    return environment
+
+
+async def require_queue(uow: UnitOfWork, organization_id: str, queue_id: str) -> WorkerQueue:
+    queue = await uow.queues.get(organization_id, queue_id) if is_uuid(queue_id) else None
+    if queue is None:
+        raise NotFound("worker queue", queue_id)
+    return queue
+
+
+@retry_transient
+async def create_environment(ports: Ports, organization_id: str, command: CreateEnvironment) -> Environment:
+    check_name("name", command.name)
+    now = ports.clock.now()
+    environment = Environment(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        description=command.description,
+        status=command.status,
+        variables=dict(command.variables),
+        metadata=dict(command.metadata),
+        created_at=now,
+        updated_at=now,
+    )
+    async with ports.uow() as uow:
+        await uow.environments.add(environment)
+        await uow.commit()
+    return environment
+
+
+async def get_environment(ports: Ports, organization_id: str, environment_id: str) -> Environment:
+    async with ports.uow() as uow:
+        return await require_environment(uow, organization_id, environment_id)
+
+
+async def list_environments(ports: Ports, organization_id: str, page: PageRequest) -> Page[Environment]:
+    async with ports.uow() as uow:
+        items, total = await uow.environments.list_page(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_environment(
+    ports: Ports, organization_id: str, environment_id: str, command: UpdateEnvironment
+) -> Environment:
+    async with ports.uow() as uow:
+        environment = await require_environment(uow, organization_id, environment_id)
+        updated = replace(
+            environment,
+            name=pick(command.name, environment.name),
+            description=pick(command.description, environment.description),
+            status=pick(command.status, environment.status),
+            variables=pick(command.variables, environment.variables),
+            metadata=pick(command.metadata, environment.metadata),
+            updated_at=ports.clock.now(),
+        )
+        check_name("name", updated.name)
+        await uow.environments.update(updated)
+        await uow.commit()
+    return updated
+
+
+@retry_transient
+async def delete_environment(ports: Ports, organization_id: str, environment_id: str) -> None:
+    """Delete an environment that holds no worker queues (409 otherwise)."""
+    async with ports.uow() as uow:
+        await require_environment(uow, organization_id, environment_id)
+        _, queues = await uow.queues.list_page(organization_id, PageRequest(limit=1), environment_id=environment_id)
+        if queues:
+            raise Conflict("the environment still has worker queues; delete them first")
+        await uow.environments.delete(organization_id, environment_id)
+        await uow.commit()
+
+
+def _check_queue(queue: WorkerQueue) -> None:
+    check_name("name", queue.name)
+    if queue.max_workers is not None and queue.max_workers < 1:
+        raise ValidationFailed("max_workers", "must be 1 or more")
+    if not 1 <= queue.heartbeat_interval_seconds <= 3600:
+        raise ValidationFailed("heartbeat_interval_seconds", "must be between 1 and 3600")
+
+
+async def _views(ports: Ports, uow: UnitOfWork, queues: list[WorkerQueue]) -> list[QueueView]:
+    if not queues:
+        return []
+    organization_id = queues[0].organization_id
+    ids = [queue.id for queue in queues]
+    queued = await uow.executions.count_queued(organization_id, ids)
+    longest = max(queue.heartbeat_interval_seconds for queue in queues)
+    since = ports.clock.now() - timedelta(seconds=longest * MISSED_HEARTBEATS_BEFORE_OFFLINE)
+    active = await uow.workers.count_active(organization_id, ids, since)
+    return [QueueView(queue, active.get(queue.id, 0), queued.get(queue.id, 0)) for queue in queues]
+
+
+@retry_transient
+async def create_queue(ports: Ports, organization_id: str, environment_id: str, command: CreateQueue) -> QueueView:
+    now = ports.clock.now()
+    queue = WorkerQueue(
+        id=str(uuid.uuid4()),
+        organization_id=organization_id,
+        environment_id=environment_id,
+        name=command.name,
+        description=command.description,
+        status=command.status,
+        max_workers=command.max_workers,
+        heartbeat_interval_seconds=command.heartbeat_interval_seconds,
+        created_at=now,
+        updated_at=now,
+    )
+    _check_queue(queue)
+    async with ports.uow() as uow:
+        await require_environment(uow, organization_id, environment_id)
+        await uow.queues.add(queue)
+        await uow.commit()
+    return QueueView(queue, 0, 0)
+
+
+async def get_queue(ports: Ports, organization_id: str, queue_id: str) -> QueueView:
+    async with ports.uow() as uow:
+        queue = await require_queue(uow, organization_id, queue_id)
+        return (await _views(ports, uow, [queue]))[0]
+
+
+async def list_queues(
+    ports: Ports, organization_id: str, page: PageRequest, *, environment_id: str | None = None
+) -> Page[QueueView]:
+    async with ports.uow() as uow:
+        if environment_id is not None:
+            await require_environment(uow, organization_id, environment_id)
+        items, total = await uow.queues.list_page(organization_id, page, environment_id=environment_id)
+        views = await _views(ports, uow, items)
+    return Page(items=views, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_queue(ports: Ports, organization_id: str, queue_id: str, command: UpdateQueue) -> QueueView:
+    async with ports.uow() as uow:
+        queue = await require_queue(uow, organization_id, queue_id)
+        updated = replace(
+            queue,
+            name=pick(command.name, queue.name),
+            description=pick(command.description, queue.description),
+            status=pick(command.status, queue.status),
+            max_workers=pick(command.max_workers, queue.max_workers),
+            heartbeat_interval_seconds=pick(command.heartbeat_interval_seconds, queue.heartbeat_interval_seconds),
+            updated_at=ports.clock.now(),
+        )
+        _check_queue(updated)
+        await uow.queues.update(updated)
+        view = (await _views(ports, uow, [updated]))[0]
+        await uow.commit()
+    if ports.bus is not None and updated.status is QueueStatus.ACTIVE:
+        await ports.bus.publish(f"queue:{updated.id}")
+    return view
+
+
+@retry_transient
+async def delete_queue(ports: Ports, organization_id: str, queue_id: str) -> None:
+    """Delete a queue with no queued or running executions (409 otherwise)."""
+    async with ports.uow() as uow:
+        await require_queue(uow, organization_id, queue_id)
+        if await uow.executions.count_unfinished(organization_id, queue_id):
+            raise Conflict("the queue still has unfinished executions; cancel them or let them finish")
+        await uow.queues.delete(organization_id, queue_id)
+        await uow.commit()

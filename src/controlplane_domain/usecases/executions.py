@@ -1,0 +1,381 @@
+"""Executions: execute, lease (long poll), append events, complete, cancel, reap expired leases, read."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from controlplane_domain.agents import Agent
+from controlplane_domain.config import JSONObject
+from controlplane_domain.environments import QueueStatus
+from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.executions import (
+    SERVER_EVENTS,
+    EventType,
+    Execution,
+    ExecutionEvent,
+    ExecutionStatus,
+    TargetType,
+)
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.ports import ExecutionFilter, Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.teams import TeamView
+from controlplane_domain.usecases.agents import require_agent
+from controlplane_domain.usecases.environments import is_uuid
+from controlplane_domain.usecases.teams import require_team
+
+S = ExecutionStatus
+FINISHING = frozenset({S.COMPLETED, S.FAILED, S.CANCELLED})
+PROMPT_MAX_LENGTH = 200_000
+MAX_EVENTS_PER_BATCH = 500
+
+
+class StaleAttempt(Conflict):
+    """The caller's lease is no longer the execution's current one."""
+
+    code = "STALE_ATTEMPT"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecuteCommand:
+    prompt: str
+    worker_queue_id: str
+    stream: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A leased execution and what the worker needs to run it."""
+
+    execution: Execution
+    agent: Agent | None
+    team: TeamView | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewEvent:
+    type: EventType
+    data: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompleteCommand:
+    worker_id: str
+    attempt: int
+    status: ExecutionStatus
+    response: str | None = None
+    error: str | None = None
+    usage: JSONObject = field(default_factory=dict)
+
+
+def _topic(execution: Execution) -> str:
+    return f"execution:{execution.id}"
+
+
+async def _publish(ports: Ports, *topics: str) -> None:
+    if ports.bus is not None:
+        for topic in topics:
+            await ports.bus.publish(topic)
+
+
+def _status(execution: Execution, **extra: Any) -> NewEvent:
+    return NewEvent(
+        type=EventType.STATUS, data={"status": execution.status.value, "attempt": execution.attempt, **extra}
+    )
+
+
+def _done(execution: Execution) -> NewEvent:
+    data = {"status": execution.status.value, "response": execution.response, "error": execution.error}
+    return NewEvent(type=EventType.DONE, data={**data, "usage": execution.usage})
+
+
+async def _append(uow: UnitOfWork, execution: Execution, events: Sequence[NewEvent], now: datetime) -> Execution:
+    """Give the events the next sequence numbers and store them; the execution remembers the last one."""
+    seq = execution.last_seq
+    rows = []
+    for event in events:
+        seq += 1
+        rows.append(
+            ExecutionEvent(
+                execution_id=execution.id,
+                organization_id=execution.organization_id,
+                seq=seq,
+                type=event.type,
+                data=event.data,
+                attempt=execution.attempt,
+                created_at=now,
+            )
+        )
+    await uow.executions.add_events(rows)
+    return replace(execution, last_seq=seq)
+
+
+async def _require(uow: UnitOfWork, organization_id: str, execution_id: str, *, lock: bool = False) -> Execution:
+    execution = await uow.executions.get(organization_id, execution_id, for_update=lock)
+    if execution is None:
+        raise NotFound("execution", execution_id)
+    return execution
+
+
+def _check_lease(execution: Execution, worker_id: str, attempt: int) -> None:
+    if (
+        execution.attempt != attempt
+        or execution.worker_id != worker_id
+        or execution.status not in (S.RUNNING, S.WAITING_FOR_INPUT)
+    ):
+        raise StaleAttempt(
+            f"attempt {attempt} of worker '{worker_id}' is not the current lease of this execution "
+            f"(status {execution.status}, attempt {execution.attempt})",
+            {"status": execution.status.value, "attempt": execution.attempt},
+        )
+
+
+@retry_transient
+async def execute(
+    ports: Ports, organization_id: str, target: TargetType, target_id: str, command: ExecuteCommand
+) -> Execution:
+    """Create an execution of an agent or a team on a worker queue of the organization, queued."""
+    if not command.prompt.strip():
+        raise ValidationFailed("prompt", "must not be blank")
+    if len(command.prompt) > PROMPT_MAX_LENGTH:
+        raise ValidationFailed("prompt", f"must be at most {PROMPT_MAX_LENGTH} characters")
+    if not is_uuid(command.worker_queue_id):
+        raise ValidationFailed("worker_queue_id", "must be a UUID")
+    async with ports.uow() as uow:
+        if target is TargetType.AGENT:
+            await require_agent(uow, organization_id, target_id)
+        else:
+            await require_team(uow, organization_id, target_id)
+        if await uow.queues.get(organization_id, command.worker_queue_id) is None:
+            raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
+        now = ports.clock.now()
+        pending = Execution(
+            id=ports.ids.new_id(),
+            organization_id=organization_id,
+            target_type=target,
+            agent_id=target_id if target is TargetType.AGENT else None,
+            team_id=target_id if target is TargetType.TEAM else None,
+            worker_queue_id=command.worker_queue_id,
+            prompt=command.prompt,
+            status=S.PENDING,
+            max_attempts=ports.max_attempts,
+            created_at=now,
+            updated_at=now,
+        )
+        queued = pending.transition(S.QUEUED, now)
+        await uow.executions.add(queued)
+        queued = await _append(uow, queued, [_status(queued)], now)
+        await uow.executions.update(queued)
+        await uow.commit()
+    await _publish(ports, f"queue:{queued.worker_queue_id}", _topic(queued))
+    return queued
+
+
+@retry_transient
+async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id: str) -> Lease | None:
+    """Hand the oldest queued execution of an active queue to the worker, with attempt + 1."""
+    async with ports.uow() as uow:
+        queue = await uow.queues.get(organization_id, queue_id) if is_uuid(queue_id) else None
+        if queue is None:
+            raise NotFound("worker queue", queue_id)
+        now = ports.clock.now()
+        worker = await uow.workers.get(organization_id, worker_id)
+        if worker is not None and worker.queue_id != queue_id:
+            await uow.workers.save(replace(worker, queue_id=queue_id))
+        execution = await uow.executions.next_queued(organization_id, queue_id)
+        if queue.status is not QueueStatus.ACTIVE or execution is None:
+            await uow.commit()
+            return None
+        running = execution.transition(
+            S.RUNNING,
+            now,
+            attempt=execution.attempt + 1,
+            worker_id=worker_id,
+            lease_expires_at=now + timedelta(seconds=ports.lease_timeout_seconds),
+        )
+        running = await _append(uow, running, [_status(running, worker_id=worker_id)], now)
+        await uow.executions.update(running)
+        agent = await uow.agents.get(organization_id, running.agent_id) if running.agent_id else None
+        team = None
+        if running.team_id:
+            stored = await uow.teams.get(organization_id, running.team_id)
+            if stored is not None:
+                team = TeamView(stored, await uow.agents.list_by_teams(organization_id, [stored.id]))
+        await uow.commit()
+    await _publish(ports, _topic(running))
+    return Lease(running, agent, team)
+
+
+async def lease(ports: Ports, organization_id: str, queue_id: str, worker_id: str, wait_seconds: float) -> Lease | None:
+    """Long poll: return as soon as work is leased, or None after `wait_seconds` without work."""
+    deadline = time.monotonic() + wait_seconds
+    subscription = ports.bus.subscribe(f"queue:{queue_id}") if ports.bus is not None else None
+    try:
+        while True:
+            leased = await try_lease(ports, organization_id, queue_id, worker_id)
+            remaining = deadline - time.monotonic()
+            if leased is not None or remaining <= 0 or subscription is None:
+                return leased
+            await subscription.wait(remaining)
+    finally:
+        if subscription is not None:
+            subscription.close()
+
+
+@retry_transient
+async def append_events(
+    ports: Ports, organization_id: str, execution_id: str, worker_id: str, attempt: int, events: Sequence[NewEvent]
+) -> Execution:
+    """Append a batch of the worker's events; a stale attempt is refused (409)."""
+    if len(events) > MAX_EVENTS_PER_BATCH:
+        raise ValidationFailed("events", f"at most {MAX_EVENTS_PER_BATCH} events per batch")
+    for index, event in enumerate(events):
+        if event.type in SERVER_EVENTS:
+            raise ValidationFailed(f"events.{index}.type", f"'{event.type}' events are written by the service")
+    async with ports.uow() as uow:
+        execution = await _require(uow, organization_id, execution_id, lock=True)
+        _check_lease(execution, worker_id, attempt)
+        execution = await _append(uow, execution, events, ports.clock.now())
+        await uow.executions.update(execution)
+        await uow.commit()
+    await _publish(ports, _topic(execution))
+    return execution
+
+
+@retry_transient
+async def complete(ports: Ports, organization_id: str, execution_id: str, command: CompleteCommand) -> Execution:
+    """Finish the current attempt; repeating the same completion changes nothing, a stale one is 409."""
+    if command.status not in FINISHING:
+        raise ValidationFailed("status", "must be completed, failed or cancelled")
+    async with ports.uow() as uow:
+        execution = await _require(uow, organization_id, execution_id, lock=True)
+        if (
+            execution.is_terminal
+            and execution.attempt == command.attempt
+            and execution.worker_id == command.worker_id
+            and execution.status is command.status
+        ):
+            return execution
+        _check_lease(execution, command.worker_id, command.attempt)
+        now = ports.clock.now()
+        finished = execution.transition(
+            command.status,
+            now,
+            response=command.response,
+            error=command.error,
+            usage=dict(command.usage),
+            lease_expires_at=None,
+        )
+        finished = await _append(uow, finished, [_status(finished), _done(finished)], now)
+        await uow.executions.update(finished)
+        await uow.commit()
+    await _publish(ports, _topic(finished))
+    return finished
+
+
+@retry_transient
+async def cancel(ports: Ports, organization_id: str, execution_id: str) -> Execution:
+    """Cancel now when no worker holds it; otherwise ask its worker (via heartbeat commands) to stop."""
+    async with ports.uow() as uow:
+        execution = await _require(uow, organization_id, execution_id, lock=True)
+        if execution.is_terminal:
+            raise Conflict(f"the execution already finished ({execution.status})", {"status": execution.status.value})
+        now = ports.clock.now()
+        if execution.status in (S.PENDING, S.QUEUED):
+            cancelled = execution.transition(S.CANCELLED, now, error="cancelled before a worker started it")
+            cancelled = await _append(uow, cancelled, [_status(cancelled), _done(cancelled)], now)
+        elif execution.cancel_requested:
+            return execution
+        else:
+            cancelled = replace(execution, cancel_requested=True, updated_at=now)
+            note = NewEvent(type=EventType.LOG, data={"message": "cancellation requested", "cancel_requested": True})
+            cancelled = await _append(uow, cancelled, [note], now)
+        await uow.executions.update(cancelled)
+        await uow.commit()
+    await _publish(ports, _topic(cancelled))
+    return cancelled
+
+
+@retry_transient
+async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
+    """Re-queue executions whose worker stopped heartbeating (attempt + 1 on the next lease), up to the
+    maximum of attempts; then fail them. A cancellation that was requested is honoured instead."""
+    now = ports.clock.now()
+    touched: list[Execution] = []
+    async with ports.uow() as uow:
+        for execution in await uow.executions.expired_leases(now, limit):
+            if execution.cancel_requested:
+                changed = execution.transition(S.CANCELLED, now, error="cancelled; its worker stopped responding")
+                events = [_status(changed), _done(changed)]
+            elif execution.attempt < execution.max_attempts:
+                changed = execution.transition(S.QUEUED, now, worker_id=None, lease_expires_at=None)
+                events = [_status(changed, reason="lease expired")]
+            else:
+                error = (
+                    f"no worker finished it: the lease expired on attempt {execution.attempt}"
+                    f" of {execution.max_attempts}"
+                )
+                changed = execution.transition(S.FAILED, now, error=error, lease_expires_at=None)
+                events = [_status(changed), _done(changed)]
+            changed = await _append(uow, changed, events, now)
+            await uow.executions.update(changed)
+            touched.append(changed)
+        await uow.commit()
+    for changed in touched:
+        await _publish(ports, _topic(changed), f"queue:{changed.worker_queue_id}")
+    return len(touched)
+
+
+async def get_execution(ports: Ports, organization_id: str, execution_id: str) -> Execution:
+    async with ports.uow() as uow:
+        return await _require(uow, organization_id, execution_id)
+
+
+async def list_executions(
+    ports: Ports, organization_id: str, page: PageRequest, where: ExecutionFilter
+) -> Page[Execution]:
+    async with ports.uow() as uow:
+        items, total = await uow.executions.list_page(organization_id, page, where)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+async def list_events(ports: Ports, organization_id: str, execution_id: str, page: PageRequest) -> Page[ExecutionEvent]:
+    """Events in sequence order; `offset` skips that many (so it equals the last sequence number seen)."""
+    async with ports.uow() as uow:
+        execution = await _require(uow, organization_id, execution_id)
+        items = await uow.executions.events_after(organization_id, execution_id, page.offset, page.limit)
+    return Page(items=items, total=execution.last_seq, limit=page.limit, offset=page.offset)
+
+
+async def follow(
+    ports: Ports, organization_id: str, execution_id: str, after_seq: int, keepalive_seconds: float
+) -> AsyncIterator[ExecutionEvent | None]:
+    """Every event after `after_seq`, pushed as it is appended, ending after the terminal one.
+    Yields None when `keepalive_seconds` pass without an event (time for a keep-alive)."""
+    await get_execution(ports, organization_id, execution_id)
+    subscription = ports.bus.subscribe(f"execution:{execution_id}") if ports.bus is not None else None
+    last = after_seq
+    try:
+        while True:
+            async with ports.uow() as uow:
+                events = await uow.executions.events_after(organization_id, execution_id, last, 200)
+                execution = None if events else await _require(uow, organization_id, execution_id)
+            for event in events:
+                yield event
+                last = event.seq
+                if event.type is EventType.DONE:
+                    return
+            if execution is not None and execution.is_terminal and last >= execution.last_seq:
+                return
+            if events:
+                continue
+            woke = await subscription.wait(keepalive_seconds) if subscription is not None else False
+            if not woke:
+                yield None
+    finally:
+        if subscription is not None:
+            subscription.close()

@@ -1,0 +1,237 @@
+"""Executions: execute an agent or a team, read, follow (SSE), cancel; and the worker protocol."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Response, get, post
+from litestar.di import NamedDependency
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
+from litestar.response import Stream
+
+from controlplane_domain.executions import Execution as DomainExecution
+from controlplane_domain.executions import ExecutionEvent as DomainEvent
+from controlplane_domain.executions import ExecutionStatus, TargetType
+from controlplane_domain.ports import ExecutionFilter
+from controlplane_domain.usecases import executions as usecases
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
+from controlplane_http.controllers.agents import agent_out
+from controlplane_http.controllers.teams import team_out
+from controlplane_http.streaming import StreamOptions, event_stream, parse_last_event_id
+from controlplane_http.wire.executions import (
+    CompleteRequest,
+    EventsAppend,
+    EventsAppended,
+    ExecuteRequest,
+    Execution,
+    ExecutionEvent,
+    ExecutionEventList,
+    ExecutionList,
+    Lease,
+    LeaseRequest,
+)
+
+Options = NamedDependency[StreamOptions]
+SSE_DOC = ResponseSpec(str, description="text/event-stream of the execution's events", media_type="text/event-stream")
+
+
+def execution_out(execution: DomainExecution) -> Execution:
+    return Execution(
+        id=execution.id,
+        organization_id=execution.organization_id,
+        target_type=execution.target_type,
+        agent_id=execution.agent_id,
+        team_id=execution.team_id,
+        worker_queue_id=execution.worker_queue_id,
+        prompt=execution.prompt,
+        status=execution.status,
+        response=execution.response,
+        error=execution.error,
+        usage=execution.usage,
+        attempt=execution.attempt,
+        max_attempts=execution.max_attempts,
+        worker_id=execution.worker_id,
+        lease_expires_at=execution.lease_expires_at,
+        cancel_requested=execution.cancel_requested,
+        last_event_seq=execution.last_seq,
+        created_at=execution.created_at,
+        updated_at=execution.updated_at,
+        queued_at=execution.queued_at,
+        started_at=execution.started_at,
+        finished_at=execution.finished_at,
+    )
+
+
+def event_out(event: DomainEvent) -> ExecutionEvent:
+    return ExecutionEvent(
+        execution_id=event.execution_id,
+        seq=event.seq,
+        type=event.type,
+        data=event.data,
+        attempt=event.attempt,
+        created_at=event.created_at,
+    )
+
+
+async def _execute(
+    target: TargetType, target_id: str, data: ExecuteRequest, ports: Any, principal: Any, options: StreamOptions
+) -> Response[Any]:
+    command = usecases.ExecuteCommand(prompt=data.prompt, worker_queue_id=data.worker_queue_id, stream=data.stream)
+    execution = await usecases.execute(ports, principal.organization_id, target, target_id, command)
+    if data.stream:
+        return await event_stream(ports, principal.organization_id, execution.id, 0, options)
+    return Response(execution_out(execution), status_code=201)
+
+
+EXECUTE_DOC = {201: ResponseSpec(Execution, description="The queued execution"), 200: SSE_DOC}
+
+
+class ExecuteController(Controller):
+    path = "/api/v1"
+    tags = ["executions"]
+
+    @post(
+        "/agents/{agent_id:str}/execute",
+        operation_id="executeAgent",
+        status_code=201,
+        responses={**errors(404), **EXECUTE_DOC},
+    )
+    async def execute_agent(
+        self, agent_id: FromPath[str], data: JSONBody[ExecuteRequest], ports: PortsDep, principal: PrincipalDep,
+        options: Options,
+    ) -> Response[Any]:  # fmt: skip
+        """Queue the agent's execution (201); with `stream: true`, answer with its event stream instead (200)."""
+        return await _execute(TargetType.AGENT, agent_id, data, ports, principal, options)
+
+    @post(
+        "/teams/{team_id:str}/execute",
+        operation_id="executeTeam",
+        status_code=201,
+        responses={**errors(404), **EXECUTE_DOC},
+    )
+    async def execute_team(
+        self, team_id: FromPath[str], data: JSONBody[ExecuteRequest], ports: PortsDep, principal: PrincipalDep,
+        options: Options,
+    ) -> Response[Any]:  # fmt: skip
+        """Queue the team's execution (201); with `stream: true`, answer with its event stream instead (200)."""
+        return await _execute(TargetType.TEAM, team_id, data, ports, principal, options)
+
+
+class ExecutionController(Controller):
+    path = "/api/v1/executions"
+    tags = ["executions"]
+
+    @get("/", operation_id="listExecutions", responses=errors())
+    async def list_executions(
+        self,
+        ports: PortsDep,
+        principal: PrincipalDep,
+        status: FromQuery[ExecutionStatus | None] = None,
+        agent_id: FromQuery[str | None] = None,
+        team_id: FromQuery[str | None] = None,
+        worker_queue_id: FromQuery[str | None] = None,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> ExecutionList:
+        where = ExecutionFilter(status=status, agent_id=agent_id, team_id=team_id, worker_queue_id=worker_queue_id)
+        page = await usecases.list_executions(ports, principal.organization_id, page_request(limit, offset), where)
+        items = [execution_out(e) for e in page.items]
+        return ExecutionList(items=items, total=page.total, limit=page.limit, offset=page.offset)
+
+    @get("/{execution_id:str}", operation_id="getExecution", responses=errors(404))
+    async def get_execution(self, execution_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Execution:
+        return execution_out(await usecases.get_execution(ports, principal.organization_id, execution_id))
+
+    @get("/{execution_id:str}/events", operation_id="listExecutionEvents", responses=errors(404))
+    async def list_events(
+        self,
+        execution_id: FromPath[str],
+        ports: PortsDep,
+        principal: PrincipalDep,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> ExecutionEventList:
+        """Events in sequence order; `total` is the last sequence number, `offset` the number of events skipped."""
+        page = await usecases.list_events(ports, principal.organization_id, execution_id, page_request(limit, offset))
+        items = [event_out(e) for e in page.items]
+        return ExecutionEventList(items=items, total=page.total, limit=page.limit, offset=page.offset)
+
+    @get(
+        "/{execution_id:str}/stream",
+        operation_id="streamExecution",
+        responses={**errors(404), 200: SSE_DOC},
+    )
+    async def stream(
+        self,
+        execution_id: FromPath[str],
+        ports: PortsDep,
+        principal: PrincipalDep,
+        options: Options,
+        last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
+        last_event_id: Annotated[int | None, Parameter(ge=0, description="resume after this sequence number")] = None,
+    ) -> Stream:
+        """Server-sent events from the first (or after `Last-Event-ID`) to the terminal `done` event."""
+        after = parse_last_event_id(last_event_id_header, last_event_id)
+        return await event_stream(ports, principal.organization_id, execution_id, after, options)
+
+    @post("/{execution_id:str}/cancel", operation_id="cancelExecution", status_code=200, responses=errors(404, 409))
+    async def cancel(self, execution_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Execution:
+        """Queued: cancelled at once. Running: its worker is told to stop (`cancel_requested`). Finished: 409."""
+        return execution_out(await usecases.cancel(ports, principal.organization_id, execution_id))
+
+    @post(
+        "/{execution_id:str}/events", operation_id="appendExecutionEvents", status_code=200, responses=errors(404, 409)
+    )
+    async def append_events(
+        self, execution_id: FromPath[str], data: JSONBody[EventsAppend], ports: PortsDep, principal: PrincipalDep
+    ) -> EventsAppended:
+        """Worker protocol: append a batch of events to the current attempt (409 for a stale attempt)."""
+        events = [usecases.NewEvent(type=e.type, data=e.data) for e in data.events]
+        execution = await usecases.append_events(
+            ports, principal.organization_id, execution_id, data.worker_id, data.attempt, events
+        )
+        return EventsAppended(last_seq=execution.last_seq, cancel_requested=execution.cancel_requested)
+
+    @post("/{execution_id:str}/complete", operation_id="completeExecution", status_code=200, responses=errors(404, 409))
+    async def complete(
+        self, execution_id: FromPath[str], data: JSONBody[CompleteRequest], ports: PortsDep, principal: PrincipalDep
+    ) -> Execution:
+        """Worker protocol: finish the current attempt; the same completion again is harmless, a stale one 409."""
+        command = usecases.CompleteCommand(
+            worker_id=data.worker_id,
+            attempt=data.attempt,
+            status=ExecutionStatus(data.status),
+            response=data.response,
+            error=data.error,
+            usage=data.usage,
+        )
+        return execution_out(await usecases.complete(ports, principal.organization_id, execution_id, command))
+
+
+class LeaseController(Controller):
+    path = "/api/v1/worker-queues"
+    tags = ["workers"]
+
+    @post(
+        "/{queue_id:str}/lease",
+        operation_id="leaseExecution",
+        status_code=200,
+        responses={**errors(404), 204: ResponseSpec(None, description="No work arrived within wait_seconds")},
+    )
+    async def lease(
+        self, queue_id: FromPath[str], data: JSONBody[LeaseRequest], ports: PortsDep, principal: PrincipalDep
+    ) -> Response[Lease | None]:
+        """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204."""
+        leased = await usecases.lease(ports, principal.organization_id, queue_id, data.worker_id, data.wait_seconds)
+        if leased is None:
+            return Response(None, status_code=204)
+        execution = leased.execution
+        body = Lease(
+            execution=execution_out(execution),
+            attempt=execution.attempt,
+            lease_expires_at=execution.lease_expires_at,
+            agent=None if leased.agent is None else agent_out(leased.agent),
+            team=None if leased.team is None else team_out(leased.team),
+        )
+        return Response(body)
