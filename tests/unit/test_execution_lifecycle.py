@@ -74,7 +74,9 @@ class Lifecycle(RuleBasedStateMachine):
             holds = before.worker_id == worker and before.attempt == attempt
             assert not (holds and before.status in (S.RUNNING, S.WAITING_FOR_INPUT))
             return
-        assert before.worker_id == worker and before.attempt == attempt and before.status is S.RUNNING
+        assert before.worker_id == worker
+        assert before.attempt == attempt
+        assert before.status is S.RUNNING
         assert after.last_seq == before.last_seq + count
 
     @rule(
@@ -95,7 +97,8 @@ class Lifecycle(RuleBasedStateMachine):
         if before.is_terminal:
             assert after == before, "repeating a completion changes nothing"
         else:
-            assert before.status is S.RUNNING and after.status is outcome
+            assert before.status is S.RUNNING
+            assert after.status is outcome
 
     @rule(execution_id=execution_ids)
     def cancel(self, execution_id: str) -> None:
@@ -108,7 +111,8 @@ class Lifecycle(RuleBasedStateMachine):
         if before.status is S.QUEUED:
             assert after.status is S.CANCELLED
         else:
-            assert after.cancel_requested and after.status is before.status
+            assert after.cancel_requested
+            assert after.status is before.status
 
     @rule(worker=st.sampled_from(WORKERS))
     def heartbeat(self, worker: str) -> None:
@@ -137,7 +141,8 @@ class Lifecycle(RuleBasedStateMachine):
             assert [event.seq for event in events] == list(range(1, execution.last_seq + 1))
             done = [event for event in events if event.type is EventType.DONE]
             if execution.is_terminal:
-                assert len(done) == 1 and events[-1] is done[0]
+                assert len(done) == 1
+                assert events[-1] is done[0]
                 assert done[0].data["status"] == execution.status.value
             else:
                 assert not done
