@@ -54,6 +54,7 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
     now = ports.clock.now()
     async with ports.uow() as uow:
         known = await uow.workers.get(organization_id, command.worker_id)
+        held = await uow.executions.running_for_worker(organization_id, command.worker_id)
         worker = Worker(
             worker_id=command.worker_id,
             organization_id=organization_id,
@@ -65,11 +66,10 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
             heartbeat_interval_seconds=ports.worker_heartbeat_interval_seconds,
             registered_at=known.registered_at if known else now,
             last_heartbeat_at=now,
-            queue_id=known.queue_id if known else None,
+            queue_id=held[0].worker_queue_id if held else (known.queue_id if known else None),
         )
         await uow.workers.save(worker)
         commands: list[Command] = []
-        held = await uow.executions.running_for_worker(organization_id, command.worker_id)
         lease_until = now + timedelta(seconds=ports.lease_timeout_seconds)
         for execution in held:
             await uow.executions.update(replace(execution, lease_expires_at=lease_until))
