@@ -79,6 +79,30 @@ def _create_api_key(args: argparse.Namespace) -> int:
     return 0
 
 
+def _worker(args: argparse.Namespace) -> int:
+    from controlplane_http.worker import WorkerConfig, run_worker
+
+    missing = [name for name in ("api_url", "api_key", "queue_id") if not getattr(args, name)]
+    if missing:
+        flags = ", ".join("--" + name.replace("_", "-") for name in missing)
+        raise ConfigError(
+            f"the worker needs {flags} (or CONTROLPLANE_API_URL, CONTROLPLANE_API_KEY, CONTROLPLANE_QUEUE_ID)"
+        )
+    config = WorkerConfig(
+        api_url=args.api_url,
+        api_key=args.api_key,
+        queue_id=args.queue_id,
+        environment=args.environment,
+        llm_base_url=args.llm_base_url,
+        llm_api_key=args.llm_api_key,
+        default_model=args.default_model,
+        wait_seconds=args.wait_seconds,
+    )
+    if args.worker_id:
+        config.worker_id = args.worker_id
+    return run_worker(config)
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="controlplane", description="Agent Control Plane")
     root.add_argument("--config", default=None, help="YAML configuration file (or CONTROLPLANE_CONFIG)")
@@ -92,6 +116,18 @@ def parser() -> argparse.ArgumentParser:
     migrate = commands.add_parser("migrate", help="upgrade the database schema to the newest revision")
     migrate.add_argument("--sql", action="store_true", help="print the SQL instead of running it")
     migrate.set_defaults(run=_migrate)
+    worker = commands.add_parser("worker", help="run the reference worker against a queue")
+    env = os.environ.get
+    worker.add_argument("--api-url", default=env("CONTROLPLANE_API_URL"), help="control plane base URL")
+    worker.add_argument("--api-key", default=env("CONTROLPLANE_API_KEY"), help="API key or JWT")
+    worker.add_argument("--queue-id", default=env("CONTROLPLANE_QUEUE_ID"), help="worker queue to lease from")
+    worker.add_argument("--worker-id", default=env("CONTROLPLANE_WORKER_ID"), help="default: host-pid-random")
+    worker.add_argument("--environment", default=env("CONTROLPLANE_ENVIRONMENT", "default"))
+    worker.add_argument("--llm-base-url", default=env("OPENAI_BASE_URL", "https://api.openai.com/v1"))
+    worker.add_argument("--llm-api-key", default=env("OPENAI_API_KEY"))
+    worker.add_argument("--default-model", default=env("CONTROLPLANE_DEFAULT_MODEL", "gpt-4o-mini"))
+    worker.add_argument("--wait-seconds", type=float, default=20.0, help="long-poll wait per lease request")
+    worker.set_defaults(run=_worker)
     keys = commands.add_parser("api-keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", help="issue a key and print it (shown only this once)")
     create.add_argument("--org", required=True, help="organization id")

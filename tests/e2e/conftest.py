@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -99,3 +100,62 @@ def postgres_server(tmp_path: Path, postgres_url: str) -> Iterator[Server]:
         yield server
     finally:
         stop_server(server)
+
+
+@dataclass
+class Process:
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return int(self.process.returncode)
+
+
+def spawn(args: list[str], log: Path, env: dict[str, str] | None = None) -> Process:
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, *args], env={**os.environ, **(env or {})}, stdout=sink, stderr=subprocess.STDOUT
+        )
+    return Process(process, log)
+
+
+@pytest.fixture
+def fake_llm(tmp_path: Path) -> Iterator[str]:
+    """The URL of a fake OpenAI-compatible endpoint running as its own process."""
+    port = free_port()
+    fake = spawn(["-m", "tests.fakes.openai_server", "--port", str(port)], tmp_path / "fake-llm.log")
+    url = f"http://127.0.0.1:{port}/v1"
+
+    def ready() -> bool:
+        try:
+            return httpx.post(f"{url}/chat/completions", json={"model": "m", "messages": []}, timeout=1).is_success
+        except httpx.TransportError:
+            return False
+
+    try:
+        wait_until(ready)
+        yield url
+    finally:
+        fake.stop()
+
+
+def start_worker(tmp_path: Path, server: Server, queue_id: str, llm_url: str, name: str) -> Process:
+    return spawn(
+        ["-m", "controlplane_http.cli", "worker", "--api-url", server.url, "--api-key", SERVICE_KEY,
+         "--queue-id", queue_id, "--llm-base-url", llm_url, "--worker-id", name, "--wait-seconds", "5"],
+        tmp_path / f"worker-{name}.log",
+    )  # fmt: skip
+
+
+FAST = {
+    "CONTROLPLANE_WORKER_HEARTBEAT_INTERVAL_SECONDS": "1",
+    "CONTROLPLANE_LEASE_TIMEOUT_SECONDS": "3",
+    "CONTROLPLANE_SSE_KEEPALIVE_SECONDS": "1",
+}

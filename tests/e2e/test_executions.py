@@ -1,0 +1,226 @@
+"""End to end: the real server, the real reference worker and a fake OpenAI-compatible endpoint, on loopback."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import FAST, Server, start_server, start_worker, stop_server
+from tests.support import wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    running = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'exec.db'}", **FAST)
+    try:
+        yield running
+    finally:
+        stop_server(running)
+
+
+def make_queue(client: httpx.Client) -> str:
+    environment = client.post("/api/v1/environments", json={"name": "e2e"}).json()
+    queue = client.post(f"/api/v1/environments/{environment['id']}/worker-queues", json={"name": "q"}).json()
+    return str(queue["id"])
+
+
+def make_agent(client: httpx.Client, name: str = "writer", **fields: Any) -> str:
+    body = {"name": name, "model_id": "fake-model", "system_prompt": "be brief", **fields}
+    return str(client.post("/api/v1/agents", json=body).json()["id"])
+
+
+def run(client: httpx.Client, agent_id: str, queue_id: str, prompt: str) -> dict[str, Any]:
+    response = client.post(f"/api/v1/agents/{agent_id}/execute", json={"prompt": prompt, "worker_queue_id": queue_id})
+    assert response.status_code == 201, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def finished(client: httpx.Client, execution_id: str, timeout: float = 30) -> dict[str, Any]:
+    state: dict[str, Any] = {}
+
+    def done() -> bool:
+        state.update(client.get(f"/api/v1/executions/{execution_id}").json())
+        return state["status"] in ("completed", "failed", "cancelled", "timed_out")
+
+    wait_until(done, timeout=timeout)
+    return state
+
+
+def sse(text: str) -> list[dict[str, str]]:
+    frames = []
+    for block in text.strip().split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.splitlines():
+            if line.startswith(":"):
+                continue
+            name, _, value = line.partition(": ")
+            fields[name] = value
+        if "id" in fields:
+            frames.append(fields)
+    return frames
+
+
+def test_a_worker_completes_an_execution_with_the_models_text(tmp_path: Path, server: Server, fake_llm: str) -> None:
+    with server.client() as client:
+        queue_id = make_queue(client)
+        agent_id = make_agent(client)
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        try:
+            execution = run(client, agent_id, queue_id, "say hello")
+            result = finished(client, execution["id"])
+            assert result["status"] == "completed", result
+            assert result["response"] == "[fake-model] be brief | say hello"
+            assert result["usage"]["total_tokens"] > 0
+            events = client.get(f"/api/v1/executions/{execution['id']}/events", params={"limit": 200}).json()["items"]
+            chunks = "".join(e["data"]["text"] for e in events if e["type"] == "message_chunk")
+            assert chunks == result["response"]
+            assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+            assert events[-1]["type"] == "done"
+            assert client.get(f"/api/v1/workers/w1").json()["tasks_processed"] >= 0
+        finally:
+            assert worker.stop() == 0, worker.log.read_text()
+
+
+def test_stream_true_answers_with_the_live_event_stream_and_resume_works(
+    tmp_path: Path, server: Server, fake_llm: str
+) -> None:
+    with server.client() as client:
+        queue_id = make_queue(client)
+        agent_id = make_agent(client)
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        try:
+            body = {"prompt": "stream me", "worker_queue_id": queue_id, "stream": True}
+            with client.stream("POST", f"/api/v1/agents/{agent_id}/execute", json=body, timeout=30) as response:
+                assert response.status_code == 200
+                assert response.headers["content-type"].startswith("text/event-stream")
+                frames = sse("".join(response.iter_text()))
+            assert [int(f["id"]) for f in frames] == list(range(1, len(frames) + 1))
+            assert frames[0]["event"] == "status"
+            assert frames[-1]["event"] == "done"
+            assert '"status":"completed"' in frames[-1]["data"]
+            execution_id = frames[0]["data"].split('"execution_id":"')[1].split('"')[0]
+            text = "".join(
+                f["data"].split('"text":"')[1].split('"')[0] for f in frames if f["event"] == "message_chunk"
+            )
+            assert text == "[fake-model] be brief | stream me"
+            resume = {"Last-Event-ID": str(len(frames) - 2)}
+            with client.stream("GET", f"/api/v1/executions/{execution_id}/stream", headers=resume) as again:
+                tail = sse("".join(again.iter_text()))
+            assert [f["id"] for f in tail] == [frames[-2]["id"], frames[-1]["id"]]
+        finally:
+            worker.stop()
+
+
+def test_sse_follows_a_running_execution_with_keepalives(tmp_path: Path, server: Server, fake_llm: str) -> None:
+    with server.client() as client:
+        queue_id = make_queue(client)
+        execution = run(client, make_agent(client), queue_id, "slow:15")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        try:
+            with client.stream("GET", f"/api/v1/executions/{execution['id']}/stream", timeout=30) as response:
+                raw = "".join(response.iter_text())
+            frames = sse(raw)
+            assert [int(f["id"]) for f in frames] == list(range(1, len(frames) + 1))
+            assert sum(1 for f in frames if f["event"] == "message_chunk") == 15
+            assert frames[-1]["event"] == "done"
+        finally:
+            worker.stop()
+
+
+def test_cancel_a_queued_and_a_running_execution(tmp_path: Path, server: Server, fake_llm: str) -> None:
+    with server.client() as client:
+        queue_id = make_queue(client)
+        agent_id = make_agent(client)
+        queued = run(client, agent_id, queue_id, "never runs")
+        assert client.post(f"/api/v1/executions/{queued['id']}/cancel").json()["status"] == "cancelled"
+        running = run(client, agent_id, queue_id, "slow:200")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        try:
+            wait_until(lambda: client.get(f"/api/v1/executions/{running['id']}").json()["last_event_seq"] >= 4)
+            assert client.post(f"/api/v1/executions/{running['id']}/cancel").json()["cancel_requested"] is True
+            result = finished(client, running["id"], timeout=15)
+            assert result["status"] == "cancelled"
+            assert result["attempt"] == 1
+        finally:
+            worker.stop()
+
+
+def test_a_worker_killed_mid_task_is_replaced_and_the_task_finishes_once(
+    tmp_path: Path, server: Server, fake_llm: str
+) -> None:
+    with server.client() as client:
+        queue_id = make_queue(client)
+        execution = run(client, make_agent(client), queue_id, "slow:20")
+        first = start_worker(tmp_path, server, queue_id, fake_llm, "doomed")
+        wait_until(lambda: client.get(f"/api/v1/executions/{execution['id']}").json()["last_event_seq"] >= 4)
+        first.stop(signal.SIGKILL)
+        second = start_worker(tmp_path, server, queue_id, fake_llm, "rescuer")
+        try:
+            result = finished(client, execution["id"], timeout=45)
+            assert result["status"] == "completed", result
+            assert result["attempt"] == 2
+            assert result["worker_id"] == "rescuer"
+            events = client.get(f"/api/v1/executions/{execution['id']}/events", params={"limit": 200}).json()["items"]
+            assert sum(1 for e in events if e["type"] == "done") == 1
+            assert {e["attempt"] for e in events if e["type"] == "message_chunk"} == {1, 2}
+            assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+        finally:
+            second.stop()
+
+
+def test_an_llm_error_fails_the_execution_with_the_providers_message(
+    tmp_path: Path, server: Server, fake_llm: str
+) -> None:
+    with server.client() as client:
+        queue_id = make_queue(client)
+        execution = run(client, make_agent(client), queue_id, "please fail")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        try:
+            result = finished(client, execution["id"])
+            assert result["status"] == "failed"
+            assert "model overloaded, try later" in result["error"]
+            assert "500" in result["error"]
+        finally:
+            worker.stop()
+
+
+def test_a_team_runs_its_members_in_order(tmp_path: Path, server: Server, fake_llm: str) -> None:
+    with server.client() as client:
+        queue_id = make_queue(client)
+        first = make_agent(client, "first", system_prompt="you are first")
+        second = make_agent(client, "second", system_prompt="you are second")
+        team = client.post(
+            "/api/v1/teams", json={"name": "crew", "configuration": {"member_ids": [first, second]}}
+        ).json()
+        response = client.post(
+            f"/api/v1/teams/{team['id']}/execute", json={"prompt": "plan", "worker_queue_id": queue_id}
+        )
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        try:
+            result = finished(client, response.json()["id"])
+            assert result["status"] == "completed", result
+            assert result["response"].startswith("[fake-model] you are second / A teammate answered:")
+            events = client.get(f"/api/v1/executions/{result['id']}/events", params={"limit": 200}).json()["items"]
+            speakers = [e["data"]["agent_id"] for e in events if e["type"] == "message"]
+            assert speakers == [first, second]
+        finally:
+            worker.stop()
+
+
+def test_sigterm_lets_the_worker_finish_its_task_and_exit(tmp_path: Path, server: Server, fake_llm: str) -> None:
+    with server.client() as client:
+        queue_id = make_queue(client)
+        execution = run(client, make_agent(client), queue_id, "slow:10")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        wait_until(lambda: client.get(f"/api/v1/executions/{execution['id']}").json()["status"] == "running")
+        assert worker.stop(signal.SIGTERM) == 0, worker.log.read_text()
+        assert client.get(f"/api/v1/executions/{execution['id']}").json()["status"] == "completed"
+        assert client.get("/api/v1/workers/w1").json()["reported_status"] == "offline"

@@ -1,0 +1,67 @@
+"""A local fake of an OpenAI-compatible chat-completions endpoint, run as its own process on loopback.
+
+The last user message steers it: `fail` answers 500 with a provider error; `slow:N` streams N chunks 0.1 s
+apart; anything else streams `[<model>] <system prompt or -> | <prompt>` in 5-character chunks."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+from litestar import Litestar, Request, post
+from litestar.response import Response, Stream
+
+
+def _chunk(model: str, text: str | None, usage: dict[str, int] | None = None) -> bytes:
+    choices = [] if text is None else [{"index": 0, "delta": {"content": text}, "finish_reason": None}]
+    body: dict[str, Any] = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "model": model,
+        "choices": choices,
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+@post("/v1/chat/completions")
+async def completions(request: Request[Any, Any, Any]) -> Response[Any]:
+    body = await request.json()
+    model = body.get("model", "?")
+    messages = body.get("messages", [])
+    prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    system = " / ".join(m["content"] for m in messages if m["role"] == "system") or "-"
+    if "fail" in prompt:
+        return Response({"error": {"message": "model overloaded, try later", "type": "server_error"}}, status_code=500)
+    if prompt.startswith("slow:"):
+        count, delay = int(prompt.split(":", 1)[1]), 0.1
+        pieces = [f"part{i} " for i in range(count)]
+    else:
+        text, delay = f"[{model}] {system} | {prompt}", 0.0
+        pieces = [text[i : i + 5] for i in range(0, len(text), 5)]
+
+    async def stream() -> AsyncIterator[bytes]:
+        for piece in pieces:
+            if delay:
+                await asyncio.sleep(delay)
+            yield _chunk(model, piece)
+        tokens = sum(len(p) for p in pieces)
+        yield _chunk(model, None, {"prompt_tokens": len(prompt), "completion_tokens": tokens,
+                                   "total_tokens": len(prompt) + tokens})  # fmt: skip
+        yield b"data: [DONE]\n\n"
+
+    return Stream(stream(), media_type="text/event-stream")
+
+
+app = Litestar([completions])
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    arguments = parser.parse_args()
+    uvicorn.run(app, host="127.0.0.1", port=arguments.port, log_level="warning")
