@@ -16,7 +16,8 @@ from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import Settings
 from controlplane_adapters.sql import migrate
 from controlplane_adapters.sql.database import SqlHealthProbe, SqlUnitOfWork, create_engine
-from controlplane_domain.ports import Clock, HealthProbe, Ports, UnitOfWork
+from controlplane_adapters.sql.notify import PostgresEventBus
+from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_http.app import create_app
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.reaper import LeaseReaper
@@ -36,18 +37,19 @@ Hook = Callable[[], Awaitable[None]]
 
 @dataclass
 class Store:
-    """A unit-of-work factory, its health probe, and what must run at start and stop."""
+    """A unit-of-work factory, its health probe, its event bus, and what must run at start and stop."""
 
     uow: Callable[[], UnitOfWork]
     probe: HealthProbe
     backend: str
+    bus: EventBus
     startup: list[Hook] = field(default_factory=list)
     shutdown: list[Hook] = field(default_factory=list)
 
 
 def _memory_store() -> Store:
     store = MemoryStore()
-    return Store(store.unit_of_work, MemoryHealthProbe(), "memory")
+    return Store(store.unit_of_work, MemoryHealthProbe(), "memory", LocalEventBus())
 
 
 def _sql_store(settings: Settings) -> Store:
@@ -67,10 +69,22 @@ def _sql_store(settings: Settings) -> Store:
     async def close_database() -> None:
         await engine.dispose()
 
+    backend = engine.url.get_backend_name()
+    if backend == "postgresql":
+        bus = PostgresEventBus(settings.database_url)
+        return Store(
+            lambda: SqlUnitOfWork(engine),
+            SqlHealthProbe(engine),
+            backend,
+            bus,
+            [prepare_database, bus.start],
+            [bus.stop, close_database],
+        )
     return Store(
         lambda: SqlUnitOfWork(engine),
         SqlHealthProbe(engine),
-        engine.url.get_backend_name(),
+        backend,
+        LocalEventBus(),
         [prepare_database],
         [close_database],
     )
@@ -90,7 +104,7 @@ def build_app(settings: Settings, *, clock: Clock | None = None) -> Litestar:
         clock=clock or SystemClock(),
         ids=UuidGenerator(),
         worker_heartbeat_interval_seconds=settings.worker_heartbeat_interval_seconds,
-        bus=LocalEventBus(),
+        bus=store.bus,
         lease_timeout_seconds=settings.lease_timeout_seconds,
         max_attempts=settings.max_attempts,
     )

@@ -84,7 +84,7 @@ def test_a_worker_completes_an_execution_with_the_models_text(tmp_path: Path, se
             assert chunks == result["response"]
             assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
             assert events[-1]["type"] == "done"
-            assert client.get(f"/api/v1/workers/w1").json()["tasks_processed"] >= 0
+            wait_until(lambda: client.get("/api/v1/workers/w1").json()["tasks_processed"] == 1)
         finally:
             assert worker.stop() == 0, worker.log.read_text()
 

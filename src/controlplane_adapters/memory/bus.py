@@ -42,6 +42,10 @@ class LocalEventBus:
         for subscription in list(self._subscriptions.get(topic, ())):
             subscription.notify()
 
+    def deliver_all(self) -> None:
+        for topic in list(self._subscriptions):
+            self.deliver(topic)
+
     def subscribe(self, topic: str) -> LocalSubscription:
         subscription = LocalSubscription(self, topic)
         self._subscriptions[topic].add(subscription)

@@ -1,0 +1,87 @@
+"""Cross-node wake-ups through Postgres LISTEN/NOTIFY, on top of the in-process bus."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import asyncpg
+import sqlalchemy as sa
+
+from controlplane_adapters.memory.bus import LocalEventBus, LocalSubscription
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "controlplane_events"
+
+
+def asyncpg_dsn(url: str) -> str:
+    return sa.make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+class PostgresEventBus:
+    """`publish` wakes local waiters at once and every other node through NOTIFY; a listener connection
+    turns other nodes' notifications into local wake-ups. After a lost connection it reconnects and wakes
+    every waiter, so nothing sleeps through a missed notification."""
+
+    def __init__(self, url: str) -> None:
+        self._dsn = asyncpg_dsn(url)
+        self._local = LocalEventBus()
+        self._connection: Any = None
+        self._lock = asyncio.Lock()
+        self._keeper: asyncio.Task[None] | None = None
+        self._lost = asyncio.Event()
+
+    async def start(self) -> None:
+        await self._connect()
+        self._keeper = asyncio.create_task(self._keep_connected(), name="notify-listener")
+
+    async def stop(self) -> None:
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
+        if self._connection is not None:
+            with contextlib.suppress(Exception):
+                await self._connection.close()
+
+    async def _connect(self) -> None:
+        connection = await asyncpg.connect(self._dsn)
+        await connection.add_listener(CHANNEL, self._on_notify)
+        connection.add_termination_listener(lambda _connection: self._lost.set())
+        self._connection = connection
+        self._lost.clear()
+
+    async def _keep_connected(self) -> None:
+        while True:
+            await self._lost.wait()
+            log.warning("LISTEN connection lost; reconnecting")
+            delay = 0.2
+            while True:
+                try:
+                    await self._connect()
+                    break
+                except (OSError, asyncpg.PostgresError):
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+            self._local.deliver_all()
+
+    def _on_notify(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+        self._local.deliver(payload)
+
+    async def publish(self, topic: str) -> None:
+        self._local.deliver(topic)
+        connection = self._connection
+        if connection is None or connection.is_closed():
+            return
+        try:
+            async with self._lock:
+                await connection.execute("SELECT pg_notify($1, $2)", CHANNEL, topic)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            log.warning("NOTIFY failed; other nodes will see the change on their next wake-up", exc_info=True)
+            self._lost.set()
+
+    def subscribe(self, topic: str) -> LocalSubscription:
+        return self._local.subscribe(topic)

@@ -1,0 +1,94 @@
+"""Two `controlplane serve` processes on one Postgres behave as one service (LISTEN/NOTIFY fan-out)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.databases import truncate
+from tests.e2e.conftest import FAST, Server, start_server, start_worker, stop_server
+from tests.e2e.test_executions import make_agent, make_queue, sse
+from tests.support import SERVICE_KEY, bearer
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def nodes(tmp_path: Path, postgres_url: str) -> Iterator[tuple[Server, Server]]:
+    asyncio.run(truncate(postgres_url))
+    first = start_server(tmp_path, postgres_url, **FAST)
+    second = start_server(tmp_path, postgres_url, **FAST)
+    try:
+        yield first, second
+    finally:
+        stop_server(first)
+        stop_server(second)
+
+
+def test_work_created_on_one_node_is_leased_on_the_other_at_once(nodes: tuple[Server, Server]) -> None:
+    first, second = nodes
+    with first.client() as a:
+        queue_id = make_queue(a)
+        agent_id = make_agent(a)
+
+        async def scenario() -> tuple[float, httpx.Response]:
+            async with httpx.AsyncClient(base_url=second.url, headers=bearer(SERVICE_KEY), timeout=60) as b:
+                waiting = asyncio.create_task(
+                    b.post(f"/api/v1/worker-queues/{queue_id}/lease", json={"worker_id": "w", "wait_seconds": 30})
+                )
+                await asyncio.sleep(0)  # let the long poll reach the second node before the work exists
+                started = time.monotonic()
+                async with httpx.AsyncClient(base_url=first.url, headers=bearer(SERVICE_KEY)) as client_a:
+                    created = await client_a.post(
+                        f"/api/v1/agents/{agent_id}/execute", json={"prompt": "hi", "worker_queue_id": queue_id}
+                    )
+                    assert created.status_code == 201
+                response = await waiting
+                return time.monotonic() - started, response
+
+        elapsed, response = asyncio.run(scenario())
+    assert response.status_code == 200, response.text
+    assert response.json()["execution"]["prompt"] == "hi"
+    assert elapsed < 10, "the long poll was woken by the notification, not by its 30 s timer"
+
+
+def test_an_execution_streams_live_on_either_node(tmp_path: Path, nodes: tuple[Server, Server], fake_llm: str) -> None:
+    first, second = nodes
+    with first.client() as a:
+        queue_id = make_queue(a)
+        agent_id = make_agent(a)
+        created = a.post(f"/api/v1/agents/{agent_id}/execute", json={"prompt": "slow:10", "worker_queue_id": queue_id})
+        execution_id = created.json()["id"]
+
+    async def follow(node: Server, connected: asyncio.Event) -> str:
+        async with (
+            httpx.AsyncClient(base_url=node.url, headers=bearer(SERVICE_KEY), timeout=60) as client,
+            client.stream("GET", f"/api/v1/executions/{execution_id}/stream") as response,
+        ):
+            chunks = []
+            async for chunk in response.aiter_text():
+                chunks.append(chunk)
+                connected.set()
+            return "".join(chunks)
+
+    async def scenario() -> list[str]:
+        ready = [asyncio.Event(), asyncio.Event()]
+        readers = [asyncio.create_task(follow(node, event)) for node, event in zip(nodes, ready, strict=True)]
+        for event in ready:
+            await event.wait()
+        worker = start_worker(tmp_path, second, queue_id, fake_llm, "worker-on-b")  # both streams are open now
+        try:
+            return list(await asyncio.gather(*readers))
+        finally:
+            worker.stop()
+
+    for raw in asyncio.run(scenario()):
+        frames = sse(raw)
+        assert frames[-1]["event"] == "done"
+        assert sum(1 for f in frames if f["event"] == "message_chunk") == 10
+        assert [int(f["id"]) for f in frames] == list(range(1, len(frames) + 1))
