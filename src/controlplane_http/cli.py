@@ -21,7 +21,14 @@ def _serve(args: argparse.Namespace) -> int:
     host = args.host or settings.host
     port = args.port or settings.port
     app = build_app(settings)
-    uvicorn.run(app, host=host, port=port, log_level=args.log_level, access_log=args.access_log)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=args.log_level,
+        access_log=args.access_log,
+        timeout_graceful_shutdown=args.graceful_seconds,  # open streams and long polls do not block a stop
+    )
     return 0
 
 
@@ -112,6 +119,7 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=None, help="port (default 8001)")
     serve.add_argument("--log-level", default=os.environ.get("CONTROLPLANE_LOG_LEVEL", "info"))
     serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.add_argument("--graceful-seconds", type=int, default=10, help="how long a stop waits for open requests")
     serve.set_defaults(run=_serve)
     migrate = commands.add_parser("migrate", help="upgrade the database schema to the newest revision")
     migrate.add_argument("--sql", action="store_true", help="print the SQL instead of running it")

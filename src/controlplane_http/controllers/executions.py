@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Annotated, Any
 
-from litestar import Controller, Response, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
@@ -34,6 +36,12 @@ from controlplane_http.wire.executions import (
 
 Options = NamedDependency[StreamOptions]
 SSE_DOC = ResponseSpec(str, description="text/event-stream of the execution's events", media_type="text/event-stream")
+
+
+async def _disconnected(request: Request[Any, Any, Any]) -> None:
+    """Returns when the client closes the connection (the body has been read already)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def execution_out(execution: DomainExecution) -> Execution:
@@ -220,10 +228,26 @@ class LeaseController(Controller):
         responses={**errors(404), 204: ResponseSpec(None, description="No work arrived within wait_seconds")},
     )
     async def lease(
-        self, queue_id: FromPath[str], data: JSONBody[LeaseRequest], ports: PortsDep, principal: PrincipalDep
+        self,
+        queue_id: FromPath[str],
+        data: JSONBody[LeaseRequest],
+        ports: PortsDep,
+        principal: PrincipalDep,
+        request: Request[Any, Any, Any],
     ) -> Response[Lease | None]:
         """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204."""
-        leased = await usecases.lease(ports, principal.organization_id, queue_id, data.worker_id, data.wait_seconds)
+        polling = asyncio.create_task(
+            usecases.lease(ports, principal.organization_id, queue_id, data.worker_id, data.wait_seconds)
+        )
+        gone = asyncio.create_task(_disconnected(request))
+        await asyncio.wait({polling, gone}, return_when=asyncio.FIRST_COMPLETED)
+        gone.cancel()
+        if not polling.done():  # the worker hung up: stop waiting for it
+            polling.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await polling
+            return Response(None, status_code=204)
+        leased = polling.result()
         if leased is None:
             return Response(None, status_code=204)
         execution = leased.execution
