@@ -224,3 +224,23 @@ def test_sigterm_lets_the_worker_finish_its_task_and_exit(tmp_path: Path, server
         assert worker.stop(signal.SIGTERM) == 0, worker.log.read_text()
         assert client.get(f"/api/v1/executions/{execution['id']}").json()["status"] == "completed"
         assert client.get("/api/v1/workers/w1").json()["reported_status"] == "offline"
+
+
+def test_an_idle_stream_gets_keepalives_and_ends_on_cancel(server: Server) -> None:
+    with server.client() as client, server.client() as other:
+        queue_id = make_queue(client)
+        execution = run(client, make_agent(client), queue_id, "nobody will run this")
+        seen: list[str] = []
+        cancelled = False
+        with client.stream("GET", f"/api/v1/executions/{execution['id']}/stream", timeout=30) as response:
+            for chunk in response.iter_text():
+                seen.append(chunk)
+                if not cancelled and ": keep-alive" in "".join(seen):
+                    assert other.post(f"/api/v1/executions/{execution['id']}/cancel").status_code == 200
+                    cancelled = True
+    text = "".join(seen)
+    assert cancelled
+    assert ": keep-alive" in text
+    frames = sse(text)
+    assert frames[-1]["event"] == "done"
+    assert '"status":"cancelled"' in frames[-1]["data"]
