@@ -276,3 +276,8 @@ class Ports:
     bus: EventBus | None = None
     lease_timeout_seconds: int = 60
     max_attempts: int = 3
+    reader: Callable[[], UnitOfWork] | None = None
+
+    def read(self) -> UnitOfWork:
+        """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""
+        return (self.reader or self.uow)()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from litestar import Litestar
 from litestar.datastructures import State
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
@@ -33,7 +33,7 @@ from controlplane_http.errors import handle_exception
 from controlplane_http.idempotency import Idempotency
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.middleware import IdempotencyMiddleware, SecurityMiddleware
-from controlplane_http.security import reject_unknown_query, require_role
+from controlplane_http.security import check_request
 from controlplane_http.streaming import StreamOptions
 
 CONTROLLERS = [
@@ -77,6 +77,18 @@ def openapi_config() -> OpenAPIConfig:
     )
 
 
+T = TypeVar("T")
+
+
+def _after_principal(value: T) -> Callable[[Principal], T]:
+    """A provider of `value` that Litestar resolves after the principal (see the dependencies below)."""
+
+    def provide(principal: NamedDependency[Principal]) -> T:
+        return value
+
+    return provide
+
+
 def create_app(
     *,
     ports: Ports,
@@ -105,17 +117,19 @@ def create_app(
     )
     app = Litestar(
         route_handlers=CONTROLLERS,
+        # Chained on purpose (ports -> principal -> the rest): Litestar resolves a batch of sibling dependencies
+        # in an anyio task group, which costs more than the dependencies themselves.
         dependencies={
             "ports": Provide(lambda: ports, use_cache=True, sync_to_thread=False),
             "principal": Provide(provide_principal),
-            "diagnostics": Provide(lambda: diagnostics, use_cache=True, sync_to_thread=False),
-            "policy": Provide(lambda: policy, use_cache=True, sync_to_thread=False),
-            "options": Provide(lambda: options, use_cache=True, sync_to_thread=False),
+            "diagnostics": Provide(_after_principal(diagnostics), sync_to_thread=False),
+            "policy": Provide(_after_principal(policy), sync_to_thread=False),
+            "options": Provide(_after_principal(options), sync_to_thread=False),
         },
         middleware=[security, idempotency],
         state=State({"ports": ports}),
         request_max_body_size=max_body_bytes,
-        guards=[require_role, reject_unknown_query],
+        guards=[check_request],
         exception_handlers={Exception: handle_exception},
         dto=StrictJSONBody,
         return_dto=None,

@@ -15,7 +15,7 @@ from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import Settings
 from controlplane_adapters.sql import migrate
-from controlplane_adapters.sql.database import SqlHealthProbe, SqlUnitOfWork, create_engine
+from controlplane_adapters.sql.database import SqlHealthProbe, SqlUnitOfWork, create_engine, create_sqlite_engine
 from controlplane_adapters.sql.notify import PostgresEventBus
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_http.app import create_app
@@ -45,6 +45,7 @@ class Store:
     bus: EventBus
     startup: list[Hook] = field(default_factory=list)
     shutdown: list[Hook] = field(default_factory=list)
+    reader: Callable[[], UnitOfWork] | None = None
 
 
 def _memory_store() -> Store:
@@ -68,26 +69,25 @@ def _sql_store(settings: Settings) -> Store:
 
     async def close_database() -> None:
         await engine.dispose()
+        if work_engine is not engine:
+            work_engine.dispose()
 
     backend = engine.url.get_backend_name()
+    work_engine = create_sqlite_engine(settings.database_url) if backend == "sqlite" else engine
+
+    def writer() -> UnitOfWork:
+        return SqlUnitOfWork(work_engine)
+
+    def reader() -> UnitOfWork:
+        return SqlUnitOfWork(work_engine, read_only=True)
+
+    probe = SqlHealthProbe(engine)
     if backend == "postgresql":
         bus = PostgresEventBus(settings.database_url)
-        return Store(
-            lambda: SqlUnitOfWork(engine),
-            SqlHealthProbe(engine),
-            backend,
-            bus,
-            [prepare_database, bus.start],
-            [bus.stop, close_database],
-        )
-    return Store(
-        lambda: SqlUnitOfWork(engine),
-        SqlHealthProbe(engine),
-        backend,
-        LocalEventBus(),
-        [prepare_database],
-        [close_database],
-    )
+        startup: list[Hook] = [prepare_database, bus.start]
+        shutdown: list[Hook] = [bus.stop, close_database]
+        return Store(writer, probe, backend, bus, startup, shutdown, reader)
+    return Store(writer, probe, backend, LocalEventBus(), [prepare_database], [close_database], reader)
 
 
 def build_app(settings: Settings, *, clock: Clock | None = None) -> Litestar:
@@ -105,6 +105,7 @@ def build_app(settings: Settings, *, clock: Clock | None = None) -> Litestar:
         ids=UuidGenerator(),
         worker_heartbeat_interval_seconds=settings.worker_heartbeat_interval_seconds,
         bus=store.bus,
+        reader=store.reader,
         lease_timeout_seconds=settings.lease_timeout_seconds,
         max_attempts=settings.max_attempts,
     )

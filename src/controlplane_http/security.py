@@ -79,10 +79,16 @@ def _declared_query(handler: BaseRouteHandler) -> frozenset[str]:
     return names
 
 
-def reject_unknown_query(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+async def reject_unknown_query(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
     """A query parameter the route does not declare is a validation error, like an unknown body field."""
     if not connection.scope.get("query_string"):
         return
     unknown = sorted(set(connection.query_params) - _declared_query(handler))
     if unknown:
         raise ValidationFailed(unknown[0], "unknown query parameter", "query")
+
+
+async def check_request(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """The one guard: unknown query parameters, then the caller's role (one guard, one handler copy)."""
+    await reject_unknown_query(connection, handler)
+    await require_role(connection, handler)

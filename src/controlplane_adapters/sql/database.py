@@ -28,6 +28,7 @@ from controlplane_domain.errors import Conflict, DomainError, TransientFailure, 
 log = logging.getLogger(__name__)
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./controlplane.db"
+READ_ONLY = "controlplane_read_only"
 
 
 def is_sqlite(url: str | sa.URL) -> bool:
@@ -37,28 +38,68 @@ def is_sqlite(url: str | sa.URL) -> bool:
 def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     """An async engine; on SQLite: foreign keys on, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions."""
     if is_sqlite(url):
-        engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30})
+        # A fixed pool: opening SQLite connections (and their PRAGMAs) per request would cost more than waiting.
+        engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30}, pool_size=8, max_overflow=0)
         _configure_sqlite(engine)
         return engine
     return create_async_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=20)
 
 
+def create_sqlite_engine(url: str, *, echo: bool = False) -> sa.Engine:
+    """The synchronous engine the SQLite units of work run on, in the event loop's own thread.
+
+    SQLite answers a point query in microseconds; handing each statement to a driver thread (aiosqlite) costs
+    far more than running it. A unit of work then never yields to the loop until it ends, so transactions in
+    one process never interleave or wait on each other. Other processes on the same file wait in SQLite's
+    busy handler (up to 30 s); several processes belong on Postgres."""
+    sync_url = sa.make_url(url).set(drivername="sqlite")
+    engine = sa.create_engine(sync_url, echo=echo, connect_args={"timeout": 30, "check_same_thread": False})
+    _configure_sqlite_events(engine)
+    return engine
+
+
 def _configure_sqlite(engine: AsyncEngine) -> None:
-    @event.listens_for(engine.sync_engine, "connect")
+    _configure_sqlite_events(engine.sync_engine)
+
+
+def _configure_sqlite_events(engine: sa.Engine) -> None:
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
-        if engine.url.database not in (None, "", ":memory:"):
+        if engine.url.database not in (None, "", ":memory:"):  # WAL: readers never wait for the writer
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        # Writers queue on the database lock at BEGIN instead of failing when they upgrade a read lock.
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # Writers queue on the database lock at BEGIN instead of failing when they upgrade a read lock;
+        # readers take no lock at all (WAL gives them a snapshot).
+        read_only = connection.get_execution_options().get(READ_ONLY, False)
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+class _LoopConnection:
+    """A synchronous Connection with the awaitable surface the repositories use (SQLite in the loop thread)."""
+
+    def __init__(self, connection: sa.Connection) -> None:
+        self._connection = connection
+        self.dialect = connection.dialect
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        return self._connection.execute(statement, parameters)
+
+    async def commit(self) -> None:
+        self._connection.commit()
+
+    async def rollback(self) -> None:
+        self._connection.rollback()
+
+    async def close(self) -> None:
+        self._connection.close()
 
 
 class SqlUnitOfWork:
@@ -75,13 +116,21 @@ class SqlUnitOfWork:
     queues: SqlQueueRepository
     executions: SqlExecutionRepository
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine | sa.Engine, *, read_only: bool = False) -> None:
         self._engine = engine
-        self._connection: AsyncConnection | None = None
+        self._read_only = read_only
+        self._connection: AsyncConnection | _LoopConnection | None = None
 
     async def __aenter__(self) -> Self:
+        options = {READ_ONLY: True} if self._read_only else {}
         try:
-            self._connection = connection = await self._engine.connect()
+            if isinstance(self._engine, sa.Engine):
+                connection: AsyncConnection | _LoopConnection = _LoopConnection(
+                    self._engine.connect().execution_options(**options)
+                )
+            else:
+                connection = await (await self._engine.connect()).execution_options(**options)
+            self._connection = connection
         except (OSError, DBAPIError) as exc:
             raise Unavailable("the database is unavailable") from exc
         self.agents = SqlAgentRepository(connection)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from controlplane_adapters.sql import mapping, tables
 from controlplane_domain.agents import Agent
@@ -28,6 +29,38 @@ from controlplane_domain.workers import Worker
 T = TypeVar("T")
 
 
+class SqlConnection(Protocol):
+    """What the repositories need of a connection: an AsyncConnection, or SQLite's loop-thread connection."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any: ...
+
+
+@functools.cache
+def _by_id(table: sa.Table) -> sa.Select[Any]:
+    """Built once per table: a statement object keeps its compiled form and cache key between requests."""
+    return sa.select(table).where(
+        table.c.organization_id == sa.bindparam("organization_id"), table.c.id == sa.bindparam("id")
+    )
+
+
+@functools.cache
+def _page_of(table: sa.Table, order: tuple[str, ...]) -> tuple[sa.Select[Any], sa.Select[Any]]:
+    """(count, rows) statements for one organization's page, built once per table."""
+    where = table.c.organization_id == sa.bindparam("organization_id")
+    count = sa.select(sa.func.count()).select_from(table).where(where)
+    rows = (
+        sa.select(table)
+        .where(where)
+        .order_by(*(table.c[name] for name in order))
+        .limit(sa.bindparam("limit"))
+        .offset(sa.bindparam("offset"))
+    )
+    return count, rows
+
+
 class _Table(Generic[T]):
     """Add, get, update, delete and page one organization-owned table keyed by `id`."""
 
@@ -37,7 +70,7 @@ class _Table(Generic[T]):
     unique_field = "name"
     noun = "object"
 
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
 
     def _conflict(self, obj: T, exc: IntegrityError) -> Conflict:
@@ -51,13 +84,8 @@ class _Table(Generic[T]):
             raise self._conflict(obj, exc) from exc
 
     async def get(self, organization_id: str, object_id: str) -> T | None:
-        row = (
-            await self.connection.execute(
-                sa.select(self.table).where(
-                    self.table.c.organization_id == organization_id, self.table.c.id == object_id
-                )
-            )
-        ).first()
+        statement = _by_id(self.table)
+        row = (await self.connection.execute(statement, {"organization_id": organization_id, "id": object_id})).first()
         return None if row is None else type(self).to_domain(row)
 
     async def update(self, obj: T) -> None:
@@ -90,7 +118,11 @@ class _Table(Generic[T]):
         return [type(self).to_domain(row) for row in rows], total
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
-        return await self._page([self.table.c.organization_id == organization_id], page)
+        count, rows = _page_of(self.table, ("created_at", "id"))
+        parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
+        total = (await self.connection.execute(count, parameters)).scalar_one()
+        found = await self.connection.execute(rows, parameters)
+        return [type(self).to_domain(row) for row in found], total
 
 
 class SqlAgentRepository(_Table[Agent]):
@@ -155,7 +187,7 @@ class SqlModelRepository(_Table[LlmModel]):
 
 
 class SqlWorkerRepository:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
 
     async def get(self, organization_id: str, worker_id: str) -> Worker | None:
@@ -213,7 +245,7 @@ class SqlApiKeyRepository(_Table[ApiKey]):
 
 
 def _upsert(
-    connection: AsyncConnection,
+    connection: SqlConnection,
     table: sa.Table,
     values: dict[str, Any],
     keys: Sequence[str],
@@ -226,7 +258,7 @@ def _upsert(
 
 
 class SqlOrganizationRepository:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
 
     async def get_settings(self, organization_id: str) -> OrganizationSettings | None:
@@ -242,7 +274,7 @@ class SqlOrganizationRepository:
 
 
 class SqlIdempotencyRepository:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
 
     def _where(self, organization_id: str, key: str) -> tuple[sa.ColumnElement[bool], ...]:

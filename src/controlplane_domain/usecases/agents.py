@@ -95,12 +95,12 @@ async def create_agent(ports: Ports, organization_id: str, command: CreateAgent)
 
 
 async def get_agent(ports: Ports, organization_id: str, agent_id: str) -> Agent:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         return await require_agent(uow, organization_id, agent_id)
 
 
 async def list_agents(ports: Ports, organization_id: str, page: PageRequest) -> Page[Agent]:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         items, total = await uow.agents.list_page(organization_id, page)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
 

@@ -58,7 +58,7 @@ async def create_api_key(
 
 
 async def get_api_key(ports: Ports, organization_id: str, key_id: str) -> ApiKey:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         key = await uow.api_keys.get(organization_id, key_id)
     if key is None:
         raise NotFound("api key", key_id)
@@ -66,7 +66,7 @@ async def get_api_key(ports: Ports, organization_id: str, key_id: str) -> ApiKey
 
 
 async def list_api_keys(ports: Ports, organization_id: str, page: PageRequest) -> Page[ApiKey]:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         items, total = await uow.api_keys.list_page(organization_id, page)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
 
@@ -91,7 +91,7 @@ async def authenticate_api_key(ports: Ports, hasher: SecretHasher, token: str) -
     if parsed is None:
         raise Unauthenticated()
     key_id, secret = parsed
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         key = await uow.api_keys.find_for_authentication(key_id)
     if key is None or not hasher.verify(secret, key.secret_hash) or not key.is_usable(ports.clock.now()):
         raise Unauthenticated()

@@ -97,12 +97,12 @@ async def create_environment(ports: Ports, organization_id: str, command: Create
 
 
 async def get_environment(ports: Ports, organization_id: str, environment_id: str) -> Environment:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         return await require_environment(uow, organization_id, environment_id)
 
 
 async def list_environments(ports: Ports, organization_id: str, page: PageRequest) -> Page[Environment]:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         items, total = await uow.environments.list_page(organization_id, page)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
 
@@ -184,7 +184,7 @@ async def create_queue(ports: Ports, organization_id: str, environment_id: str, 
 
 
 async def get_queue(ports: Ports, organization_id: str, queue_id: str) -> QueueView:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         queue = await require_queue(uow, organization_id, queue_id)
         return (await _views(ports, uow, [queue]))[0]
 
@@ -192,7 +192,7 @@ async def get_queue(ports: Ports, organization_id: str, queue_id: str) -> QueueV
 async def list_queues(
     ports: Ports, organization_id: str, page: PageRequest, *, environment_id: str | None = None
 ) -> Page[QueueView]:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         if environment_id is not None:
             await require_environment(uow, organization_id, environment_id)
         items, total = await uow.queues.list_page(organization_id, page, environment_id=environment_id)

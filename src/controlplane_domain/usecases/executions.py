@@ -331,21 +331,21 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
 
 
 async def get_execution(ports: Ports, organization_id: str, execution_id: str) -> Execution:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         return await _require(uow, organization_id, execution_id)
 
 
 async def list_executions(
     ports: Ports, organization_id: str, page: PageRequest, where: ExecutionFilter
 ) -> Page[Execution]:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         items, total = await uow.executions.list_page(organization_id, page, where)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
 
 
 async def list_events(ports: Ports, organization_id: str, execution_id: str, page: PageRequest) -> Page[ExecutionEvent]:
     """Events in sequence order; `offset` skips that many (so it equals the last sequence number seen)."""
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         execution = await _require(uow, organization_id, execution_id)
         items = await uow.executions.events_after(organization_id, execution_id, page.offset, page.limit)
     return Page(items=items, total=execution.last_seq, limit=page.limit, offset=page.offset)
@@ -361,7 +361,7 @@ async def follow(
     last = after_seq
     try:
         while True:
-            async with ports.uow() as uow:
+            async with ports.read() as uow:
                 events = await uow.executions.events_after(organization_id, execution_id, last, 200)
                 execution = None if events else await _require(uow, organization_id, execution_id)
             for event in events:

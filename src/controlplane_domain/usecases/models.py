@@ -67,7 +67,7 @@ async def create_model(ports: Ports, organization_id: str, command: CreateModel)
 
 
 async def get_model(ports: Ports, organization_id: str, model_id: str) -> LlmModel:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         model = await uow.models.get(organization_id, model_id)
     if model is None:
         raise NotFound("model", model_id)
@@ -77,7 +77,7 @@ async def get_model(ports: Ports, organization_id: str, model_id: str) -> LlmMod
 async def list_models(
     ports: Ports, organization_id: str, page: PageRequest, *, enabled_only: bool = False
 ) -> Page[LlmModel]:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         items, total = await uow.models.list_page(organization_id, page, enabled_only=enabled_only)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
 

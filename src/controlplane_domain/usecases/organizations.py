@@ -31,7 +31,7 @@ def _check_visible(principal: Principal, organization_id: str) -> None:
 
 async def settings_for(ports: Ports, organization_id: str) -> OrganizationSettings:
     """The stored settings, or the standard tier."""
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         stored = await uow.organizations.get_settings(organization_id)
     return stored or OrganizationSettings(organization_id=organization_id)
 

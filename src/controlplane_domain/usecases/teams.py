@@ -115,13 +115,13 @@ async def create_team(ports: Ports, organization_id: str, command: CreateTeam) -
 
 
 async def get_team(ports: Ports, organization_id: str, team_id: str) -> TeamView:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         return await _view(uow, await require_team(uow, organization_id, team_id))
 
 
 async def list_teams(ports: Ports, organization_id: str, page: PageRequest) -> Page[TeamView]:
     """A page of teams with their members, in two queries whatever the page size."""
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         teams, total = await uow.teams.list_page(organization_id, page)
         members = await uow.agents.list_by_teams(organization_id, [team.id for team in teams])
     by_team: dict[str, list[Any]] = {team.id: [] for team in teams}

@@ -80,7 +80,7 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
 
 
 async def get_worker(ports: Ports, organization_id: str, worker_id: str) -> Worker:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         worker = await uow.workers.get(organization_id, worker_id)
     if worker is None:
         raise NotFound("worker", worker_id)
@@ -88,6 +88,6 @@ async def get_worker(ports: Ports, organization_id: str, worker_id: str) -> Work
 
 
 async def list_workers(ports: Ports, organization_id: str, page: PageRequest) -> Page[Worker]:
-    async with ports.uow() as uow:
+    async with ports.read() as uow:
         items, total = await uow.workers.list_page(organization_id, page)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)

@@ -48,7 +48,8 @@ def page_request(limit: int = DEFAULT_LIMIT, offset: int = 0) -> PageRequest:
     return PageRequest(limit=limit, offset=offset)
 
 
-async def provide_principal(request: Request[Any, Any, Any]) -> Principal:
+async def provide_principal(request: Request[Any, Any, Any], ports: NamedDependency[Ports]) -> Principal:
+    """The authenticated caller (`ports` only orders the dependencies: see app.create_app)."""
     principal = request.scope.get("user")
     assert isinstance(principal, Principal), "authentication middleware did not run"
     return principal
