@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8001
 
-.PHONY: serve test install lint typecheck check migrate clean
+.PHONY: serve test install lint typecheck check migrate clean bench bench-tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,18 @@ serve: $(STAMP)
 migrate: $(STAMP)
 	$(BIN)/controlplane migrate
 
-test: $(STAMP)
+# wrk drives the benchmarks (Debian's package); the smoke run in the test suite needs it too.
+bench-tools:
+	@command -v wrk >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq >/dev/null && apt-get install -y -qq wrk >/dev/null; \
+	  else echo "make: wrk is missing and cannot be installed here (needs apt-get as root)" >&2; fi; }
+
+test: $(STAMP) bench-tools
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP) bench-tools
+	$(BIN)/python -m benchmarks.run $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

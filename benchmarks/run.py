@@ -331,12 +331,11 @@ def machine() -> str:
 
 def table(results: list[Result], bare: Result) -> str:
     lines = ["| scenario | store | rate | p50 | p99 | vs bare | errors | notes |", "|---|---|---|---|---|---|---|---|"]
-    lines.append(f"| {bare.scenario} | - | {bare.rate:,.0f} req/s | {bare.p50_ms:.2f} ms | {bare.p99_ms:.2f} ms | 1.00 | "
-                 f"{bare.errors} | |")  # fmt: skip
-    for r in results:
+    for r in [bare, *results]:
         ratio = f"{r.rate / bare.rate:.2f}" if r.unit == "req/s" else "-"
-        lines.append(f"| {r.scenario} | {r.database} | {r.rate:,.0f} {r.unit} | {r.p50_ms:.2f} ms | {r.p99_ms:.2f} ms | "
-                     f"{ratio} | {r.errors} | {r.note} |")  # fmt: skip
+        cells = [r.scenario, r.database, f"{r.rate:,.0f} {r.unit}", f"{r.p50_ms:.2f} ms", f"{r.p99_ms:.2f} ms", ratio,
+                 str(r.errors), r.note]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -42,7 +42,8 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
         engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30}, pool_size=8, max_overflow=0)
         _configure_sqlite(engine)
         return engine
-    return create_async_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    # No pre-ping: a connection the server dropped fails one request with 503 and is replaced (see operations.md).
+    return create_async_engine(url, echo=echo, pool_size=10, max_overflow=20)
 
 
 def create_sqlite_engine(url: str, *, echo: bool = False) -> sa.Engine:

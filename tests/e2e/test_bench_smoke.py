@@ -1,0 +1,32 @@
+"""The benchmark harness keeps working: a smoke run (about a second a scenario) on SQLite."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def test_the_benchmark_harness_runs() -> None:
+    if shutil.which("wrk") is None:
+        pytest.skip("wrk is not installed (make test installs it where apt-get is available)")
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--smoke", "--stores", "sqlite"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "sqlite" in line]
+    scenarios = {row.split("|")[1].strip() for row in rows}
+    assert {"get agent by id", "list agents (20 a page)", "create agent", "worker heartbeat", "add agent to team",
+            "execution round trip", "20 concurrent SSE streams"} <= scenarios  # fmt: skip
+    for row in rows:
+        cells = [cell.strip() for cell in row.split("|")[1:-1]]
+        assert float(cells[2].split()[0].replace(",", "")) > 0, row
+        assert cells[6] == "0", f"errors in {row}"
