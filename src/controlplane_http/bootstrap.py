@@ -12,12 +12,14 @@ from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, S
 from controlplane_adapters.clock import SystemClock, UuidGenerator
 from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
+from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import Settings
 from controlplane_adapters.sql import migrate
 from controlplane_adapters.sql.database import SqlHealthProbe, SqlUnitOfWork, create_engine, create_sqlite_engine
 from controlplane_adapters.sql.notify import PostgresEventBus
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
+from controlplane_domain.usecases.executions import read_events_after
 from controlplane_http.app import create_app
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.reaper import LeaseReaper
@@ -132,7 +134,10 @@ def build_app(settings: Settings, *, clock: Clock | None = None) -> Litestar:
         limiter=RateLimiter(settings.redis_url, settings.redis_namespace),
         default_organization=settings.default_organization,
         max_body_bytes=settings.max_body_bytes,
-        stream_options=StreamOptions(keepalive_seconds=settings.sse_keepalive_seconds),
+        stream_options=StreamOptions(
+            keepalive_seconds=settings.sse_keepalive_seconds,
+            tail=EventTail(lambda org, execution, seq: read_events_after(ports, org, execution, seq)),
+        ),
         backend=store.backend,
         on_startup=[*store.startup, reaper.start],
         on_shutdown=[reaper.stop, *store.shutdown],

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 from litestar.response import Stream
 
+from controlplane_adapters.memory.tail import EventTail
 from controlplane_domain.executions import ExecutionEvent
 from controlplane_domain.ports import Ports
 from controlplane_domain.usecases import executions
@@ -19,6 +20,7 @@ KEEPALIVE = b": keep-alive\n\n"
 @dataclass(frozen=True, slots=True)
 class StreamOptions:
     keepalive_seconds: float = 15.0
+    tail: EventTail | None = None
 
 
 def encode_event(event: ExecutionEvent) -> bytes:
@@ -40,7 +42,10 @@ async def _frames(
     ports: Ports, organization_id: str, execution_id: str, after_seq: int, options: StreamOptions
 ) -> AsyncIterator[bytes]:
     yield b"retry: 2000\n\n"
-    async for event in executions.follow(ports, organization_id, execution_id, after_seq, options.keepalive_seconds):
+    read_after = options.tail.after if options.tail is not None else None
+    async for event in executions.follow(
+        ports, organization_id, execution_id, after_seq, options.keepalive_seconds, read_after
+    ):
         yield KEEPALIVE if event is None else encode_event(event)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -351,19 +351,40 @@ async def list_events(ports: Ports, organization_id: str, execution_id: str, pag
     return Page(items=items, total=execution.last_seq, limit=page.limit, offset=page.offset)
 
 
+async def read_events_after(
+    ports: Ports, organization_id: str, execution_id: str, after_seq: int
+) -> list[ExecutionEvent]:
+    """Up to 200 events after `after_seq`, in order."""
+    async with ports.read() as uow:
+        return await uow.executions.events_after(organization_id, execution_id, after_seq, 200)
+
+
 async def follow(
-    ports: Ports, organization_id: str, execution_id: str, after_seq: int, keepalive_seconds: float
+    ports: Ports,
+    organization_id: str,
+    execution_id: str,
+    after_seq: int,
+    keepalive_seconds: float,
+    read_after: Callable[[str, str, int], Awaitable[list[ExecutionEvent]]] | None = None,
 ) -> AsyncIterator[ExecutionEvent | None]:
     """Every event after `after_seq`, pushed as it is appended, ending after the terminal one.
-    Yields None when `keepalive_seconds` pass without an event (time for a keep-alive)."""
+    Yields None when `keepalive_seconds` pass without an event (time for a keep-alive).
+    `read_after` may share reads between followers (see the adapters' EventTail)."""
     await get_execution(ports, organization_id, execution_id)
+
+    async def direct(organization: str, execution: str, seq: int) -> list[ExecutionEvent]:
+        return await read_events_after(ports, organization, execution, seq)
+
+    reader = read_after or direct
     subscription = ports.bus.subscribe(f"execution:{execution_id}") if ports.bus is not None else None
     last = after_seq
     try:
         while True:
-            async with ports.read() as uow:
-                events = await uow.executions.events_after(organization_id, execution_id, last, 200)
-                execution = None if events else await _require(uow, organization_id, execution_id)
+            events = await reader(organization_id, execution_id, last)
+            execution = None
+            if not events:
+                async with ports.read() as uow:
+                    execution = await _require(uow, organization_id, execution_id)
             for event in events:
                 yield event
                 last = event.seq

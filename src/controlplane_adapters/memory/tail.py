@@ -1,0 +1,74 @@
+"""A per-node cache of the tail of execution event logs, shared by every stream that follows one execution."""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from controlplane_domain.executions import ExecutionEvent
+
+MAX_EVENTS_KEPT = 1000
+Fetch = Callable[[str, str, int], Awaitable[list[ExecutionEvent]]]
+
+
+@dataclass
+class _Tail:
+    events: list[ExecutionEvent] = field(default_factory=list)
+    seqs: list[int] = field(default_factory=list)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def last_seq(self) -> int:
+        return self.seqs[-1] if self.seqs else 0
+
+    def covers(self, seq: int) -> bool:
+        """The cache holds every event after `seq` it knows of, and at least one."""
+        return bool(self.seqs) and self.seqs[0] <= seq + 1 and seq < self.seqs[-1]
+
+    def after(self, seq: int) -> list[ExecutionEvent]:
+        return self.events[bisect.bisect_right(self.seqs, seq) :]
+
+
+class EventTail:
+    """When many streams wake for one new event, one of them reads the log and the others share its read:
+    one query per event per node instead of one per stream. Keyed by (organization, execution)."""
+
+    def __init__(self, fetch: Fetch, max_executions: int = 2048) -> None:
+        self._fetch = fetch
+        self._tails: OrderedDict[tuple[str, str], _Tail] = OrderedDict()
+        self._max = max_executions
+
+    def _tail(self, key: tuple[str, str]) -> _Tail:
+        tail = self._tails.get(key)
+        if tail is None:
+            tail = self._tails[key] = _Tail()
+            while len(self._tails) > self._max:
+                self._tails.popitem(last=False)
+        else:
+            self._tails.move_to_end(key)
+        return tail
+
+    async def after(self, organization_id: str, execution_id: str, seq: int) -> list[ExecutionEvent]:
+        tail = self._tail((organization_id, execution_id))
+        if tail.covers(seq):
+            return tail.after(seq)
+        async with tail.lock:
+            if tail.covers(seq):  # another follower read while this one waited
+                return tail.after(seq)
+            if tail.seqs and tail.seqs[0] > seq + 1:
+                return await self._fetch(organization_id, execution_id, seq)  # older than the cache holds
+            fresh = await self._fetch(organization_id, execution_id, max(seq, tail.last_seq))
+            for event in fresh:
+                if event.seq > tail.last_seq:
+                    tail.events.append(event)
+                    tail.seqs.append(event.seq)
+            answer = tail.after(seq)
+            if len(tail.seqs) > MAX_EVENTS_KEPT:  # keep the recent half; laggards read the log directly
+                del tail.events[: MAX_EVENTS_KEPT // 2], tail.seqs[: MAX_EVENTS_KEPT // 2]
+            return answer
+
+    def forget(self, organization_id: str, execution_id: str) -> None:
+        self._tails.pop((organization_id, execution_id), None)
