@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from litestar import Request
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
-from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, PageRequest
+from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal
 from controlplane_http.wire.common import ErrorResponse, HTTPValidationError
@@ -42,6 +43,15 @@ def errors(*codes: int) -> dict[int, ResponseSpec]:
         )
         for code in wanted
     }
+
+
+L = TypeVar("L")
+T = TypeVar("T")
+
+
+def page_of(kind: Callable[..., L], page: Page[T], convert: Callable[[T], Any]) -> L:
+    """A list response (`{items, total, limit, offset}`) of the given wire type."""
+    return kind(items=[convert(item) for item in page.items], total=page.total, limit=page.limit, offset=page.offset)
 
 
 def page_request(limit: int = DEFAULT_LIMIT, offset: int = 0) -> PageRequest:

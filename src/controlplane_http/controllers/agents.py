@@ -8,7 +8,7 @@ from litestar.params import FromPath, JSONBody
 from controlplane_domain.agents import Agent as DomainAgent
 from controlplane_domain.config import ExecutionEnvironment
 from controlplane_domain.usecases import agents as usecases
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
 from controlplane_http.wire.agents import Agent, AgentCreate, AgentList, AgentUpdate
 from controlplane_http.wire.common import to_domain, to_wire
 from controlplane_http.wire.config import given_fields
@@ -32,9 +32,7 @@ class AgentController(Controller):
         self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
     ) -> AgentList:
         page = await usecases.list_agents(ports, principal.organization_id, page_request(limit, offset))
-        return AgentList(
-            items=[agent_out(a) for a in page.items], total=page.total, limit=page.limit, offset=page.offset
-        )
+        return page_of(AgentList, page, agent_out)
 
     @get("/{agent_id:str}", operation_id="getAgent", responses=errors(404))
     async def get_agent(self, agent_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Agent:

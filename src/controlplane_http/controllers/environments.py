@@ -10,7 +10,7 @@ from litestar.params import FromPath, JSONBody, Parameter
 from controlplane_domain.environments import Environment as DomainEnvironment
 from controlplane_domain.environments import QueueView
 from controlplane_domain.usecases import environments as usecases
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
 from controlplane_http.wire.common import to_wire
 from controlplane_http.wire.config import given_fields
 from controlplane_http.wire.executions import (
@@ -63,8 +63,7 @@ class EnvironmentController(Controller):
         self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
     ) -> EnvironmentList:
         page = await usecases.list_environments(ports, principal.organization_id, page_request(limit, offset))
-        items = [environment_out(e) for e in page.items]
-        return EnvironmentList(items=items, total=page.total, limit=page.limit, offset=page.offset)
+        return page_of(EnvironmentList, page, environment_out)
 
     @get("/{environment_id:str}", operation_id="getEnvironment", responses=errors(404))
     async def get_environment(
@@ -109,9 +108,7 @@ class EnvironmentController(Controller):
         page = await usecases.list_queues(
             ports, principal.organization_id, page_request(limit, offset), environment_id=environment_id
         )
-        return WorkerQueueList(
-            items=[queue_out(v) for v in page.items], total=page.total, limit=page.limit, offset=page.offset
-        )
+        return page_of(WorkerQueueList, page, queue_out)
 
 
 class WorkerQueueController(Controller):
@@ -130,9 +127,7 @@ class WorkerQueueController(Controller):
         page = await usecases.list_queues(
             ports, principal.organization_id, page_request(limit, offset), environment_id=environment_id
         )
-        return WorkerQueueList(
-            items=[queue_out(v) for v in page.items], total=page.total, limit=page.limit, offset=page.offset
-        )
+        return page_of(WorkerQueueList, page, queue_out)
 
     @get("/{queue_id:str}", operation_id="getWorkerQueue", responses=errors(404))
     async def get_queue(self, queue_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> WorkerQueue:

@@ -17,7 +17,7 @@ from controlplane_domain.executions import ExecutionEvent as DomainEvent
 from controlplane_domain.executions import ExecutionStatus, TargetType
 from controlplane_domain.ports import ExecutionFilter
 from controlplane_domain.usecases import executions as usecases
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
 from controlplane_http.controllers.agents import agent_out
 from controlplane_http.controllers.teams import team_out
 from controlplane_http.streaming import StreamOptions, event_stream, parse_last_event_id
@@ -144,8 +144,7 @@ class ExecutionController(Controller):
     ) -> ExecutionList:
         where = ExecutionFilter(status=status, agent_id=agent_id, team_id=team_id, worker_queue_id=worker_queue_id)
         page = await usecases.list_executions(ports, principal.organization_id, page_request(limit, offset), where)
-        items = [execution_out(e) for e in page.items]
-        return ExecutionList(items=items, total=page.total, limit=page.limit, offset=page.offset)
+        return page_of(ExecutionList, page, execution_out)
 
     @get("/{execution_id:str}", operation_id="getExecution", responses=errors(404))
     async def get_execution(self, execution_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Execution:
@@ -162,8 +161,7 @@ class ExecutionController(Controller):
     ) -> ExecutionEventList:
         """Events in sequence order; `total` is the last sequence number, `offset` the number of events skipped."""
         page = await usecases.list_events(ports, principal.organization_id, execution_id, page_request(limit, offset))
-        items = [event_out(e) for e in page.items]
-        return ExecutionEventList(items=items, total=page.total, limit=page.limit, offset=page.offset)
+        return page_of(ExecutionEventList, page, event_out)
 
     @get(
         "/{execution_id:str}/stream",

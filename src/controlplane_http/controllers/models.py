@@ -10,7 +10,7 @@ from litestar.params import FromPath, JSONBody, Parameter
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.runtimes import RUNTIME_IDS, RUNTIMES
 from controlplane_domain.usecases import models as usecases
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
 from controlplane_http.wire.common import to_wire
 from controlplane_http.wire.config import given_fields
 from controlplane_http.wire.models import Model, ModelCreate, ModelList, ModelUpdate, RuntimeInfo, RuntimeList
@@ -48,9 +48,7 @@ class ModelController(Controller):
         page = await usecases.list_models(
             ports, principal.organization_id, page_request(limit, offset), enabled_only=enabled_only
         )
-        return ModelList(
-            items=[model_out(m) for m in page.items], total=page.total, limit=page.limit, offset=page.offset
-        )
+        return page_of(ModelList, page, model_out)
 
     @get("/{model_id:str}", operation_id="getModel", responses=errors(404))
     async def get_model(self, model_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Model:

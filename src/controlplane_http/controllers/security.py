@@ -10,7 +10,7 @@ from controlplane_domain.api_keys import KEY_PREFIX
 from controlplane_domain.api_keys import ApiKey as DomainKey
 from controlplane_domain.organizations import OrganizationSettings as DomainSettings
 from controlplane_domain.usecases import api_keys, organizations
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.wire.security import (
     ApiKey,
@@ -62,9 +62,7 @@ class ApiKeyController(Controller):
         self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
     ) -> ApiKeyList:
         page = await api_keys.list_api_keys(ports, principal.organization_id, page_request(limit, offset))
-        return ApiKeyList(
-            items=[key_out(k) for k in page.items], total=page.total, limit=page.limit, offset=page.offset
-        )
+        return page_of(ApiKeyList, page, key_out)
 
     @get("/{key_id:str}", operation_id="getApiKey", responses=errors(404))
     async def get_api_key(self, key_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> ApiKey:

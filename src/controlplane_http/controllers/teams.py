@@ -11,7 +11,7 @@ from litestar.params import FromPath, JSONBody
 from controlplane_domain.config import ExecutionEnvironment, TeamSettings
 from controlplane_domain.teams import TeamView
 from controlplane_domain.usecases import teams as usecases
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
 from controlplane_http.controllers.agents import agent_out
 from controlplane_http.wire.common import to_domain, to_wire
 from controlplane_http.wire.config import ExecutionEnvironment as WireEnvironment
@@ -80,7 +80,7 @@ class TeamController(Controller):
         self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
     ) -> TeamList:
         page = await usecases.list_teams(ports, principal.organization_id, page_request(limit, offset))
-        return TeamList(items=[team_out(v) for v in page.items], total=page.total, limit=page.limit, offset=page.offset)
+        return page_of(TeamList, page, team_out)
 
     @get("/{team_id:str}", operation_id="getTeam", responses=errors(404))
     async def get_team(

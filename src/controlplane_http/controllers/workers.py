@@ -9,7 +9,7 @@ from controlplane_domain.ports import Clock
 from controlplane_domain.usecases import workers as usecases
 from controlplane_domain.workers import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.workers import Worker as DomainWorker
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
 from controlplane_http.wire.common import to_domain
 from controlplane_http.wire.workers import HeartbeatResponse, Worker, WorkerCommandOut, WorkerHeartbeat, WorkerList
 
@@ -60,8 +60,7 @@ class WorkerController(Controller):
         self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
     ) -> WorkerList:
         page = await usecases.list_workers(ports, principal.organization_id, page_request(limit, offset))
-        items = [worker_out(worker, ports.clock) for worker in page.items]
-        return WorkerList(items=items, total=page.total, limit=page.limit, offset=page.offset)
+        return page_of(WorkerList, page, lambda worker: worker_out(worker, ports.clock))
 
     @get("/{worker_id:str}", operation_id="getWorker", responses=errors(404))
     async def get_worker(self, worker_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Worker:
