@@ -186,35 +186,54 @@ class SqlModelRepository(_Table[LlmModel]):
         return await self._page(where, page)
 
 
+@functools.cache
+def _worker_by_id() -> sa.Select[Any]:
+    t = tables.workers
+    return sa.select(t).where(
+        t.c.organization_id == sa.bindparam("organization_id"), t.c.worker_id == sa.bindparam("worker_id")
+    )
+
+
+@functools.cache
+def _worker_upsert(dialect: str) -> Any:
+    """INSERT ... ON CONFLICT DO UPDATE from the inserted row, built once per dialect."""
+    t = tables.workers
+    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(t)
+    keys = ("organization_id", "worker_id")
+    changes = {c.name: insert.excluded[c.name] for c in t.columns if c.name not in (*keys, "registered_at")}
+    return insert.on_conflict_do_update(index_elements=list(keys), set_=changes)
+
+
+@functools.cache
+def _held_by_worker() -> sa.Select[Any]:
+    t = tables.executions
+    return sa.select(t).where(
+        t.c.organization_id == sa.bindparam("organization_id"),
+        t.c.worker_id == sa.bindparam("worker_id"),
+        t.c.status.in_(HELD),
+    )
+
+
 class SqlWorkerRepository:
     def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
 
     async def get(self, organization_id: str, worker_id: str) -> Worker | None:
-        t = tables.workers
-        row = (
-            await self.connection.execute(
-                sa.select(t).where(t.c.organization_id == organization_id, t.c.worker_id == worker_id)
-            )
-        ).first()
+        parameters = {"organization_id": organization_id, "worker_id": worker_id}
+        row = (await self.connection.execute(_worker_by_id(), parameters)).first()
         return None if row is None else mapping.worker_to_domain(row)
 
     async def save(self, worker: Worker) -> None:
-        t = tables.workers
-        values = mapping.worker_to_row(worker)
-        # registered_at keeps the first heartbeat's value
-        await self.connection.execute(
-            _upsert(self.connection, t, values, ["organization_id", "worker_id"], keep=["registered_at"])
-        )
+        """Insert or update in one statement; registered_at keeps the first heartbeat's value."""
+        statement = _worker_upsert(self.connection.dialect.name)
+        await self.connection.execute(statement, mapping.worker_to_row(worker))
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
-        t = tables.workers
-        where = t.c.organization_id == organization_id
-        total = (await self.connection.execute(sa.select(sa.func.count()).select_from(t).where(where))).scalar_one()
-        rows = await self.connection.execute(
-            sa.select(t).where(where).order_by(t.c.registered_at, t.c.worker_id).limit(page.limit).offset(page.offset)
-        )
-        return [mapping.worker_to_domain(row) for row in rows], total
+        count, rows = _page_of(tables.workers, ("registered_at", "worker_id"))
+        parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
+        total = (await self.connection.execute(count, parameters)).scalar_one()
+        found = await self.connection.execute(rows, parameters)
+        return [mapping.worker_to_domain(row) for row in found], total
 
     async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
         if not queue_ids:
@@ -379,10 +398,8 @@ class SqlExecutionRepository(_Table[Execution]):
         return None if row is None else mapping.execution_to_domain(row)
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]:
-        t = self.table
-        rows = await self.connection.execute(
-            sa.select(t).where(t.c.organization_id == organization_id, t.c.worker_id == worker_id, t.c.status.in_(HELD))
-        )
+        parameters = {"organization_id": organization_id, "worker_id": worker_id}
+        rows = await self.connection.execute(_held_by_worker(), parameters)
         return [mapping.execution_to_domain(row) for row in rows]
 
     async def expired_leases(self, now: datetime, limit: int) -> list[Execution]:
