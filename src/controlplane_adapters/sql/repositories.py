@@ -47,6 +47,24 @@ def _by_id(table: sa.Table) -> sa.Select[Any]:
 
 
 @functools.cache
+def _insert(table: sa.Table) -> sa.Insert:
+    return table.insert()
+
+
+@functools.cache
+def _update_by_id(table: sa.Table) -> sa.Update:
+    """UPDATE of every column but the keys; the row is named by `where_organization_id` and `where_id`."""
+    return (
+        table.update()
+        .where(
+            table.c.organization_id == sa.bindparam("where_organization_id"),
+            table.c.id == sa.bindparam("where_id"),
+        )
+        .values({c.name: sa.bindparam(c.name) for c in table.columns if c.name not in ("id", "organization_id")})
+    )
+
+
+@functools.cache
 def _page_of(table: sa.Table, order: tuple[str, ...]) -> tuple[sa.Select[Any], sa.Select[Any]]:
     """(count, rows) statements for one organization's page, built once per table."""
     where = table.c.organization_id == sa.bindparam("organization_id")
@@ -79,7 +97,7 @@ class _Table(Generic[T]):
 
     async def add(self, obj: T) -> None:
         try:
-            await self.connection.execute(self.table.insert().values(**type(self).to_row(obj)))
+            await self.connection.execute(_insert(self.table), type(self).to_row(obj))
         except IntegrityError as exc:
             raise self._conflict(obj, exc) from exc
 
@@ -90,12 +108,9 @@ class _Table(Generic[T]):
 
     async def update(self, obj: T) -> None:
         values = type(self).to_row(obj)
+        parameters = {**values, "where_organization_id": values["organization_id"], "where_id": values["id"]}
         try:
-            await self.connection.execute(
-                self.table.update()
-                .where(self.table.c.organization_id == values["organization_id"], self.table.c.id == values["id"])
-                .values(**values)
-            )
+            await self.connection.execute(_update_by_id(self.table), parameters)
         except IntegrityError as exc:
             raise self._conflict(obj, exc) from exc
 
