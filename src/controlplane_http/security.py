@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -15,10 +14,7 @@ from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
 from controlplane_domain.usecases import agents, api_keys, environments, executions, models, teams, workers
 
-log = logging.getLogger("controlplane.auth")
-
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-PUBLIC_PATHS = ("/api/openapi", "/api/docs")
 
 
 Probe = Callable[[Ports, Principal, str], Awaitable[object]]

@@ -18,8 +18,6 @@ from controlplane_http.wire.config import ExecutionEnvironment as WireEnvironmen
 from controlplane_http.wire.config import TeamConfiguration, given_fields
 from controlplane_http.wire.teams import TeamCreate, TeamList, TeamUpdate, TeamWithAgentsResponse
 
-_SETTINGS_TYPES: dict[str, Any] = TeamSettings.__annotations__
-
 
 def team_out(view: TeamView) -> TeamWithAgentsResponse:
     team = view.team
