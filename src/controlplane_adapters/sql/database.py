@@ -79,8 +79,9 @@ def _configure_sqlite_events(engine: sa.Engine) -> None:
     def _on_begin(connection: Any) -> None:
         # Writers queue on the database lock at BEGIN instead of failing when they upgrade a read lock;
         # readers take no lock at all (WAL gives them a snapshot).
-        read_only = connection.get_execution_options().get(READ_ONLY, False)
-        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        if not connection.get_execution_options().get(READ_ONLY, False):
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # readers run each statement in autocommit: WAL gives it a consistent snapshot, without a lock
 
 
 class _LoopConnection:
@@ -123,7 +124,8 @@ class SqlUnitOfWork:
         self._connection: AsyncConnection | _LoopConnection | None = None
 
     async def __aenter__(self) -> Self:
-        options = {READ_ONLY: True} if self._read_only else {}
+        # Readers run in autocommit (no BEGIN/ROLLBACK round trips); a reader's statements are each consistent.
+        options: dict[str, Any] = {READ_ONLY: True, "isolation_level": "AUTOCOMMIT"} if self._read_only else {}
         try:
             if isinstance(self._engine, sa.Engine):
                 connection: AsyncConnection | _LoopConnection = _LoopConnection(

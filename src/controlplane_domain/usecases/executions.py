@@ -210,17 +210,26 @@ async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id
     return Lease(running, agent, team)
 
 
+async def _work_waiting(ports: Ports, organization_id: str, queue_id: str) -> bool:
+    """A lock-free look: is anything queued? (Saves a write transaction per woken long poll.)"""
+    async with ports.read() as uow:
+        return bool((await uow.executions.count_queued(organization_id, [queue_id])).get(queue_id))
+
+
 async def lease(ports: Ports, organization_id: str, queue_id: str, worker_id: str, wait_seconds: float) -> Lease | None:
     """Long poll: return as soon as work is leased, or None after `wait_seconds` without work."""
     deadline = time.monotonic() + wait_seconds
     subscription = ports.bus.subscribe(f"queue:{queue_id}") if ports.bus is not None else None
     try:
-        while True:
-            leased = await try_lease(ports, organization_id, queue_id, worker_id)
+        leased = await try_lease(ports, organization_id, queue_id, worker_id)
+        while leased is None:
             remaining = deadline - time.monotonic()
-            if leased is not None or remaining <= 0 or subscription is None:
-                return leased
+            if remaining <= 0 or subscription is None:
+                return None
             await subscription.wait(remaining)
+            if await _work_waiting(ports, organization_id, queue_id):
+                leased = await try_lease(ports, organization_id, queue_id, worker_id)
+        return leased
     finally:
         if subscription is not None:
             subscription.close()
