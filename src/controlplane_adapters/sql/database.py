@@ -124,8 +124,9 @@ class SqlUnitOfWork:
         self._connection: AsyncConnection | _LoopConnection | None = None
 
     async def __aenter__(self) -> Self:
-        # Readers run in autocommit (no BEGIN/ROLLBACK round trips); a reader's statements are each consistent.
-        options: dict[str, Any] = {READ_ONLY: True, "isolation_level": "AUTOCOMMIT"} if self._read_only else {}
+        # Readers take no write lock (SQLite: no BEGIN at all). Postgres readers keep their transaction:
+        # AUTOCOMMIT measured slower there (the pool resets the isolation level on every return).
+        options: dict[str, Any] = {READ_ONLY: True} if self._read_only else {}
         try:
             if isinstance(self._engine, sa.Engine):
                 connection: AsyncConnection | _LoopConnection = _LoopConnection(
