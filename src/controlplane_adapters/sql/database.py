@@ -71,7 +71,11 @@ def _configure_sqlite_events(engine: sa.Engine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
         if engine.url.database not in (None, "", ":memory:"):  # WAL: readers never wait for the writer
-            cursor.execute("PRAGMA journal_mode=WAL")
+            try:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            except Exception as exc:  # another connection is switching the new file to WAL (it persists)
+                if "locked" not in str(exc):
+                    raise
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
