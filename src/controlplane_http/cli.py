@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import sys
+from typing import Any
 
 from controlplane_adapters.settings import ConfigError, load_settings
 from controlplane_domain.errors import DomainError
@@ -20,15 +21,24 @@ def _serve(args: argparse.Namespace) -> int:
     settings = load_settings(config_file=args.config)
     host = args.host or settings.host
     port = args.port or settings.port
-    app = build_app(settings)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=args.log_level,
-        access_log=args.access_log,
-        timeout_graceful_shutdown=args.graceful_seconds,  # open streams and long polls do not block a stop
-    )
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": args.log_level,
+        "access_log": args.access_log,
+        "timeout_graceful_shutdown": args.graceful_seconds,  # open streams and long polls do not block a stop
+    }
+    if args.workers > 1:
+        if not settings.database_url.startswith("postgresql"):
+            raise ConfigError(
+                "--workers above 1 needs Postgres: on SQLite (or memory) wake-ups, streams and rate counters "
+                "live in one process"
+            )
+        if args.config:
+            os.environ["CONTROLPLANE_CONFIG"] = args.config
+        uvicorn.run("controlplane_http.asgi:create", factory=True, workers=args.workers, **options)
+        return 0
+    uvicorn.run(build_app(settings), **options)
     return 0
 
 
@@ -119,6 +129,7 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=None, help="port (default 8001)")
     serve.add_argument("--log-level", default=os.environ.get("CONTROLPLANE_LOG_LEVEL", "info"))
     serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.add_argument("--workers", type=int, default=1, help="server processes (Postgres only; default 1)")
     serve.add_argument("--graceful-seconds", type=int, default=10, help="how long a stop waits for open requests")
     serve.set_defaults(run=_serve)
     migrate = commands.add_parser("migrate", help="upgrade the database schema to the newest revision")

@@ -92,3 +92,43 @@ def test_an_execution_streams_live_on_either_node(tmp_path: Path, nodes: tuple[S
         assert frames[-1]["event"] == "done"
         assert sum(1 for f in frames if f["event"] == "message_chunk") == 10
         assert [int(f["id"]) for f in frames] == list(range(1, len(frames) + 1))
+
+
+def test_serve_with_several_worker_processes(tmp_path: Path, postgres_url: str) -> None:
+    asyncio.run(truncate(postgres_url))
+    from tests.e2e.conftest import free_port, spawn
+    from tests.support import wait_until
+
+    port = free_port()
+    env = {"SERVICE_API_KEY": SERVICE_KEY, "CONTROLPLANE_DATABASE_URL": postgres_url}
+    proc = spawn(["-m", "controlplane_http.cli", "serve", "--port", str(port), "--workers", "2"],
+                 tmp_path / "multi.log", env)  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}"
+
+        def ready() -> bool:
+            try:
+                return httpx.get(f"{url}/api/health", headers=bearer(SERVICE_KEY), timeout=1).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        wait_until(ready, timeout=30)
+        with httpx.Client(base_url=url, headers=bearer(SERVICE_KEY)) as client:
+            created = [client.post("/api/v1/agents", json={"name": f"multi-{i}"}).status_code for i in range(20)]
+            assert created == [201] * 20
+            assert client.get("/api/v1/agents").json()["total"] == 20
+        assert (
+            "Started parent process" in proc.log.read_text()
+            or proc.log.read_text().count("Started server process") >= 2
+        )
+    finally:
+        assert proc.stop() in (0, -15), proc.log.read_text()
+
+
+def test_several_workers_on_sqlite_are_refused(tmp_path: Path) -> None:
+    from tests.e2e.test_server import run_cli
+
+    result = run_cli("serve", "--workers", "2", env={"CONTROLPLANE_DATABASE_URL": "sqlite+aiosqlite:///x.db"},
+                     cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2
+    assert "needs Postgres" in result.stderr

@@ -1,0 +1,12 @@
+"""ASGI entry for `controlplane serve --workers N`: every worker process builds the app from the environment."""
+
+from __future__ import annotations
+
+from litestar import Litestar
+
+from controlplane_adapters.settings import load_settings
+from controlplane_http.bootstrap import build_app
+
+
+def create() -> Litestar:
+    return build_app(load_settings())
