@@ -6,6 +6,8 @@ import hashlib
 import hmac
 import logging
 import secrets
+import time
+from datetime import datetime
 
 import jwt
 
@@ -14,9 +16,11 @@ from controlplane_domain.api_keys import KEY_PREFIX
 from controlplane_domain.errors import Unauthenticated
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import ROLE_RANK, Principal, Role
-from controlplane_domain.usecases.api_keys import authenticate_api_key
+from controlplane_domain.usecases.api_keys import REVOCATIONS, authenticate_api_key, verify_api_key
 
 log = logging.getLogger(__name__)
+
+MAX_CACHED_KEYS = 10_000
 
 
 def looks_like_jwt(token: str) -> bool:
@@ -102,14 +106,35 @@ class Sha256SecretHasher:
 
 
 class StoredKeyVerifier:
-    """Verifies `cpk_...` keys against the store (revocation takes effect on the next request)."""
+    """Verifies `cpk_...` keys against the store, remembering good ones for `cache_seconds`.
 
-    def __init__(self, ports: Ports, hasher: Sha256SecretHasher) -> None:
+    Any revocation, on this node or another (through the event bus), empties the cache before the next
+    request is verified, so a revoked key is refused from the next request on."""
+
+    def __init__(self, ports: Ports, hasher: Sha256SecretHasher, cache_seconds: float = 30.0) -> None:
         self._ports = ports
         self._hasher = hasher
+        self._cache_seconds = cache_seconds
+        self._cache: dict[str, tuple[Principal, datetime | None, float]] = {}
+        self._revocations = ports.bus.subscribe(REVOCATIONS) if ports.bus is not None and cache_seconds > 0 else None
 
     async def verify(self, token: str) -> Principal:
-        return await authenticate_api_key(self._ports, self._hasher, token)
+        if self._revocations is None:
+            return await authenticate_api_key(self._ports, self._hasher, token)
+        if self._revocations.take():
+            self._cache.clear()
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        cached = self._cache.get(digest)
+        if cached is not None:
+            principal, expires_at, fresh_until = cached
+            if time.monotonic() < fresh_until and (expires_at is None or self._ports.clock.now() < expires_at):
+                return principal
+            del self._cache[digest]
+        principal, expires_at = await verify_api_key(self._ports, self._hasher, token)
+        if len(self._cache) >= MAX_CACHED_KEYS:
+            self._cache.clear()
+        self._cache[digest] = (principal, expires_at, time.monotonic() + self._cache_seconds)
+        return principal
 
 
 class CredentialVerifier:

@@ -183,6 +183,9 @@ class Subscription(Protocol):
     async def wait(self, seconds: float) -> bool:
         """True when the topic was published since the last wait (or since subscribing)."""
 
+    def take(self) -> bool:
+        """True (once) when the topic was published since the last wait or take; never blocks."""
+
     def close(self) -> None: ...
 
 

@@ -132,3 +132,18 @@ def test_several_workers_on_sqlite_are_refused(tmp_path: Path) -> None:
                      cwd=tmp_path)  # fmt: skip
     assert result.returncode == 2
     assert "needs Postgres" in result.stderr
+
+
+def test_a_key_revoked_on_one_node_is_refused_by_the_other_at_once(nodes: tuple[Server, Server]) -> None:
+    first, second = nodes
+    with first.client() as a, second.client() as b:
+        created = a.post("/api/v1/api-keys", json={"name": "roaming", "role": "member"}).json()
+        key = bearer(created["key"])
+        for _ in range(3):  # now remembered by the second node
+            assert b.get("/api/v1/agents", headers=key).status_code == 200
+        assert a.delete(f"/api/v1/api-keys/{created['id']}").status_code == 204
+        from tests.support import wait_until
+
+        # the NOTIFY crosses between nodes within milliseconds; the deadline only bounds a broken fan-out
+        wait_until(lambda: b.get("/api/v1/agents", headers=key).status_code == 401, timeout=5)
+        assert a.get("/api/v1/agents", headers=key).status_code == 401

@@ -25,6 +25,11 @@ class LocalSubscription:
         self._event.clear()
         return woke
 
+    def take(self) -> bool:
+        woke = self._event.is_set()
+        self._event.clear()
+        return woke
+
     def close(self) -> None:
         self._bus.unsubscribe(self._topic, self)
 

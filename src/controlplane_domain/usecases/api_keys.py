@@ -82,11 +82,17 @@ async def revoke_api_key(ports: Ports, organization_id: str, key_id: str) -> Api
             key = replace(key, revoked_at=ports.clock.now())
             await uow.api_keys.update(key)
             await uow.commit()
+    if ports.bus is not None:
+        await ports.bus.publish(REVOCATIONS)  # nodes drop their cached credentials
     return key
 
 
-async def authenticate_api_key(ports: Ports, hasher: SecretHasher, token: str) -> Principal:
-    """The principal of a presented key; Unauthenticated for anything malformed, unknown, revoked or expired."""
+REVOCATIONS = "credentials:revoked"
+
+
+async def verify_api_key(ports: Ports, hasher: SecretHasher, token: str) -> tuple[Principal, datetime | None]:
+    """The principal of a presented key and when the key expires; Unauthenticated for anything malformed,
+    unknown, revoked or expired."""
     parsed = parse_key(token)
     if parsed is None:
         raise Unauthenticated()
@@ -95,4 +101,10 @@ async def authenticate_api_key(ports: Ports, hasher: SecretHasher, token: str) -
         key = await uow.api_keys.find_for_authentication(key_id)
     if key is None or not hasher.verify(secret, key.secret_hash) or not key.is_usable(ports.clock.now()):
         raise Unauthenticated()
-    return Principal(key.organization_id, f"api-key:{key.id}", key.role, "api_key", f"key:{key.id}")
+    principal = Principal(key.organization_id, f"api-key:{key.id}", key.role, "api_key", f"key:{key.id}")
+    return principal, key.expires_at
+
+
+async def authenticate_api_key(ports: Ports, hasher: SecretHasher, token: str) -> Principal:
+    """The principal of a presented key (see verify_api_key)."""
+    return (await verify_api_key(ports, hasher, token))[0]
