@@ -44,12 +44,10 @@ class MemoryTables:
     environments: dict[str, Environment] = field(default_factory=dict)
     queues: dict[str, WorkerQueue] = field(default_factory=dict)
     executions: dict[str, Execution] = field(default_factory=dict)
-    events: dict[str, list[ExecutionEvent]] = field(default_factory=dict)
+    events: dict[str, tuple[ExecutionEvent, ...]] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
-        tables = MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
-        tables.events = {key: list(log) for key, log in self.events.items()}
-        return tables
+        return MemoryTables(**{name: dict(getattr(self, name)) for name in (*TABLES, "events")})
 
 
 TABLES = (
