@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.executions import Execution
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
 from controlplane_domain.workers import Worker, WorkerStatus
+
+LAST_SEEN_PRECISION = timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,22 +56,17 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
     if command.tasks_processed < 0:
         raise ValidationFailed("tasks_processed", "must be greater than or equal to 0")
     now = ports.clock.now()
+    async with ports.read() as uow:  # most heartbeats of a busy worker change nothing worth a write
+        known = await uow.workers.get(organization_id, command.worker_id)
+        held = await uow.executions.running_for_worker(organization_id, command.worker_id)
+    worker = _reported(ports, organization_id, command, known, held, now)
+    if known is not None and not _needs_write(ports, known, worker, held, now):
+        pending = [Command("cancel", e.id) for e in held if e.cancel_requested]
+        return HeartbeatReceipt(known, False, now, pending, 0)
     async with ports.uow() as uow:
         known = await uow.workers.get(organization_id, command.worker_id)
         held = await uow.executions.running_for_worker(organization_id, command.worker_id)
-        worker = Worker(
-            worker_id=command.worker_id,
-            organization_id=organization_id,
-            environment_name=command.environment_name,
-            status=command.status,
-            tasks_processed=command.tasks_processed,
-            current_task_id=command.current_task_id,
-            worker_metadata=dict(command.worker_metadata),
-            heartbeat_interval_seconds=ports.worker_heartbeat_interval_seconds,
-            registered_at=known.registered_at if known else now,
-            last_heartbeat_at=now,
-            queue_id=held[0].worker_queue_id if held else (known.queue_id if known else None),
-        )
+        worker = _reported(ports, organization_id, command, known, held, now)
         await uow.workers.save(worker)
         commands: list[Command] = []
         lease_until = now + timedelta(seconds=ports.lease_timeout_seconds)
@@ -77,6 +76,39 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
                 commands.append(Command("cancel", execution.id))
         await uow.commit()
     return HeartbeatReceipt(worker, known is None, now, commands, len(held))
+
+
+def _reported(
+    ports: Ports,
+    organization_id: str,
+    command: RecordHeartbeat,
+    known: Worker | None,
+    held: Sequence[Execution],
+    now: datetime,
+) -> Worker:
+    return Worker(
+        worker_id=command.worker_id,
+        organization_id=organization_id,
+        environment_name=command.environment_name,
+        status=command.status,
+        tasks_processed=command.tasks_processed,
+        current_task_id=command.current_task_id,
+        worker_metadata=dict(command.worker_metadata),
+        heartbeat_interval_seconds=ports.worker_heartbeat_interval_seconds,
+        registered_at=known.registered_at if known else now,
+        last_heartbeat_at=now,
+        queue_id=held[0].worker_queue_id if held else (known.queue_id if known else None),
+    )
+
+
+def _needs_write(ports: Ports, known: Worker, worker: Worker, held: Sequence[Execution], now: datetime) -> bool:
+    """Write when something reported changed, last-seen is a second old, or a held lease needs extending."""
+    if replace(known, last_heartbeat_at=now) != worker:
+        return True
+    if now - known.last_heartbeat_at >= LAST_SEEN_PRECISION:
+        return True
+    renew_before = now + timedelta(seconds=ports.lease_timeout_seconds) - LAST_SEEN_PRECISION
+    return any(e.lease_expires_at is None or e.lease_expires_at < renew_before for e in held)
 
 
 async def get_worker(ports: Ports, organization_id: str, worker_id: str) -> Worker:
