@@ -165,6 +165,9 @@ class ExecutionRepository(Protocol):
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]: ...
 
+    async def extend_leases(self, organization_id: str, worker_id: str, until: datetime) -> int:
+        """Move the lease expiry of every execution the worker holds (one targeted update, no lost updates)."""
+
     async def expired_leases(self, now: datetime, limit: int) -> list[Execution]:
         """Operator query across organizations: running executions whose lease has expired."""
 

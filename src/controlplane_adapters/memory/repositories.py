@@ -346,6 +346,12 @@ class MemoryExecutionRepository:
             if e.organization_id == organization_id and e.worker_id == worker_id and e.status in HELD
         ]
 
+    async def extend_leases(self, organization_id: str, worker_id: str, until: datetime) -> int:
+        held = await self.running_for_worker(organization_id, worker_id)
+        for execution in held:
+            self.rows[execution.id] = replace(execution, lease_expires_at=until)
+        return len(held)
+
     async def expired_leases(self, now: datetime, limit: int) -> list[Execution]:
         expired = [
             e

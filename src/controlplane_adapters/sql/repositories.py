@@ -229,6 +229,20 @@ def _held_by_worker() -> sa.Select[Any]:
     )
 
 
+@functools.cache
+def _extend_leases() -> sa.Update:
+    t = tables.executions
+    return (
+        t.update()
+        .where(
+            t.c.organization_id == sa.bindparam("where_organization_id"),
+            t.c.worker_id == sa.bindparam("where_worker_id"),
+            t.c.status.in_(HELD),
+        )
+        .values(lease_expires_at=sa.bindparam("until"))
+    )
+
+
 class SqlWorkerRepository:
     def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
@@ -416,6 +430,11 @@ class SqlExecutionRepository(_Table[Execution]):
         parameters = {"organization_id": organization_id, "worker_id": worker_id}
         rows = await self.connection.execute(_held_by_worker(), parameters)
         return [mapping.execution_to_domain(row) for row in rows]
+
+    async def extend_leases(self, organization_id: str, worker_id: str, until: datetime) -> int:
+        parameters = {"where_organization_id": organization_id, "where_worker_id": worker_id, "until": until}
+        result = await self.connection.execute(_extend_leases(), parameters)
+        return int(result.rowcount)
 
     async def expired_leases(self, now: datetime, limit: int) -> list[Execution]:
         t = self.table

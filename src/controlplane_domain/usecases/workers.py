@@ -64,18 +64,13 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
         pending = [Command("cancel", e.id) for e in held if e.cancel_requested]
         return HeartbeatReceipt(known, False, now, pending, 0)
     async with ports.uow() as uow:
-        known = await uow.workers.get(organization_id, command.worker_id)
-        held = await uow.executions.running_for_worker(organization_id, command.worker_id)
-        worker = _reported(ports, organization_id, command, known, held, now)
-        await uow.workers.save(worker)
-        commands: list[Command] = []
-        lease_until = now + timedelta(seconds=ports.lease_timeout_seconds)
-        for execution in held:
-            await uow.executions.update(replace(execution, lease_expires_at=lease_until))
-            if execution.cancel_requested:
-                commands.append(Command("cancel", execution.id))
+        await uow.workers.save(worker)  # an upsert: a concurrent first heartbeat cannot duplicate the worker
+        extended = await uow.executions.extend_leases(
+            organization_id, command.worker_id, now + timedelta(seconds=ports.lease_timeout_seconds)
+        )
         await uow.commit()
-    return HeartbeatReceipt(worker, known is None, now, commands, len(held))
+    commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
+    return HeartbeatReceipt(worker, known is None, now, commands, extended)
 
 
 def _reported(
