@@ -56,20 +56,18 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
     if command.tasks_processed < 0:
         raise ValidationFailed("tasks_processed", "must be greater than or equal to 0")
     now = ports.clock.now()
-    async with ports.read() as uow:  # most heartbeats of a busy worker change nothing worth a write
+    async with ports.uow() as uow:
         known = await uow.workers.get(organization_id, command.worker_id)
         held = await uow.executions.running_for_worker(organization_id, command.worker_id)
-    worker = _reported(ports, organization_id, command, known, held, now)
-    if known is not None and not _needs_write(ports, known, worker, held, now):
-        pending = [Command("cancel", e.id) for e in held if e.cancel_requested]
-        return HeartbeatReceipt(known, False, now, pending, 0)
-    async with ports.uow() as uow:
+        worker = _reported(ports, organization_id, command, known, held, now)
+        commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
+        if known is not None and not _needs_write(ports, known, worker, held, now):
+            return HeartbeatReceipt(known, False, now, commands, 0)  # a repeat: leave without writing
         await uow.workers.save(worker)  # an upsert: a concurrent first heartbeat cannot duplicate the worker
         extended = await uow.executions.extend_leases(
             organization_id, command.worker_id, now + timedelta(seconds=ports.lease_timeout_seconds)
         )
         await uow.commit()
-    commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
     return HeartbeatReceipt(worker, known is None, now, commands, extended)
 
 
