@@ -38,9 +38,6 @@ class _Keyed(Protocol):
     def organization_id(self) -> str: ...
 
     @property
-    def name(self) -> str: ...
-
-    @property
     def created_at(self) -> datetime: ...
 
 
@@ -48,9 +45,10 @@ K = TypeVar("K", bound=_Keyed)
 
 
 class _Named(Generic[K]):
-    """Add, get, update, delete and page objects with a name unique in their scope."""
+    """Add, get, update, delete and page objects whose `unique_field` is unique in their scope."""
 
     noun = "object"
+    unique_field = "name"
 
     def __init__(self, rows: dict[str, K]) -> None:
         self.rows = rows
@@ -59,14 +57,16 @@ class _Named(Generic[K]):
         return True
 
     def _check_unique(self, obj: K) -> None:
+        value = getattr(obj, self.unique_field)
         for other in self.rows.values():
             if (
                 other.organization_id == obj.organization_id
-                and other.name == obj.name
+                and getattr(other, self.unique_field) == value
                 and other.id != obj.id
                 and self._same_scope(other, obj)
             ):
-                raise Conflict(f"{self.noun} with name '{obj.name}' already exists", {"field": "name"})
+                field = self.unique_field
+                raise Conflict(f"{self.noun} with {field} '{value}' already exists", {"field": field})
 
     async def add(self, obj: K) -> None:
         self._check_unique(obj)
@@ -89,38 +89,12 @@ class _Named(Generic[K]):
         return _page(mine, lambda obj: (obj.created_at, obj.id), page)
 
 
-class MemoryAgentRepository:
-    def __init__(self, rows: dict[str, Agent]) -> None:
-        self.rows = rows
-
-    def _check_unique(self, agent: Agent) -> None:
-        for other in self.rows.values():
-            if other.organization_id == agent.organization_id and other.name == agent.name and other.id != agent.id:
-                raise Conflict(f"an agent named '{agent.name}' already exists", {"field": "name"})
-
-    async def add(self, agent: Agent) -> None:
-        self._check_unique(agent)
-        self.rows[agent.id] = agent
-
-    async def get(self, organization_id: str, agent_id: str) -> Agent | None:
-        agent = self.rows.get(agent_id)
-        return agent if agent is not None and agent.organization_id == organization_id else None
+class MemoryAgentRepository(_Named[Agent]):
+    noun = "agent"
 
     async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]:
         found = [self.rows.get(agent_id) for agent_id in agent_ids]
         return [agent for agent in found if agent is not None and agent.organization_id == organization_id]
-
-    async def update(self, agent: Agent) -> None:
-        self._check_unique(agent)
-        self.rows[agent.id] = agent
-
-    async def delete(self, organization_id: str, agent_id: str) -> None:
-        if await self.get(organization_id, agent_id) is not None:
-            del self.rows[agent_id]
-
-    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Agent], int]:
-        mine = (agent for agent in self.rows.values() if agent.organization_id == organization_id)
-        return _page(mine, lambda agent: (agent.created_at, agent.id), page)
 
     async def list_by_teams(self, organization_id: str, team_ids: Sequence[str]) -> list[Agent]:
         wanted = set(team_ids)
@@ -138,34 +112,8 @@ class MemoryAgentRepository:
             self.rows[agent.id] = replace(agent, team_id=team_id, updated_at=now)
 
 
-class MemoryTeamRepository:
-    def __init__(self, rows: dict[str, Team]) -> None:
-        self.rows = rows
-
-    def _check_unique(self, team: Team) -> None:
-        for other in self.rows.values():
-            if other.organization_id == team.organization_id and other.name == team.name and other.id != team.id:
-                raise Conflict(f"a team named '{team.name}' already exists", {"field": "name"})
-
-    async def add(self, team: Team) -> None:
-        self._check_unique(team)
-        self.rows[team.id] = team
-
-    async def get(self, organization_id: str, team_id: str) -> Team | None:
-        team = self.rows.get(team_id)
-        return team if team is not None and team.organization_id == organization_id else None
-
-    async def update(self, team: Team) -> None:
-        self._check_unique(team)
-        self.rows[team.id] = team
-
-    async def delete(self, organization_id: str, team_id: str) -> None:
-        if await self.get(organization_id, team_id) is not None:
-            del self.rows[team_id]
-
-    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Team], int]:
-        mine = (team for team in self.rows.values() if team.organization_id == organization_id)
-        return _page(mine, lambda team: (team.created_at, team.id), page)
+class MemoryTeamRepository(_Named[Team]):
+    noun = "team"
 
 
 class MemoryWorkerRepository:
@@ -191,30 +139,9 @@ class MemoryWorkerRepository:
         return counts
 
 
-class MemoryModelRepository:
-    def __init__(self, rows: dict[str, LlmModel]) -> None:
-        self.rows = rows
-
-    def _check_unique(self, model: LlmModel) -> None:
-        for other in self.rows.values():
-            if other.organization_id == model.organization_id and other.value == model.value and other.id != model.id:
-                raise Conflict(f"a model with value '{model.value}' already exists", {"field": "value"})
-
-    async def add(self, model: LlmModel) -> None:
-        self._check_unique(model)
-        self.rows[model.id] = model
-
-    async def get(self, organization_id: str, model_id: str) -> LlmModel | None:
-        model = self.rows.get(model_id)
-        return model if model is not None and model.organization_id == organization_id else None
-
-    async def update(self, model: LlmModel) -> None:
-        self._check_unique(model)
-        self.rows[model.id] = model
-
-    async def delete(self, organization_id: str, model_id: str) -> None:
-        if await self.get(organization_id, model_id) is not None:
-            del self.rows[model_id]
+class MemoryModelRepository(_Named[LlmModel]):
+    noun = "model"
+    unique_field = "value"
 
     async def list_page(
         self, organization_id: str, page: PageRequest, *, enabled_only: bool = False
