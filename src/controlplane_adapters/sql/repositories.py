@@ -210,12 +210,11 @@ def _worker_by_id() -> sa.Select[Any]:
 
 
 @functools.cache
-def _worker_upsert(dialect: str) -> Any:
-    """INSERT ... ON CONFLICT DO UPDATE from the inserted row, built once per dialect."""
-    t = tables.workers
-    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(t)
-    keys = ("organization_id", "worker_id")
-    changes = {c.name: insert.excluded[c.name] for c in t.columns if c.name not in (*keys, "registered_at")}
+def _upsert(dialect: str, table: sa.Table, keys: tuple[str, ...], keep: tuple[str, ...] = ()) -> Any:
+    """INSERT ... ON CONFLICT (keys) DO UPDATE every other column from the inserted row, except those to
+    `keep`; built once per dialect and table, executed with the row as parameters."""
+    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+    changes = {c.name: insert.excluded[c.name] for c in table.columns if c.name not in (*keys, *keep)}
     return insert.on_conflict_do_update(index_elements=list(keys), set_=changes)
 
 
@@ -254,7 +253,8 @@ class SqlWorkerRepository:
 
     async def save(self, worker: Worker) -> None:
         """Insert or update in one statement; registered_at keeps the first heartbeat's value."""
-        statement = _worker_upsert(self.connection.dialect.name)
+        keys, keep = ("organization_id", "worker_id"), ("registered_at",)
+        statement = _upsert(self.connection.dialect.name, tables.workers, keys, keep)
         await self.connection.execute(statement, mapping.worker_to_row(worker))
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
@@ -292,19 +292,6 @@ class SqlApiKeyRepository(_Table[ApiKey]):
         return None if row is None else mapping.api_key_to_domain(row)
 
 
-def _upsert(
-    connection: SqlConnection,
-    table: sa.Table,
-    values: dict[str, Any],
-    keys: Sequence[str],
-    keep: Sequence[str] = (),
-) -> Any:
-    """INSERT ... ON CONFLICT (keys) DO UPDATE every column but the keys and those to `keep`."""
-    insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
-    changes = {name: value for name, value in values.items() if name not in keys and name not in keep}
-    return insert(table).values(**values).on_conflict_do_update(index_elements=list(keys), set_=changes)
-
-
 class SqlOrganizationRepository:
     def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
@@ -315,10 +302,8 @@ class SqlOrganizationRepository:
         return None if row is None else mapping.settings_to_domain(row)
 
     async def save_settings(self, settings: OrganizationSettings) -> None:
-        values = mapping.settings_to_row(settings)
-        await self.connection.execute(
-            _upsert(self.connection, tables.organization_settings, values, ["organization_id"])
-        )
+        statement = _upsert(self.connection.dialect.name, tables.organization_settings, ("organization_id",))
+        await self.connection.execute(statement, mapping.settings_to_row(settings))
 
 
 class SqlIdempotencyRepository:
@@ -341,10 +326,8 @@ class SqlIdempotencyRepository:
             raise Conflict("idempotency key in use") from exc
 
     async def save(self, record: IdempotencyRecord) -> None:
-        values = mapping.record_to_row(record)
-        await self.connection.execute(
-            _upsert(self.connection, tables.idempotency_records, values, ["organization_id", "key"])
-        )
+        statement = _upsert(self.connection.dialect.name, tables.idempotency_records, ("organization_id", "key"))
+        await self.connection.execute(statement, mapping.record_to_row(record))
 
     async def delete(self, organization_id: str, key: str) -> None:
         await self.connection.execute(tables.idempotency_records.delete().where(*self._where(organization_id, key)))
