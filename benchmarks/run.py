@@ -310,14 +310,13 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
     return results
 
 
-def postgres_database(admin_url: str) -> tuple[str, str]:
+def _admin(admin_url: str, statement: str) -> None:
     import asyncpg
     import sqlalchemy as sa
 
-    name = f"controlplane_bench_{uuid.uuid4().hex[:8]}"
     url = sa.make_url(admin_url)
 
-    async def admin(statement: str) -> None:
+    async def run() -> None:
         connection = await asyncpg.connect(host=url.host, port=url.port or 5432, user=url.username,
                                            password=url.password, database=url.database)  # fmt: skip
         try:
@@ -325,25 +324,19 @@ def postgres_database(admin_url: str) -> tuple[str, str]:
         finally:
             await connection.close()
 
-    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
-    return url.set(database=name).render_as_string(hide_password=False), name
+    asyncio.run(run())
+
+
+def postgres_database(admin_url: str) -> tuple[str, str]:
+    import sqlalchemy as sa
+
+    name = f"controlplane_bench_{uuid.uuid4().hex[:8]}"
+    _admin(admin_url, f'CREATE DATABASE "{name}"')
+    return sa.make_url(admin_url).set(database=name).render_as_string(hide_password=False), name
 
 
 def drop_postgres(admin_url: str, name: str) -> None:
-    import asyncpg
-    import sqlalchemy as sa
-
-    url = sa.make_url(admin_url)
-
-    async def drop() -> None:
-        connection = await asyncpg.connect(host=url.host, port=url.port or 5432, user=url.username,
-                                           password=url.password, database=url.database)  # fmt: skip
-        try:
-            await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await connection.close()
-
-    asyncio.run(drop())
+    _admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def machine() -> str:
