@@ -6,6 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+import sqlalchemy as sa
 from litestar import Litestar
 
 from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher, StoredKeyVerifier
@@ -16,7 +17,13 @@ from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import Settings
 from controlplane_adapters.sql import migrate
-from controlplane_adapters.sql.database import SqlHealthProbe, SqlUnitOfWork, create_engine, create_sqlite_engine
+from controlplane_adapters.sql.database import (
+    SqlHealthProbe,
+    SqlUnitOfWork,
+    close_idle_connections,
+    create_engine,
+    create_sqlite_engine,
+)
 from controlplane_adapters.sql.notify import PostgresEventBus
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_domain.usecases.executions import read_events_after
@@ -71,7 +78,8 @@ def _sql_store(settings: Settings) -> Store:
 
     async def close_database() -> None:
         await engine.dispose()
-        if work_engine is not engine:
+        if isinstance(work_engine, sa.Engine):
+            close_idle_connections(work_engine)
             work_engine.dispose()
 
     backend = engine.url.get_backend_name()

@@ -15,27 +15,38 @@ from controlplane_adapters.clock import ManualClock
 from tests.conftest import build_test_app
 from tests.support import SERVICE_KEY, bearer
 
+# What SQLite itself executes (SQLAlchemy's statements and the hot statements run on the driver alike).
+_TRACE: list[list[str]] = []
+
+
+def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    def trace(statement: str) -> None:
+        if _TRACE and not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA")):
+            _TRACE[-1].append(statement)
+
+    if hasattr(dbapi_connection, "set_trace_callback"):  # the units of work's (synchronous) connections
+        dbapi_connection.set_trace_callback(trace)
+
 
 @contextmanager
 def counting() -> Iterator[list[str]]:
     statements: list[str] = []
-
-    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if not statement.lstrip().upper().startswith(("BEGIN", "PRAGMA", "SAVEPOINT", "RELEASE")):
-            statements.append(statement)
-
-    sa.event.listen(sa.Engine, "before_cursor_execute", count)
+    _TRACE.append(statements)
     try:
         yield statements
     finally:
-        sa.event.remove(sa.Engine, "before_cursor_execute", count)
+        _TRACE.remove(statements)
 
 
 @pytest.fixture
 def sql_client(tmp_path: Path) -> Iterator[TestClient[Any]]:
-    with TestClient(build_test_app("sqlite", tmp_path, ManualClock())) as client:
-        client.headers.update(bearer(SERVICE_KEY))
-        yield client
+    sa.event.listen(sa.Engine, "connect", _on_connect)
+    try:
+        with TestClient(build_test_app("sqlite", tmp_path, ManualClock())) as client:
+            client.headers.update(bearer(SERVICE_KEY))
+            yield client
+    finally:
+        sa.event.remove(sa.Engine, "connect", _on_connect)
 
 
 def statements_for(client: TestClient[Any], path: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import weakref
 from types import TracebackType
 from typing import Any, Self
 
@@ -11,6 +12,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from controlplane_adapters.sql.hot import HotResult, Plan, plan_for
 from controlplane_adapters.sql.repositories import (
     SqlAgentRepository,
     SqlApiKeyRepository,
@@ -89,14 +91,28 @@ def _configure_sqlite_events(engine: sa.Engine) -> None:
 
 
 class _LoopConnection:
-    """A synchronous Connection with the awaitable surface the repositories use (SQLite in the loop thread)."""
+    """A synchronous Connection with the awaitable surface the repositories use (SQLite in the loop thread).
 
-    def __init__(self, connection: sa.Connection) -> None:
+    Hot statements (see `hot.py`) run on the DBAPI connection itself, inside the same transaction."""
+
+    def __init__(self, connection: sa.Connection, read_only: bool) -> None:
         self._connection = connection
         self.dialect = connection.dialect
+        self._driver: Any = connection.connection.dbapi_connection
+        self._read_only = read_only
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
-        return self._connection.execute(statement, parameters)
+        plan = plan_for(statement, self.dialect, parameters)
+        if plan is None:
+            return self._connection.execute(statement, parameters)
+        if not self._read_only and not self._connection.in_transaction():
+            self._connection.begin()  # BEGIN IMMEDIATE (see _configure_sqlite_events)
+        values = plan.values(parameters or {})
+        try:
+            cursor = self._driver.execute(plan.sql, values)
+            return HotResult([], cursor.rowcount) if plan.row is None else HotResult(plan.rows(cursor.fetchall()))
+        except self.dialect.loaded_dbapi.Error as exc:
+            raise sa.exc.DBAPIError.instance(plan.sql, values, exc, self.dialect.loaded_dbapi.Error) from exc
 
     async def commit(self) -> None:
         self._connection.commit()
@@ -105,7 +121,96 @@ class _LoopConnection:
         self._connection.rollback()
 
     async def close(self) -> None:
-        self._connection.close()
+        _release(self._connection, self._read_only)
+
+
+# Idle SQLite connections, per engine and mode: a unit of work takes one and gives it back (a list pop and
+# append, where the engine's pool costs tens of microseconds of checkout, reset and events).
+_IDLE: weakref.WeakKeyDictionary[sa.Engine, dict[bool, list[sa.Connection]]] = weakref.WeakKeyDictionary()
+MAX_IDLE = 8
+
+
+def _acquire(engine: sa.Engine, read_only: bool) -> sa.Connection:
+    idle = _IDLE.setdefault(engine, {True: [], False: []})[read_only]
+    if idle:
+        return idle.pop()
+    connection = engine.connect()
+    return connection.execution_options(**{READ_ONLY: True}) if read_only else connection
+
+
+def _release(connection: sa.Connection, read_only: bool) -> None:
+    idle = _IDLE.get(connection.engine)
+    if connection.invalidated or connection.closed or idle is None or len(idle[read_only]) >= MAX_IDLE:
+        connection.close()
+        return
+    idle[read_only].append(connection)
+
+
+def close_idle_connections(engine: sa.Engine) -> None:
+    """Close the idle connections kept for `engine` (at shutdown, before disposing of it)."""
+    for idle in _IDLE.pop(engine, {}).values():
+        for connection in idle:
+            connection.close()
+
+
+class _AsyncConnection:
+    """An AsyncConnection whose hot statements run on the asyncpg connection itself.
+
+    Readers run them outside any transaction (each statement its own snapshot, as under READ COMMITTED inside
+    one, without the BEGIN and ROLLBACK round trips); writers run them only inside the transaction SQLAlchemy
+    began for an earlier statement."""
+
+    def __init__(self, connection: AsyncConnection, read_only: bool) -> None:
+        self._connection = connection
+        self.dialect = connection.dialect
+        self._read_only = read_only
+        self._driver: Any = None
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        plan = plan_for(statement, self.dialect, parameters) if self.dialect.driver == "asyncpg" else None
+        if plan is None:
+            return await self._connection.execute(statement, parameters)
+        if self._driver is None:
+            self._driver = (await self._connection.get_raw_connection()).driver_connection
+        if not self._read_only and not self._driver.is_in_transaction():
+            return await self._connection.execute(statement, parameters)
+        return await self._run(plan, plan.values(parameters or {}))
+
+    async def _run(self, plan: Plan, values: list[Any]) -> HotResult:
+        try:
+            if plan.row is None:
+                status = await self._driver.execute(plan.sql, *values)
+                return HotResult([], int(status.rsplit(" ", 1)[-1]) if status[-1:].isdigit() else -1)
+            return HotResult(plan.rows(await self._driver.fetch(plan.sql, *values)))
+        except Exception as exc:
+            raise await self._translate(plan, values, exc) from exc
+
+    async def _translate(self, plan: Plan, values: list[Any], error: Exception) -> BaseException:
+        """The exception SQLAlchemy would raise; a lost connection is invalidated (the pool replaces it)."""
+        dbapi: Any = self.dialect.loaded_dbapi
+        translated: BaseException = error
+        for kind in type(error).__mro__:
+            if kind in dbapi._asyncpg_error_translate:
+                translated = dbapi._asyncpg_error_translate[kind](error.args[0] if error.args else str(error), error)
+                break
+        lost = self._driver.is_closed() or isinstance(error, OSError | ConnectionError)
+        if lost:
+            await self._connection.invalidate()
+        if isinstance(translated, dbapi.Error):
+            wrapped: BaseException = sa.exc.DBAPIError.instance(
+                plan.sql, values, translated, dbapi.Error, connection_invalidated=lost
+            )
+            return wrapped
+        return translated
+
+    async def commit(self) -> None:
+        await self._connection.commit()
+
+    async def rollback(self) -> None:
+        await self._connection.rollback()
+
+    async def close(self) -> None:
+        await self._connection.close()
 
 
 class SqlUnitOfWork:
@@ -125,7 +230,7 @@ class SqlUnitOfWork:
     def __init__(self, engine: AsyncEngine | sa.Engine, *, read_only: bool = False) -> None:
         self._engine = engine
         self._read_only = read_only
-        self._connection: AsyncConnection | _LoopConnection | None = None
+        self._connection: _AsyncConnection | _LoopConnection | None = None
 
     async def __aenter__(self) -> Self:
         # Readers take no write lock (SQLite: no BEGIN at all). Postgres readers keep their transaction:
@@ -133,11 +238,13 @@ class SqlUnitOfWork:
         options: dict[str, Any] = {READ_ONLY: True} if self._read_only else {}
         try:
             if isinstance(self._engine, sa.Engine):
-                connection: AsyncConnection | _LoopConnection = _LoopConnection(
-                    self._engine.connect().execution_options(**options)
+                connection: _AsyncConnection | _LoopConnection = _LoopConnection(
+                    _acquire(self._engine, self._read_only), self._read_only
                 )
             else:
-                connection = await (await self._engine.connect()).execution_options(**options)
+                connection = _AsyncConnection(
+                    await (await self._engine.connect()).execution_options(**options), self._read_only
+                )
             self._connection = connection
         except (OSError, DBAPIError) as exc:
             raise Unavailable("the database is unavailable") from exc

@@ -13,6 +13,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.sql import mapping, tables
+from controlplane_adapters.sql.hot import hot
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.environments import Environment, WorkerQueue
@@ -41,20 +42,19 @@ class SqlConnection(Protocol):
 @functools.cache
 def _by_id(table: sa.Table) -> sa.Select[Any]:
     """Built once per table: a statement object keeps its compiled form and cache key between requests."""
-    return sa.select(table).where(
-        table.c.organization_id == sa.bindparam("organization_id"), table.c.id == sa.bindparam("id")
-    )
+    where = (table.c.organization_id == sa.bindparam("organization_id"), table.c.id == sa.bindparam("id"))
+    return hot(sa.select(table).where(*where))
 
 
 @functools.cache
 def _insert(table: sa.Table) -> sa.Insert:
-    return table.insert()
+    return hot(table.insert())
 
 
 @functools.cache
 def _update_by_id(table: sa.Table) -> sa.Update:
     """UPDATE of every column but the keys; the row is named by `where_organization_id` and `where_id`."""
-    return (
+    return hot(
         table.update()
         .where(
             table.c.organization_id == sa.bindparam("where_organization_id"),
@@ -76,7 +76,7 @@ def _page_of(table: sa.Table, order: tuple[str, ...]) -> tuple[sa.Select[Any], s
         .limit(sa.bindparam("limit"))
         .offset(sa.bindparam("offset"))
     )
-    return count, rows
+    return hot(count), hot(rows)
 
 
 class _Table(Generic[T]):
@@ -204,8 +204,10 @@ class SqlModelRepository(_Table[LlmModel]):
 @functools.cache
 def _worker_by_id() -> sa.Select[Any]:
     t = tables.workers
-    return sa.select(t).where(
-        t.c.organization_id == sa.bindparam("organization_id"), t.c.worker_id == sa.bindparam("worker_id")
+    return hot(
+        sa.select(t).where(
+            t.c.organization_id == sa.bindparam("organization_id"), t.c.worker_id == sa.bindparam("worker_id")
+        )
     )
 
 
@@ -215,28 +217,30 @@ def _upsert(dialect: str, table: sa.Table, keys: tuple[str, ...], keep: tuple[st
     `keep`; built once per dialect and table, executed with the row as parameters."""
     insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
     changes = {c.name: insert.excluded[c.name] for c in table.columns if c.name not in (*keys, *keep)}
-    return insert.on_conflict_do_update(index_elements=list(keys), set_=changes)
+    return hot(insert.on_conflict_do_update(index_elements=list(keys), set_=changes))
 
 
 @functools.cache
 def _held_by_worker() -> sa.Select[Any]:
     t = tables.executions
-    return sa.select(t).where(
-        t.c.organization_id == sa.bindparam("organization_id"),
-        t.c.worker_id == sa.bindparam("worker_id"),
-        t.c.status.in_(HELD),
+    return hot(
+        sa.select(t).where(
+            t.c.organization_id == sa.bindparam("organization_id"),
+            t.c.worker_id == sa.bindparam("worker_id"),
+            t.c.status.in_([sa.literal(status) for status in HELD]),  # plain binds: hot statements cannot expand
+        )
     )
 
 
 @functools.cache
 def _extend_leases() -> sa.Update:
     t = tables.executions
-    return (
+    return hot(
         t.update()
         .where(
             t.c.organization_id == sa.bindparam("where_organization_id"),
             t.c.worker_id == sa.bindparam("where_worker_id"),
-            t.c.status.in_(HELD),
+            t.c.status.in_([sa.literal(status) for status in HELD]),
         )
         .values(lease_expires_at=sa.bindparam("until"))
     )

@@ -1,0 +1,177 @@
+"""Hot statements run on the driver itself; they must read and write exactly what SQLAlchemy would."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from controlplane_adapters.sql import migrate, tables
+from controlplane_adapters.sql.database import (
+    SqlUnitOfWork,
+    close_idle_connections,
+    create_engine,
+    create_sqlite_engine,
+)
+from controlplane_adapters.sql.hot import _HOT, HotResult, hot, plan_for
+from controlplane_adapters.sql.repositories import _by_id, _held_by_worker, _page_of, _worker_by_id
+from controlplane_domain.config import ExecutionEnvironment
+from controlplane_domain.errors import Conflict
+from controlplane_domain.executions import Execution, ExecutionStatus, TargetType
+from controlplane_domain.paging import PageRequest
+from tests.contract.test_repositories import T0, agent, worker
+from tests.databases import truncate
+
+Engine = sa.Engine | AsyncEngine
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Engine]:
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'hot.db'}"
+        migrator = create_engine(url)
+        await migrate.upgrade(migrator)
+        await migrator.dispose()
+        sync = create_sqlite_engine(url)
+        yield sync
+        close_idle_connections(sync)
+        sync.dispose()
+        return
+    url = request.getfixturevalue("postgres_url")
+    await truncate(url)
+    engine = create_engine(url)
+    yield engine
+    await engine.dispose()
+
+
+async def through_sqlalchemy(engine: Engine, statement: Any, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The same statement executed the ordinary way, on a connection of its own."""
+    if isinstance(engine, sa.Engine):
+        with engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(statement, parameters)]
+    async with engine.connect() as connection:
+        return [tuple(row) for row in await connection.execute(statement, parameters)]
+
+
+def execution(execution_id: str, worker_id: str | None, status: ExecutionStatus) -> Execution:
+    return Execution(
+        id=execution_id,
+        organization_id="org-a",
+        target_type=TargetType.AGENT,
+        agent_id="org-a-a",
+        team_id=None,
+        worker_queue_id="q",
+        prompt="p",
+        status=status,
+        usage={"tokens": 3},
+        worker_id=worker_id,
+        lease_expires_at=T0 if worker_id else None,
+        created_at=T0,
+        updated_at=T0,
+        queued_at=T0,
+    )
+
+
+async def seed(engine: Engine) -> None:
+    rich = agent(
+        "a",
+        description=None,
+        capabilities=["x", "y"],
+        configuration={"nested": {"list": [1, 2.5, None, True]}, "text": "é"},
+        execution_environment=ExecutionEnvironment(env_vars={"K": "V"}),
+    )
+    async with SqlUnitOfWork(engine) as work:
+        await work.agents.add(rich)
+        await work.agents.add(agent("b", at=1, description="second"))
+        await work.workers.save(worker("w1", at=1, seen=2))
+        await work.executions.add(execution("e1", "w1", ExecutionStatus.RUNNING))
+        await work.executions.add(execution("e2", "w1", ExecutionStatus.COMPLETED))
+        await work.executions.add(execution("e3", None, ExecutionStatus.QUEUED))
+        await work.commit()
+
+
+async def test_hot_reads_return_what_sqlalchemy_returns(engine: Engine) -> None:
+    await seed(engine)
+    cases: list[tuple[Any, dict[str, Any]]] = [
+        (_by_id(tables.agents), {"organization_id": "org-a", "id": "org-a-a"}),
+        (_by_id(tables.agents), {"organization_id": "org-b", "id": "org-a-a"}),
+        (_page_of(tables.agents, ("created_at", "id"))[0], {"organization_id": "org-a", "limit": 5, "offset": 0}),
+        (_page_of(tables.agents, ("created_at", "id"))[1], {"organization_id": "org-a", "limit": 5, "offset": 0}),
+        (_page_of(tables.agents, ("created_at", "id"))[1], {"organization_id": "org-a", "limit": 1, "offset": 1}),
+        (_worker_by_id(), {"organization_id": "org-a", "worker_id": "w1"}),
+        (_held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"}),
+    ]
+    for statement, parameters in cases:
+        expected = await through_sqlalchemy(engine, statement, parameters)
+        async with SqlUnitOfWork(engine, read_only=True) as work:
+            connection: Any = work._connection
+            assert plan_for(statement, connection.dialect, parameters) is not None
+            result = await connection.execute(statement, parameters)
+            assert isinstance(result, HotResult)
+            assert [tuple(row) for row in result] == expected
+    held = await through_sqlalchemy(engine, _held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"})
+    assert [row[0] for row in held] == ["e1"]  # the statuses the statement carries are bound, not lost
+
+
+async def test_domain_objects_survive_hot_writes_and_reads(engine: Engine) -> None:
+    await seed(engine)
+    async with SqlUnitOfWork(engine, read_only=True) as work:
+        found = await work.agents.get("org-a", "org-a-a")
+        page, total = await work.agents.list_page("org-a", PageRequest(limit=10, offset=0))
+    assert found is not None
+    assert found.configuration == {"nested": {"list": [1, 2.5, None, True]}, "text": "é"}
+    assert found.created_at == T0
+    assert found.created_at.tzinfo is not None
+    assert found.execution_environment == ExecutionEnvironment(env_vars={"K": "V"})
+    assert (total, [a.name for a in page]) == (2, ["a", "b"])
+    async with SqlUnitOfWork(engine) as work:
+        assert await work.agents.get("org-a", "org-a-b") is not None  # a writer's second statement runs hot
+        await work.agents.update(replace(found, name="renamed", updated_at=T0 + timedelta(seconds=5)))
+        await work.workers.save(replace(worker("w1", at=1, seen=7), registered_at=T0 + timedelta(days=1)))
+        renewed = await work.executions.extend_leases("org-a", "w1", T0 + timedelta(minutes=1))
+        await work.commit()
+    assert renewed == 1
+    async with SqlUnitOfWork(engine, read_only=True) as work:
+        renamed = await work.agents.get("org-a", "org-a-a")
+        saved = await work.workers.get("org-a", "w1")
+        leased = await work.executions.get("org-a", "e1")
+    assert renamed == replace(found, name="renamed", updated_at=T0 + timedelta(seconds=5))
+    assert saved is not None
+    assert (saved.tasks_processed, saved.registered_at) == (7, T0 + timedelta(seconds=1))
+    assert leased is not None
+    assert leased.lease_expires_at == T0 + timedelta(minutes=1)
+
+
+async def test_driver_errors_become_the_errors_sqlalchemy_raises(engine: Engine) -> None:
+    await seed(engine)
+    with pytest.raises(Conflict):
+        async with SqlUnitOfWork(engine) as work:
+            await work.agents.get("org-a", "org-a-a")  # Postgres: SQLAlchemy begins, the insert below runs hot
+            await work.agents.add(replace(agent("a"), id="another-id"))
+    async with SqlUnitOfWork(engine, read_only=True) as work:
+        assert (await work.agents.list_page("org-a", PageRequest()))[1] == 2  # nothing half-written
+
+
+async def test_a_writer_rolls_back_hot_writes(engine: Engine) -> None:
+    await seed(engine)
+    async with SqlUnitOfWork(engine) as work:
+        await work.agents.get("org-a", "org-a-a")
+        await work.agents.add(agent("uncommitted", at=3))
+    async with SqlUnitOfWork(engine, read_only=True) as work:
+        assert await work.agents.get("org-a", "org-a-uncommitted") is None
+
+
+def test_statements_that_cannot_run_hot_are_refused_when_first_compiled() -> None:
+    t = tables.executions
+    statement = hot(sa.select(t).where(t.c.status.in_(["queued", "running"])))
+    try:
+        with pytest.raises(ValueError, match="expanding"):
+            plan_for(statement, sa.create_engine("sqlite://").dialect, {})
+    finally:
+        _HOT.pop(id(statement))
