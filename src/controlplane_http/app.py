@@ -33,7 +33,6 @@ from controlplane_http.errors import handle_exception
 from controlplane_http.idempotency import Idempotency
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.middleware import IdempotencyMiddleware, SecurityMiddleware
-from controlplane_http.security import check_request
 from controlplane_http.streaming import StreamOptions
 
 CONTROLLERS = [
@@ -110,7 +109,13 @@ def create_app(
     options = stream_options or StreamOptions()
     anonymous = Principal(default_organization, "anonymous", Role.ADMIN, "none", "anonymous")
     security = DefineMiddleware(
-        cast(Any, SecurityMiddleware), verifier=verifier, auth=auth, anonymous=anonymous, limiter=limiter, limits=policy
+        cast(Any, SecurityMiddleware),
+        verifier=verifier,
+        auth=auth,
+        anonymous=anonymous,
+        limiter=limiter,
+        limits=policy,
+        ports=ports,
     )
     idempotency = DefineMiddleware(
         cast(Any, IdempotencyMiddleware), idempotency=Idempotency(ports), max_body_bytes=max_body_bytes
@@ -129,7 +134,6 @@ def create_app(
         middleware=[security, idempotency],
         state=State({"ports": ports}),
         request_max_body_size=max_body_bytes,
-        guards=[check_request],
         exception_handlers={Exception: handle_exception},
         dto=StrictJSONBody,
         return_dto=None,

@@ -107,14 +107,20 @@ def _litestar_validation(exc: ValidationException) -> list[tuple[list[str | int]
     return items or [(["request"], exc.detail or "invalid request", "value_error")]
 
 
-def _domain_response(exc: DomainError) -> Response[Any]:
+def domain_error(exc: DomainError) -> tuple[int, dict[str, Any], dict[str, str] | None]:
+    """Status, body and extra headers of the response to a domain error."""
     if isinstance(exc, ValidationFailed):
         parts = exc.field.split(".") if exc.location == "body" else [exc.field]
         loc: list[str | int] = [exc.location, *(int(p) if p.isdigit() else p for p in parts if p)]
-        return validation_response([(loc, exc.issue, "value_error")])
+        return 422, validation_body(loc, exc.issue), None
     status = next((code for kind, code in DOMAIN_STATUS.items() if isinstance(exc, kind)), 400)
     headers = {"WWW-Authenticate": 'Bearer realm="controlplane"'} if status == 401 else None
-    return _json(status, envelope(status, exc.code, exc.message, exc.details), headers)
+    return status, envelope(status, exc.code, exc.message, exc.details), headers
+
+
+def _domain_response(exc: DomainError) -> Response[Any]:
+    status, body, headers = domain_error(exc)
+    return _json(status, body, headers)
 
 
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

@@ -13,11 +13,12 @@ import msgspec
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import AuthSettings
 from controlplane_domain.errors import Conflict, DomainError, Unauthenticated, ValidationFailed
-from controlplane_domain.ports import TokenVerifier
+from controlplane_domain.ports import Ports, TokenVerifier
 from controlplane_domain.principal import Principal
-from controlplane_http.errors import envelope, validation_body
+from controlplane_http.errors import domain_error, envelope, validation_body
 from controlplane_http.idempotency import Idempotency, Replay
 from controlplane_http.limits import LimitPolicy
+from controlplane_http.security import authorize
 
 log = logging.getLogger("controlplane.http")
 
@@ -72,9 +73,10 @@ class SecurityMiddleware:
 
     def __init__(
         self, app: ASGIApp, verifier: TokenVerifier, auth: AuthSettings, anonymous: Principal, limiter: RateLimiter,
-        limits: LimitPolicy,
+        limits: LimitPolicy, ports: Ports,
     ) -> None:  # fmt: skip
         self.app = app
+        self.ports = ports
         self.verifier = verifier
         self.auth = auth
         self.anonymous = anonymous
@@ -137,6 +139,12 @@ class SecurityMiddleware:
             if status == 401:
                 headers["WWW-Authenticate"] = 'Bearer realm="controlplane"'
             await send_json(send, status, envelope(status, failure.code, failure.message, failure.details), headers)
+            return
+        try:
+            await authorize(self.ports, scope, principal)
+        except DomainError as exc:
+            status, body, more = domain_error(exc)
+            await send_json(send, status, body, {**headers, **(more or {})})
             return
         if principal is not None:
             scope["user"] = principal
