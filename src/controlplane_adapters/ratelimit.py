@@ -6,10 +6,8 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import Any
 
-from limits import RateLimitItem, RateLimitItemPerMinute
-from limits.aio.strategies import FixedWindowRateLimiter
 from limits.storage import storage_from_string
 
 log = logging.getLogger(__name__)
@@ -38,31 +36,56 @@ class RateDecision:
         return max(1, min(WINDOW_SECONDS, math.ceil(self.reset_at - now)))
 
 
-@lru_cache(maxsize=256)
-def _per_minute(amount: int) -> RateLimitItem:
-    return RateLimitItemPerMinute(amount)
+class FixedWindows:
+    """In-process fixed windows: one (reset time, count) pair per key, in the event loop's thread.
+
+    `limits`' own memory storage keeps a lock per key and restarts an expiry thread every 10 ms; on the
+    request path that cost as much as authentication itself. Expired windows are swept as the table grows."""
+
+    def __init__(self, window_seconds: int = WINDOW_SECONDS, sweep_at: int = 10_000) -> None:
+        self.window_seconds = window_seconds
+        self.sweep_at = sweep_at
+        self._windows: dict[str, tuple[float, int]] = {}
+
+    def incr(self, key: str, now: float) -> tuple[int, float]:
+        """Count one hit; the window's count after it, and when the window ends."""
+        reset, count = self._windows.get(key, (0.0, 0))
+        if reset <= now:
+            if len(self._windows) >= self.sweep_at:
+                self._sweep(now)
+            reset, count = now + self.window_seconds, 0
+        count += 1
+        self._windows[key] = (reset, count)
+        return count, reset
+
+    def _sweep(self, now: float) -> None:
+        self._windows = {key: window for key, window in self._windows.items() if window[0] > now}
 
 
 class RateLimiter:
-    """Counts hits atomically (one in-process counter, or a Redis script) and reports the window."""
+    """Counts hits in fixed one-minute windows: in process, or in Redis through `limits`' storage (an atomic
+    increment-and-expire script) when several nodes share the budget."""
 
     def __init__(self, redis_url: str | None = None, namespace: str = "controlplane") -> None:
         self.namespace = namespace
+        self._memory: FixedWindows | None = None
+        self._redis: Any = None
         if redis_url:
             uri = redis_url.replace("redis://", "async+redis://", 1).replace("rediss://", "async+rediss://", 1)
-            storage = storage_from_string(uri, implementation="redispy")
+            self._redis = storage_from_string(uri, implementation="redispy")
         else:
-            storage = storage_from_string("async+memory://")
+            self._memory = FixedWindows()
         self.backend = "redis" if redis_url else "memory"
-        self._limiter = FixedWindowRateLimiter(storage)
 
     async def hit(self, bucket: str, per_minute: int) -> RateDecision:
-        item = _per_minute(per_minute)
         key = f"{self.namespace}:{bucket}"
         try:
-            allowed = await self._limiter.hit(item, key)
-            stats = await self._limiter.get_window_stats(item, key)
+            if self._memory is not None:
+                count, reset = self._memory.incr(key, time.time())
+            else:
+                count = await self._redis.incr(key, WINDOW_SECONDS)
+                reset = await self._redis.get_expiry(key)
         except Exception:  # the store is down: admit (availability first) and say so in the log
             log.exception("rate-limit store unavailable; admitting the request")
             return RateDecision(True, per_minute, per_minute, math.ceil(time.time() + WINDOW_SECONDS))
-        return RateDecision(allowed, per_minute, max(0, stats.remaining), math.ceil(stats.reset_time))
+        return RateDecision(count <= per_minute, per_minute, max(0, per_minute - count), math.ceil(reset))

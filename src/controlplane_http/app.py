@@ -33,6 +33,7 @@ from controlplane_http.errors import handle_exception
 from controlplane_http.idempotency import Idempotency
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.middleware import IdempotencyMiddleware, SecurityMiddleware
+from controlplane_http.responses import FastResponse
 from controlplane_http.streaming import StreamOptions
 
 CONTROLLERS = [
@@ -136,6 +137,7 @@ def create_app(
         request_max_body_size=max_body_bytes,
         exception_handlers={Exception: handle_exception},
         dto=StrictJSONBody,
+        response_class=FastResponse,
         return_dto=None,
         openapi_config=openapi_config(),
         on_startup=list(on_startup),
