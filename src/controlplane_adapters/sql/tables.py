@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,6 +40,16 @@ class UtcDateTime(sa.TypeDecorator[datetime]):
             return None
         assert isinstance(value, datetime)
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Callable[[Any], datetime | None] | None:
+        if dialect.name == "sqlite":
+            return _sqlite_utc  # one step instead of SQLAlchemy's regular expression, then the decorator's
+        return super().result_processor(dialect, coltype)
+
+
+def _sqlite_utc(value: str | None) -> datetime | None:
+    """SQLite's stored form ('2026-03-01 12:00:00.123456', always UTC) as an aware datetime."""
+    return None if value is None else datetime.fromisoformat(value).replace(tzinfo=UTC)
 
 
 def _id() -> sa.Column[str]:
