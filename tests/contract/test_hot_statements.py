@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from controlplane_adapters.sql import migrate, tables
+from controlplane_adapters.sql import mapping, migrate, tables
 from controlplane_adapters.sql.database import (
     SqlUnitOfWork,
     close_idle_connections,
@@ -20,7 +20,7 @@ from controlplane_adapters.sql.database import (
     create_sqlite_engine,
 )
 from controlplane_adapters.sql.hot import _HOT, HotResult, hot, plan_for
-from controlplane_adapters.sql.repositories import _by_id, _held_by_worker, _page_of, _worker_by_id
+from controlplane_adapters.sql.repositories import _by_id, _held_by_worker, _insert, _page_of, _worker_by_id
 from controlplane_domain.config import ExecutionEnvironment
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions import Execution, ExecutionStatus, TargetType
@@ -175,3 +175,13 @@ def test_statements_that_cannot_run_hot_are_refused_when_first_compiled() -> Non
             plan_for(statement, sa.create_engine("sqlite://").dialect, {})
     finally:
         _HOT.pop(id(statement))
+
+
+async def test_a_writer_whose_statements_all_run_hot_commits_them(engine: Engine) -> None:
+    row = mapping.agent_to_row(agent("only-hot"))
+    async with SqlUnitOfWork(engine) as work:
+        connection: Any = work._connection
+        assert isinstance(await connection.execute(_insert(tables.agents), row), HotResult)
+        await work.commit()
+    found = await through_sqlalchemy(engine, _by_id(tables.agents), {"organization_id": "org-a", "id": row["id"]})
+    assert [r[2] for r in found] == ["only-hot"]
