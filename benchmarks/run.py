@@ -41,6 +41,7 @@ class Result:
     unit: str = "req/s"
     errors: int = 0
     note: str = ""
+    baseline: float = 0.0  # the bare app's rate measured just before this scenario
 
 
 def free_port() -> int:
@@ -103,14 +104,29 @@ def _latency(output: str, label: str) -> float:
     return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
 
-def bare_app(seconds: float, connections: int, workdir: Path) -> Result:
-    port = free_port()
-    args = [sys.executable, "-m", "uvicorn", "benchmarks.bare_app:app", "--port", str(port), "--log-level", "warning",
-            "--no-access-log", "--loop", "uvloop", "--http", "httptools"]  # fmt: skip
-    with process(args, {}, workdir / "bare.log"):
-        wait_ready(f"http://127.0.0.1:{port}/constant")
-        rate, p50, p99, errors = wrk(f"http://127.0.0.1:{port}/constant", seconds, connections, {})
-    return Result("bare Litestar, constant JSON", "-", rate, p50, p99, errors=errors)
+class BareApp:
+    """The ceiling, kept running for the whole run and measured again right before every scenario: a shared
+    machine's speed drifts by 10-20% over minutes, so each ratio divides by a rate measured seconds earlier."""
+
+    def __init__(self, connections: int, workdir: Path) -> None:
+        self.connections = connections
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/constant"
+        args = [sys.executable, "-m", "uvicorn", "benchmarks.bare_app:app", "--port", str(self.port), "--log-level",
+                "warning", "--no-access-log", "--loop", "uvloop", "--http", "httptools"]  # fmt: skip
+        self._process = process(args, {}, workdir / "bare.log")
+
+    def __enter__(self) -> BareApp:
+        self._process.__enter__()
+        wait_ready(self.url)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._process.__exit__(None, None, None)
+
+    def measure(self, seconds: float) -> Result:
+        rate, p50, p99, errors = wrk(self.url, seconds, self.connections, {})
+        return Result("bare Litestar, constant JSON", "-", rate, p50, p99, errors=errors, baseline=rate)
 
 
 def server_env(database_url: str) -> dict[str, str]:
@@ -280,7 +296,7 @@ async def sse_streams(base: str, pid: int, streams: int, events: int, seeded: di
 
 
 def control_plane(database: str, database_url: str, seconds: float, connections: int, smoke: bool,
-                  workdir: Path) -> list[Result]:  # fmt: skip
+                  workdir: Path, bare: BareApp) -> list[Result]:  # fmt: skip
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {KEY}"}
@@ -299,8 +315,9 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
                                        f"/api/v1/teams/{seeded['team_b']}/agents/{seeded['mover']}"]),
         ]  # fmt: skip
         for name, url, script, script_args in simple:
+            baseline = bare.measure(seconds).rate
             rate, p50, p99, errors = wrk(url, seconds, connections, headers, script, script_args)
-            results.append(Result(name, database, rate, p50, p99, errors=errors))
+            results.append(Result(name, database, rate, p50, p99, errors=errors, baseline=baseline))
         trip = round_trips_in_processes(base, seconds, 1 if smoke else 3, 8 if smoke else 12, seeded)
         trip.database = database
         results.append(trip)
@@ -349,11 +366,13 @@ def machine() -> str:
 
 
 def table(results: list[Result], bare: Result) -> str:
-    lines = ["| scenario | store | rate | p50 | p99 | vs bare | errors | notes |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| scenario | store | rate | p50 | p99 | bare just before | vs bare | errors | notes |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in [bare, *results]:
-        ratio = f"{r.rate / bare.rate:.2f}" if r.unit == "req/s" else "-"
-        cells = [r.scenario, r.database, f"{r.rate:,.0f} {r.unit}", f"{r.p50_ms:.2f} ms", f"{r.p99_ms:.2f} ms", ratio,
-                 str(r.errors), r.note]  # fmt: skip
+        ratio = f"{r.rate / r.baseline:.2f}" if r.unit == "req/s" and r.baseline else "-"
+        before = f"{r.baseline:,.0f} req/s" if r.baseline else "-"
+        cells = [r.scenario, r.database, f"{r.rate:,.0f} {r.unit}", f"{r.p50_ms:.2f} ms", f"{r.p99_ms:.2f} ms", before,
+                 ratio, str(r.errors), r.note]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -370,18 +389,21 @@ def main() -> int:
     seconds = 1 if arguments.smoke else arguments.seconds
     workdir = Path(tempfile.mkdtemp(prefix="controlplane-bench-"))
     print(f"machine: {machine()}")
-    bare = bare_app(seconds, arguments.connections, workdir)
     results: list[Result] = []
-    for store in arguments.stores.split(","):
-        if store == "sqlite":
-            url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
-            results += control_plane("sqlite", url, seconds, arguments.connections, arguments.smoke, workdir)
-        elif store == "postgres":
-            url, name = postgres_database(arguments.postgres_url)
-            try:
-                results += control_plane("postgres", url, seconds, arguments.connections, arguments.smoke, workdir)
-            finally:
-                drop_postgres(arguments.postgres_url, name)
+    with BareApp(arguments.connections, workdir) as bare_app:
+        bare = bare_app.measure(seconds)
+        for store in arguments.stores.split(","):
+            if store == "sqlite":
+                url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
+                results += control_plane("sqlite", url, seconds, arguments.connections, arguments.smoke, workdir,
+                                         bare_app)  # fmt: skip
+            elif store == "postgres":
+                url, name = postgres_database(arguments.postgres_url)
+                try:
+                    results += control_plane("postgres", url, seconds, arguments.connections, arguments.smoke,
+                                             workdir, bare_app)  # fmt: skip
+                finally:
+                    drop_postgres(arguments.postgres_url, name)
     print(table(results, bare))
     print(f"logs: {workdir}")
     return 0

@@ -32,6 +32,7 @@ class Plan:
     binds: tuple[Processor, ...]
     row: Callable[[Sequence[Any]], Any] | None  # None: the statement returns no rows
     results: tuple[Processor, ...]
+    processed: tuple[tuple[int, Callable[[Any], Any]], ...] = ()  # (column, processor) where there is one
 
     def values(self, parameters: Mapping[str, Any]) -> list[Any]:
         out = []
@@ -121,7 +122,8 @@ def _compile(statement: Any, dialect: Dialect, keys: tuple[str, ...]) -> Plan:
         row_class: Any = collections.namedtuple("Row", columns, rename=True)  # type: ignore[misc]
         row = row_class._make
         results = tuple(entry.type._cached_result_processor(dialect, None) for entry in compiled._result_columns)
-    return Plan(sql, names, defaults, binds, row, results)
+    processed = tuple((column, process) for column, process in enumerate(results) if process is not None)
+    return Plan(sql, names, defaults, binds, row, results, processed)
 
 
 def wrap_driver_error(plan: Plan, parameters: Any, error: Exception, dialect: Dialect) -> Exception:
