@@ -27,7 +27,7 @@ from controlplane_adapters.sql.database import (
 )
 from controlplane_adapters.sql.notify import PostgresEventBus
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
-from controlplane_domain.usecases.executions import read_events_after
+from controlplane_domain.usecases.executions import EVENTS_PAGE, read_events_after
 from controlplane_http.app import create_app
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.reaper import LeaseReaper
@@ -156,7 +156,11 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
         max_body_bytes=settings.max_body_bytes,
         stream_options=StreamOptions(
             keepalive_seconds=settings.sse_keepalive_seconds,
-            tail=EventTail(lambda org, execution, seq: read_events_after(ports, org, execution, seq)),
+            tail=EventTail(
+                lambda org, execution, seq: read_events_after(ports, org, execution, seq),
+                bus=store.bus,
+                page=EVENTS_PAGE,
+            ),
         ),
         backend=store.backend,
         on_startup=[*store.startup, reaper.start, *([freeze_heap] if freeze_after_start else [])],

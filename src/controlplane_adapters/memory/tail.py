@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from controlplane_domain.executions import ExecutionEvent
+from controlplane_domain.ports import EventBus, Subscription
 
 MAX_EVENTS_KEPT = 1000
 Fetch = Callable[[str, str, int], Awaitable[list[ExecutionEvent]]]
@@ -19,6 +20,9 @@ class _Tail:
     events: list[ExecutionEvent] = field(default_factory=list)
     seqs: list[int] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    subscription: Subscription | None = None  # the execution's wake-ups, seen by the cache itself
+    fetched: bool = False
+    stale: bool = True  # something was published since the last read began
 
     @property
     def last_seq(self) -> int:
@@ -31,22 +35,36 @@ class _Tail:
     def after(self, seq: int) -> list[ExecutionEvent]:
         return self.events[bisect.bisect_right(self.seqs, seq) :]
 
+    def current(self, seq: int) -> bool:
+        """Nothing follows `seq`: it is the last event read, and nothing was published since that read began
+        (events are published after they commit, so one committed later would have marked the cache stale)."""
+        if self.subscription is None or not self.fetched or seq != self.last_seq:
+            return False
+        if self.subscription.take():
+            self.stale = True
+        return not self.stale
+
 
 class EventTail:
     """When many streams wake for one new event, one of them reads the log and the others share its read:
     one query per event per node instead of one per stream. Keyed by (organization, execution)."""
 
-    def __init__(self, fetch: Fetch, max_executions: int = 2048) -> None:
+    def __init__(self, fetch: Fetch, max_executions: int = 2048, *, bus: EventBus | None = None, page: int = 200):
         self._fetch = fetch
         self._tails: OrderedDict[tuple[str, str], _Tail] = OrderedDict()
         self._max = max_executions
+        self._bus = bus
+        self._page = page  # the most events one fetch returns
 
     def _tail(self, key: tuple[str, str]) -> _Tail:
         tail = self._tails.get(key)
         if tail is None:
-            tail = self._tails[key] = _Tail()
+            subscription = self._bus.subscribe(f"execution:{key[1]}") if self._bus is not None else None
+            tail = self._tails[key] = _Tail(subscription=subscription)
             while len(self._tails) > self._max:
-                self._tails.popitem(last=False)
+                _, evicted = self._tails.popitem(last=False)
+                if evicted.subscription is not None:
+                    evicted.subscription.close()
         else:
             self._tails.move_to_end(key)
         return tail
@@ -55,20 +73,37 @@ class EventTail:
         tail = self._tail((organization_id, execution_id))
         if tail.covers(seq):
             return tail.after(seq)
+        if tail.current(seq):
+            return []
         async with tail.lock:
             if tail.covers(seq):  # another follower read while this one waited
                 return tail.after(seq)
+            if tail.current(seq):
+                return []
             if tail.seqs and tail.seqs[0] > seq + 1:
                 return await self._fetch(organization_id, execution_id, seq)  # older than the cache holds
-            fresh = await self._fetch(organization_id, execution_id, max(seq, tail.last_seq))
-            for event in fresh:
-                if event.seq > tail.last_seq:
-                    tail.events.append(event)
-                    tail.seqs.append(event.seq)
+            if tail.subscription is not None:
+                tail.subscription.take()  # what is published from here on marks the cache stale again
+            tail.stale = False
+            try:
+                while True:  # to the end of the log, so that the cache is complete as of this read
+                    fresh = await self._fetch(organization_id, execution_id, max(seq, tail.last_seq))
+                    for event in fresh:
+                        if event.seq > tail.last_seq:
+                            tail.events.append(event)
+                            tail.seqs.append(event.seq)
+                    if len(fresh) < self._page:
+                        break
+            except BaseException:
+                tail.stale = True
+                raise
+            tail.fetched = True
             answer = tail.after(seq)
             if len(tail.seqs) > MAX_EVENTS_KEPT:  # keep the recent half; laggards read the log directly
                 del tail.events[: MAX_EVENTS_KEPT // 2], tail.seqs[: MAX_EVENTS_KEPT // 2]
             return answer
 
     def forget(self, organization_id: str, execution_id: str) -> None:
-        self._tails.pop((organization_id, execution_id), None)
+        tail = self._tails.pop((organization_id, execution_id), None)
+        if tail is not None and tail.subscription is not None:
+            tail.subscription.close()

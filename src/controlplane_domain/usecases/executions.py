@@ -360,12 +360,15 @@ async def list_events(ports: Ports, organization_id: str, execution_id: str, pag
     return Page(items=items, total=execution.last_seq, limit=page.limit, offset=page.offset)
 
 
+EVENTS_PAGE = 200
+
+
 async def read_events_after(
     ports: Ports, organization_id: str, execution_id: str, after_seq: int
 ) -> list[ExecutionEvent]:
-    """Up to 200 events after `after_seq`, in order."""
+    """Up to EVENTS_PAGE events after `after_seq`, in order."""
     async with ports.read() as uow:
-        return await uow.executions.events_after(organization_id, execution_id, after_seq, 200)
+        return await uow.executions.events_after(organization_id, execution_id, after_seq, EVENTS_PAGE)
 
 
 async def follow(
@@ -387,11 +390,14 @@ async def follow(
     reader = read_after or direct
     subscription = ports.bus.subscribe(f"execution:{execution_id}") if ports.bus is not None else None
     last = after_seq
+    after_batch = False
     try:
         while True:
             events = await reader(organization_id, execution_id, last)
             execution = None
-            if not events:
+            # Right after a batch, an empty read means "caught up" (every terminal change appends a done event,
+            # which ends the stream); the execution is looked at only when a wait ends without events.
+            if not events and not after_batch:
                 async with ports.read() as uow:
                     execution = await _require(uow, organization_id, execution_id)
             for event in events:
@@ -401,6 +407,7 @@ async def follow(
                     return
             if execution is not None and execution.is_terminal and last >= execution.last_seq:
                 return
+            after_batch = bool(events)
             if events:
                 continue
             woke = await subscription.wait(keepalive_seconds) if subscription is not None else False
