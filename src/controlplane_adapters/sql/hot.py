@@ -31,8 +31,7 @@ class Plan:
     defaults: Mapping[str, Any]  # values the statement itself carries (literals)
     binds: tuple[Processor, ...]
     row: Callable[[Sequence[Any]], Any] | None  # None: the statement returns no rows
-    results: tuple[Processor, ...]
-    processed: tuple[tuple[int, Callable[[Any], Any]], ...] = ()  # (column, processor) where there is one
+    processed: tuple[tuple[int, Callable[[Any], Any]], ...]  # (column, result processor) where there is one
 
     def values(self, parameters: Mapping[str, Any]) -> list[Any]:
         out = []
@@ -42,18 +41,17 @@ class Plan:
         return out
 
     def rows(self, raw: Sequence[Sequence[Any]]) -> list[Any]:
-        make, results = self.row, self.results
+        make, processed = self.row, self.processed
         assert make is not None
-        if not any(results):
-            return [make(tuple(record)) for record in raw]
-        return [
-            make(
-                tuple(
-                    value if process is None else process(value) for value, process in zip(record, results, strict=True)
-                )
-            )
-            for record in raw
-        ]
+        if not processed:
+            return [make(record) for record in raw]
+        out = []
+        for record in raw:
+            values = list(record)
+            for column, process in processed:
+                values[column] = process(values[column])
+            out.append(make(values))
+        return out
 
 
 class HotResult:
@@ -116,17 +114,13 @@ def _compile(statement: Any, dialect: Dialect, keys: tuple[str, ...]) -> Plan:
     processors = compiled._bind_processors
     binds = tuple(processors.get(name) for name in names)
     row = None
-    results: tuple[Processor, ...] = ()
+    processed: list[tuple[int, Callable[[Any], Any]]] = []
     if compiled._result_columns:
         columns = [entry.keyname for entry in compiled._result_columns]
         row_class: Any = collections.namedtuple("Row", columns, rename=True)  # type: ignore[misc]
         row = row_class._make
-        results = tuple(entry.type._cached_result_processor(dialect, None) for entry in compiled._result_columns)
-    processed = tuple((column, process) for column, process in enumerate(results) if process is not None)
-    return Plan(sql, names, defaults, binds, row, results, processed)
-
-
-def wrap_driver_error(plan: Plan, parameters: Any, error: Exception, dialect: Dialect) -> Exception:
-    """The SQLAlchemy exception SQLAlchemy itself would have raised for this driver error."""
-    dbapi = dialect.loaded_dbapi
-    return sa.exc.DBAPIError.instance(plan.sql, parameters, error, dbapi.Error)
+        for column, entry in enumerate(compiled._result_columns):
+            process = entry.type._cached_result_processor(dialect, None)
+            if process is not None:
+                processed.append((column, process))
+    return Plan(sql, names, defaults, binds, row, tuple(processed))
