@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -17,10 +18,29 @@ from controlplane_domain.usecases import executions
 KEEPALIVE = b": keep-alive\n\n"
 
 
+class Frames:
+    """Frames of recent events, shared by every stream of one app that sends them: an event is immutable once
+    appended and (execution, seq) names it in one store, so an event is encoded once per node, not per stream."""
+
+    def __init__(self, kept: int = 4096) -> None:
+        self._frames: OrderedDict[tuple[str, int], bytes] = OrderedDict()
+        self._kept = kept
+
+    def frame(self, event: ExecutionEvent) -> bytes:
+        key = (event.execution_id, event.seq)
+        frame = self._frames.get(key)
+        if frame is None:
+            frame = self._frames[key] = encode_event(event)
+            if len(self._frames) > self._kept:
+                self._frames.popitem(last=False)
+        return frame
+
+
 @dataclass(frozen=True, slots=True)
 class StreamOptions:
     keepalive_seconds: float = 15.0
     tail: EventTail | None = None
+    frames: Frames = field(default_factory=Frames)
 
 
 def encode_event(event: ExecutionEvent) -> bytes:
@@ -42,11 +62,12 @@ async def _frames(
     ports: Ports, organization_id: str, execution_id: str, after_seq: int, options: StreamOptions
 ) -> AsyncIterator[bytes]:
     yield b"retry: 2000\n\n"
+    frame = options.frames.frame
     read_after = options.tail.after if options.tail is not None else None
     async for event in executions.follow(
         ports, organization_id, execution_id, after_seq, options.keepalive_seconds, read_after
     ):
-        yield KEEPALIVE if event is None else encode_event(event)
+        yield KEEPALIVE if event is None else frame(event)
 
 
 async def event_stream(

@@ -81,3 +81,71 @@ async def test_a_publish_during_a_read_marks_the_cache_stale() -> None:
     tail = EventTail(fetch, bus=bus)
     assert [e.seq for e in await tail.after("org", "e", 0)] == [1]
     assert [e.seq for e in await tail.after("org", "e", 1)] == [2], "the wake-up during the read is not lost"
+
+
+async def test_when_the_shared_read_fails_the_waiting_followers_read_for_themselves() -> None:
+    log = [event(1)]
+    attempts = 0
+
+    async def fetch(org: str, execution_id: str, after: int) -> list[ExecutionEvent]:
+        nonlocal attempts
+        attempts += 1
+        await asyncio.sleep(0)
+        if attempts == 1:
+            raise ConnectionError("database gone")
+        return [e for e in log if e.seq > after]
+
+    tail = EventTail(fetch)
+    answers = await asyncio.gather(*(tail.after("org", "e", 0) for _ in range(5)), return_exceptions=True)
+    assert isinstance(answers[0], ConnectionError)
+    assert [[e.seq for e in answer] for answer in answers[1:] if isinstance(answer, list)] == [[1]] * 4
+    assert attempts == 2, "one follower read again for the others"
+
+
+async def test_a_subscription_wait_wakes_on_publish_times_out_and_survives_cancellation() -> None:
+    from controlplane_adapters.memory.bus import LocalEventBus
+
+    bus = LocalEventBus()
+    subscription = bus.subscribe("t")
+    assert await subscription.wait(0.001) is False
+    await bus.publish("t")
+    assert await subscription.wait(10) is True, "published before the wait: answered at once"
+    waiting = asyncio.create_task(subscription.wait(10))
+    await asyncio.sleep(0)
+    await bus.publish("t")
+    assert await asyncio.wait_for(waiting, 1) is True
+    cancelled = asyncio.create_task(subscription.wait(10))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await asyncio.gather(cancelled, return_exceptions=True)
+    await bus.publish("t")
+    assert subscription.take() is True
+    assert subscription.take() is False
+    subscription.close()
+    assert bus.topics == 0
+
+
+async def test_a_follower_arriving_during_a_read_waits_for_it_instead_of_calling_itself_caught_up() -> None:
+    from controlplane_adapters.memory.bus import LocalEventBus
+
+    bus = LocalEventBus()
+    log = [event(1)]
+    gate = asyncio.Event()
+
+    async def fetch(org: str, execution_id: str, after: int) -> list[ExecutionEvent]:
+        answer = [e for e in log if e.seq > after]
+        if after >= 1:
+            await gate.wait()  # a read that takes a while (Postgres: the network)
+        return answer
+
+    tail = EventTail(fetch, bus=bus)
+    assert [e.seq for e in await tail.after("org", "e", 0)] == [1]
+    log.append(event(2))
+    await bus.publish("execution:e")
+    first = asyncio.create_task(tail.after("org", "e", 1))  # woken first: reads
+    await asyncio.sleep(0)
+    second = asyncio.create_task(tail.after("org", "e", 1))  # woken second, while the read is under way
+    await asyncio.sleep(0)
+    gate.set()
+    assert [e.seq for e in await first] == [2]
+    assert [e.seq for e in await second] == [2], "the read in flight brought event 2 to every follower"

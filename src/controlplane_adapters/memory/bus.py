@@ -3,31 +3,51 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import defaultdict
 
 
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class LocalSubscription:
+    """A flag and, while someone waits, a future: `wait` costs one future and one timer (no task, no Event),
+    which matters when one event wakes a thousand streams. One waiter at a time (each stream or long poll
+    subscribes for itself)."""
+
+    __slots__ = ("_bus", "_published", "_topic", "_waiter")
+
     def __init__(self, bus: LocalEventBus, topic: str) -> None:
         self._bus = bus
         self._topic = topic
-        self._event = asyncio.Event()
+        self._published = False
+        self._waiter: asyncio.Future[None] | None = None
 
     def notify(self) -> None:
-        self._event.set()
+        self._published = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def wait(self, seconds: float) -> bool:
         """True when the topic was published since the last wait; False after `seconds` of silence."""
-        if not self._event.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._event.wait(), timeout=max(0.0, seconds))
-        woke = self._event.is_set()
-        self._event.clear()
+        if not self._published:
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = loop.call_later(max(0.0, seconds), _expire, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                self._waiter = None
+        woke = self._published
+        self._published = False
         return woke
 
     def take(self) -> bool:
-        woke = self._event.is_set()
-        self._event.clear()
+        woke = self._published
+        self._published = False
         return woke
 
     def close(self) -> None:

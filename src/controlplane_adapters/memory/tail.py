@@ -19,7 +19,7 @@ Fetch = Callable[[str, str, int], Awaitable[list[ExecutionEvent]]]
 class _Tail:
     events: list[ExecutionEvent] = field(default_factory=list)
     seqs: list[int] = field(default_factory=list)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    reading: asyncio.Future[None] | None = None  # the read in flight, which every other follower awaits
     subscription: Subscription | None = None  # the execution's wake-ups, seen by the cache itself
     fetched: bool = False
     stale: bool = True  # something was published since the last read began
@@ -37,7 +37,8 @@ class _Tail:
 
     def current(self, seq: int) -> bool:
         """Nothing follows `seq`: it is the last event read, and nothing was published since that read began
-        (events are published after they commit, so one committed later would have marked the cache stale)."""
+        (events are published after they commit, so one committed later would have marked the cache stale).
+        Only meaningful when no read is under way: a read in flight has cleared the staleness it will answer."""
         if self.subscription is None or not self.fetched or seq != self.last_seq:
             return False
         if self.subscription.take():
@@ -71,37 +72,48 @@ class EventTail:
 
     async def after(self, organization_id: str, execution_id: str, seq: int) -> list[ExecutionEvent]:
         tail = self._tail((organization_id, execution_id))
-        if tail.covers(seq):
-            return tail.after(seq)
-        if tail.current(seq):
-            return []
-        async with tail.lock:
-            if tail.covers(seq):  # another follower read while this one waited
+        while True:
+            if tail.covers(seq):
                 return tail.after(seq)
+            if tail.reading is not None:
+                # Another follower is reading (and may bring what was just published): wait for its read with
+                # every other follower (one wake-up for all, where a lock hands over to one waiter per loop
+                # turn), then look again.
+                await asyncio.shield(tail.reading)
+                continue
             if tail.current(seq):
                 return []
-            if tail.seqs and tail.seqs[0] > seq + 1:
-                return await self._fetch(organization_id, execution_id, seq)  # older than the cache holds
-            if tail.subscription is not None:
-                tail.subscription.take()  # what is published from here on marks the cache stale again
-            tail.stale = False
-            try:
-                while True:  # to the end of the log, so that the cache is complete as of this read
-                    fresh = await self._fetch(organization_id, execution_id, max(seq, tail.last_seq))
-                    for event in fresh:
-                        if event.seq > tail.last_seq:
-                            tail.events.append(event)
-                            tail.seqs.append(event.seq)
-                    if len(fresh) < self._page:
-                        break
-            except BaseException:
-                tail.stale = True
-                raise
-            tail.fetched = True
-            answer = tail.after(seq)
-            if len(tail.seqs) > MAX_EVENTS_KEPT:  # keep the recent half; laggards read the log directly
-                del tail.events[: MAX_EVENTS_KEPT // 2], tail.seqs[: MAX_EVENTS_KEPT // 2]
-            return answer
+            break
+        if tail.seqs and tail.seqs[0] > seq + 1:
+            return await self._fetch(organization_id, execution_id, seq)  # older than the cache holds
+        reading = tail.reading = asyncio.get_running_loop().create_future()
+        try:
+            return await self._read(tail, organization_id, execution_id, seq)
+        finally:
+            tail.reading = None
+            reading.set_result(None)
+
+    async def _read(self, tail: _Tail, organization_id: str, execution_id: str, seq: int) -> list[ExecutionEvent]:
+        if tail.subscription is not None:
+            tail.subscription.take()  # what is published from here on marks the cache stale again
+        tail.stale = False
+        try:
+            while True:  # to the end of the log, so that the cache is complete as of this read
+                fresh = await self._fetch(organization_id, execution_id, max(seq, tail.last_seq))
+                for event in fresh:
+                    if event.seq > tail.last_seq:
+                        tail.events.append(event)
+                        tail.seqs.append(event.seq)
+                if len(fresh) < self._page:
+                    break
+        except BaseException:
+            tail.stale = True
+            raise
+        tail.fetched = True
+        answer = tail.after(seq)
+        if len(tail.seqs) > MAX_EVENTS_KEPT:  # keep the recent half; laggards read the log directly
+            del tail.events[: MAX_EVENTS_KEPT // 2], tail.seqs[: MAX_EVENTS_KEPT // 2]
+        return answer
 
     def forget(self, organization_id: str, execution_id: str) -> None:
         tail = self._tails.pop((organization_id, execution_id), None)

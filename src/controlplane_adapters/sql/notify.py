@@ -23,7 +23,8 @@ def asyncpg_dsn(url: str) -> str:
 
 class PostgresEventBus:
     """`publish` wakes local waiters at once and every other node through NOTIFY; a listener connection
-    turns other nodes' notifications into local wake-ups. After a lost connection it reconnects and wakes
+    turns other nodes' notifications into local wake-ups (its own come back too, and are dropped: a second
+    wake-up of every local waiter per publish). After a lost connection it reconnects and wakes
     every waiter, so nothing sleeps through a missed notification."""
 
     def __init__(self, url: str) -> None:
@@ -68,7 +69,9 @@ class PostgresEventBus:
                     delay = min(delay * 2, 5.0)
             self._local.deliver_all()
 
-    def _on_notify(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+    def _on_notify(self, connection: Any, pid: int, _channel: str, payload: str) -> None:
+        if pid == connection.get_server_pid():
+            return  # our own NOTIFY (sent on this connection): `publish` already woke the local waiters
         self._local.deliver(payload)
 
     async def publish(self, topic: str) -> None:

@@ -390,14 +390,15 @@ async def follow(
     reader = read_after or direct
     subscription = ports.bus.subscribe(f"execution:{execution_id}") if ports.bus is not None else None
     last = after_seq
-    after_batch = False
+    # The execution is looked at when a read finds nothing new on the first pass or after a wait that ended in
+    # silence: every terminal change appends a done event (which ends the stream), so after a batch or a
+    # wake-up an empty read only means "caught up", and a thousand woken streams make no thousand lookups.
+    look = True
     try:
         while True:
             events = await reader(organization_id, execution_id, last)
             execution = None
-            # Right after a batch, an empty read means "caught up" (every terminal change appends a done event,
-            # which ends the stream); the execution is looked at only when a wait ends without events.
-            if not events and not after_batch:
+            if not events and look:
                 async with ports.read() as uow:
                     execution = await _require(uow, organization_id, execution_id)
             for event in events:
@@ -407,12 +408,13 @@ async def follow(
                     return
             if execution is not None and execution.is_terminal and last >= execution.last_seq:
                 return
-            after_batch = bool(events)
             if events:
+                look = False
                 continue
             woke = await subscription.wait(keepalive_seconds) if subscription is not None else False
             if not woke:
                 yield None
+            look = not woke
     finally:
         if subscription is not None:
             subscription.close()

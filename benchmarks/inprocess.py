@@ -1,0 +1,193 @@
+"""The per-request CPU cost of the hot paths, without network or load generator.
+
+Calls the ASGI app directly in a loop (one request at a time) and prints microseconds per request, best of
+several rounds; `--profile` writes a cProfile of one scenario. This is how the in-process figures of
+docs/benchmarks.md were measured:
+
+    .venv/bin/python -m benchmarks.inprocess                 # all scenarios, SQLite file in a temp dir
+    .venv/bin/python -m benchmarks.inprocess --database-url postgresql+asyncpg://postgres@127.0.0.1/bench
+    .venv/bin/python -m benchmarks.inprocess --only heartbeat --profile /tmp/hb.prof
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import gc
+import itertools
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.bare_app import app as bare_app
+from controlplane_adapters.settings import Settings
+from controlplane_http.bootstrap import build_app
+
+KEY = "inprocess-bench-key"
+Asgi = Callable[..., Any]
+
+
+class Client:
+    """Sends one HTTP request through an ASGI app and collects the answer."""
+
+    def __init__(self, app: Asgi) -> None:
+        self.app = app
+
+    async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+        raw_path, _, query = path.partition("?")
+        headers = [(b"host", b"bench"), (b"authorization", f"Bearer {KEY}".encode())]
+        if body:
+            headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
+            "scheme": "http", "path": raw_path, "raw_path": raw_path.encode(), "query_string": query.encode(),
+            "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8001),
+            "state": {},
+        }  # fmt: skip
+        sent = False
+        status = 0
+        chunks: list[bytes] = []
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if sent:
+                await asyncio.Event().wait()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, send)
+        return status, b"".join(chunks)
+
+
+async def lifespan(app: Asgi) -> Callable[[], Any]:
+    """Runs the app's start-up; returns a coroutine function that runs its shutdown."""
+    inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
+    task = asyncio.create_task(app(scope, inbox.get, outbox.put))
+    await inbox.put({"type": "lifespan.startup"})
+    message = await outbox.get()
+    if message["type"] != "lifespan.startup.complete":
+        raise RuntimeError(f"start-up failed: {message}")
+
+    async def stop() -> None:
+        await inbox.put({"type": "lifespan.shutdown"})
+        await outbox.get()
+        await task
+
+    return stop
+
+
+async def seed(client: Client) -> dict[str, str]:
+    ids = []
+    for i in range(40):
+        status, body = await client.request("POST", "/api/v1/agents", json.dumps({"name": f"seed-{i}"}).encode())
+        assert status == 201, body
+        ids.append(json.loads(body)["id"])
+    teams = []
+    for i in range(2):
+        status, body = await client.request("POST", "/api/v1/teams", json.dumps({"name": f"team-{i}"}).encode())
+        teams.append(json.loads(body)["id"])
+    await client.request("POST", "/api/v1/environments", b'{"name": "bench"}')
+    return {"agent": ids[0], "mover": ids[1], "team_a": teams[0], "team_b": teams[1]}
+
+
+def scenarios(seeded: dict[str, str]) -> dict[str, Callable[[int], tuple[str, str, bytes]]]:
+    agent = seeded["agent"]
+    prefix = time.monotonic_ns()
+
+    def heartbeat(i: int) -> tuple[str, str, bytes]:
+        body = {"worker_id": f"w-{i % 16}", "environment_name": "bench", "tasks_processed": i}
+        return "POST", "/api/v1/workers/heartbeat", json.dumps(body).encode()
+
+    def team(i: int) -> tuple[str, str, bytes]:
+        which = seeded["team_a"] if i % 2 else seeded["team_b"]
+        return "POST", f"/api/v1/teams/{which}/agents/{seeded['mover']}", b""
+
+    return {
+        "get": lambda i: ("GET", f"/api/v1/agents/{agent}", b""),
+        "list": lambda i: ("GET", "/api/v1/agents?limit=20", b""),
+        "create": lambda i: ("POST", "/api/v1/agents", json.dumps({"name": f"c-{prefix}-{i}"}).encode()),
+        "heartbeat": heartbeat,
+        "team": team,
+    }
+
+
+async def measure(client: Client, make: Callable[[int], tuple[str, str, bytes]], count: int, rounds: int,
+                  counter: itertools.count[int]) -> float:  # fmt: skip
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(count):
+            method, path, body = make(next(counter))
+            status, answer = await client.request(method, path, body)
+            if status >= 400:
+                raise RuntimeError(f"{method} {path}: {status} {answer[:200]!r}")
+        best = min(best, (time.perf_counter() - start) / count)
+    return best * 1e6
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
+        settings = Settings(
+            database_url=url, service_api_key=KEY, rate_limit_per_minute=10**9, worker_rate_limit_per_minute=10**9
+        )
+        app = build_app(settings)
+        stop = await lifespan(app)
+        try:
+            client = Client(app)
+            seeded = await seed(client)
+            gc.collect()
+            gc.freeze()
+            bare = Client(bare_app)
+            counter = itertools.count()
+            ceiling = await measure(bare, lambda i: ("GET", "/constant", b""), args.count, args.rounds, counter)
+            print(f"bare: {ceiling:7.1f} us")
+            chosen = scenarios(seeded)
+            for name, make in chosen.items():
+                if args.only and name not in args.only:
+                    continue
+                if args.profile:
+                    profiler = cProfile.Profile()
+                    profiler.enable()
+                    await measure(client, make, args.count, 1, counter)
+                    profiler.disable()
+                    profiler.dump_stats(args.profile)
+                    print(f"profile of {name} written to {args.profile}")
+                    continue
+                print(f"{name}: {await measure(client, make, args.count, args.rounds, counter):7.1f} us")
+        finally:
+            await stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", help="default: a SQLite file in a temporary directory")
+    parser.add_argument("--count", type=int, default=2000, help="requests a round")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", nargs="*", help="get list create heartbeat team")
+    parser.add_argument("--profile", help="write a cProfile of the chosen scenario to this file")
+    args = parser.parse_args()
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()

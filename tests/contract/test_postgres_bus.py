@@ -1,0 +1,35 @@
+"""The Postgres bus: a publish wakes this node's waiters once (its own NOTIFY is not a second wake-up) and
+wakes the waiters of every other node."""
+
+from __future__ import annotations
+
+from controlplane_adapters.sql.notify import PostgresEventBus
+
+
+async def test_a_publish_wakes_local_waiters_once_and_other_nodes_through_notify(postgres_url: str) -> None:
+    here, there = PostgresEventBus(postgres_url), PostgresEventBus(postgres_url)
+    await here.start()
+    await there.start()
+    delivered: list[str] = []
+    deliver = here._local.deliver
+
+    def counting(topic: str) -> None:
+        delivered.append(topic)
+        deliver(topic)
+
+    here._local.deliver = counting  # type: ignore[method-assign]
+    try:
+        local, remote = here.subscribe("execution:x"), there.subscribe("execution:x")
+        await here.publish("execution:x")
+        assert await local.wait(5) is True
+        assert await remote.wait(5) is True, "the other node woke through NOTIFY"
+        await here._connection.execute("SELECT 1")  # any notification for `here` has arrived by now
+        assert delivered == ["execution:x"], "our own NOTIFY did not wake the local waiters a second time"
+        await there.publish("execution:y")
+        await here._connection.execute("SELECT 1")
+        assert delivered == ["execution:x", "execution:y"], "another node's NOTIFY wakes this one"
+        local.close()
+        remote.close()
+    finally:
+        await here.stop()
+        await there.stop()
