@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import re
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import sqlalchemy as sa
 
 from benchmarks import wrk_scripts
 
@@ -149,83 +149,49 @@ def seed(base: str) -> dict[str, str]:
     return {"agent": agents[0], "team_a": teams[0], "team_b": teams[1], "queue": queue, "mover": agents[1]}
 
 
-async def round_trips(base: str, seconds: float, concurrency: int, seeded: dict[str, str], raw: bool = False) -> Any:
-    """execute -> lease -> events -> complete, as fast as `concurrency` clients can; schedule-to-start is the
-    time from the execute's answer to the lease's answer."""
-    headers = {"Authorization": f"Bearer {KEY}"}
-    limits = httpx.Limits(max_connections=concurrency * 2, max_keepalive_connections=concurrency * 2)
-    done = 0
-    starts: list[float] = []
-    latencies: list[float] = []
-    errors = 0
-    deadline = time.monotonic() + seconds
-    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=30) as client:
-
-        async def loop(index: int) -> None:
-            nonlocal done, errors
-            worker = f"bench-{index}"
-            while time.monotonic() < deadline:
-                began = time.perf_counter()
-                created = await client.post(
-                    f"/api/v1/agents/{seeded['agent']}/execute",
-                    json={"prompt": "p", "worker_queue_id": seeded["queue"]},
-                )
-                queued_at = time.perf_counter()
-                leased = await client.post(
-                    f"/api/v1/worker-queues/{seeded['queue']}/lease", json={"worker_id": worker, "wait_seconds": 5}
-                )
-                if created.status_code != 201 or leased.status_code != 200:
-                    errors += 1
-                    continue
-                starts.append((time.perf_counter() - queued_at) * 1000)
-                lease = leased.json()
-                execution_id, attempt = lease["execution"]["id"], lease["attempt"]
-                events = [{"type": "message_chunk", "data": {"text": "x"}}] * 3
-                await client.post(f"/api/v1/executions/{execution_id}/events",
-                                  json={"worker_id": worker, "attempt": attempt, "events": events})  # fmt: skip
-                finished = await client.post(f"/api/v1/executions/{execution_id}/complete",
-                                             json={"worker_id": worker, "attempt": attempt, "status": "completed",
-                                                   "response": "ok"})  # fmt: skip
-                if finished.status_code != 200:
-                    errors += 1
-                    continue
-                done += 1
-                latencies.append((time.perf_counter() - began) * 1000)
-
-        began = time.monotonic()
-        await asyncio.gather(*(loop(i) for i in range(concurrency)))
-        elapsed = time.monotonic() - began
-    if raw:
-        return done, latencies, starts, errors
-    starts.sort()
-    p99_start = starts[int(len(starts) * 0.99) - 1] if starts else float("nan")
-    return Result(
-        "execution round trip", "", done / elapsed, _pct(latencies, 50), _pct(latencies, 99), "round trips/s",
-        errors, f"schedule-to-start p50 {_pct(starts, 50):.1f} ms, p99 {p99_start:.1f} ms",
-    )  # fmt: skip
+ROUND_TRIP_WORKERS = 16
 
 
-def _drive(base: str, seconds: float, concurrency: int, seeded: dict[str, str]) -> Any:
-    """One client process's share of the round trips: (done, latencies, schedule-to-start, errors)."""
-    return asyncio.run(round_trips(base, seconds, concurrency, seeded, raw=True))
+def round_trips(base: str, database_url: str, seconds: float, workers: int, seeded: dict[str, str]) -> Result:
+    """execute -> lease -> events -> complete, driven by wrk (one connection a thread, each a worker running the
+    cycle: see wrk_scripts.ROUND_TRIP). A Python client spent more CPU a round trip than the server did and was
+    the bottleneck. Schedule-to-start is the server's own queued_at -> started_at of those executions."""
+    command = ["wrk", f"-t{workers}", f"-c{workers}", f"-d{max(1, round(seconds))}s", "--latency",
+               "-H", f"Authorization: Bearer {KEY}"]  # fmt: skip
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
+        lua.write(wrk_scripts.ROUND_TRIP)
+    try:
+        output = subprocess.run([*command, "-s", lua.name, base, "--", seeded["agent"], seeded["queue"]],
+                                capture_output=True, text=True, check=True).stdout  # fmt: skip
+    finally:
+        os.unlink(lua.name)
+    match = re.search(r"ROUND_TRIPS (\d+) FAILURES (\d+)", output)
+    if match is None:
+        raise RuntimeError(f"wrk printed no round trip count:\n{output}")
+    done, failures = int(match.group(1)), int(match.group(2))
+    starts = asyncio.run(schedule_to_start(database_url))
+    note = (f"p50/p99: schedule-to-start (queued -> leased, {len(starts)} executions); {workers} wrk workers, "
+            f"a request p50 {_latency(output, '50%'):.2f} ms, p99 {_latency(output, '99%'):.2f} ms")  # fmt: skip
+    rate = done / max(1, round(seconds))
+    return Result("execution round trip", "", rate, _pct(starts, 50), _pct(starts, 99), "round trips/s", failures,
+                  note)  # fmt: skip
 
 
-def round_trips_in_processes(
-    base: str, seconds: float, processes: int, concurrency: int, seeded: dict[str, str]
-) -> Result:
-    """One Python client process saturates before the server does: drive from several and add up."""
-    import multiprocessing
+async def schedule_to_start(database_url: str) -> list[float]:
+    """queued_at -> started_at (ms) of every round-trip execution, as the server recorded them."""
+    from controlplane_adapters.sql import tables
+    from controlplane_adapters.sql.database import create_engine
 
-    with multiprocessing.get_context("spawn").Pool(processes) as pool:
-        parts = pool.starmap(_drive, [(base, seconds, concurrency, seeded)] * processes)
-    done = sum(part[0] for part in parts)
-    latencies = [value for part in parts for value in part[1]]
-    starts = [value for part in parts for value in part[2]]
-    errors = sum(part[3] for part in parts)
-    note = (f"{processes} client processes x {concurrency}; schedule-to-start p50 {_pct(starts, 50):.1f} ms, "
-            f"p99 {_pct(starts, 99):.1f} ms")  # fmt: skip
-    return Result("execution round trip", "", done / seconds, _pct(latencies, 50), _pct(latencies, 99),
-                  "round trips/s", errors, note)  # fmt: skip
+    engine = create_engine(database_url)
+    try:
+        t = tables.executions
+        async with engine.connect() as connection:
+            rows = await connection.execute(
+                sa.select(t.c.queued_at, t.c.started_at).where(t.c.prompt == "round trip", t.c.started_at.is_not(None))
+            )
+            return [(started - queued).total_seconds() * 1000 for queued, started in rows]
+    finally:
+        await engine.dispose()
 
 
 def _pct(values: list[float], percent: int) -> float:
@@ -242,57 +208,110 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
-async def sse_streams(base: str, pid: int, streams: int, events: int, seeded: dict[str, str]) -> Result:
-    """`streams` clients follow one running execution; a worker appends `events` events stamped with the send
-    time; delivery latency is receive time minus send time on the same clock."""
+SSE_PROCESSES = 4
+SSE_INTERVAL = 0.05  # seconds between events: 20 events a second, 20,000 deliveries a second to 1000 streams
+
+
+async def _follow_streams(port: int, execution_id: str, count: int, connected: Any, warm: Any) -> list[float]:
+    """`count` streams on raw sockets (an HTTP client library costs more per line than the server does per
+    frame); returns the delivery latencies of the timed events, in ms."""
+    latencies: list[float] = []
+    received = 0
+    warmed = 0
+
+    async def one() -> None:
+        nonlocal received, warmed
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"GET /api/v1/executions/{execution_id}/stream HTTP/1.1\r\nHost: bench\r\n"
+                     f"Authorization: Bearer {KEY}\r\n\r\n".encode())  # fmt: skip
+        first = True
+        while line := await reader.readline():
+            if first:
+                first = False
+                received += 1
+                if received == count:
+                    connected.set()
+            if line.startswith(b"data: ") and b'"sent":' in line:
+                now = time.time()
+                start = line.index(b'"sent":') + 7
+                latencies.append((now - float(line[start : line.index(b"}", start)])) * 1000)
+            elif line.startswith(b"data: ") and b'"warm"' in line:
+                warmed += 1
+                if warmed == count:
+                    warm.set()
+            elif line.startswith(b"event: done"):
+                break
+        writer.close()
+
+    await asyncio.gather(*(one() for _ in range(count)))
+    return latencies
+
+
+def _stream_process(port: int, execution_id: str, count: int, connected: Any, warm: Any, out: Any) -> None:
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    out.put(asyncio.run(_follow_streams(port, execution_id, count, connected, warm)))
+
+
+def sse_streams(base: str, pid: int, streams: int, events: int, seeded: dict[str, str]) -> Result:
+    """`streams` clients (in SSE_PROCESSES processes) follow one running execution; a worker appends `events`
+    events SSE_INTERVAL apart, each stamped with its send time; delivery latency is receive time minus send
+    time on the same clock. A warm-up event that every stream has received starts the clock."""
+    import multiprocessing
+
     headers = {"Authorization": f"Bearer {KEY}"}
-    limits = httpx.Limits(max_connections=streams + 10, max_keepalive_connections=streams + 10)
-    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=120) as client:
-        created = await client.post(f"/api/v1/agents/{seeded['agent']}/execute",
-                                    json={"prompt": "sse", "worker_queue_id": seeded["queue"]})  # fmt: skip
+    with httpx.Client(base_url=base, headers=headers, timeout=120) as client:
+        created = client.post(f"/api/v1/agents/{seeded['agent']}/execute",
+                              json={"prompt": "sse", "worker_queue_id": seeded["queue"]})  # fmt: skip
         execution_id = created.json()["id"]
-        leased = (await client.post(f"/api/v1/worker-queues/{seeded['queue']}/lease",
-                                    json={"worker_id": "sse-worker", "wait_seconds": 5})).json()  # fmt: skip
-        # drain any queued leftovers so the lease above is the stream's execution
-        while leased["execution"]["id"] != execution_id:
-            leased = (await client.post(f"/api/v1/worker-queues/{seeded['queue']}/lease",
-                                        json={"worker_id": "sse-worker", "wait_seconds": 5})).json()  # fmt: skip
+        lease_body = {"worker_id": "sse-worker", "wait_seconds": 5}
+        leased = client.post(f"/api/v1/worker-queues/{seeded['queue']}/lease", json=lease_body).json()
+        while leased["execution"]["id"] != execution_id:  # drain leftovers: the stream's execution is ours
+            leased = client.post(f"/api/v1/worker-queues/{seeded['queue']}/lease", json=lease_body).json()
         attempt = leased["attempt"]
+
+        def append(data: dict[str, Any]) -> None:
+            client.post(f"/api/v1/executions/{execution_id}/events",
+                        json={"worker_id": "sse-worker", "attempt": attempt,
+                              "events": [{"type": "log", "data": data}]})  # fmt: skip
+
+        context = multiprocessing.get_context("spawn")
+        out = context.Queue()
+        processes = min(SSE_PROCESSES, streams)
+        shares = [streams // processes + (1 if i < streams % processes else 0) for i in range(processes)]
+        flags = [(context.Event(), context.Event()) for _ in shares]
+        port = int(base.rsplit(":", 1)[1])
+        children = [context.Process(target=_stream_process, args=(port, execution_id, share, connected, warm, out))
+                    for share, (connected, warm) in zip(shares, flags, strict=True)]  # fmt: skip
         before = rss_kb(pid)
-        latencies: list[float] = []
-        connected = 0
-        all_connected = asyncio.Event()
-
-        async def follow() -> None:
-            nonlocal connected
-            async with client.stream("GET", f"/api/v1/executions/{execution_id}/stream") as response:
-                connected += 1
-                if connected == streams:
-                    all_connected.set()
-                async for line in response.aiter_lines():
-                    if line.startswith("data: ") and '"sent"' in line:
-                        sent = json.loads(line[6:])["data"]["sent"]
-                        latencies.append((time.time() - sent) * 1000)
-                    elif line.startswith("event: done"):
-                        return
-
-        readers = [asyncio.create_task(follow()) for _ in range(streams)]
-        await asyncio.wait_for(all_connected.wait(), timeout=60)
-        await asyncio.sleep(0.5)  # let every stream reach its first wait
+        for child in children:
+            child.start()
+        for connected, _ in flags:
+            if not connected.wait(120):
+                raise RuntimeError("the SSE streams did not all connect")
+        append({"warm": True})
+        for _, warm in flags:
+            if not warm.wait(120):
+                raise RuntimeError("the warm-up event did not reach every stream")
         during = rss_kb(pid)
         for _ in range(events):
-            await client.post(f"/api/v1/executions/{execution_id}/events",
-                              json={"worker_id": "sse-worker", "attempt": attempt,
-                                    "events": [{"type": "log", "data": {"sent": time.time()}}]})  # fmt: skip
-            await asyncio.sleep(0.02)
-        await client.post(f"/api/v1/executions/{execution_id}/complete",
-                          json={"worker_id": "sse-worker", "attempt": attempt, "status": "completed"})  # fmt: skip
-        await asyncio.wait_for(asyncio.gather(*readers), timeout=120)
+            append({"sent": time.time()})
+            time.sleep(SSE_INTERVAL)
+        client.post(f"/api/v1/executions/{execution_id}/complete",
+                    json={"worker_id": "sse-worker", "attempt": attempt, "status": "completed"})  # fmt: skip
+        latencies = [value for _ in children for value in out.get(timeout=120)]
+        for child in children:
+            child.join(30)
     per_stream = (during - before) / streams
-    note = f"{streams} streams, {len(latencies)} deliveries, server RSS +{(during - before) / 1024:.1f} MB " \
-           f"({per_stream:.1f} KB a stream)"  # fmt: skip
+    note = (f"{streams} streams in {processes} client processes, an event every {SSE_INTERVAL * 1000:.0f} ms, "
+            f"{len(latencies)} deliveries, server RSS +{(during - before) / 1024:.1f} MB "
+            f"({per_stream:.1f} KB a stream)")  # fmt: skip
     return Result(f"{streams} concurrent SSE streams", "", len(latencies), _pct(latencies, 50), _pct(latencies, 99),
-                  "deliveries", 0, note)  # fmt: skip
+                  "deliveries", streams * events - len(latencies), note)  # fmt: skip
 
 
 def control_plane(database: str, database_url: str, seconds: float, connections: int, smoke: bool,
@@ -318,10 +337,10 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
             baseline = bare.measure(seconds).rate
             rate, p50, p99, errors = wrk(url, seconds, connections, headers, script, script_args)
             results.append(Result(name, database, rate, p50, p99, errors=errors, baseline=baseline))
-        trip = round_trips_in_processes(base, seconds, 1 if smoke else 3, 8 if smoke else 12, seeded)
+        trip = round_trips(base, database_url, seconds, 4 if smoke else ROUND_TRIP_WORKERS, seeded)
         trip.database = database
         results.append(trip)
-        sse = asyncio.run(sse_streams(base, proc.pid, 20 if smoke else 1000, 5 if smoke else 20, seeded))
+        sse = sse_streams(base, proc.pid, 20 if smoke else 1000, 5 if smoke else 40, seeded)
         sse.database = database
         results.append(sse)
     return results

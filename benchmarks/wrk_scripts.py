@@ -48,3 +48,64 @@ request = function()
   return wrk.format("POST", paths[(counter % #paths) + 1], nil, nil)
 end
 """
+
+# One connection per wrk thread (-t N -c N), each a worker running the whole cycle in order: execute an agent
+# on the queue, lease (possibly another thread's execution: the queue is shared), append three events, complete.
+# `done` prints the completed round trips and the failed steps; schedule-to-start comes from the server's own
+# timestamps (queued_at -> started_at), read from the database after the run.
+ROUND_TRIP = r"""
+local threads = {}
+function setup(thread)
+  thread:set("id", #threads + 1)
+  table.insert(threads, thread)
+end
+function init(args)
+  agent, queue = args[1], args[2]
+  worker = "rt-" .. id
+  state = "execute"
+  completed, failures = 0, 0
+  wrk.headers["Content-Type"] = "application/json"
+end
+local chunk = '{"type":"message_chunk","data":{"text":"x"}}'
+function request()
+  if state == "execute" then
+    return wrk.format("POST", "/api/v1/agents/" .. agent .. "/execute", nil,
+      '{"prompt":"round trip","worker_queue_id":"' .. queue .. '"}')
+  elseif state == "lease" then
+    return wrk.format("POST", "/api/v1/worker-queues/" .. queue .. "/lease", nil,
+      '{"worker_id":"' .. worker .. '","wait_seconds":5}')
+  elseif state == "events" then
+    return wrk.format("POST", "/api/v1/executions/" .. execution .. "/events", nil,
+      '{"worker_id":"' .. worker .. '","attempt":' .. attempt .. ',"events":[' .. chunk .. ',' .. chunk .. ',' ..
+      chunk .. ']}')
+  end
+  return wrk.format("POST", "/api/v1/executions/" .. execution .. "/complete", nil,
+    '{"worker_id":"' .. worker .. '","attempt":' .. attempt .. ',"status":"completed","response":"ok"}')
+end
+function response(status, headers, body)
+  local ok = status >= 200 and status < 300
+  if not ok then failures = failures + 1 end
+  if state == "execute" then
+    if ok then state = "lease" end
+  elseif state == "lease" then
+    if status == 200 then
+      execution = string.match(body, '"execution":{"id":"([^"]+)"')
+      attempt = string.match(body, '"attempt":(%d+)')
+      if execution and attempt then state = "events" end
+    end
+  elseif state == "events" then
+    state = ok and "complete" or "execute"
+  else
+    if ok then completed = completed + 1 end
+    state = "execute"
+  end
+end
+function done(summary, latency, requests)
+  local total, failed = 0, 0
+  for _, thread in ipairs(threads) do
+    total = total + thread:get("completed")
+    failed = failed + thread:get("failures")
+  end
+  io.write(string.format("ROUND_TRIPS %d FAILURES %d\n", total, failed))
+end
+"""

@@ -20,10 +20,19 @@ from controlplane_adapters.sql.database import (
     create_sqlite_engine,
 )
 from controlplane_adapters.sql.hot import _HOT, HotResult, hot, plan_for
-from controlplane_adapters.sql.repositories import _by_id, _held_by_worker, _insert, _page_of, _worker_by_id
+from controlplane_adapters.sql.repositories import (
+    _by_id,
+    _events_after,
+    _execution_by_id,
+    _held_by_worker,
+    _insert,
+    _next_queued,
+    _page_of,
+    _worker_by_id,
+)
 from controlplane_domain.config import ExecutionEnvironment
 from controlplane_domain.errors import Conflict
-from controlplane_domain.executions import Execution, ExecutionStatus, TargetType
+from controlplane_domain.executions import EventType, Execution, ExecutionEvent, ExecutionStatus, TargetType
 from controlplane_domain.paging import PageRequest
 from tests.contract.test_repositories import T0, agent, worker
 from tests.databases import truncate
@@ -106,6 +115,9 @@ async def test_hot_reads_return_what_sqlalchemy_returns(engine: Engine) -> None:
         (_page_of(tables.agents, ("created_at", "id"))[1], {"organization_id": "org-a", "limit": 1, "offset": 1}),
         (_worker_by_id(), {"organization_id": "org-a", "worker_id": "w1"}),
         (_held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"}),
+        (_execution_by_id(False), {"organization_id": "org-a", "id": "e1"}),
+        (_next_queued(False), {"organization_id": "org-a", "queue_id": "q"}),
+        (_events_after(), {"organization_id": "org-a", "execution_id": "e1", "after": 1, "limit": 2}),
     ]
     for statement, parameters in cases:
         expected = await through_sqlalchemy(engine, statement, parameters)
@@ -185,3 +197,28 @@ async def test_a_writer_whose_statements_all_run_hot_commits_them(engine: Engine
         await work.commit()
     found = await through_sqlalchemy(engine, _by_id(tables.agents), {"organization_id": "org-a", "id": row["id"]})
     assert [r[2] for r in found] == ["only-hot"]
+
+
+async def test_several_rows_insert_hot_in_one_statement_and_read_back_in_order(engine: Engine) -> None:
+    await seed(engine)
+    events = [
+        ExecutionEvent(execution_id="e1", organization_id="org-a", seq=seq, type=EventType.LOG,
+                       data={"n": seq, "text": "é"}, attempt=1, created_at=T0 + timedelta(seconds=seq))
+        for seq in (1, 2, 3)
+    ]  # fmt: skip
+    async with SqlUnitOfWork(engine) as work:
+        connection: Any = work._connection
+        rows = [mapping.event_to_row(e) for e in events]
+        assert plan_for(_insert(tables.execution_events), connection.dialect, rows) is not None
+        await work.executions.add_events(events)
+        await work.commit()
+    async with SqlUnitOfWork(engine, read_only=True) as work:
+        assert await work.executions.events_after("org-a", "e1", 1, 10) == events[1:]
+        assert await work.executions.events_after("org-b", "e1", 0, 10) == []
+        queued = await work.executions.next_queued("org-a", "q")
+    assert queued is not None
+    assert queued.id == "e3"
+    with pytest.raises(Conflict):  # the same sequence numbers again: the unique key holds
+        async with SqlUnitOfWork(engine) as work:
+            await work.executions.add_events(events[:1])
+            await work.commit()

@@ -125,8 +125,13 @@ class _LoopConnection:
             return self._connection.execute(statement, parameters)
         if not self._read_only and not self._connection.in_transaction():
             self._connection.begin()  # BEGIN IMMEDIATE (see _configure_sqlite_events)
-        values = plan.values(parameters or {})
+        if isinstance(parameters, list):  # executemany (rows are not returned)
+            values: Any = [plan.values(each) for each in parameters]
+        else:
+            values = plan.values(parameters or {})
         try:
+            if isinstance(parameters, list):
+                return HotResult([], self._driver.executemany(plan.sql, values).rowcount)
             cursor = self._driver.execute(plan.sql, values)
             return HotResult([], cursor.rowcount) if plan.row is None else HotResult(plan.rows(cursor.fetchall()))
         except self.dialect.loaded_dbapi.Error as exc:
@@ -195,7 +200,16 @@ class _AsyncConnection:
             self._adapter: Any = raw.dbapi_connection
         if not self._read_only and not self._driver.is_in_transaction() and not await self._begin():
             return await self._connection.execute(statement, parameters)
+        if isinstance(parameters, list):  # executemany (rows are not returned)
+            return await self._run_many(plan, [plan.values(each) for each in parameters])
         return await self._run(plan, plan.values(parameters or {}))
+
+    async def _run_many(self, plan: Plan, values: list[list[Any]]) -> HotResult:
+        try:
+            await self._driver.executemany(plan.sql, values)
+        except Exception as exc:
+            raise await self._translate(plan.sql, values, exc) from exc
+        return HotResult([], len(values))
 
     async def _begin(self) -> bool:
         start = getattr(self._adapter, "_start_transaction", None)

@@ -90,10 +90,20 @@ def hot(statement: S) -> S:
     return statement
 
 
-def plan_for(statement: Any, dialect: Dialect, parameters: Mapping[str, Any] | None) -> Plan | None:
-    """The compiled plan of a registered statement, or None for any other statement."""
+def plan_for(statement: Any, dialect: Dialect, parameters: Any) -> Plan | None:
+    """The compiled plan of a registered statement, or None for any other statement. `parameters` is a mapping,
+    or (executemany) a non-empty list of mappings with the same keys; the plan then fits each of them."""
     entry = _HOT.get(id(statement))
-    if entry is None or (parameters is not None and not isinstance(parameters, Mapping)):
+    if entry is None:
+        return None
+    if isinstance(parameters, list):
+        first = parameters[0] if parameters else None
+        if not isinstance(first, Mapping) or any(
+            not isinstance(p, Mapping) or p.keys() != first.keys() for p in parameters
+        ):
+            return None
+        parameters = first
+    elif parameters is not None and not isinstance(parameters, Mapping):
         return None
     keys = tuple(parameters) if parameters else ()
     plan = entry[1].get((dialect.name, keys))

@@ -233,6 +233,46 @@ def _held_by_worker() -> sa.Select[Any]:
 
 
 @functools.cache
+def _execution_by_id(for_update: bool) -> sa.Select[Any]:
+    """FOR UPDATE only where it means something (Postgres): SQLite writers hold the database lock already."""
+    t = tables.executions
+    query = sa.select(t).where(t.c.organization_id == sa.bindparam("organization_id"), t.c.id == sa.bindparam("id"))
+    return hot(query.with_for_update() if for_update else query)
+
+
+@functools.cache
+def _next_queued(postgres: bool) -> sa.Select[Any]:
+    """The oldest queued execution of a queue; on Postgres it skips rows another lease has locked."""
+    t = tables.executions
+    query = (
+        sa.select(t)
+        .where(
+            t.c.organization_id == sa.bindparam("organization_id"),
+            t.c.worker_queue_id == sa.bindparam("queue_id"),
+            t.c.status == sa.literal(ExecutionStatus.QUEUED.value),
+        )
+        .order_by(t.c.queued_at, t.c.id)
+        .limit(1)
+    )
+    return hot(query.with_for_update(skip_locked=True) if postgres else query)
+
+
+@functools.cache
+def _events_after() -> sa.Select[Any]:
+    t = tables.execution_events
+    return hot(
+        sa.select(t)
+        .where(
+            t.c.organization_id == sa.bindparam("organization_id"),
+            t.c.execution_id == sa.bindparam("execution_id"),
+            t.c.seq > sa.bindparam("after"),
+        )
+        .order_by(t.c.seq)
+        .limit(sa.bindparam("limit"))
+    )
+
+
+@functools.cache
 def _extend_leases() -> sa.Update:
     t = tables.executions
     return hot(
@@ -374,11 +414,8 @@ class SqlExecutionRepository(_Table[Execution]):
         return self.connection.dialect.name == "postgresql"
 
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
-        t = self.table
-        query = sa.select(t).where(t.c.organization_id == organization_id, t.c.id == execution_id)
-        if for_update and self._postgres:
-            query = query.with_for_update()
-        row = (await self.connection.execute(query)).first()
+        query = _execution_by_id(for_update and self._postgres)
+        row = (await self.connection.execute(query, {"organization_id": organization_id, "id": execution_id})).first()
         return None if row is None else mapping.execution_to_domain(row)
 
     async def list_page(  # type: ignore[override]
@@ -397,20 +434,8 @@ class SqlExecutionRepository(_Table[Execution]):
         return await self._page(conditions, page)
 
     async def next_queued(self, organization_id: str, queue_id: str) -> Execution | None:
-        t = self.table
-        query = (
-            sa.select(t)
-            .where(
-                t.c.organization_id == organization_id,
-                t.c.worker_queue_id == queue_id,
-                t.c.status == ExecutionStatus.QUEUED.value,
-            )
-            .order_by(t.c.queued_at, t.c.id)
-            .limit(1)
-        )
-        if self._postgres:
-            query = query.with_for_update(skip_locked=True)
-        row = (await self.connection.execute(query)).first()
+        parameters = {"organization_id": organization_id, "queue_id": queue_id}
+        row = (await self.connection.execute(_next_queued(self._postgres), parameters)).first()
         return None if row is None else mapping.execution_to_domain(row)
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]:
@@ -462,16 +487,12 @@ class SqlExecutionRepository(_Table[Execution]):
 
     async def add_events(self, events: Sequence[ExecutionEvent]) -> None:
         if events:
-            await self.connection.execute(tables.execution_events.insert(), [mapping.event_to_row(e) for e in events])
+            await self.connection.execute(_insert(tables.execution_events), [mapping.event_to_row(e) for e in events])
 
     async def events_after(
         self, organization_id: str, execution_id: str, after_seq: int, limit: int
     ) -> list[ExecutionEvent]:
-        t = tables.execution_events
-        rows = await self.connection.execute(
-            sa.select(t)
-            .where(t.c.organization_id == organization_id, t.c.execution_id == execution_id, t.c.seq > after_seq)
-            .order_by(t.c.seq)
-            .limit(limit)
-        )
+        parameters = {"organization_id": organization_id, "execution_id": execution_id, "after": after_seq,
+                      "limit": limit}  # fmt: skip
+        rows = await self.connection.execute(_events_after(), parameters)
         return [mapping.event_to_domain(row) for row in rows]
