@@ -99,8 +99,40 @@ async def seed(client: Client) -> dict[str, str]:
     for i in range(2):
         status, body = await client.request("POST", "/api/v1/teams", json.dumps({"name": f"team-{i}"}).encode())
         teams.append(json.loads(body)["id"])
-    await client.request("POST", "/api/v1/environments", b'{"name": "bench"}')
-    return {"agent": ids[0], "mover": ids[1], "team_a": teams[0], "team_b": teams[1]}
+    status, body = await client.request("POST", "/api/v1/environments", b'{"name": "bench"}')
+    environment = json.loads(body)["id"]
+    status, body = await client.request("POST", f"/api/v1/environments/{environment}/worker-queues", b'{"name": "q"}')
+    queue = json.loads(body)["id"]
+    return {"agent": ids[0], "mover": ids[1], "team_a": teams[0], "team_b": teams[1], "queue": queue}
+
+
+async def round_trip_steps(client: Client, seeded: dict[str, str], count: int) -> dict[str, float]:
+    """Microseconds a step of the execution round trip (execute, lease, events, complete), best of one run."""
+    spent = {"execute": 0.0, "lease": 0.0, "events": 0.0, "complete": 0.0}
+    chunk = {"type": "message_chunk", "data": {"text": "x"}}
+    for _ in range(count):
+        start = time.perf_counter()
+        body = json.dumps({"prompt": "p", "worker_queue_id": seeded["queue"]}).encode()
+        status, answer = await client.request("POST", f"/api/v1/agents/{seeded['agent']}/execute", body)
+        assert status == 201, answer
+        step = time.perf_counter()
+        spent["execute"] += step - start
+        body = json.dumps({"worker_id": "w", "wait_seconds": 0}).encode()
+        status, answer = await client.request("POST", f"/api/v1/worker-queues/{seeded['queue']}/lease", body)
+        lease = json.loads(answer)
+        execution, attempt = lease["execution"]["id"], lease["attempt"]
+        spent["lease"] += time.perf_counter() - step
+        step = time.perf_counter()
+        body = json.dumps({"worker_id": "w", "attempt": attempt, "events": [chunk] * 3}).encode()
+        status, answer = await client.request("POST", f"/api/v1/executions/{execution}/events", body)
+        assert status < 300, answer
+        spent["events"] += time.perf_counter() - step
+        step = time.perf_counter()
+        body = json.dumps({"worker_id": "w", "attempt": attempt, "status": "completed", "response": "ok"}).encode()
+        status, answer = await client.request("POST", f"/api/v1/executions/{execution}/complete", body)
+        assert status == 200, answer
+        spent["complete"] += time.perf_counter() - step
+    return {name: total / count * 1e6 for name, total in spent.items()}
 
 
 def scenarios(seeded: dict[str, str]) -> dict[str, Callable[[int], tuple[str, str, bytes]]]:
@@ -155,6 +187,9 @@ async def main_async(args: argparse.Namespace) -> None:
             counter = itertools.count()
             ceiling = await measure(bare, lambda i: ("GET", "/constant", b""), args.count, args.rounds, counter)
             print(f"bare: {ceiling:7.1f} us")
+            if not args.only or "roundtrip" in args.only:
+                steps = await round_trip_steps(client, seeded, max(1, args.count // 4))
+                print("round trip: " + ", ".join(f"{name} {value:.1f} us" for name, value in steps.items()))
             chosen = scenarios(seeded)
             for name, make in chosen.items():
                 if args.only and name not in args.only:
@@ -177,7 +212,7 @@ def main() -> None:
     parser.add_argument("--database-url", help="default: a SQLite file in a temporary directory")
     parser.add_argument("--count", type=int, default=2000, help="requests a round")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--only", nargs="*", help="get list create heartbeat team")
+    parser.add_argument("--only", nargs="*", help="get list create heartbeat team roundtrip")
     parser.add_argument("--profile", help="write a cProfile of the chosen scenario to this file")
     args = parser.parse_args()
     try:

@@ -39,6 +39,14 @@ def _json_decode(text: str | bytes) -> Any:
     return msgspec.json.decode(text)
 
 
+def _json_encode(value: Any) -> str:
+    """...and written with it (compact: no spaces after separators)."""
+    return msgspec.json.encode(value).decode()
+
+
+_JSON: dict[str, Any] = {"json_deserializer": _json_decode, "json_serializer": _json_encode}
+
+
 def is_sqlite(url: str | sa.URL) -> bool:
     return sa.make_url(url).get_backend_name() == "sqlite"
 
@@ -50,18 +58,14 @@ def create_engine(url: str, *, echo: bool = False, pool_size: int = DEFAULT_POOL
     """An async engine; on SQLite: foreign keys on, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions."""
     if is_sqlite(url):
         # A fixed pool: opening SQLite connections (and their PRAGMAs) per request would cost more than waiting.
-        engine = create_async_engine(
-            url, echo=echo, connect_args={"timeout": 30}, pool_size=8, max_overflow=0, json_deserializer=_json_decode
-        )
+        engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30}, pool_size=8, max_overflow=0, **_JSON)
         _configure_sqlite(engine)
         return engine
     # No pre-ping: a connection the server dropped fails one request with 503 and is replaced (see operations.md).
     # Postgres: `pool_size` connections are kept; up to half as many more open under bursts and close on return
     # (a pool smaller than the usual concurrency opens and closes a connection per request: measured 2x slower).
     overflow = max(1, pool_size // 2)
-    return create_async_engine(
-        url, echo=echo, pool_size=pool_size, max_overflow=overflow, json_deserializer=_json_decode
-    )
+    return create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=overflow, **_JSON)
 
 
 def create_sqlite_engine(url: str, *, echo: bool = False) -> sa.Engine:
@@ -72,9 +76,7 @@ def create_sqlite_engine(url: str, *, echo: bool = False) -> sa.Engine:
     one process never interleave or wait on each other. Other processes on the same file wait in SQLite's
     busy handler (up to 30 s); several processes belong on Postgres."""
     sync_url = sa.make_url(url).set(drivername="sqlite")
-    engine = sa.create_engine(
-        sync_url, echo=echo, connect_args={"timeout": 30, "check_same_thread": False}, json_deserializer=_json_decode
-    )
+    engine = sa.create_engine(sync_url, echo=echo, connect_args={"timeout": 30, "check_same_thread": False}, **_JSON)
     _configure_sqlite_events(engine)
     return engine
 
@@ -102,8 +104,10 @@ def _configure_sqlite_events(engine: sa.Engine) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
         # Writers queue on the database lock at BEGIN instead of failing when they upgrade a read lock;
-        # readers take no lock at all (WAL gives them a snapshot).
-        if not connection.get_execution_options().get(READ_ONLY, False):
+        # readers take no lock at all (WAL gives them a snapshot). A unit of work whose hot statements began
+        # the transaction on the driver already (see _LoopConnection) needs no second BEGIN.
+        writer = not connection.get_execution_options().get(READ_ONLY, False)
+        if writer and not getattr(connection.connection.dbapi_connection, "in_transaction", False):  # aiosqlite: no
             connection.exec_driver_sql("BEGIN IMMEDIATE")
         # readers run each statement in autocommit: WAL gives it a consistent snapshot, without a lock
 
@@ -111,7 +115,10 @@ def _configure_sqlite_events(engine: sa.Engine) -> None:
 class _LoopConnection:
     """A synchronous Connection with the awaitable surface the repositories use (SQLite in the loop thread).
 
-    Hot statements (see `hot.py`) run on the DBAPI connection itself, inside the same transaction."""
+    Hot statements (see `hot.py`) run on the DBAPI connection itself. A writer whose first statement is hot
+    begins the transaction on the driver (BEGIN IMMEDIATE, without SQLAlchemy's transaction object and events);
+    a later statement that is not hot joins it (SQLAlchemy's begin sees the driver's transaction and issues no
+    second BEGIN), and commit or rollback ends both."""
 
     def __init__(self, connection: sa.Connection, read_only: bool) -> None:
         self._connection = connection
@@ -123,8 +130,11 @@ class _LoopConnection:
         plan = plan_for(statement, self.dialect, parameters)
         if plan is None:
             return self._connection.execute(statement, parameters)
-        if not self._read_only and not self._connection.in_transaction():
-            self._connection.begin()  # BEGIN IMMEDIATE (see _configure_sqlite_events)
+        if not self._read_only and not self._driver.in_transaction:
+            try:
+                self._driver.execute("BEGIN IMMEDIATE")
+            except self.dialect.loaded_dbapi.Error as exc:
+                raise sa.exc.DBAPIError.instance("BEGIN IMMEDIATE", (), exc, self.dialect.loaded_dbapi.Error) from exc
         if isinstance(parameters, list):  # executemany (rows are not returned)
             values: Any = [plan.values(each) for each in parameters]
         else:
@@ -138,10 +148,19 @@ class _LoopConnection:
             raise sa.exc.DBAPIError.instance(plan.sql, values, exc, self.dialect.loaded_dbapi.Error) from exc
 
     async def commit(self) -> None:
-        self._connection.commit()
+        if self._connection.in_transaction():
+            self._connection.commit()  # commits the driver's transaction too (it is the same one)
+        elif self._driver.in_transaction:
+            try:
+                self._driver.commit()
+            except self.dialect.loaded_dbapi.Error as exc:
+                raise sa.exc.DBAPIError.instance("COMMIT", (), exc, self.dialect.loaded_dbapi.Error) from exc
 
     async def rollback(self) -> None:
-        self._connection.rollback()
+        if self._connection.in_transaction():
+            self._connection.rollback()
+        elif self._driver.in_transaction:
+            self._driver.rollback()
 
     async def close(self) -> None:
         _release(self._connection, self._read_only)
