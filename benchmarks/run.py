@@ -76,9 +76,10 @@ def process(args: list[str], env: dict[str, str], log: Path) -> Iterator[subproc
             proc.kill()
 
 
-def wrk(url: str, seconds: float, connections: int, headers: dict[str, str], script: str | None = None,
-        args: list[str] | None = None) -> tuple[float, float, float, int]:  # fmt: skip
-    command = ["wrk", "-t2", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency"]
+def run_wrk(url: str, seconds: float, threads: int, connections: int, headers: dict[str, str],
+            script: str | None = None, args: list[str] | None = None) -> str:  # fmt: skip
+    """wrk's output for one run (`--latency`), with an optional Lua script and its arguments."""
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency"]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
@@ -89,8 +90,15 @@ def wrk(url: str, seconds: float, connections: int, headers: dict[str, str], scr
     command.append(url)
     if args:
         command += ["--", *args]
-    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    os.unlink(lua.name)
+    try:
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(lua.name)
+
+
+def wrk(url: str, seconds: float, connections: int, headers: dict[str, str], script: str | None = None,
+        args: list[str] | None = None) -> tuple[float, float, float, int]:  # fmt: skip
+    output = run_wrk(url, seconds, 2, connections, headers, script, args)
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
     errors = int(m.group(1)) if (m := re.search(r"Non-2xx or 3xx responses: (\d+)", output)) else 0
     return rate, _latency(output, "50%"), _latency(output, "99%"), errors
@@ -156,15 +164,10 @@ def round_trips(base: str, database_url: str, seconds: float, workers: int, seed
     """execute -> lease -> events -> complete, driven by wrk (one connection a thread, each a worker running the
     cycle: see wrk_scripts.ROUND_TRIP). A Python client spent more CPU a round trip than the server did and was
     the bottleneck. Schedule-to-start is the server's own queued_at -> started_at of those executions."""
-    command = ["wrk", f"-t{workers}", f"-c{workers}", f"-d{max(1, round(seconds))}s", "--latency",
-               "-H", f"Authorization: Bearer {KEY}"]  # fmt: skip
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
-        lua.write(wrk_scripts.ROUND_TRIP)
-    try:
-        output = subprocess.run([*command, "-s", lua.name, base, "--", seeded["agent"], seeded["queue"]],
-                                capture_output=True, text=True, check=True).stdout  # fmt: skip
-    finally:
-        os.unlink(lua.name)
+    headers = {"Authorization": f"Bearer {KEY}"}
+    output = run_wrk(
+        base, seconds, workers, workers, headers, wrk_scripts.ROUND_TRIP, [seeded["agent"], seeded["queue"]]
+    )
     match = re.search(r"ROUND_TRIPS (\d+) FAILURES (\d+)", output)
     if match is None:
         raise RuntimeError(f"wrk printed no round trip count:\n{output}")
