@@ -23,7 +23,6 @@ from controlplane_adapters.sql.hot import _HOT, HotResult, hot, plan_for
 from controlplane_adapters.sql.repositories import (
     _by_id,
     _events_after,
-    _execution_by_id,
     _held_by_worker,
     _insert,
     _next_queued,
@@ -115,7 +114,7 @@ async def test_hot_reads_return_what_sqlalchemy_returns(engine: Engine) -> None:
         (_page_of(tables.agents, ("created_at", "id"))[1], {"organization_id": "org-a", "limit": 1, "offset": 1}),
         (_worker_by_id(), {"organization_id": "org-a", "worker_id": "w1"}),
         (_held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"}),
-        (_execution_by_id(False), {"organization_id": "org-a", "id": "e1"}),
+        (_by_id(tables.executions), {"organization_id": "org-a", "id": "e1"}),
         (_next_queued(False), {"organization_id": "org-a", "queue_id": "q"}),
         (_events_after(), {"organization_id": "org-a", "execution_id": "e1", "after": 1, "limit": 2}),
     ]

@@ -130,22 +130,25 @@ class _LoopConnection:
         plan = plan_for(statement, self.dialect, parameters)
         if plan is None:
             return self._connection.execute(statement, parameters)
+        error = self.dialect.loaded_dbapi.Error
         if not self._read_only and not self._driver.in_transaction:
             try:
                 self._driver.execute("BEGIN IMMEDIATE")
-            except self.dialect.loaded_dbapi.Error as exc:
-                raise sa.exc.DBAPIError.instance("BEGIN IMMEDIATE", (), exc, self.dialect.loaded_dbapi.Error) from exc
-        if isinstance(parameters, list):  # executemany (rows are not returned)
-            values: Any = [plan.values(each) for each in parameters]
-        else:
-            values = plan.values(parameters or {})
+            except error as exc:
+                raise self._error("BEGIN IMMEDIATE", (), exc) from exc
+        many = isinstance(parameters, list)  # executemany: rows are not returned
+        values: Any = [plan.values(each) for each in parameters] if many else plan.values(parameters or {})
         try:
-            if isinstance(parameters, list):
+            if many:
                 return HotResult([], self._driver.executemany(plan.sql, values).rowcount)
             cursor = self._driver.execute(plan.sql, values)
             return HotResult([], cursor.rowcount) if plan.row is None else HotResult(plan.rows(cursor.fetchall()))
-        except self.dialect.loaded_dbapi.Error as exc:
-            raise sa.exc.DBAPIError.instance(plan.sql, values, exc, self.dialect.loaded_dbapi.Error) from exc
+        except error as exc:
+            raise self._error(plan.sql, values, exc) from exc
+
+    def _error(self, sql: str, values: Any, error: Exception) -> sa.exc.StatementError:
+        """The DBAPIError SQLAlchemy would raise for an error of the sqlite3 connection."""
+        return sa.exc.DBAPIError.instance(sql, values, error, self.dialect.loaded_dbapi.Error)
 
     async def commit(self) -> None:
         if self._connection.in_transaction():
@@ -154,7 +157,7 @@ class _LoopConnection:
             try:
                 self._driver.commit()
             except self.dialect.loaded_dbapi.Error as exc:
-                raise sa.exc.DBAPIError.instance("COMMIT", (), exc, self.dialect.loaded_dbapi.Error) from exc
+                raise self._error("COMMIT", (), exc) from exc
 
     async def rollback(self) -> None:
         if self._connection.in_transaction():

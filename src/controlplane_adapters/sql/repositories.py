@@ -40,10 +40,12 @@ class SqlConnection(Protocol):
 
 
 @functools.cache
-def _by_id(table: sa.Table) -> sa.Select[Any]:
-    """Built once per table: a statement object keeps its compiled form and cache key between requests."""
+def _by_id(table: sa.Table, for_update: bool = False) -> sa.Select[Any]:
+    """Built once per table: a statement object keeps its compiled form and cache key between requests.
+    `for_update` locks the row (Postgres; SQLite writers hold the database lock already)."""
     where = (table.c.organization_id == sa.bindparam("organization_id"), table.c.id == sa.bindparam("id"))
-    return hot(sa.select(table).where(*where))
+    query = sa.select(table).where(*where)
+    return hot(query.with_for_update() if for_update else query)
 
 
 @functools.cache
@@ -233,14 +235,6 @@ def _held_by_worker() -> sa.Select[Any]:
 
 
 @functools.cache
-def _execution_by_id(for_update: bool) -> sa.Select[Any]:
-    """FOR UPDATE only where it means something (Postgres): SQLite writers hold the database lock already."""
-    t = tables.executions
-    query = sa.select(t).where(t.c.organization_id == sa.bindparam("organization_id"), t.c.id == sa.bindparam("id"))
-    return hot(query.with_for_update() if for_update else query)
-
-
-@functools.cache
 def _next_queued(postgres: bool) -> sa.Select[Any]:
     """The oldest queued execution of a queue; on Postgres it skips rows another lease has locked."""
     t = tables.executions
@@ -414,7 +408,7 @@ class SqlExecutionRepository(_Table[Execution]):
         return self.connection.dialect.name == "postgresql"
 
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
-        query = _execution_by_id(for_update and self._postgres)
+        query = _by_id(self.table, for_update and self._postgres)
         row = (await self.connection.execute(query, {"organization_id": organization_id, "id": execution_id})).first()
         return None if row is None else mapping.execution_to_domain(row)
 
