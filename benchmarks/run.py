@@ -317,8 +317,12 @@ def sse_streams(base: str, pid: int, streams: int, events: int, seeded: dict[str
                   "deliveries", streams * events - len(latencies), note)  # fmt: skip
 
 
+SCENARIOS = ("get", "list", "create", "heartbeat", "team", "roundtrip", "sse")
+ALL = frozenset(SCENARIOS)
+
+
 def control_plane(database: str, database_url: str, seconds: float, connections: int, smoke: bool,
-                  workdir: Path, bare: BareApp) -> list[Result]:  # fmt: skip
+                  workdir: Path, bare: BareApp, only: frozenset[str] = ALL) -> list[Result]:  # fmt: skip
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {KEY}"}
@@ -328,24 +332,28 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
         wait_ready(f"{base}/api/health", headers)
         seeded = seed(base)
         simple = [
-            ("get agent by id", f"{base}/api/v1/agents/{seeded['agent']}", None, None),
-            ("list agents (20 a page)", f"{base}/api/v1/agents?limit=20", None, None),
-            ("create agent", f"{base}/api/v1/agents", wrk_scripts.CREATE_AGENT, [uuid.uuid4().hex[:8]]),
-            ("worker heartbeat", f"{base}/api/v1/workers/heartbeat", wrk_scripts.HEARTBEAT, None),
-            ("add agent to team", base,
+            ("get", "get agent by id", f"{base}/api/v1/agents/{seeded['agent']}", None, None),
+            ("list", "list agents (20 a page)", f"{base}/api/v1/agents?limit=20", None, None),
+            ("create", "create agent", f"{base}/api/v1/agents", wrk_scripts.CREATE_AGENT, [uuid.uuid4().hex[:8]]),
+            ("heartbeat", "worker heartbeat", f"{base}/api/v1/workers/heartbeat", wrk_scripts.HEARTBEAT, None),
+            ("team", "add agent to team", base,
              wrk_scripts.ADD_TO_TEAM, [f"/api/v1/teams/{seeded['team_a']}/agents/{seeded['mover']}",
                                        f"/api/v1/teams/{seeded['team_b']}/agents/{seeded['mover']}"]),
         ]  # fmt: skip
-        for name, url, script, script_args in simple:
+        for key, name, url, script, script_args in simple:
+            if key not in only:
+                continue
             baseline = bare.measure(seconds).rate
             rate, p50, p99, errors = wrk(url, seconds, connections, headers, script, script_args)
             results.append(Result(name, database, rate, p50, p99, errors=errors, baseline=baseline))
-        trip = round_trips(base, database_url, seconds, 4 if smoke else ROUND_TRIP_WORKERS, seeded)
-        trip.database = database
-        results.append(trip)
-        sse = sse_streams(base, proc.pid, 20 if smoke else 1000, 5 if smoke else 40, seeded)
-        sse.database = database
-        results.append(sse)
+        if "roundtrip" in only:
+            trip = round_trips(base, database_url, seconds, 4 if smoke else ROUND_TRIP_WORKERS, seeded)
+            trip.database = database
+            results.append(trip)
+        if "sse" in only:
+            sse = sse_streams(base, proc.pid, 20 if smoke else 1000, 5 if smoke else 40, seeded)
+            sse.database = database
+            results.append(sse)
     return results
 
 
@@ -405,10 +413,15 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--smoke", action="store_true", help="about a second a scenario, few streams")
     parser.add_argument("--stores", default="sqlite,postgres")
+    names = ",".join(SCENARIOS)
+    parser.add_argument("--only", default=names, help=f"a comma-separated subset of {names}")
     parser.add_argument("--postgres-url", default=os.environ.get(
         "CONTROLPLANE_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"))  # fmt: skip
     arguments = parser.parse_args()
     seconds = 1 if arguments.smoke else arguments.seconds
+    only = frozenset(arguments.only.split(","))
+    if unknown := only - set(SCENARIOS):
+        parser.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
     workdir = Path(tempfile.mkdtemp(prefix="controlplane-bench-"))
     print(f"machine: {machine()}")
     results: list[Result] = []
@@ -418,12 +431,12 @@ def main() -> int:
             if store == "sqlite":
                 url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
                 results += control_plane("sqlite", url, seconds, arguments.connections, arguments.smoke, workdir,
-                                         bare_app)  # fmt: skip
+                                         bare_app, only)  # fmt: skip
             elif store == "postgres":
                 url, name = postgres_database(arguments.postgres_url)
                 try:
                     results += control_plane("postgres", url, seconds, arguments.connections, arguments.smoke,
-                                             workdir, bare_app)  # fmt: skip
+                                             workdir, bare_app, only)  # fmt: skip
                 finally:
                     drop_postgres(arguments.postgres_url, name)
     print(table(results, bare))

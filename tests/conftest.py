@@ -28,6 +28,7 @@ def app_settings(
     redis_url: str | None = None,
     redis_namespace: str = "controlplane-test",
     max_body_bytes: int = 1024 * 1024,
+    heartbeat_flush_ms: int = 500,
     **auth: object,
 ) -> Settings:
     return Settings(
@@ -37,6 +38,7 @@ def app_settings(
         redis_url=redis_url,
         redis_namespace=redis_namespace,
         max_body_bytes=max_body_bytes,
+        heartbeat_flush_ms=heartbeat_flush_ms,
         service_api_key=SERVICE_KEY,
         default_organization=DEFAULT_ORG,
         auth=AuthSettings(jwt_secret=JWT_SECRET, **auth),  # type: ignore[arg-type]

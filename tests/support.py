@@ -10,6 +10,7 @@ import jwt
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.memory import MemoryStore
+from controlplane_domain.heartbeats import HeartbeatBuffer
 from controlplane_domain.ports import Clock, Ports
 
 SERVICE_KEY = "test-service-key"
@@ -17,13 +18,15 @@ JWT_SECRET = "test-jwt-secret-that-is-long-enough-for-hs256-and-hs512-signatures
 DEFAULT_ORG = "default"
 
 
-def memory_ports(clock: Clock | None = None, heartbeat_interval: int = 30) -> Ports:
+def memory_ports(clock: Clock | None = None, heartbeat_interval: int = 30, *, write_behind: bool = False) -> Ports:
+    """Ports on a fresh memory store; `write_behind` wires a heartbeat buffer (flushed by the test)."""
     store = MemoryStore()
     return Ports(
         uow=store.unit_of_work,
         clock=clock or ManualClock(),
         ids=UuidGenerator(),
         worker_heartbeat_interval_seconds=heartbeat_interval,
+        heartbeats=HeartbeatBuffer() if write_behind else None,
     )
 
 

@@ -50,6 +50,7 @@ class Settings:
     lease_timeout_seconds: int = 60
     max_attempts: int = 3
     sse_keepalive_seconds: float = 15.0
+    heartbeat_flush_ms: int = 500
     database_pool_size: int = 20
     auth: AuthSettings = field(default_factory=AuthSettings)
 
@@ -204,6 +205,9 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     if (value := env.get("CONTROLPLANE_SSE_KEEPALIVE_SECONDS")) is not None:
         keepalive = parse_int("CONTROLPLANE_SSE_KEEPALIVE_SECONDS", value, maximum=3600)
         settings = replace(settings, sse_keepalive_seconds=float(keepalive))
+    if (value := env.get("CONTROLPLANE_HEARTBEAT_FLUSH_MS")) is not None:
+        flush = parse_int("CONTROLPLANE_HEARTBEAT_FLUSH_MS", value, minimum=10, maximum=60_000)
+        settings = replace(settings, heartbeat_flush_ms=flush)
     if (value := env.get("CONTROLPLANE_DATABASE_POOL_SIZE")) is not None:
         settings = replace(
             settings, database_pool_size=parse_int("CONTROLPLANE_DATABASE_POOL_SIZE", value, maximum=1000)

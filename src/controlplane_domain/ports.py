@@ -12,6 +12,7 @@ from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.environments import Environment, WorkerQueue
 from controlplane_domain.executions import Execution, ExecutionEvent, ExecutionStatus
+from controlplane_domain.heartbeats import HeartbeatBuffer
 from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings
@@ -62,6 +63,10 @@ class WorkerRepository(Protocol):
 
     async def save(self, worker: Worker) -> None:
         """Insert or replace the worker (keyed by organization and worker id)."""
+
+    async def save_reports(self, workers: Sequence[Worker]) -> None:
+        """Insert or replace each worker, except where the stored one heartbeated later (written by another
+        process meanwhile); registered_at keeps the stored value."""
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]: ...
 
@@ -283,6 +288,9 @@ class Ports:
     lease_timeout_seconds: int = 60
     max_attempts: int = 3
     reader: Callable[[], UnitOfWork] | None = None
+    heartbeats: HeartbeatBuffer | None = None
+    """Write-behind heartbeats (see heartbeats.py); None writes every heartbeat that changes something at once.
+    Whoever wires a buffer must flush it (`usecases.workers.flush_heartbeats`) every half second and at exit."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

@@ -26,11 +26,12 @@ from controlplane_adapters.sql.database import (
     create_sqlite_engine,
 )
 from controlplane_adapters.sql.notify import PostgresEventBus
+from controlplane_domain.heartbeats import HeartbeatBuffer
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_domain.usecases.executions import EVENTS_PAGE, read_events_after
 from controlplane_http.app import create_app
+from controlplane_http.background import heartbeat_flusher, lease_reaper
 from controlplane_http.limits import LimitPolicy
-from controlplane_http.reaper import LeaseReaper
 from controlplane_http.streaming import StreamOptions
 
 log = logging.getLogger("controlplane")
@@ -138,8 +139,10 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
         reader=store.reader,
         lease_timeout_seconds=settings.lease_timeout_seconds,
         max_attempts=settings.max_attempts,
+        heartbeats=HeartbeatBuffer(),
     )
-    reaper = LeaseReaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
+    reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
+    flusher = heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000)
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -171,6 +174,6 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
             ),
         ),
         backend=store.backend,
-        on_startup=[*store.startup, reaper.start, *([freeze_heap] if freeze_after_start else [])],
-        on_shutdown=[reaper.stop, *store.shutdown],
+        on_startup=[*store.startup, reaper.start, flusher.start, *([freeze_heap] if freeze_after_start else [])],
+        on_shutdown=[reaper.stop, flusher.stop, *store.shutdown],
     )

@@ -223,6 +223,23 @@ async def test_workers_upsert_and_scope(uow: UowFactory) -> None:
     assert theirs == worker("w1", "org-b", at=0)
 
 
+async def test_worker_reports_are_written_together_and_never_over_a_later_heartbeat(uow: UowFactory) -> None:
+    async with uow() as work:
+        await work.workers.save(worker("w1", at=1, seen=5))  # another process wrote a later heartbeat
+        await work.workers.save(worker("w2", at=2))
+        await work.commit()
+    reports = [worker("w1", at=0, seen=3), worker("w2", at=0, seen=4), worker("w3", at=3, seen=1)]
+    async with uow() as work:
+        await work.workers.save_reports(reports)
+        await work.commit()
+    async with uow() as work:
+        stored = {w.worker_id: w for w in (await work.workers.list_page("org-a", PageRequest()))[0]}
+    assert stored["w1"] == worker("w1", at=1, seen=5), "the later heartbeat stands"
+    assert stored["w2"].tasks_processed == 4, "a later report replaces the stored one"
+    assert stored["w2"].registered_at == T0 + timedelta(seconds=2), "registration time is kept"
+    assert stored["w3"] == worker("w3", at=3, seen=1), "an unknown worker is inserted"
+
+
 def model(value: str, *, enabled: bool = True, at: int = 0, org: str = "org-a") -> LlmModel:
     return LlmModel(
         id=f"{org}-{value}",

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
+from controlplane_adapters.clock import ManualClock
+from tests.conftest import build_test_app, database_url
 from tests.http.test_agents import assert_validation
+from tests.support import SERVICE_KEY, bearer, wait_until
 
 
 def heartbeat(client: TestClient[Any], worker_id: str = "w-1", **fields: Any) -> Any:
@@ -54,6 +58,32 @@ def test_worker_goes_offline_after_three_missed_intervals(client: TestClient[Any
     assert client.get("/api/v1/workers").json()["items"][0]["status"] == "offline"
     heartbeat(client)
     assert client.get("/api/v1/workers/w-1").json()["status"] == "active"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_heartbeats_reach_the_database_within_a_second_and_at_shutdown(
+    backend: str, tmp_path: Path, clock: ManualClock, request: pytest.FixtureRequest
+) -> None:
+    """Another process (a second app on the same database) sees a report once the flusher wrote it."""
+    url = database_url(backend, tmp_path, request)
+    here = TestClient(build_test_app(backend, tmp_path, clock, url))
+    slow = TestClient(build_test_app(backend, tmp_path, clock, url, heartbeat_flush_ms=60_000))
+    there = TestClient(build_test_app(backend, tmp_path, clock, url))
+    for each in (here, slow, there):
+        each.headers.update(bearer(SERVICE_KEY))
+    with here, there:
+        with slow:
+            assert heartbeat(here, tasks_processed=1).json()["registered"] is True
+            assert there.get("/api/v1/workers/w-1").json()["tasks_processed"] == 1, "registration: written at once"
+            clock.advance(0.1)
+            heartbeat(here, tasks_processed=2)
+            assert here.get("/api/v1/workers/w-1").json()["tasks_processed"] == 2, "seen at once where reported"
+            wait_until(lambda: there.get("/api/v1/workers/w-1").json()["tasks_processed"] == 2, timeout=5)
+            clock.advance(0.1)
+            heartbeat(slow, tasks_processed=3)  # this app flushes once a minute...
+            assert slow.get("/api/v1/workers/w-1").json()["tasks_processed"] == 3
+            assert there.get("/api/v1/workers/w-1").json()["tasks_processed"] == 2
+        assert there.get("/api/v1/workers/w-1").json()["tasks_processed"] == 3, "...and at shutdown"
 
 
 @pytest.mark.parametrize(

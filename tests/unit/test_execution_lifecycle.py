@@ -32,7 +32,7 @@ class Lifecycle(RuleBasedStateMachine):
         super().__init__()
         self.loop = asyncio.new_event_loop()
         self.clock = ManualClock()
-        self.ports = memory_ports(self.clock)
+        self.ports = memory_ports(self.clock, write_behind=True)
         agent = self.run(agents.create_agent(self.ports, ORG, agents.CreateAgent(name="a")))
         environment = self.run(
             environments.create_environment(self.ports, ORG, environments.CreateEnvironment(name="e"))
@@ -122,6 +122,7 @@ class Lifecycle(RuleBasedStateMachine):
     @rule(seconds=st.sampled_from([1, 30, 61, 200]))
     def time_passes_and_reaper_runs(self, seconds: int) -> None:
         self.clock.advance(seconds)
+        self.run(workers.flush_heartbeats(self.ports))  # what the background flusher does
         self.run(executions.reap_expired_leases(self.ports))
 
     @invariant()

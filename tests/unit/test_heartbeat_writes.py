@@ -1,10 +1,18 @@
-"""Heartbeat writes are bounded: a worker repeating itself within a second costs no write,
-while last-seen stays within a second and every change is recorded at once."""
+"""Heartbeat writes are bounded. Without a buffer, a worker repeating itself within a second costs no write
+and every change is recorded at once; with one (write-behind, as the service runs), known workers' reports
+wait for the next flush, reads see them at once, and registrations and lease renewals are written through."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from controlplane_adapters.clock import ManualClock
-from controlplane_domain.usecases import workers
+from controlplane_domain.executions import TargetType
+from controlplane_domain.heartbeats import HeartbeatBuffer
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.ports import Ports
+from controlplane_domain.usecases import agents, environments, executions, workers
+from controlplane_domain.workers import Worker, WorkerStatus
 from tests.support import memory_ports
 
 
@@ -24,3 +32,102 @@ async def test_repeated_heartbeats_within_a_second_write_once() -> None:
     changed = workers.RecordHeartbeat(worker_id="w", environment_name="e", tasks_processed=2)
     await workers.record_heartbeat(ports, "org", changed)
     assert (await workers.get_worker(ports, "org", "w")).tasks_processed == 2, "a change is written at once"
+
+
+async def stored_worker(ports: Ports, worker_id: str) -> Worker | None:
+    """The worker as the store has it (what another process would read), not as this process reports it."""
+    async with ports.read() as uow:
+        return await uow.workers.get("org", worker_id)
+
+
+async def test_write_behind_reports_are_visible_at_once_and_written_by_the_flush() -> None:
+    clock = ManualClock()
+    ports = memory_ports(clock, write_behind=True)
+    first = await workers.record_heartbeat(ports, "org", workers.RecordHeartbeat(worker_id="w", environment_name="e"))
+    assert first.registered
+    assert await stored_worker(ports, "w") == first.worker, "a registration is written at once"
+    for count in (1, 2, 3):
+        clock.advance(0.2)
+        beat = workers.RecordHeartbeat(worker_id="w", environment_name="e", tasks_processed=count)
+        receipt = await workers.record_heartbeat(ports, "org", beat)
+        assert not receipt.registered
+        assert receipt.worker.last_heartbeat_at == clock.now()
+    seen = await workers.get_worker(ports, "org", "w")
+    listed = (await workers.list_workers(ports, "org", PageRequest())).items
+    assert (seen.tasks_processed, seen.last_heartbeat_at) == (3, clock.now()), "reads see the latest report"
+    assert listed == [seen]
+    assert (await stored_worker(ports, "w")) == first.worker, "nothing written before the flush"
+    assert await workers.flush_heartbeats(ports) == 1
+    assert await stored_worker(ports, "w") == seen
+    assert seen.registered_at == first.worker.registered_at
+    assert await workers.flush_heartbeats(ports) == 0, "nothing left to write"
+
+
+async def test_write_behind_renews_a_held_lease_at_once() -> None:
+    clock = ManualClock()
+    ports = memory_ports(clock, write_behind=True)
+    agent = await agents.create_agent(ports, "org", agents.CreateAgent(name="a"))
+    environment = await environments.create_environment(ports, "org", environments.CreateEnvironment(name="e"))
+    queue = await environments.create_queue(ports, "org", environment.id, environments.CreateQueue(name="q"))
+    await workers.record_heartbeat(ports, "org", workers.RecordHeartbeat(worker_id="w", environment_name="e"))
+    command = executions.ExecuteCommand(prompt="p", worker_queue_id=queue.queue.id)
+    execution = await executions.execute(ports, "org", TargetType.AGENT, agent.id, command)
+    lease = await executions.try_lease(ports, "org", queue.queue.id, "w")
+    assert lease is not None
+    assert lease.execution.lease_expires_at is not None
+    clock.advance(10)
+    receipt = await workers.record_heartbeat(ports, "org", workers.RecordHeartbeat(worker_id="w", environment_name="e"))
+    assert receipt.leases_extended == 1
+    renewed = await executions.get_execution(ports, "org", execution.id)
+    assert renewed.lease_expires_at == clock.now() + timedelta(seconds=ports.lease_timeout_seconds)
+    assert await stored_worker(ports, "w") == receipt.worker, "written through with the renewal"
+    assert receipt.worker.queue_id == queue.queue.id
+
+
+async def test_a_lease_on_another_queue_is_not_undone_by_a_waiting_report() -> None:
+    clock = ManualClock()
+    ports = memory_ports(clock, write_behind=True)
+    environment = await environments.create_environment(ports, "org", environments.CreateEnvironment(name="e"))
+    queue = await environments.create_queue(ports, "org", environment.id, environments.CreateQueue(name="q"))
+    beat = workers.RecordHeartbeat(worker_id="w", environment_name="e")
+    await workers.record_heartbeat(ports, "org", beat)
+    clock.advance(0.1)
+    await workers.record_heartbeat(ports, "org", beat)  # waits in the buffer, with no queue
+    assert await executions.try_lease(ports, "org", queue.queue.id, "w") is None  # polls the queue: moves there
+    await workers.flush_heartbeats(ports)
+    stored = await stored_worker(ports, "w")
+    assert stored is not None
+    assert stored.queue_id == queue.queue.id
+
+
+def test_a_failed_flush_gives_back_only_what_no_newer_report_replaced() -> None:
+    buffer = HeartbeatBuffer()
+    first = worker_at("a", 1), worker_at("b", 1)
+    for each in first:
+        buffer.hold(each)
+    drained = buffer.drain()
+    assert sorted(w.worker_id for w in drained) == ["a", "b"]
+    assert len(buffer) == 0
+    buffer.hold(worker_at("b", 2))  # arrived while the flush was failing
+    buffer.restore(drained)
+    assert buffer.latest("org", "a") == worker_at("a", 1)
+    assert buffer.latest("org", "b") == worker_at("b", 2)
+    buffer.hold(worker_at("b", 1))
+    assert buffer.latest("org", "b") == worker_at("b", 2), "an older report never replaces a newer one"
+    buffer.written(worker_at("b", 3))
+    assert buffer.latest("org", "b") is None, "a write-through supersedes the waiting report"
+
+
+def worker_at(worker_id: str, second: int) -> Worker:
+    at = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=second)
+    return Worker(
+        worker_id=worker_id,
+        organization_id="org",
+        environment_name="e",
+        status=WorkerStatus.ACTIVE,
+        tasks_processed=second,
+        current_task_id=None,
+        heartbeat_interval_seconds=30,
+        registered_at=at,
+        last_heartbeat_at=at,
+    )

@@ -61,6 +61,7 @@ def test_environment_wins_over_the_file(tmp_path: Path) -> None:
     assert (settings.service_api_key, settings.default_organization) == ("key", "acme")
     assert settings.database_url == "sqlite+aiosqlite:///x.db"
     assert load_settings(env={**env, "SERVICE_JWT_SECRET": "from-env"}).auth.jwt_secret == "from-env"
+    assert load_settings(env={**env, "CONTROLPLANE_HEARTBEAT_FLUSH_MS": "250"}).heartbeat_flush_ms == 250
 
 
 @pytest.mark.parametrize(
@@ -72,6 +73,7 @@ def test_environment_wins_over_the_file(tmp_path: Path) -> None:
         ({"CONTROLPLANE_AUTH_METHODS": "password"}, "CONTROLPLANE_AUTH_METHODS"),
         ({"SERVICE_DEFAULT_ORG": " "}, "SERVICE_DEFAULT_ORG"),
         ({"CONTROLPLANE_CONFIG": "/nonexistent/file.yaml"}, "cannot read configuration file"),
+        ({"CONTROLPLANE_HEARTBEAT_FLUSH_MS": "5"}, "CONTROLPLANE_HEARTBEAT_FLUSH_MS"),
     ],
 )
 def test_bad_values_name_the_setting(env: dict[str, str], message: str) -> None:

@@ -126,6 +126,14 @@ class MemoryWorkerRepository:
     async def save(self, worker: Worker) -> None:
         self.rows[(worker.organization_id, worker.worker_id)] = worker
 
+    async def save_reports(self, workers: Sequence[Worker]) -> None:
+        for worker in workers:
+            stored = self.rows.get((worker.organization_id, worker.worker_id))
+            if stored is None:
+                await self.save(worker)
+            elif stored.last_heartbeat_at <= worker.last_heartbeat_at:
+                await self.save(replace(worker, registered_at=stored.registered_at))
+
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
         mine = (worker for (org, _), worker in self.rows.items() if org == organization_id)
         return _page(mine, lambda worker: (worker.registered_at, worker.worker_id), page)

@@ -214,12 +214,16 @@ def _worker_by_id() -> sa.Select[Any]:
 
 
 @functools.cache
-def _upsert(dialect: str, table: sa.Table, keys: tuple[str, ...], keep: tuple[str, ...] = ()) -> Any:
+def _upsert(
+    dialect: str, table: sa.Table, keys: tuple[str, ...], keep: tuple[str, ...] = (), newer: str | None = None
+) -> Any:
     """INSERT ... ON CONFLICT (keys) DO UPDATE every other column from the inserted row, except those to
-    `keep`; built once per dialect and table, executed with the row as parameters."""
+    `keep` (and, with `newer`, only where the stored row's `newer` column is not later than the inserted
+    one's); built once per dialect and table, executed with the row (or a list of rows) as parameters."""
     insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
     changes = {c.name: insert.excluded[c.name] for c in table.columns if c.name not in (*keys, *keep)}
-    return hot(insert.on_conflict_do_update(index_elements=list(keys), set_=changes))
+    where = None if newer is None else table.c[newer] <= insert.excluded[newer]
+    return hot(insert.on_conflict_do_update(index_elements=list(keys), set_=changes, where=where))
 
 
 @functools.cache
@@ -294,6 +298,12 @@ class SqlWorkerRepository:
         keys, keep = ("organization_id", "worker_id"), ("registered_at",)
         statement = _upsert(self.connection.dialect.name, tables.workers, keys, keep)
         await self.connection.execute(statement, mapping.worker_to_row(worker))
+
+    async def save_reports(self, workers: Sequence[Worker]) -> None:
+        """One executemany of the upsert, which leaves a row alone where the stored heartbeat is later."""
+        keys, keep = ("organization_id", "worker_id"), ("registered_at",)
+        statement = _upsert(self.connection.dialect.name, tables.workers, keys, keep, newer="last_heartbeat_at")
+        await self.connection.execute(statement, [mapping.worker_to_row(worker) for worker in workers])
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
         count, rows = _page_of(tables.workers, ("registered_at", "worker_id"))

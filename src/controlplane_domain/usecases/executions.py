@@ -183,9 +183,12 @@ async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id
         if queue is None:
             raise NotFound("worker queue", queue_id)
         now = ports.clock.now()
-        worker = await uow.workers.get(organization_id, worker_id)
+        waiting = ports.heartbeats.latest(organization_id, worker_id) if ports.heartbeats is not None else None
+        worker = waiting or await uow.workers.get(organization_id, worker_id)
         if worker is not None and worker.queue_id != queue_id:
             await uow.workers.save(replace(worker, queue_id=queue_id))
+            if ports.heartbeats is not None:  # a report waiting to be written must not move it back
+                ports.heartbeats.move_to_queue(organization_id, worker_id, queue_id)
         execution = await uow.executions.next_queued(organization_id, queue_id)
         if queue.status is not QueueStatus.ACTIVE or execution is None:
             await uow.commit()

@@ -49,26 +49,57 @@ class HeartbeatReceipt:
 
 @retry_transient
 async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHeartbeat) -> HeartbeatReceipt:
-    """Record a heartbeat; an unknown worker id registers the worker in the caller's organization."""
+    """Record a heartbeat; an unknown worker id registers the worker in the caller's organization.
+
+    With a heartbeat buffer (ports.heartbeats), a known worker's report waits there for the next flush unless
+    a lease it holds needs renewing; without one, a report that changes nothing within a second is not written.
+    Registrations and lease renewals are written at once either way."""
     check_rule(TextIsNotBlank("worker_id", command.worker_id))
     check_rule(TextIsNotTooLong("worker_id", command.worker_id, 255))
     check_rule(TextIsNotBlank("environment_name", command.environment_name))
     if command.tasks_processed < 0:
         raise ValidationFailed("tasks_processed", "must be greater than or equal to 0")
     now = ports.clock.now()
-    async with ports.uow() as uow:
-        known = await uow.workers.get(organization_id, command.worker_id)
+    buffer = ports.heartbeats
+    async with ports.read() as uow:
+        known = buffer.latest(organization_id, command.worker_id) if buffer is not None else None
+        known = known or await uow.workers.get(organization_id, command.worker_id)
         held = await uow.executions.running_for_worker(organization_id, command.worker_id)
-        worker = _reported(ports, organization_id, command, known, held, now)
-        commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
-        if known is not None and not _needs_write(ports, known, worker, held, now):
+    worker = _reported(ports, organization_id, command, known, held, now)
+    commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
+    if known is not None and not _leases_need_renewal(ports, held, now):
+        if buffer is not None:
+            buffer.hold(worker)
+            return HeartbeatReceipt(worker, False, now, commands, 0)
+        if not _changed(known, worker, now):
             return HeartbeatReceipt(known, False, now, commands, 0)  # a repeat: leave without writing
+    async with ports.uow() as uow:
         await uow.workers.save(worker)  # an upsert: a concurrent first heartbeat cannot duplicate the worker
         extended = await uow.executions.extend_leases(
             organization_id, command.worker_id, now + timedelta(seconds=ports.lease_timeout_seconds)
         )
         await uow.commit()
+    if buffer is not None:
+        buffer.written(worker)
     return HeartbeatReceipt(worker, known is None, now, commands, extended)
+
+
+async def flush_heartbeats(ports: Ports) -> int:
+    """Write every report waiting in the heartbeat buffer in one transaction; how many were written.
+
+    Reports that cannot be written (the database is away) go back to the buffer for the next flush."""
+    buffer = ports.heartbeats
+    reports = buffer.drain() if buffer is not None else []
+    if not reports or buffer is None:
+        return 0
+    try:
+        async with ports.uow() as uow:
+            await uow.workers.save_reports(reports)
+            await uow.commit()
+    except BaseException:
+        buffer.restore(reports)
+        raise
+    return len(reports)
 
 
 def _reported(
@@ -94,12 +125,12 @@ def _reported(
     )
 
 
-def _needs_write(ports: Ports, known: Worker, worker: Worker, held: Sequence[Execution], now: datetime) -> bool:
-    """Write when something reported changed, last-seen is a second old, or a held lease needs extending."""
-    if replace(known, last_heartbeat_at=now) != worker:
-        return True
-    if now - known.last_heartbeat_at >= LAST_SEEN_PRECISION:
-        return True
+def _changed(known: Worker, worker: Worker, now: datetime) -> bool:
+    """Something reported changed, or last-seen is a second old."""
+    return replace(known, last_heartbeat_at=now) != worker or now - known.last_heartbeat_at >= LAST_SEEN_PRECISION
+
+
+def _leases_need_renewal(ports: Ports, held: Sequence[Execution], now: datetime) -> bool:
     renew_before = now + timedelta(seconds=ports.lease_timeout_seconds) - LAST_SEEN_PRECISION
     return any(e.lease_expires_at is None or e.lease_expires_at < renew_before for e in held)
 
@@ -109,10 +140,13 @@ async def get_worker(ports: Ports, organization_id: str, worker_id: str) -> Work
         worker = await uow.workers.get(organization_id, worker_id)
     if worker is None:
         raise NotFound("worker", worker_id)
-    return worker
+    waiting = ports.heartbeats.latest(organization_id, worker_id) if ports.heartbeats is not None else None
+    return waiting or worker
 
 
 async def list_workers(ports: Ports, organization_id: str, page: PageRequest) -> Page[Worker]:
     async with ports.read() as uow:
         items, total = await uow.workers.list_page(organization_id, page)
+    if ports.heartbeats is not None:
+        items = ports.heartbeats.overlay(items)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)

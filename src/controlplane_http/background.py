@@ -1,0 +1,69 @@
+"""Background tasks of the service: the lease reaper and the heartbeat flusher."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from controlplane_domain.errors import DomainError
+from controlplane_domain.ports import Ports
+from controlplane_domain.usecases.executions import reap_expired_leases
+from controlplane_domain.usecases.workers import flush_heartbeats
+
+log = logging.getLogger("controlplane.background")
+
+
+class Periodic:
+    """Runs `once` every `interval_seconds` in its own task, from start to stop; `once` runs a last time at
+    stop when `at_stop` is set. A failure is logged and the task goes on."""
+
+    def __init__(
+        self, name: str, interval_seconds: float, once: Callable[[], Awaitable[object]], *, at_stop: bool = False
+    ) -> None:
+        self.name = name
+        self.interval_seconds = interval_seconds
+        self._once = once
+        self._at_stop = at_stop
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=self.name)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._at_stop:
+            await self._run_once()
+
+    async def _run(self) -> None:
+        while True:
+            await self._run_once()
+            await asyncio.sleep(self.interval_seconds)
+
+    async def _run_once(self) -> None:
+        try:
+            await self._once()
+        except DomainError:
+            log.warning("%s could not run (database unavailable?)", self.name, exc_info=True)
+        except Exception:  # keep the task alive whatever happens; the failure is logged
+            log.exception("%s failed", self.name)
+
+
+def lease_reaper(ports: Ports, interval_seconds: float) -> Periodic:
+    """Re-queues (or fails) executions whose worker went silent; safe on several nodes (rows are locked, skipped)."""
+
+    async def reap() -> None:
+        while await reap_expired_leases(ports) >= 100:
+            pass
+
+    return Periodic("lease reaper", interval_seconds, reap)
+
+
+def heartbeat_flusher(ports: Ports, interval_seconds: float) -> Periodic:
+    """Writes the heartbeats waiting in `ports.heartbeats` in one transaction, and once more at shutdown."""
+    return Periodic("heartbeat flusher", interval_seconds, lambda: flush_heartbeats(ports), at_stop=True)
