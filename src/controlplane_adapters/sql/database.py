@@ -383,7 +383,9 @@ class SqlHealthProbe:
     async def database_ok(self) -> bool:
         try:
             async with self._engine.connect() as connection:
-                await connection.execute(sa.text("SELECT 1"))
+                # A reader: on SQLite a writer's BEGIN IMMEDIATE here would take the database lock from a driver
+                # thread while the event loop's own writers wait for it without yielding (a stall of up to 30 s).
+                await (await connection.execution_options(**{READ_ONLY: True})).execute(sa.text("SELECT 1"))
         except Exception:  # any failure means "not answering"; the reason is logged
             log.warning("database health check failed", exc_info=True)
             return False
