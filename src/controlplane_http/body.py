@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 # An escaped NUL that is not itself an escaped backslash followed by "u0000": no database stores it.
 _NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+_BODY_TYPE = "controlplane_body_type"
 
 
 class StrictJSONBody(AbstractDTO[Any]):
@@ -38,14 +39,22 @@ class StrictJSONBody(AbstractDTO[Any]):
     def is_supported_model_type_field(cls, field_definition: FieldDefinition) -> bool:
         return False
 
+    def _kind(self) -> Any:
+        """The handler's body type, kept in its `opt` (Litestar recomputes `handler_id` on every access)."""
+        handler = self.asgi_connection.route_handler
+        kind = handler.opt.get(_BODY_TYPE)
+        if kind is None:
+            kind = handler.opt[_BODY_TYPE] = self._types[handler.handler_id]
+        return kind
+
     def decode_bytes(self, value: bytes) -> Any:
-        kind = self._types[self.asgi_connection.route_handler.handler_id]
+        kind = self._kind()
         if b"\\u0000" in value and _NUL.search(value):
             raise ValidationFailed("", "text must not contain NUL (\\u0000) characters")
         return msgspec.json.decode(value, type=kind, strict=True)
 
     def decode_builtins(self, value: dict[str, Any]) -> Any:
-        kind = self._types[self.asgi_connection.route_handler.handler_id]
+        kind = self._kind()
         return msgspec.convert(value, kind, strict=True)
 
     @classmethod

@@ -18,6 +18,7 @@ from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import Settings
 from controlplane_adapters.sql import migrate
+from controlplane_adapters.sql.checkpoint import WalCheckpointer
 from controlplane_adapters.sql.database import (
     SqlHealthProbe,
     SqlUnitOfWork,
@@ -85,7 +86,13 @@ def _sql_store(settings: Settings) -> Store:
             work_engine.dispose()
 
     backend = engine.url.get_backend_name()
-    work_engine = create_sqlite_engine(settings.database_url) if backend == "sqlite" else engine
+    path = engine.url.database if backend == "sqlite" else None
+    checkpointer = WalCheckpointer(path) if path and path != ":memory:" else None
+    work_engine = (
+        create_sqlite_engine(settings.database_url, autocheckpoint=checkpointer is None)
+        if backend == "sqlite"
+        else engine
+    )
 
     def writer() -> UnitOfWork:
         return SqlUnitOfWork(work_engine)
@@ -99,7 +106,18 @@ def _sql_store(settings: Settings) -> Store:
         startup: list[Hook] = [prepare_database, bus.start]
         shutdown: list[Hook] = [bus.stop, close_database]
         return Store(writer, probe, backend, bus, startup, shutdown, reader)
-    return Store(writer, probe, backend, LocalEventBus(), [prepare_database], [close_database], reader)
+    startup, shutdown = [prepare_database], [close_database]
+    if checkpointer is not None:  # checkpoints off the event loop (see checkpoint.py); the last one at stop
+        startup.append(_async(checkpointer.start))
+        shutdown.insert(0, _async(checkpointer.stop))
+    return Store(writer, probe, backend, LocalEventBus(), startup, shutdown, reader)
+
+
+def _async(function: Callable[[], None]) -> Hook:
+    async def hook() -> None:
+        function()
+
+    return hook
 
 
 GC_YOUNG_THRESHOLD = 10_000

@@ -68,16 +68,18 @@ def create_engine(url: str, *, echo: bool = False, pool_size: int = DEFAULT_POOL
     return create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=overflow, **_JSON)
 
 
-def create_sqlite_engine(url: str, *, echo: bool = False) -> sa.Engine:
+def create_sqlite_engine(url: str, *, echo: bool = False, autocheckpoint: bool = True) -> sa.Engine:
     """The synchronous engine the SQLite units of work run on, in the event loop's own thread.
 
     SQLite answers a point query in microseconds; handing each statement to a driver thread (aiosqlite) costs
     far more than running it. A unit of work then never yields to the loop until it ends, so transactions in
     one process never interleave or wait on each other. Other processes on the same file wait in SQLite's
-    busy handler (up to 30 s); several processes belong on Postgres."""
+    busy handler (up to 30 s); several processes belong on Postgres.
+
+    `autocheckpoint=False` leaves WAL checkpoints to a `WalCheckpointer` (checkpoint.py), which must then run."""
     sync_url = sa.make_url(url).set(drivername="sqlite")
     engine = sa.create_engine(sync_url, echo=echo, connect_args={"timeout": 30, "check_same_thread": False}, **_JSON)
-    _configure_sqlite_events(engine)
+    _configure_sqlite_events(engine, autocheckpoint=autocheckpoint)
     return engine
 
 
@@ -85,7 +87,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     _configure_sqlite_events(engine.sync_engine)
 
 
-def _configure_sqlite_events(engine: sa.Engine) -> None:
+def _configure_sqlite_events(engine: sa.Engine, *, autocheckpoint: bool = True) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
@@ -99,6 +101,8 @@ def _configure_sqlite_events(engine: sa.Engine) -> None:
                 if "locked" not in str(exc):
                     raise
             cursor.execute("PRAGMA synchronous=NORMAL")
+            if not autocheckpoint:
+                cursor.execute("PRAGMA wal_autocheckpoint=0")
         cursor.close()
 
     @event.listens_for(engine, "begin")
