@@ -49,6 +49,20 @@ def _by_id(table: sa.Table, for_update: bool = False) -> sa.Select[Any]:
 
 
 @functools.cache
+def _team_members() -> sa.Select[Any]:
+    t = tables.agents
+    where = (t.c.organization_id == sa.bindparam("organization_id"), t.c.team_id == sa.bindparam("team_id"))
+    return hot(sa.select(t).where(*where).order_by(t.c.created_at, t.c.id))
+
+
+@functools.cache
+def _set_one_team() -> sa.Update:
+    t = tables.agents
+    where = (t.c.organization_id == sa.bindparam("where_organization_id"), t.c.id == sa.bindparam("where_id"))
+    return hot(t.update().where(*where).values(team_id=sa.bindparam("team_id"), updated_at=sa.bindparam("updated_at")))
+
+
+@functools.cache
 def _insert(table: sa.Table) -> sa.Insert:
     return hot(table.insert())
 
@@ -160,6 +174,9 @@ class SqlAgentRepository(_Table[Agent]):
     async def list_by_teams(self, organization_id: str, team_ids: Sequence[str]) -> list[Agent]:
         if not team_ids:
             return []
+        if len(team_ids) == 1:  # one team's members (every membership answer): a statement built once
+            parameters = {"organization_id": organization_id, "team_id": team_ids[0]}
+            return [mapping.agent_to_domain(row) for row in await self.connection.execute(_team_members(), parameters)]
         t = self.table
         rows = await self.connection.execute(
             sa.select(t)
@@ -173,6 +190,10 @@ class SqlAgentRepository(_Table[Agent]):
     ) -> None:
         t = self.table
         ids = sorted(set(agent_ids))
+        if len(ids) == 1:  # one agent joins or leaves: its UPDATE locks the one row (no lock order to keep)
+            where_one = {"where_organization_id": organization_id, "where_id": ids[0]}
+            await self.connection.execute(_set_one_team(), {**where_one, "team_id": team_id, "updated_at": now})
+            return
         where = (t.c.organization_id == organization_id, t.c.id.in_(ids))
         if self.connection.dialect.name == "postgresql":
             # Lock the rows in one global order so concurrent membership changes cannot deadlock.
