@@ -9,13 +9,13 @@ from litestar import Request
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
+from litestar.types import Scope
 
 from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal
 from controlplane_http.wire.common import ErrorResponse, HTTPValidationError
 
-PortsDep = NamedDependency[Ports]
 PrincipalDep = NamedDependency[Principal]
 Limit = Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description=f"page size (1 to {MAX_LIMIT})")]
 Offset = Annotated[int, Parameter(ge=0, description="items to skip", schema_extra={"minimum": 0})]
@@ -56,6 +56,18 @@ def page_of(kind: Callable[..., L], page: Page[T], convert: Callable[[T], Any]) 
 
 def page_request(limit: int = DEFAULT_LIMIT, offset: int = 0) -> PageRequest:
     return PageRequest(limit=limit, offset=offset)
+
+
+def caller(scope: Scope) -> tuple[Ports, Principal]:
+    """The app's ports and the authenticated caller of a request, read from its scope.
+
+    Handlers take `scope: Scope` and call this instead of declaring `ports` and `principal` dependencies:
+    Litestar's dependency injection (a signature model per provider, the handler's kwargs parsed through
+    another) measured 12-16 us a request for the two, against about 3 for the scope."""
+    principal = scope.get("user")
+    assert isinstance(principal, Principal), "authentication middleware did not run"
+    ports: Ports = scope["app"].state["ports"]
+    return ports, principal
 
 
 async def provide_principal(request: Request[Any, Any, Any], ports: NamedDependency[Ports]) -> Principal:

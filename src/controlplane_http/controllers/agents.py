@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from litestar import Controller, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
+from litestar.types import Scope
 
 from controlplane_domain.agents import Agent as DomainAgent
 from controlplane_domain.config import ExecutionEnvironment
 from controlplane_domain.usecases import agents as usecases
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
+from controlplane_http.controllers._shared import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.wire.agents import Agent, AgentCreate, AgentList, AgentUpdate
 from controlplane_http.wire.common import to_domain, to_wire
 from controlplane_http.wire.config import given_fields
@@ -23,25 +24,25 @@ class AgentController(Controller):
     tags = ["agents"]
 
     @post("/", operation_id="createAgent", status_code=201, responses=errors(400, 409))
-    async def create_agent(self, data: JSONBody[AgentCreate], ports: PortsDep, principal: PrincipalDep) -> Agent:
+    async def create_agent(self, data: JSONBody[AgentCreate], scope: Scope) -> Agent:
+        ports, principal = caller(scope)
         command = to_domain(data, usecases.CreateAgent)
         return agent_out(await usecases.create_agent(ports, principal.organization_id, command))
 
     @get("/", operation_id="listAgents", responses=errors())
-    async def list_agents(
-        self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
-    ) -> AgentList:
+    async def list_agents(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> AgentList:
+        ports, principal = caller(scope)
         page = await usecases.list_agents(ports, principal.organization_id, page_request(limit, offset))
         return page_of(AgentList, page, agent_out)
 
     @get("/{agent_id:str}", operation_id="getAgent", responses=errors(404))
-    async def get_agent(self, agent_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Agent:
+    async def get_agent(self, agent_id: FromPath[str], scope: Scope) -> Agent:
+        ports, principal = caller(scope)
         return agent_out(await usecases.get_agent(ports, principal.organization_id, agent_id))
 
     @patch("/{agent_id:str}", operation_id="updateAgent", responses=errors(400, 404, 409))
-    async def update_agent(
-        self, agent_id: FromPath[str], data: JSONBody[AgentUpdate], ports: PortsDep, principal: PrincipalDep
-    ) -> Agent:
+    async def update_agent(self, agent_id: FromPath[str], data: JSONBody[AgentUpdate], scope: Scope) -> Agent:
+        ports, principal = caller(scope)
         changes = given_fields(data)
         if "execution_environment" in changes and changes["execution_environment"] is not None:
             changes["execution_environment"] = to_domain(changes["execution_environment"], ExecutionEnvironment)
@@ -49,5 +50,6 @@ class AgentController(Controller):
         return agent_out(await usecases.update_agent(ports, principal.organization_id, agent_id, command))
 
     @delete("/{agent_id:str}", operation_id="deleteAgent", status_code=204, responses=errors(404))
-    async def delete_agent(self, agent_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> None:
+    async def delete_agent(self, agent_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
         await usecases.delete_agent(ports, principal.organization_id, agent_id)

@@ -6,11 +6,12 @@ from typing import Annotated
 
 from litestar import Controller, delete, get, patch, post
 from litestar.params import FromPath, JSONBody, Parameter
+from litestar.types import Scope
 
 from controlplane_domain.environments import Environment as DomainEnvironment
 from controlplane_domain.environments import QueueView
 from controlplane_domain.usecases import environments as usecases
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
+from controlplane_http.controllers._shared import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.wire.common import to_wire
 from controlplane_http.wire.config import given_fields
 from controlplane_http.wire.executions import (
@@ -52,36 +53,35 @@ class EnvironmentController(Controller):
     tags = ["environments"]
 
     @post("/", operation_id="createEnvironment", status_code=201, responses=errors(409))
-    async def create_environment(
-        self, data: JSONBody[EnvironmentCreate], ports: PortsDep, principal: PrincipalDep
-    ) -> Environment:
+    async def create_environment(self, data: JSONBody[EnvironmentCreate], scope: Scope) -> Environment:
+        ports, principal = caller(scope)
         command = usecases.CreateEnvironment(**given_fields(data))
         return environment_out(await usecases.create_environment(ports, principal.organization_id, command))
 
     @get("/", operation_id="listEnvironments", responses=errors())
-    async def list_environments(
-        self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
-    ) -> EnvironmentList:
+    async def list_environments(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> EnvironmentList:
+        ports, principal = caller(scope)
         page = await usecases.list_environments(ports, principal.organization_id, page_request(limit, offset))
         return page_of(EnvironmentList, page, environment_out)
 
     @get("/{environment_id:str}", operation_id="getEnvironment", responses=errors(404))
-    async def get_environment(
-        self, environment_id: FromPath[str], ports: PortsDep, principal: PrincipalDep
-    ) -> Environment:
+    async def get_environment(self, environment_id: FromPath[str], scope: Scope) -> Environment:
+        ports, principal = caller(scope)
         return environment_out(await usecases.get_environment(ports, principal.organization_id, environment_id))
 
     @patch("/{environment_id:str}", operation_id="updateEnvironment", responses=errors(404, 409))
     async def update_environment(
-        self, environment_id: FromPath[str], data: JSONBody[EnvironmentUpdate], ports: PortsDep, principal: PrincipalDep
+        self, environment_id: FromPath[str], data: JSONBody[EnvironmentUpdate], scope: Scope
     ) -> Environment:
+        ports, principal = caller(scope)
         command = usecases.UpdateEnvironment(**given_fields(data))
         updated = await usecases.update_environment(ports, principal.organization_id, environment_id, command)
         return environment_out(updated)
 
     @delete("/{environment_id:str}", operation_id="deleteEnvironment", status_code=204, responses=errors(404, 409))
-    async def delete_environment(self, environment_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> None:
+    async def delete_environment(self, environment_id: FromPath[str], scope: Scope) -> None:
         """Delete an environment without worker queues (409 while it has some)."""
+        ports, principal = caller(scope)
         await usecases.delete_environment(ports, principal.organization_id, environment_id)
 
     @post(
@@ -91,8 +91,9 @@ class EnvironmentController(Controller):
         responses=errors(404, 409),
     )
     async def create_queue(
-        self, environment_id: FromPath[str], data: JSONBody[WorkerQueueCreate], ports: PortsDep, principal: PrincipalDep
+        self, environment_id: FromPath[str], data: JSONBody[WorkerQueueCreate], scope: Scope
     ) -> WorkerQueue:
+        ports, principal = caller(scope)
         command = usecases.CreateQueue(**given_fields(data))
         return queue_out(await usecases.create_queue(ports, principal.organization_id, environment_id, command))
 
@@ -100,11 +101,11 @@ class EnvironmentController(Controller):
     async def list_environment_queues(
         self,
         environment_id: FromPath[str],
-        ports: PortsDep,
-        principal: PrincipalDep,
+        scope: Scope,
         limit: Limit = 50,
         offset: Offset = 0,
     ) -> WorkerQueueList:
+        ports, principal = caller(scope)
         page = await usecases.list_queues(
             ports, principal.organization_id, page_request(limit, offset), environment_id=environment_id
         )
@@ -118,29 +119,32 @@ class WorkerQueueController(Controller):
     @get("/", operation_id="listWorkerQueues", responses=errors(404))
     async def list_queues(
         self,
-        ports: PortsDep,
-        principal: PrincipalDep,
+        scope: Scope,
         environment_id: Annotated[str | None, Parameter(description="only this environment's queues")] = None,
         limit: Limit = 50,
         offset: Offset = 0,
     ) -> WorkerQueueList:
+        ports, principal = caller(scope)
         page = await usecases.list_queues(
             ports, principal.organization_id, page_request(limit, offset), environment_id=environment_id
         )
         return page_of(WorkerQueueList, page, queue_out)
 
     @get("/{queue_id:str}", operation_id="getWorkerQueue", responses=errors(404))
-    async def get_queue(self, queue_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> WorkerQueue:
+    async def get_queue(self, queue_id: FromPath[str], scope: Scope) -> WorkerQueue:
+        ports, principal = caller(scope)
         return queue_out(await usecases.get_queue(ports, principal.organization_id, queue_id))
 
     @patch("/{queue_id:str}", operation_id="updateWorkerQueue", responses=errors(404, 409))
     async def update_queue(
-        self, queue_id: FromPath[str], data: JSONBody[WorkerQueueUpdate], ports: PortsDep, principal: PrincipalDep
+        self, queue_id: FromPath[str], data: JSONBody[WorkerQueueUpdate], scope: Scope
     ) -> WorkerQueue:
+        ports, principal = caller(scope)
         command = usecases.UpdateQueue(**given_fields(data))
         return queue_out(await usecases.update_queue(ports, principal.organization_id, queue_id, command))
 
     @delete("/{queue_id:str}", operation_id="deleteWorkerQueue", status_code=204, responses=errors(404, 409))
-    async def delete_queue(self, queue_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> None:
+    async def delete_queue(self, queue_id: FromPath[str], scope: Scope) -> None:
         """Delete a queue with no queued or running executions (409 otherwise)."""
+        ports, principal = caller(scope)
         await usecases.delete_queue(ports, principal.organization_id, queue_id)

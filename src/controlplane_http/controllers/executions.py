@@ -11,13 +11,14 @@ from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
 from litestar.response import Stream
+from litestar.types import Scope
 
 from controlplane_domain.executions import Execution as DomainExecution
 from controlplane_domain.executions import ExecutionEvent as DomainEvent
 from controlplane_domain.executions import ExecutionStatus, TargetType
 from controlplane_domain.ports import ExecutionFilter
 from controlplane_domain.usecases import executions as usecases
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
+from controlplane_http.controllers._shared import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.controllers.agents import agent_out
 from controlplane_http.controllers.teams import team_out
 from controlplane_http.streaming import StreamOptions, event_stream, parse_last_event_id
@@ -106,10 +107,11 @@ class ExecuteController(Controller):
         responses={**errors(404), **EXECUTE_DOC},
     )
     async def execute_agent(
-        self, agent_id: FromPath[str], data: JSONBody[ExecuteRequest], ports: PortsDep, principal: PrincipalDep,
+        self, agent_id: FromPath[str], data: JSONBody[ExecuteRequest], scope: Scope,
         options: Options,
     ) -> Response[Any]:  # fmt: skip
         """Queue the agent's execution (201); with `stream: true`, answer with its event stream instead (200)."""
+        ports, principal = caller(scope)
         return await _execute(TargetType.AGENT, agent_id, data, ports, principal, options)
 
     @post(
@@ -119,10 +121,11 @@ class ExecuteController(Controller):
         responses={**errors(404), **EXECUTE_DOC},
     )
     async def execute_team(
-        self, team_id: FromPath[str], data: JSONBody[ExecuteRequest], ports: PortsDep, principal: PrincipalDep,
+        self, team_id: FromPath[str], data: JSONBody[ExecuteRequest], scope: Scope,
         options: Options,
     ) -> Response[Any]:  # fmt: skip
         """Queue the team's execution (201); with `stream: true`, answer with its event stream instead (200)."""
+        ports, principal = caller(scope)
         return await _execute(TargetType.TEAM, team_id, data, ports, principal, options)
 
 
@@ -133,8 +136,7 @@ class ExecutionController(Controller):
     @get("/", operation_id="listExecutions", responses=errors())
     async def list_executions(
         self,
-        ports: PortsDep,
-        principal: PrincipalDep,
+        scope: Scope,
         status: FromQuery[ExecutionStatus | None] = None,
         agent_id: FromQuery[str | None] = None,
         team_id: FromQuery[str | None] = None,
@@ -142,24 +144,26 @@ class ExecutionController(Controller):
         limit: Limit = 50,
         offset: Offset = 0,
     ) -> ExecutionList:
+        ports, principal = caller(scope)
         where = ExecutionFilter(status=status, agent_id=agent_id, team_id=team_id, worker_queue_id=worker_queue_id)
         page = await usecases.list_executions(ports, principal.organization_id, page_request(limit, offset), where)
         return page_of(ExecutionList, page, execution_out)
 
     @get("/{execution_id:str}", operation_id="getExecution", responses=errors(404))
-    async def get_execution(self, execution_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Execution:
+    async def get_execution(self, execution_id: FromPath[str], scope: Scope) -> Execution:
+        ports, principal = caller(scope)
         return execution_out(await usecases.get_execution(ports, principal.organization_id, execution_id))
 
     @get("/{execution_id:str}/events", operation_id="listExecutionEvents", responses=errors(404))
     async def list_events(
         self,
         execution_id: FromPath[str],
-        ports: PortsDep,
-        principal: PrincipalDep,
+        scope: Scope,
         limit: Limit = 50,
         offset: Offset = 0,
     ) -> ExecutionEventList:
         """Events in sequence order; `total` is the last sequence number, `offset` the number of events skipped."""
+        ports, principal = caller(scope)
         page = await usecases.list_events(ports, principal.organization_id, execution_id, page_request(limit, offset))
         return page_of(ExecutionEventList, page, event_out)
 
@@ -171,28 +175,30 @@ class ExecutionController(Controller):
     async def stream(
         self,
         execution_id: FromPath[str],
-        ports: PortsDep,
-        principal: PrincipalDep,
+        scope: Scope,
         options: Options,
         last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
         last_event_id: Annotated[int | None, Parameter(ge=0, description="resume after this sequence number")] = None,
     ) -> Stream:
         """Server-sent events from the first (or after `Last-Event-ID`) to the terminal `done` event."""
+        ports, principal = caller(scope)
         after = parse_last_event_id(last_event_id_header, last_event_id)
         return await event_stream(ports, principal.organization_id, execution_id, after, options)
 
     @post("/{execution_id:str}/cancel", operation_id="cancelExecution", status_code=200, responses=errors(404, 409))
-    async def cancel(self, execution_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Execution:
+    async def cancel(self, execution_id: FromPath[str], scope: Scope) -> Execution:
         """Queued: cancelled at once. Running: its worker is told to stop (`cancel_requested`). Finished: 409."""
+        ports, principal = caller(scope)
         return execution_out(await usecases.cancel(ports, principal.organization_id, execution_id))
 
     @post(
         "/{execution_id:str}/events", operation_id="appendExecutionEvents", status_code=200, responses=errors(404, 409)
     )
     async def append_events(
-        self, execution_id: FromPath[str], data: JSONBody[EventsAppend], ports: PortsDep, principal: PrincipalDep
+        self, execution_id: FromPath[str], data: JSONBody[EventsAppend], scope: Scope
     ) -> EventsAppended:
         """Worker protocol: append a batch of events to the current attempt (409 for a stale attempt)."""
+        ports, principal = caller(scope)
         events = [usecases.NewEvent(type=e.type, data=e.data) for e in data.events]
         execution = await usecases.append_events(
             ports, principal.organization_id, execution_id, data.worker_id, data.attempt, events
@@ -200,10 +206,9 @@ class ExecutionController(Controller):
         return EventsAppended(last_seq=execution.last_seq, cancel_requested=execution.cancel_requested)
 
     @post("/{execution_id:str}/complete", operation_id="completeExecution", status_code=200, responses=errors(404, 409))
-    async def complete(
-        self, execution_id: FromPath[str], data: JSONBody[CompleteRequest], ports: PortsDep, principal: PrincipalDep
-    ) -> Execution:
+    async def complete(self, execution_id: FromPath[str], data: JSONBody[CompleteRequest], scope: Scope) -> Execution:
         """Worker protocol: finish the current attempt; the same completion again is harmless, a stale one 409."""
+        ports, principal = caller(scope)
         command = usecases.CompleteCommand(
             worker_id=data.worker_id,
             attempt=data.attempt,
@@ -229,11 +234,11 @@ class LeaseController(Controller):
         self,
         queue_id: FromPath[str],
         data: JSONBody[LeaseRequest],
-        ports: PortsDep,
-        principal: PrincipalDep,
+        scope: Scope,
         request: Request[Any, Any, Any],
     ) -> Response[Lease | None]:
         """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204."""
+        ports, principal = caller(scope)
         polling = asyncio.create_task(
             usecases.lease(ports, principal.organization_id, queue_id, data.worker_id, data.wait_seconds)
         )

@@ -6,11 +6,12 @@ from typing import Annotated
 
 from litestar import Controller, delete, get, patch, post
 from litestar.params import FromPath, JSONBody, Parameter
+from litestar.types import Scope
 
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.runtimes import RUNTIME_IDS, RUNTIMES
 from controlplane_domain.usecases import models as usecases
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
+from controlplane_http.controllers._shared import Limit, Offset, PrincipalDep, caller, errors, page_of, page_request
 from controlplane_http.wire.common import to_wire
 from controlplane_http.wire.config import given_fields
 from controlplane_http.wire.models import Model, ModelCreate, ModelList, ModelUpdate, RuntimeInfo, RuntimeList
@@ -25,7 +26,8 @@ class ModelController(Controller):
     tags = ["models"]
 
     @post("/", operation_id="createModel", status_code=201, responses=errors(400, 409))
-    async def create_model(self, data: JSONBody[ModelCreate], ports: PortsDep, principal: PrincipalDep) -> Model:
+    async def create_model(self, data: JSONBody[ModelCreate], scope: Scope) -> Model:
+        ports, principal = caller(scope)
         command = usecases.CreateModel(
             value=data.value,
             label=data.label,
@@ -39,30 +41,31 @@ class ModelController(Controller):
     @get("/", operation_id="listModels", responses=errors())
     async def list_models(
         self,
-        ports: PortsDep,
-        principal: PrincipalDep,
+        scope: Scope,
         enabled_only: Annotated[bool, Parameter(description="only enabled models")] = False,
         limit: Limit = 50,
         offset: Offset = 0,
     ) -> ModelList:
+        ports, principal = caller(scope)
         page = await usecases.list_models(
             ports, principal.organization_id, page_request(limit, offset), enabled_only=enabled_only
         )
         return page_of(ModelList, page, model_out)
 
     @get("/{model_id:str}", operation_id="getModel", responses=errors(404))
-    async def get_model(self, model_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Model:
+    async def get_model(self, model_id: FromPath[str], scope: Scope) -> Model:
+        ports, principal = caller(scope)
         return model_out(await usecases.get_model(ports, principal.organization_id, model_id))
 
     @patch("/{model_id:str}", operation_id="updateModel", responses=errors(400, 404, 409))
-    async def update_model(
-        self, model_id: FromPath[str], data: JSONBody[ModelUpdate], ports: PortsDep, principal: PrincipalDep
-    ) -> Model:
+    async def update_model(self, model_id: FromPath[str], data: JSONBody[ModelUpdate], scope: Scope) -> Model:
+        ports, principal = caller(scope)
         command = usecases.UpdateModel(**given_fields(data))
         return model_out(await usecases.update_model(ports, principal.organization_id, model_id, command))
 
     @delete("/{model_id:str}", operation_id="deleteModel", status_code=204, responses=errors(404))
-    async def delete_model(self, model_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> None:
+    async def delete_model(self, model_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
         await usecases.delete_model(ports, principal.organization_id, model_id)
 
 

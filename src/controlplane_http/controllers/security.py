@@ -5,12 +5,13 @@ from __future__ import annotations
 from litestar import Controller, delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
+from litestar.types import Scope
 
 from controlplane_domain.api_keys import KEY_PREFIX
 from controlplane_domain.api_keys import ApiKey as DomainKey
 from controlplane_domain.organizations import OrganizationSettings as DomainSettings
 from controlplane_domain.usecases import api_keys, organizations
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
+from controlplane_http.controllers._shared import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.wire.security import (
     ApiKey,
@@ -47,30 +48,31 @@ class ApiKeyController(Controller):
     async def create_api_key(
         self,
         data: JSONBody[ApiKeyCreate],
-        ports: PortsDep,
-        principal: PrincipalDep,
+        scope: Scope,
         policy: NamedDependency[LimitPolicy],
     ) -> ApiKeyCreated:
         """Issue a key; the response is the only time the key itself is shown."""
+        ports, principal = caller(scope)
         command = api_keys.CreateApiKey(name=data.name, role=data.role, expires_at=data.expires_at)
         issued = await api_keys.create_api_key(ports, policy.hasher, principal, command)
         shown = key_out(issued.key)
         return ApiKeyCreated(**{f: getattr(shown, f) for f in shown.__struct_fields__}, key=issued.plaintext)
 
     @get("/", operation_id="listApiKeys", responses=errors())
-    async def list_api_keys(
-        self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
-    ) -> ApiKeyList:
+    async def list_api_keys(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> ApiKeyList:
+        ports, principal = caller(scope)
         page = await api_keys.list_api_keys(ports, principal.organization_id, page_request(limit, offset))
         return page_of(ApiKeyList, page, key_out)
 
     @get("/{key_id:str}", operation_id="getApiKey", responses=errors(404))
-    async def get_api_key(self, key_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> ApiKey:
+    async def get_api_key(self, key_id: FromPath[str], scope: Scope) -> ApiKey:
+        ports, principal = caller(scope)
         return key_out(await api_keys.get_api_key(ports, principal.organization_id, key_id))
 
     @delete("/{key_id:str}", operation_id="revokeApiKey", status_code=204, responses=errors(404))
-    async def revoke_api_key(self, key_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> None:
+    async def revoke_api_key(self, key_id: FromPath[str], scope: Scope) -> None:
         """Revoke the key: it is refused from the next request on."""
+        ports, principal = caller(scope)
         await api_keys.revoke_api_key(ports, principal.organization_id, key_id)
 
 
@@ -95,11 +97,11 @@ class OrganizationController(Controller):
     async def get_settings(
         self,
         organization_id: FromPath[str],
-        ports: PortsDep,
-        principal: PrincipalDep,
+        scope: Scope,
         policy: NamedDependency[LimitPolicy],
     ) -> OrganizationSettings:
         """The organization's tier and rate limits (its admins, or an operator)."""
+        ports, principal = caller(scope)
         settings = await organizations.get_organization_settings(ports, principal, organization_id)
         return settings_out(settings, policy)
 
@@ -108,11 +110,11 @@ class OrganizationController(Controller):
         self,
         organization_id: FromPath[str],
         data: JSONBody[OrganizationSettingsUpdate],
-        ports: PortsDep,
-        principal: PrincipalDep,
+        scope: Scope,
         policy: NamedDependency[LimitPolicy],
     ) -> OrganizationSettings:
         """Set the tier and its figures; only an operator (the SERVICE_API_KEY holder) may."""
+        ports, principal = caller(scope)
         command = organizations.SetOrganizationSettings(
             tier=data.tier,
             rate_limit_per_minute=data.rate_limit_per_minute,

@@ -7,11 +7,12 @@ from typing import Any
 import msgspec
 from litestar import Controller, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
+from litestar.types import Scope
 
 from controlplane_domain.config import ExecutionEnvironment, TeamSettings
 from controlplane_domain.teams import TeamView
 from controlplane_domain.usecases import teams as usecases
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
+from controlplane_http.controllers._shared import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.controllers.agents import agent_out
 from controlplane_http.wire.common import to_domain, to_wire
 from controlplane_http.wire.config import ExecutionEnvironment as WireEnvironment
@@ -52,9 +53,8 @@ class TeamController(Controller):
     tags = ["teams"]
 
     @post("/", operation_id="createTeam", status_code=201, responses=errors(400, 409))
-    async def create_team(
-        self, data: JSONBody[TeamCreate], ports: PortsDep, principal: PrincipalDep
-    ) -> TeamWithAgentsResponse:
+    async def create_team(self, data: JSONBody[TeamCreate], scope: Scope) -> TeamWithAgentsResponse:
+        ports, principal = caller(scope)
         configuration = msgspec.to_builtins(data.configuration)
         member_ids = configuration.pop("member_ids")
         command = usecases.CreateTeam(
@@ -74,22 +74,21 @@ class TeamController(Controller):
         return team_out(await usecases.create_team(ports, principal.organization_id, command))
 
     @get("/", operation_id="listTeams", responses=errors())
-    async def list_teams(
-        self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
-    ) -> TeamList:
+    async def list_teams(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> TeamList:
+        ports, principal = caller(scope)
         page = await usecases.list_teams(ports, principal.organization_id, page_request(limit, offset))
         return page_of(TeamList, page, team_out)
 
     @get("/{team_id:str}", operation_id="getTeam", responses=errors(404))
-    async def get_team(
-        self, team_id: FromPath[str], ports: PortsDep, principal: PrincipalDep
-    ) -> TeamWithAgentsResponse:
+    async def get_team(self, team_id: FromPath[str], scope: Scope) -> TeamWithAgentsResponse:
+        ports, principal = caller(scope)
         return team_out(await usecases.get_team(ports, principal.organization_id, team_id))
 
     @patch("/{team_id:str}", operation_id="updateTeam", responses=errors(400, 404, 409))
     async def update_team(
-        self, team_id: FromPath[str], data: JSONBody[TeamUpdate], ports: PortsDep, principal: PrincipalDep
+        self, team_id: FromPath[str], data: JSONBody[TeamUpdate], scope: Scope
     ) -> TeamWithAgentsResponse:
+        ports, principal = caller(scope)
         changes = given_fields(data)
         configuration = changes.pop("configuration", None)
         if changes.get("execution_environment") is not None:
@@ -102,13 +101,13 @@ class TeamController(Controller):
         return team_out(await usecases.update_team(ports, principal.organization_id, team_id, command))
 
     @delete("/{team_id:str}", operation_id="deleteTeam", status_code=204, responses=errors(404))
-    async def delete_team(self, team_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> None:
+    async def delete_team(self, team_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
         await usecases.delete_team(ports, principal.organization_id, team_id)
 
     @post("/{team_id:str}/agents/{agent_id:str}", operation_id="addAgentToTeam", status_code=200, responses=errors(404))
-    async def add_agent(
-        self, team_id: FromPath[str], agent_id: FromPath[str], ports: PortsDep, principal: PrincipalDep
-    ) -> TeamWithAgentsResponse:
+    async def add_agent(self, team_id: FromPath[str], agent_id: FromPath[str], scope: Scope) -> TeamWithAgentsResponse:
+        ports, principal = caller(scope)
         return team_out(await usecases.add_agent_to_team(ports, principal.organization_id, team_id, agent_id))
 
     @delete(
@@ -118,6 +117,7 @@ class TeamController(Controller):
         responses=errors(404),
     )
     async def remove_agent(
-        self, team_id: FromPath[str], agent_id: FromPath[str], ports: PortsDep, principal: PrincipalDep
+        self, team_id: FromPath[str], agent_id: FromPath[str], scope: Scope
     ) -> TeamWithAgentsResponse:
+        ports, principal = caller(scope)
         return team_out(await usecases.remove_agent_from_team(ports, principal.organization_id, team_id, agent_id))

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from litestar import Controller, get, post
 from litestar.params import FromPath, JSONBody
+from litestar.types import Scope
 
 from controlplane_domain.ports import Clock
 from controlplane_domain.usecases import workers as usecases
 from controlplane_domain.workers import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.workers import Worker as DomainWorker
-from controlplane_http.controllers._shared import Limit, Offset, PortsDep, PrincipalDep, errors, page_of, page_request
+from controlplane_http.controllers._shared import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.wire.common import to_domain
 from controlplane_http.wire.workers import HeartbeatResponse, Worker, WorkerCommandOut, WorkerHeartbeat, WorkerList
 
@@ -37,9 +38,8 @@ class WorkerController(Controller):
     tags = ["workers"]
 
     @post("/heartbeat", operation_id="workerHeartbeat", status_code=200, responses=errors(400))
-    async def heartbeat(
-        self, data: JSONBody[WorkerHeartbeat], ports: PortsDep, principal: PrincipalDep
-    ) -> HeartbeatResponse:
+    async def heartbeat(self, data: JSONBody[WorkerHeartbeat], scope: Scope) -> HeartbeatResponse:
+        ports, principal = caller(scope)
         command = to_domain(data, usecases.RecordHeartbeat)
         receipt = await usecases.record_heartbeat(ports, principal.organization_id, command)
         worker = receipt.worker
@@ -56,12 +56,12 @@ class WorkerController(Controller):
         )
 
     @get("/", operation_id="listWorkers", responses=errors())
-    async def list_workers(
-        self, ports: PortsDep, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0
-    ) -> WorkerList:
+    async def list_workers(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> WorkerList:
+        ports, principal = caller(scope)
         page = await usecases.list_workers(ports, principal.organization_id, page_request(limit, offset))
         return page_of(WorkerList, page, lambda worker: worker_out(worker, ports.clock))
 
     @get("/{worker_id:str}", operation_id="getWorker", responses=errors(404))
-    async def get_worker(self, worker_id: FromPath[str], ports: PortsDep, principal: PrincipalDep) -> Worker:
+    async def get_worker(self, worker_id: FromPath[str], scope: Scope) -> Worker:
+        ports, principal = caller(scope)
         return worker_out(await usecases.get_worker(ports, principal.organization_id, worker_id), ports.clock)
