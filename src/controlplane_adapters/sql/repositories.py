@@ -123,8 +123,11 @@ class _Table(Generic[T]):
         return None if row is None else type(self).to_domain(row)
 
     async def update(self, obj: T) -> None:
-        values = type(self).to_row(obj)
-        parameters = {**values, "where_organization_id": values["organization_id"], "where_id": values["id"]}
+        parameters = type(self).to_row(obj)
+        # The keys travel as where_* only: a parameter named like a column joins the SET clause, and assigning the
+        # primary key (even its own value) makes SQLite scan every referencing row (a team: all agents).
+        parameters["where_organization_id"] = parameters.pop("organization_id")
+        parameters["where_id"] = parameters.pop("id")
         try:
             await self.connection.execute(_update_by_id(self.table), parameters)
         except IntegrityError as exc:
