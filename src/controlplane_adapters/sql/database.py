@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import weakref
 from types import TracebackType
@@ -289,17 +290,6 @@ class _AsyncConnection:
 class SqlUnitOfWork:
     """One connection, one transaction; driver errors leave as domain errors, chained to the cause."""
 
-    agents: SqlAgentRepository
-    teams: SqlTeamRepository
-    workers: SqlWorkerRepository
-    models: SqlModelRepository
-    api_keys: SqlApiKeyRepository
-    organizations: SqlOrganizationRepository
-    idempotency: SqlIdempotencyRepository
-    environments: SqlEnvironmentRepository
-    queues: SqlQueueRepository
-    executions: SqlExecutionRepository
-
     def __init__(self, engine: AsyncEngine | sa.Engine, *, read_only: bool = False) -> None:
         self._engine = engine
         self._read_only = read_only
@@ -321,17 +311,53 @@ class SqlUnitOfWork:
             self._connection = connection
         except (OSError, DBAPIError) as exc:
             raise Unavailable("the database is unavailable") from exc
-        self.agents = SqlAgentRepository(connection)
-        self.teams = SqlTeamRepository(connection)
-        self.workers = SqlWorkerRepository(connection)
-        self.models = SqlModelRepository(connection)
-        self.api_keys = SqlApiKeyRepository(connection)
-        self.organizations = SqlOrganizationRepository(connection)
-        self.idempotency = SqlIdempotencyRepository(connection)
-        self.environments = SqlEnvironmentRepository(connection)
-        self.queues = SqlQueueRepository(connection)
-        self.executions = SqlExecutionRepository(connection)
         return self
+
+    # Repositories are made on first use (a request touches one or two of the ten); a unit of work is used once.
+    @functools.cached_property
+    def agents(self) -> SqlAgentRepository:
+        return SqlAgentRepository(self._open())
+
+    @functools.cached_property
+    def teams(self) -> SqlTeamRepository:
+        return SqlTeamRepository(self._open())
+
+    @functools.cached_property
+    def workers(self) -> SqlWorkerRepository:
+        return SqlWorkerRepository(self._open())
+
+    @functools.cached_property
+    def models(self) -> SqlModelRepository:
+        return SqlModelRepository(self._open())
+
+    @functools.cached_property
+    def api_keys(self) -> SqlApiKeyRepository:
+        return SqlApiKeyRepository(self._open())
+
+    @functools.cached_property
+    def organizations(self) -> SqlOrganizationRepository:
+        return SqlOrganizationRepository(self._open())
+
+    @functools.cached_property
+    def idempotency(self) -> SqlIdempotencyRepository:
+        return SqlIdempotencyRepository(self._open())
+
+    @functools.cached_property
+    def environments(self) -> SqlEnvironmentRepository:
+        return SqlEnvironmentRepository(self._open())
+
+    @functools.cached_property
+    def queues(self) -> SqlQueueRepository:
+        return SqlQueueRepository(self._open())
+
+    @functools.cached_property
+    def executions(self) -> SqlExecutionRepository:
+        return SqlExecutionRepository(self._open())
+
+    def _open(self) -> _AsyncConnection | _LoopConnection:
+        if self._connection is None:
+            raise RuntimeError("repositories are used inside the unit of work's block")
+        return self._connection
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
