@@ -6,13 +6,20 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 import sqlalchemy as sa
+from litestar.testing import TestClient
 
+from controlplane_adapters.clock import ManualClock
+from controlplane_domain.errors import DomainError
+from controlplane_domain.ports import Ports
+from controlplane_domain.usecases.workers import flush_heartbeats
+from tests.conftest import build_test_app
 from tests.databases import truncate
 from tests.e2e.conftest import start_server, stop_server
 from tests.proxy import TcpProxy
-from tests.support import wait_until
+from tests.support import SERVICE_KEY, bearer, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -52,3 +59,37 @@ def test_outage_is_503_and_recovery_needs_no_restart(tmp_path: Path, postgres_ur
             assert client.post("/api/v1/agents", json={"name": "after"}).status_code == 201
     finally:
         stop_server(server)
+
+
+def test_heartbeats_waiting_during_an_outage_are_written_after_it(
+    tmp_path: Path, postgres_url: str, proxy: TcpProxy
+) -> None:
+    asyncio.run(truncate(postgres_url))
+    through_proxy = sa.make_url(postgres_url).set(host="127.0.0.1", port=proxy.port)
+    app = build_test_app("postgres", tmp_path, ManualClock(), through_proxy.render_as_string(hide_password=False),
+                         heartbeat_flush_ms=60_000)  # fmt: skip  # flushed by the test only
+    ports: Ports = app.state["ports"]
+    with TestClient(app) as client:
+        client.headers.update(bearer(SERVICE_KEY))
+        beat = {"worker_id": "w", "environment_name": "e"}
+        assert client.post("/api/v1/workers/heartbeat", json={**beat, "tasks_processed": 1}).json()["registered"]
+        client.post("/api/v1/workers/heartbeat", json={**beat, "tasks_processed": 2})  # waits in the buffer
+        proxy.cut()
+        with pytest.raises(DomainError):
+            client.blocking_portal.call(flush_heartbeats, ports)
+        assert client.get("/api/v1/workers/w").status_code == 503
+        proxy.start()
+        wait_until(lambda: client.get("/api/health").status_code == 200, timeout=30)
+        assert client.blocking_portal.call(flush_heartbeats, ports) == 1
+    assert asyncio.run(stored_tasks_processed(postgres_url, "w")) == 2
+
+
+async def stored_tasks_processed(url: str, worker_id: str) -> int:
+    target = sa.make_url(url)
+    connection = await asyncpg.connect(host=target.host, port=target.port, user=target.username,
+                                       database=target.database)  # fmt: skip
+    try:
+        value = await connection.fetchval("SELECT tasks_processed FROM workers WHERE worker_id = $1", worker_id)
+    finally:
+        await connection.close()
+    return int(value)
