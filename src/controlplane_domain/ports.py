@@ -61,6 +61,10 @@ class TeamRepository(Protocol):
 class WorkerRepository(Protocol):
     async def get(self, organization_id: str, worker_id: str) -> Worker | None: ...
 
+    async def register(self, worker: Worker) -> bool:
+        """Insert the worker unless its id is taken in the organization; True when this call inserted it (of two
+        concurrent first heartbeats, exactly one)."""
+
     async def save(self, worker: Worker) -> None:
         """Insert or replace the worker (keyed by organization and worker id)."""
 

@@ -223,6 +223,16 @@ async def test_workers_upsert_and_scope(uow: UowFactory) -> None:
     assert theirs == worker("w1", "org-b", at=0)
 
 
+async def test_a_worker_registers_once(uow: UowFactory) -> None:
+    async with uow() as work:
+        assert await work.workers.register(worker("w1", at=1)) is True
+        assert await work.workers.register(worker("w1", at=5, seen=3)) is False, "the id is taken"
+        assert await work.workers.register(worker("w1", "org-b", at=2)) is True, "ids are per organization"
+        await work.commit()
+    async with uow() as work:
+        assert await work.workers.get("org-a", "w1") == worker("w1", at=1), "the second registration left it alone"
+
+
 async def test_worker_reports_are_written_together_and_never_over_a_later_heartbeat(uow: UowFactory) -> None:
     async with uow() as work:
         await work.workers.save(worker("w1", at=1, seen=5))  # another process wrote a later heartbeat

@@ -83,5 +83,6 @@ def test_concurrent_first_heartbeats_register_once(server: Server) -> None:
     ]
     responses = asyncio.run(_fire(server, calls))
     assert all(r.status_code == 200 for r in responses), [r.text for r in responses if r.status_code != 200]
+    assert [r.json()["registered"] for r in responses].count(True) == 1, "exactly one heartbeat registered it"
     with server.client() as client:
         assert client.get("/api/v1/workers").json()["total"] == 1

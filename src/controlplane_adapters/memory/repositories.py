@@ -123,6 +123,12 @@ class MemoryWorkerRepository:
     async def get(self, organization_id: str, worker_id: str) -> Worker | None:
         return self.rows.get((organization_id, worker_id))
 
+    async def register(self, worker: Worker) -> bool:
+        if (worker.organization_id, worker.worker_id) in self.rows:
+            return False
+        await self.save(worker)
+        return True
+
     async def save(self, worker: Worker) -> None:
         self.rows[(worker.organization_id, worker.worker_id)] = worker
 

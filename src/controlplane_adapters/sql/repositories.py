@@ -238,6 +238,13 @@ def _worker_by_id() -> sa.Select[Any]:
 
 
 @functools.cache
+def _insert_new(dialect: str, table: sa.Table, keys: tuple[str, ...]) -> Any:
+    """INSERT ... ON CONFLICT (keys) DO NOTHING, built once per dialect and table."""
+    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+    return hot(insert.on_conflict_do_nothing(index_elements=list(keys)))
+
+
+@functools.cache
 def _upsert(
     dialect: str, table: sa.Table, keys: tuple[str, ...], keep: tuple[str, ...] = (), newer: str | None = None
 ) -> Any:
@@ -316,6 +323,13 @@ class SqlWorkerRepository:
         parameters = {"organization_id": organization_id, "worker_id": worker_id}
         row = (await self.connection.execute(_worker_by_id(), parameters)).first()
         return None if row is None else mapping.worker_to_domain(row)
+
+    async def register(self, worker: Worker) -> bool:
+        """INSERT ... ON CONFLICT DO NOTHING: a concurrent registration waits for the first to commit, then
+        inserts nothing (rowcount 0)."""
+        statement = _insert_new(self.connection.dialect.name, tables.workers, ("organization_id", "worker_id"))
+        result = await self.connection.execute(statement, mapping.worker_to_row(worker))
+        return bool(result.rowcount == 1)
 
     async def save(self, worker: Worker) -> None:
         """Insert or update in one statement; registered_at keeps the first heartbeat's value."""

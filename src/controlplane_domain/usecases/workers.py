@@ -74,14 +74,18 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
         if not _changed(known, worker, now):
             return HeartbeatReceipt(known, False, now, commands, 0)  # a repeat: leave without writing
     async with ports.uow() as uow:
-        await uow.workers.save(worker)  # an upsert: a concurrent first heartbeat cannot duplicate the worker
+        # Of two concurrent first heartbeats, one registers the worker; the other updates it (an upsert that keeps
+        # the registration time), and both leave one worker.
+        registered = known is None and await uow.workers.register(worker)
+        if not registered:
+            await uow.workers.save(worker)
         extended = await uow.executions.extend_leases(
             organization_id, command.worker_id, now + timedelta(seconds=ports.lease_timeout_seconds)
         )
         await uow.commit()
     if buffer is not None:
         buffer.written(worker)
-    return HeartbeatReceipt(worker, known is None, now, commands, extended)
+    return HeartbeatReceipt(worker, registered, now, commands, extended)
 
 
 async def flush_heartbeats(ports: Ports) -> int:
