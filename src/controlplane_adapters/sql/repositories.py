@@ -315,6 +315,9 @@ def _extend_leases() -> sa.Update:
     )
 
 
+_WORKER_KEY = ("organization_id", "worker_id")
+
+
 class SqlWorkerRepository:
     def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
@@ -327,20 +330,19 @@ class SqlWorkerRepository:
     async def register(self, worker: Worker) -> bool:
         """INSERT ... ON CONFLICT DO NOTHING: a concurrent registration waits for the first to commit, then
         inserts nothing (rowcount 0)."""
-        statement = _insert_new(self.connection.dialect.name, tables.workers, ("organization_id", "worker_id"))
+        statement = _insert_new(self.connection.dialect.name, tables.workers, _WORKER_KEY)
         result = await self.connection.execute(statement, mapping.worker_to_row(worker))
         return bool(result.rowcount == 1)
 
     async def save(self, worker: Worker) -> None:
         """Insert or update in one statement; registered_at keeps the first heartbeat's value."""
-        keys, keep = ("organization_id", "worker_id"), ("registered_at",)
-        statement = _upsert(self.connection.dialect.name, tables.workers, keys, keep)
+        statement = _upsert(self.connection.dialect.name, tables.workers, _WORKER_KEY, ("registered_at",))
         await self.connection.execute(statement, mapping.worker_to_row(worker))
 
     async def save_reports(self, workers: Sequence[Worker]) -> None:
         """One executemany of the upsert, which leaves a row alone where the stored heartbeat is later."""
-        keys, keep = ("organization_id", "worker_id"), ("registered_at",)
-        statement = _upsert(self.connection.dialect.name, tables.workers, keys, keep, newer="last_heartbeat_at")
+        dialect = self.connection.dialect.name
+        statement = _upsert(dialect, tables.workers, _WORKER_KEY, ("registered_at",), newer="last_heartbeat_at")
         await self.connection.execute(statement, [mapping.worker_to_row(worker) for worker in workers])
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
