@@ -59,17 +59,17 @@ async def require_role(
 
 
 _RESERVED = frozenset({"data", "request", "state", "scope", "headers", "cookies", "query", "body"})
-_QUERY_NAMES: dict[str, frozenset[str]] = {}
+_QUERY_NAMES = "controlplane_query_names"
 
 
 def _declared_query(handler: BaseRouteHandler) -> frozenset[str]:
-    names = _QUERY_NAMES.get(handler.handler_id)
+    """The query parameters the handler declares, kept in its `opt` (its `handler_id` is rebuilt per access)."""
+    names: frozenset[str] | None = handler.opt.get(_QUERY_NAMES)
     if names is None:
         parameters = set(handler.parsed_fn_signature.parameters)
         dependencies = set(handler.resolve_dependencies())
         path_names = {name.split(":")[0] for path in handler.paths for name in re.findall(r"{([^}]+)}", path)}
-        names = frozenset(parameters - dependencies - path_names - _RESERVED)
-        _QUERY_NAMES[handler.handler_id] = names
+        names = handler.opt[_QUERY_NAMES] = frozenset(parameters - dependencies - path_names - _RESERVED)
     return names
 
 
