@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -331,14 +331,16 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
     with process(args, server_env(database_url), workdir / f"server-{database}.log") as proc:
         wait_ready(f"{base}/api/health", headers)
         seeded = seed(base)
-        simple = [
-            ("get", "get agent by id", f"{base}/api/v1/agents/{seeded['agent']}", None, None),
-            ("list", "list agents (20 a page)", f"{base}/api/v1/agents?limit=20", None, None),
-            ("create", "create agent", f"{base}/api/v1/agents", wrk_scripts.CREATE_AGENT, [uuid.uuid4().hex[:8]]),
-            ("heartbeat", "worker heartbeat", f"{base}/api/v1/workers/heartbeat", wrk_scripts.HEARTBEAT, None),
-            ("team", "add agent to team", base,
-             wrk_scripts.ADD_TO_TEAM, [f"/api/v1/teams/{seeded['team_a']}/agents/{seeded['mover']}",
-                                       f"/api/v1/teams/{seeded['team_b']}/agents/{seeded['mover']}"]),
+        team_paths = [f"/api/v1/teams/{seeded['team_a']}/agents/{seeded['mover']}",
+                      f"/api/v1/teams/{seeded['team_b']}/agents/{seeded['mover']}"]  # fmt: skip
+        simple: list[tuple[str, str, str, str | None, Callable[[], list[str] | None]]] = [
+            ("get", "get agent by id", f"{base}/api/v1/agents/{seeded['agent']}", None, lambda: None),
+            ("list", "list agents (20 a page)", f"{base}/api/v1/agents?limit=20", None, lambda: None),
+            # a fresh name prefix for every run: a repeated run must create, not collide
+            ("create", "create agent", f"{base}/api/v1/agents", wrk_scripts.CREATE_AGENT,
+             lambda: [uuid.uuid4().hex[:8]]),
+            ("heartbeat", "worker heartbeat", f"{base}/api/v1/workers/heartbeat", wrk_scripts.HEARTBEAT, lambda: None),
+            ("team", "add agent to team", base, wrk_scripts.ADD_TO_TEAM, lambda: team_paths),
         ]  # fmt: skip
         for key, name, url, script, script_args in simple:
             if key not in only:
@@ -346,7 +348,7 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
             runs = []
             for _ in range(repeat):  # each run against the bare app measured just before it; the median kept
                 baseline = bare.measure(seconds).rate
-                rate, p50, p99, errors = wrk(url, seconds, connections, headers, script, script_args)
+                rate, p50, p99, errors = wrk(url, seconds, connections, headers, script, script_args())
                 runs.append(Result(name, database, rate, p50, p99, errors=errors, baseline=baseline))
             runs.sort(key=lambda run: run.rate / run.baseline)
             chosen = runs[len(runs) // 2]
