@@ -32,7 +32,7 @@ from controlplane_http.controllers.workers import WorkerController
 from controlplane_http.errors import handle_exception
 from controlplane_http.idempotency import Idempotency
 from controlplane_http.limits import LimitPolicy
-from controlplane_http.middleware import IdempotencyMiddleware, SecurityMiddleware
+from controlplane_http.middleware import AuthorizationMiddleware, IdempotencyMiddleware, SecurityMiddleware
 from controlplane_http.responses import FastResponse
 from controlplane_http.streaming import StreamOptions
 
@@ -109,15 +109,7 @@ def create_app(
     diagnostics = Diagnostics(health_probe, backend)
     options = stream_options or StreamOptions()
     anonymous = Principal(default_organization, "anonymous", Role.ADMIN, "none", "anonymous")
-    security = DefineMiddleware(
-        cast(Any, SecurityMiddleware),
-        verifier=verifier,
-        auth=auth,
-        anonymous=anonymous,
-        limiter=limiter,
-        limits=policy,
-        ports=ports,
-    )
+    authorization = DefineMiddleware(cast(Any, AuthorizationMiddleware), ports=ports)
     idempotency = DefineMiddleware(
         cast(Any, IdempotencyMiddleware), idempotency=Idempotency(ports), max_body_bytes=max_body_bytes
     )
@@ -132,7 +124,7 @@ def create_app(
             "policy": Provide(_after_principal(policy), sync_to_thread=False),
             "options": Provide(_after_principal(options), sync_to_thread=False),
         },
-        middleware=[security, idempotency],
+        middleware=[authorization, idempotency],
         state=State({"ports": ports}),
         request_max_body_size=max_body_bytes,
         exception_handlers={Exception: handle_exception},
@@ -145,6 +137,11 @@ def create_app(
         debug=debug,
     )
     _correct_options_allow(app)
+    # Authentication and rate limits wrap routing itself, so that unknown paths and methods are authenticated
+    # and counted too (Litestar's own middleware runs only once a route matched).
+    app.asgi_handler = cast(
+        Any, SecurityMiddleware(cast(Any, app.asgi_handler), verifier, auth, anonymous, limiter, policy, ports)
+    )
     return app
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import msgspec
 
-from controlplane_adapters.ratelimit import RateLimiter
+from controlplane_adapters.ratelimit import RateDecision, RateLimiter
 from controlplane_adapters.settings import AuthSettings
 from controlplane_domain.errors import Conflict, DomainError, Unauthenticated, ValidationFailed
 from controlplane_domain.ports import Ports, TokenVerifier
@@ -69,7 +70,12 @@ def with_headers(send: Send, headers: dict[str, str]) -> Send:
 
 
 class SecurityMiddleware:
-    """Authenticates every request, counts it against its credential's budget, and labels every response."""
+    """Authenticates every request, counts it against its credential's budget, and labels every response.
+
+    It wraps the whole app, routing included (see app.create_app): a request to a path or method that does not
+    exist is authenticated and counted like any other (401 without credentials, 429 past the budget), and only
+    then answered 404 or 405. What needs the route (the role it asks for, its query parameters) is checked
+    after routing by `AuthorizationMiddleware`."""
 
     def __init__(
         self, app: ASGIApp, verifier: TokenVerifier, auth: AuthSettings, anonymous: Principal, limiter: RateLimiter,
@@ -109,6 +115,20 @@ class SecurityMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        try:
+            headers = await self._admit(scope, send)
+        except Exception:  # outside Litestar's exception handling (before routing): answer as it would
+            request_id = str(uuid.uuid4())
+            log.exception("unhandled error admitting %s %s (request %s)", scope["method"], scope["path"], request_id)
+            body = envelope(500, "INTERNAL_ERROR", "internal server error", {"request_id": request_id})
+            await send_json(send, 500, body, {"X-Request-ID": request_id})
+            return
+        if headers is not None:
+            await self.app(scope, receive, with_headers(send, headers))
+
+    async def _admit(self, scope: Scope, send: Send) -> dict[str, str] | None:
+        """Authenticate and count the request: the rate-limit headers to add when it may go on, or None when
+        it was answered here (401, 429, 503)."""
         path: str = scope["path"]
         client = scope.get("client") or ("unknown", 0)
         failure: DomainError | None = None
@@ -122,33 +142,55 @@ class SecurityMiddleware:
                 failure = exc
             if principal is None:
                 decision = await self.limiter.hit(f"ip:{client[0]}", self.limits.anonymous_per_minute)
-            elif is_worker_traffic(scope["method"], path):
-                per_minute = await self.limits.worker(principal.organization_id)
-                decision = await self.limiter.hit(f"worker:{principal.credential_id}", per_minute)
             else:
-                per_minute = await self.limits.api(principal.organization_id)
-                decision = await self.limiter.hit(f"api:{principal.credential_id}", per_minute)
+                try:
+                    decision = await self._count(principal, scope["method"], path)
+                except DomainError as exc:  # the organization's figures could not be read (database away)
+                    status, body, more = domain_error(exc)
+                    await send_json(send, status, body, more)
+                    return None
         headers = decision.headers()
         if not decision.allowed:
             headers["Retry-After"] = str(decision.retry_after(time.time()))
             message = f"rate limit of {decision.limit} requests a minute exceeded"
             await send_json(send, 429, envelope(429, "RATE_LIMITED", message), headers)
-            return
+            return None
         if failure is not None:
             status = 401 if isinstance(failure, Unauthenticated) else 503
             if status == 401:
                 headers["WWW-Authenticate"] = 'Bearer realm="controlplane"'
             await send_json(send, status, envelope(status, failure.code, failure.message, failure.details), headers)
-            return
-        try:
-            await authorize(self.ports, scope, principal)
-        except DomainError as exc:
-            status, body, more = domain_error(exc)
-            await send_json(send, status, body, {**headers, **(more or {})})
-            return
+            return None
         if principal is not None:
             scope["user"] = principal
-        await self.app(scope, receive, with_headers(send, headers))
+        return headers
+
+    async def _count(self, principal: Principal, method: str, path: str) -> RateDecision:
+        if is_worker_traffic(method, path):
+            per_minute = await self.limits.worker(principal.organization_id)
+            return await self.limiter.hit(f"worker:{principal.credential_id}", per_minute)
+        per_minute = await self.limits.api(principal.organization_id)
+        return await self.limiter.hit(f"api:{principal.credential_id}", per_minute)
+
+
+class AuthorizationMiddleware:
+    """After routing: unknown query parameters (422), then the role the route needs (403, or 404 for objects of
+    another organization). The caller was authenticated by `SecurityMiddleware` before routing."""
+
+    def __init__(self, app: ASGIApp, ports: Ports) -> None:
+        self.app = app
+        self.ports = ports
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            principal = scope.get("user")
+            try:
+                await authorize(self.ports, scope, principal if isinstance(principal, Principal) else None)
+            except DomainError as exc:
+                status, body, more = domain_error(exc)
+                await send_json(send, status, body, more)
+                return
+        await self.app(scope, receive, send)
 
 
 class IdempotencyMiddleware:

@@ -19,7 +19,7 @@ from tests.conftest import build_test_app
 from tests.databases import truncate
 from tests.e2e.conftest import start_server, stop_server
 from tests.proxy import TcpProxy
-from tests.support import SERVICE_KEY, bearer, wait_until
+from tests.support import SERVICE_KEY, bearer, make_jwt, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -53,6 +53,10 @@ def test_outage_is_503_and_recovery_needs_no_restart(tmp_path: Path, postgres_ur
                 assert response.status_code == 503, response.text
                 assert response.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
                 assert "Traceback" not in response.text
+            # a caller of an organization not seen yet: its rate-limit figures cannot be read before routing
+            newcomer = client.get("/api/v1/agents", headers=bearer(make_jwt("org-never-seen")))
+            assert newcomer.status_code == 503, newcomer.text
+            assert newcomer.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
             proxy.start()
             wait_until(lambda: client.get("/api/health").status_code == 200, timeout=30)
             assert client.get(f"/api/v1/agents/{agent_id}").json()["name"] == "before"

@@ -85,3 +85,30 @@ def test_an_unavailable_database_is_503() -> None:
     assert body["error"]["code"] == "SERVICE_UNAVAILABLE"
     assert body["error"]["details"]["version"] == "v0.3.0"
     assert body["error"]["details"]["database"]["status"] == "unavailable"
+
+
+class ExplodingPolicy(LimitPolicy):
+    """Reading the caller's figures fails in a way nobody expected (before routing, outside Litestar)."""
+
+    async def api(self, organization_id: str) -> int:
+        raise ZeroDivisionError("secret internals")
+
+
+def test_an_unexpected_error_before_routing_is_500_without_a_traceback() -> None:
+    auth = AuthSettings()
+    ports = Ports(uow=lambda: BrokenUnitOfWork(Unavailable("x")), clock=ManualClock(), ids=UuidGenerator())  # type: ignore[arg-type,return-value]
+    app = create_app(
+        ports=ports,
+        verifier=CredentialVerifier(auth, ServiceKeyVerifier(SERVICE_KEY, "default")),
+        health_probe=Probe(True),
+        auth=auth,
+        policy=ExplodingPolicy(ports=ports, hasher=Sha256SecretHasher()),
+        limiter=RateLimiter(),
+    )
+    with TestClient(app, raise_server_exceptions=False) as client:
+        response = client.get("/api/v1/no-such-path", headers=bearer(SERVICE_KEY))
+    assert response.status_code == 500
+    body = response.json()
+    assert body["error"]["code"] == "INTERNAL_ERROR"
+    assert body["error"]["details"]["request_id"] == response.headers["x-request-id"]
+    assert "secret internals" not in response.text

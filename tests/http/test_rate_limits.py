@@ -64,6 +64,20 @@ def test_over_the_limit_is_429_with_retry_after(tmp_path: Path, limiter_options:
         assert other_credential.status_code == 200, "limits are per credential"
 
 
+def test_unknown_paths_and_methods_are_authenticated_and_counted(tmp_path: Path) -> None:
+    """Routing comes after authentication and rate limits: probing paths needs credentials and spends budget."""
+    with limited_client(tmp_path, rate_limit=3) as client:
+        anonymous = client.get("/api/v1/no-such-area", headers={"Authorization": ""})
+        assert anonymous.status_code == 401
+        assert anonymous.headers["www-authenticate"].startswith("Bearer")
+        statuses = [client.get("/api/v1/no-such-area").status_code, client.put("/api/v1/agents").status_code]
+        assert statuses == [404, 405]
+        assert client.get("/api/v1/agents").headers["x-ratelimit-remaining"] == "0"
+        refused = client.get("/api/v1/no-such-area")
+        assert refused.status_code == 429
+        assert all(name in refused.headers for name in HEADERS)
+
+
 def test_worker_traffic_has_its_own_budget(tmp_path: Path) -> None:
     with limited_client(tmp_path, rate_limit=3, worker_rate_limit=10) as client:
         for _ in range(3):
