@@ -221,3 +221,35 @@ async def test_several_rows_insert_hot_in_one_statement_and_read_back_in_order(e
         async with SqlUnitOfWork(engine) as work:
             await work.executions.add_events(events[:1])
             await work.commit()
+
+
+async def test_an_execution_update_writes_what_changed_and_reads_back_whole(engine: Engine) -> None:
+    """Held rows are updated column by column; a row not held is updated whole: both read back the same."""
+    await seed(engine)
+    executed: list[str] = []
+    async with SqlUnitOfWork(engine) as work:
+        held = await work.executions.get("org-a", "e1", for_update=True)
+        assert held is not None
+        changed = replace(held, status=ExecutionStatus.COMPLETED, response="done", usage={"tokens": 9}, last_seq=4)
+        if isinstance(engine, sa.Engine):
+            work._connection._driver.set_trace_callback(executed.append)  # type: ignore[union-attr]
+        await work.executions.update(changed)
+        await work.executions.update(changed)  # nothing changed since: nothing to write
+        if isinstance(engine, sa.Engine):
+            work._connection._driver.set_trace_callback(None)  # type: ignore[union-attr]
+        await work.commit()
+    async with SqlUnitOfWork(engine) as work:
+        assert await work.executions.get("org-a", "e1") == changed
+        unheld = replace(changed, response="again", updated_at=T0 + timedelta(seconds=5))
+        await work.executions.update(unheld)
+        await work.commit()
+    async with SqlUnitOfWork(engine, read_only=True) as work:
+        assert await work.executions.get("org-a", "e1") == unheld
+    if isinstance(engine, sa.Engine):
+        updates = [sql for sql in executed if sql.startswith("UPDATE")]
+        assert len(updates) == 1
+        assigned = updates[0].split(" WHERE ")[0]
+        assert "status=" in assigned
+        assert "last_seq=" in assigned
+        assert "created_at=" not in assigned, assigned
+        assert "agent_id=" not in assigned, assigned

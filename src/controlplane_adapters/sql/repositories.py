@@ -446,21 +446,60 @@ class SqlQueueRepository(_Table[WorkerQueue]):
 HELD = (ExecutionStatus.RUNNING.value, ExecutionStatus.WAITING_FOR_INPUT.value)
 
 
+@functools.lru_cache(maxsize=256)
+def _update_columns(table: sa.Table, columns: tuple[str, ...]) -> sa.Update:
+    """UPDATE of the given columns only, named by `where_organization_id` and `where_id`; one per column set."""
+    where = (table.c.organization_id == sa.bindparam("where_organization_id"), table.c.id == sa.bindparam("where_id"))
+    return hot(table.update().where(*where).values({name: sa.bindparam(name) for name in columns}))
+
+
 class SqlExecutionRepository(_Table[Execution]):
+    """Executions; an update writes only the columns that changed since this unit of work read the row under
+    its lock (or wrote it). SQLite maintains an index only when the UPDATE assigns one of its columns: setting
+    every column rewrote all seven indexes of the table, 46 us a transaction against 5 for `last_seq` alone."""
+
     table = tables.executions
     to_row = staticmethod(mapping.execution_to_row)
     to_domain = staticmethod(mapping.execution_to_domain)
     unique_field = "id"
     noun = "execution"
 
+    def __init__(self, connection: SqlConnection) -> None:
+        super().__init__(connection)
+        self._stored: dict[str, dict[str, Any]] = {}  # id -> the row as stored, for rows this unit of work holds
+
+    def _hold(self, execution: Execution) -> Execution:
+        self._stored[execution.id] = mapping.execution_to_row(execution)
+        return execution
+
     @property
     def _postgres(self) -> bool:
         return self.connection.dialect.name == "postgresql"
 
+    async def add(self, execution: Execution) -> None:
+        await super().add(execution)
+        self._hold(execution)
+
+    async def update(self, execution: Execution) -> None:
+        row = mapping.execution_to_row(execution)
+        before = self._stored.get(execution.id)
+        if before is None or before["organization_id"] != row["organization_id"]:
+            await super().update(execution)
+        else:
+            changed = tuple(name for name, value in row.items() if before[name] != value)
+            if changed:
+                parameters = {name: row[name] for name in changed}
+                parameters["where_organization_id"], parameters["where_id"] = row["organization_id"], row["id"]
+                await self.connection.execute(_update_columns(self.table, changed), parameters)
+        self._stored[execution.id] = row
+
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
         query = _by_id(self.table, for_update and self._postgres)
         row = (await self.connection.execute(query, {"organization_id": organization_id, "id": execution_id})).first()
-        return None if row is None else mapping.execution_to_domain(row)
+        if row is None:
+            return None
+        execution = mapping.execution_to_domain(row)
+        return self._hold(execution) if for_update else execution
 
     async def list_page(  # type: ignore[override]
         self, organization_id: str, page: PageRequest, where: ExecutionFilter
@@ -480,7 +519,7 @@ class SqlExecutionRepository(_Table[Execution]):
     async def next_queued(self, organization_id: str, queue_id: str) -> Execution | None:
         parameters = {"organization_id": organization_id, "queue_id": queue_id}
         row = (await self.connection.execute(_next_queued(self._postgres), parameters)).first()
-        return None if row is None else mapping.execution_to_domain(row)
+        return None if row is None else self._hold(mapping.execution_to_domain(row))  # locked (skipped by others)
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]:
         parameters = {"organization_id": organization_id, "worker_id": worker_id}
