@@ -31,6 +31,14 @@ class RateDecision:
             "X-RateLimit-Reset": str(self.reset_at),
         }
 
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The same headers, as ASGI wants them (what an admitted request's answer carries)."""
+        return [
+            (b"x-ratelimit-limit", b"%d" % self.limit),
+            (b"x-ratelimit-remaining", b"%d" % self.remaining),
+            (b"x-ratelimit-reset", b"%d" % self.reset_at),
+        ]
+
     def retry_after(self, now: float) -> int:
         """Whole seconds until the window resets (at least 1, at most the one-minute window)."""
         return max(1, min(WINDOW_SECONDS, math.ceil(self.reset_at - now)))

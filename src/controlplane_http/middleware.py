@@ -57,9 +57,8 @@ async def send_json(send: Send, status: int, body: Any, headers: dict[str, str] 
     await send({"type": "http.response.body", "body": payload})
 
 
-def with_headers(send: Send, headers: dict[str, str]) -> Send:
-    """A `send` that adds headers to the response start."""
-    extra = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+def with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+    """A `send` that adds headers (lowercase name and value, as bytes) to the response start."""
 
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -126,7 +125,7 @@ class SecurityMiddleware:
         if headers is not None:
             await self.app(scope, receive, with_headers(send, headers))
 
-    async def _admit(self, scope: Scope, send: Send) -> dict[str, str] | None:
+    async def _admit(self, scope: Scope, send: Send) -> list[tuple[bytes, bytes]] | None:
         """Authenticate and count the request: the rate-limit headers to add when it may go on, or None when
         it was answered here (401, 429, 503)."""
         path: str = scope["path"]
@@ -149,13 +148,14 @@ class SecurityMiddleware:
                     status, body, more = domain_error(exc)
                     await send_json(send, status, body, more)
                     return None
-        headers = decision.headers()
         if not decision.allowed:
+            headers = decision.headers()
             headers["Retry-After"] = str(decision.retry_after(time.time()))
             message = f"rate limit of {decision.limit} requests a minute exceeded"
             await send_json(send, 429, envelope(429, "RATE_LIMITED", message), headers)
             return None
         if failure is not None:
+            headers = decision.headers()
             status = 401 if isinstance(failure, Unauthenticated) else 503
             if status == 401:
                 headers["WWW-Authenticate"] = 'Bearer realm="controlplane"'
@@ -163,7 +163,7 @@ class SecurityMiddleware:
             return None
         if principal is not None:
             scope["user"] = principal
-        return headers
+        return decision.raw_headers()
 
     async def _count(self, principal: Principal, method: str, path: str) -> RateDecision:
         if is_worker_traffic(method, path):
