@@ -48,7 +48,9 @@ class StandardOnly(LimitPolicy):
         return self.standard_per_minute
 
 
-def app_failing_with(error: Exception, database_ok: bool = True) -> TestClient[Any]:
+def app_failing_with(
+    error: Exception, database_ok: bool = True, policy: type[LimitPolicy] = StandardOnly
+) -> TestClient[Any]:
     auth = AuthSettings()
     ports = Ports(uow=lambda: BrokenUnitOfWork(error), clock=ManualClock(), ids=UuidGenerator())  # type: ignore[arg-type,return-value]
     app = create_app(
@@ -56,7 +58,7 @@ def app_failing_with(error: Exception, database_ok: bool = True) -> TestClient[A
         verifier=CredentialVerifier(auth, ServiceKeyVerifier(SERVICE_KEY, "default")),
         health_probe=Probe(database_ok),
         auth=auth,
-        policy=StandardOnly(ports=ports, hasher=Sha256SecretHasher()),
+        policy=policy(ports=ports, hasher=Sha256SecretHasher()),
         limiter=RateLimiter(),
     )
     return TestClient(app, raise_server_exceptions=False)
@@ -95,17 +97,7 @@ class ExplodingPolicy(LimitPolicy):
 
 
 def test_an_unexpected_error_before_routing_is_500_without_a_traceback() -> None:
-    auth = AuthSettings()
-    ports = Ports(uow=lambda: BrokenUnitOfWork(Unavailable("x")), clock=ManualClock(), ids=UuidGenerator())  # type: ignore[arg-type,return-value]
-    app = create_app(
-        ports=ports,
-        verifier=CredentialVerifier(auth, ServiceKeyVerifier(SERVICE_KEY, "default")),
-        health_probe=Probe(True),
-        auth=auth,
-        policy=ExplodingPolicy(ports=ports, hasher=Sha256SecretHasher()),
-        limiter=RateLimiter(),
-    )
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with app_failing_with(Unavailable("x"), policy=ExplodingPolicy) as client:
         response = client.get("/api/v1/no-such-path", headers=bearer(SERVICE_KEY))
     assert response.status_code == 500
     body = response.json()
