@@ -174,7 +174,11 @@ async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
         settings = Settings(
-            database_url=url, service_api_key=KEY, rate_limit_per_minute=10**9, worker_rate_limit_per_minute=10**9
+            database_url=url,
+            service_api_key=KEY,
+            rate_limit_per_minute=10**9,
+            worker_rate_limit_per_minute=10**9,
+            fast_lane=not args.no_fast_lane,
         )
         app = build_app(settings)
         stop = await lifespan(app)
@@ -213,6 +217,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=2000, help="requests a round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", nargs="*", help="get list create heartbeat team roundtrip")
+    parser.add_argument("--no-fast-lane", action="store_true", help="every request through Litestar's router")
     parser.add_argument("--profile", help="write a cProfile of the chosen scenario to this file")
     args = parser.parse_args()
     try:

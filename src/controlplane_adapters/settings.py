@@ -52,6 +52,7 @@ class Settings:
     sse_keepalive_seconds: float = 15.0
     heartbeat_flush_ms: int = 500
     database_pool_size: int = 20
+    fast_lane: bool = True
     auth: AuthSettings = field(default_factory=AuthSettings)
 
 
@@ -212,6 +213,8 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         settings = replace(
             settings, database_pool_size=parse_int("CONTROLPLANE_DATABASE_POOL_SIZE", value, maximum=1000)
         )
+    if (value := env.get("CONTROLPLANE_FAST_LANE")) is not None:
+        settings = replace(settings, fast_lane=parse_bool("CONTROLPLANE_FAST_LANE", value))
     if "CONTROLPLANE_REDIS_NAMESPACE" in env:
         settings = replace(settings, redis_namespace=env["CONTROLPLANE_REDIS_NAMESPACE"] or "controlplane")
     if "CONTROLPLANE_REDIS_URL" in env:

@@ -30,6 +30,7 @@ from controlplane_http.controllers.security import ApiKeyController, Organizatio
 from controlplane_http.controllers.teams import TeamController
 from controlplane_http.controllers.workers import WorkerController
 from controlplane_http.errors import handle_exception
+from controlplane_http.fastlane import HOT_OPERATIONS, FastLane
 from controlplane_http.idempotency import Idempotency
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.middleware import AuthorizationMiddleware, IdempotencyMiddleware, SecurityMiddleware
@@ -99,6 +100,7 @@ def create_app(
     limiter: RateLimiter,
     default_organization: str = "default",
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    fast_lane: bool = True,
     stream_options: StreamOptions | None = None,
     backend: str = "memory",
     on_startup: Sequence[Callable[[], Any]] = (),
@@ -138,10 +140,12 @@ def create_app(
     )
     _correct_options_allow(app)
     # Authentication and rate limits wrap routing itself, so that unknown paths and methods are authenticated
-    # and counted too (Litestar's own middleware runs only once a route matched).
-    app.asgi_handler = cast(
-        Any, SecurityMiddleware(cast(Any, app.asgi_handler), verifier, auth, anonymous, limiter, policy, ports)
-    )
+    # and counted too (Litestar's own middleware runs only once a route matched). The fast lane, between them,
+    # serves the hottest routes' plain requests by the same handlers without Litestar's per-request machinery.
+    routed: Any = app.asgi_handler
+    if fast_lane:
+        routed = FastLane(routed, app, HOT_OPERATIONS, max_body_bytes)
+    app.asgi_handler = cast(Any, SecurityMiddleware(routed, verifier, auth, anonymous, limiter, policy, ports))
     return app
 
 

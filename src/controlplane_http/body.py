@@ -23,6 +23,11 @@ _NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 _BODY_TYPE = "controlplane_body_type"
 
 
+def has_nul(body: bytes) -> bool:
+    """Whether a JSON text holds an escaped NUL character."""
+    return b"\\u0000" in body and _NUL.search(body) is not None
+
+
 class StrictJSONBody(AbstractDTO[Any]):
     """Decodes `data` with `msgspec.json.decode(..., strict=True)` into the handler's annotated Struct."""
 
@@ -39,17 +44,20 @@ class StrictJSONBody(AbstractDTO[Any]):
     def is_supported_model_type_field(cls, field_definition: FieldDefinition) -> bool:
         return False
 
-    def _kind(self) -> Any:
+    @classmethod
+    def body_type(cls, handler: Any) -> Any:
         """The handler's body type, kept in its `opt` (Litestar recomputes `handler_id` on every access)."""
-        handler = self.asgi_connection.route_handler
         kind = handler.opt.get(_BODY_TYPE)
         if kind is None:
-            kind = handler.opt[_BODY_TYPE] = self._types[handler.handler_id]
+            kind = handler.opt[_BODY_TYPE] = cls._types[handler.handler_id]
         return kind
+
+    def _kind(self) -> Any:
+        return self.body_type(self.asgi_connection.route_handler)
 
     def decode_bytes(self, value: bytes) -> Any:
         kind = self._kind()
-        if b"\\u0000" in value and _NUL.search(value):
+        if has_nul(value):
             raise ValidationFailed("", "text must not contain NUL (\\u0000) characters")
         return msgspec.json.decode(value, type=kind, strict=True)
 

@@ -183,6 +183,7 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
         limiter=RateLimiter(settings.redis_url, settings.redis_namespace),
         default_organization=settings.default_organization,
         max_body_bytes=settings.max_body_bytes,
+        fast_lane=settings.fast_lane,
         stream_options=StreamOptions(
             keepalive_seconds=settings.sse_keepalive_seconds,
             tail=EventTail(

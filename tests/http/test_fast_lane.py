@@ -1,0 +1,225 @@
+"""The fast lane answers exactly as Litestar's path does, and hands it everything but the plain case."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar import Controller, Litestar, get
+from litestar.params import FromPath, FromQuery
+from litestar.testing import TestClient
+
+from controlplane_adapters.clock import ManualClock
+from controlplane_http.bootstrap import build_app
+from controlplane_http.fastlane import HOT_OPERATIONS, FastLane
+from controlplane_http.middleware import SecurityMiddleware
+from tests.conftest import app_settings
+from tests.support import DEFAULT_ORG, SERVICE_KEY, bearer, make_jwt
+
+VIEWER = bearer(make_jwt(DEFAULT_ORG, sub="viewer", roles=["viewer"]))
+OTHER = bearer(make_jwt("org-other", sub="intruder"))
+JSON = {"content-type": "application/json"}
+
+
+def heartbeat_body(worker_id: str, **fields: Any) -> dict[str, Any]:
+    return {"worker_id": worker_id, "environment_name": "prod", **fields}
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[tuple[TestClient[Any], TestClient[Any], dict[str, str]]]:
+    """Two apps on one SQLite file and one clock, with and without the lane, and the ids of two agents."""
+    clock = ManualClock()
+    url = f"sqlite+aiosqlite:///{tmp_path / 'lane.db'}"
+    with_lane = build_app(app_settings(url), clock=clock)
+    without_lane = build_app(replace(app_settings(url), fast_lane=False), clock=clock)
+    with TestClient(with_lane) as fast, TestClient(without_lane) as slow:
+        for client in (fast, slow):
+            client.headers.update(bearer(SERVICE_KEY))
+        ids = {}
+        for i in range(25):
+            created = fast.post("/api/v1/agents", json={"name": f"agent-{i:02d}", "configuration": {"n": i}})
+            assert created.status_code == 201, created.text
+            ids.setdefault("first", created.json()["id"])
+        other = fast.post("/api/v1/agents", json={"name": "theirs"}, headers=OTHER)
+        ids["theirs"] = other.json()["id"]
+        yield fast, slow, ids
+
+
+def lane_of(app: Litestar) -> FastLane:
+    security = app.asgi_handler
+    assert isinstance(security, SecurityMiddleware)
+    assert isinstance(security.app, FastLane)
+    return security.app
+
+
+def answer(response: Any) -> tuple[int, str | None, Any, set[str]]:
+    """What a caller sees, less the rate-limit counters (each app counts its own requests)."""
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = response.text
+    if isinstance(body, dict) and "request_id" in body.get("error", {}).get("details", {}):
+        body["error"]["details"]["request_id"] = "..."
+    names = {name.lower() for name in response.headers if not name.lower().startswith("x-ratelimit")}
+    return response.status_code, response.headers.get("content-type"), body, names
+
+
+GETS = [
+    ("/api/v1/agents/{first}", {}),
+    ("/api/v1/agents/{first}", VIEWER),
+    ("/api/v1/agents/{theirs}", {}),
+    ("/api/v1/agents/{theirs}", OTHER),
+    ("/api/v1/agents/no-such-agent", {}),
+    ("/api/v1/agents/{first}?limit=5", {}),
+    ("/api/v1/agents/{first}/", {}),
+    ("/api/v1/agents", {}),
+    ("/api/v1/agents?limit=20", {}),
+    ("/api/v1/agents?limit=20&offset=3", {}),
+    ("/api/v1/agents?offset=24", {}),
+    ("/api/v1/agents?offset=100", {}),
+    ("/api/v1/agents?limit=0", {}),
+    ("/api/v1/agents?limit=101", {}),
+    ("/api/v1/agents?limit=100", {}),
+    ("/api/v1/agents?limit=007", {}),
+    ("/api/v1/agents?offset=00", {}),
+    ("/api/v1/agents?offset=0", {}),
+    ("/api/v1/agents?limit=-1", {}),
+    ("/api/v1/agents?limit=abc", {}),
+    ("/api/v1/agents?limit=", {}),
+    ("/api/v1/agents?limit", {}),
+    ("/api/v1/agents?limit=5&limit=6", {}),
+    ("/api/v1/agents?limit=5&", {}),
+    ("/api/v1/agents?limit=99999999999", {}),
+    ("/api/v1/agents?lim%69t=5", {}),
+    ("/api/v1/agents?colour=red", {}),
+    ("/api/v1/agents", VIEWER),
+    ("/api/v1/agents", OTHER),
+]
+
+
+@pytest.mark.parametrize(("path", "headers"), GETS)
+def test_reads_answer_the_same_with_and_without_the_lane(
+    pair: tuple[TestClient[Any], TestClient[Any], dict[str, str]], path: str, headers: dict[str, str]
+) -> None:
+    fast, slow, ids = pair
+    path = path.format(**ids)
+    assert answer(fast.get(path, headers=headers)) == answer(slow.get(path, headers=headers))
+
+
+HEARTBEATS: list[tuple[Any, dict[str, str]]] = [
+    (heartbeat_body("{w}", tasks_processed=3, worker_metadata={"host": "a"}), JSON),
+    (heartbeat_body("{w}", status="busy", current_task_id="t-1"), JSON),
+    (heartbeat_body("{w}"), {"content-type": "application/json; charset=utf-8"}),
+    (heartbeat_body("{w}"), {"content-type": "text/plain"}),
+    (heartbeat_body("{w}"), {**JSON, "idempotency-key": "k-{w}"}),
+    (heartbeat_body("{w}"), {**JSON, **VIEWER}),
+    (heartbeat_body("{w}", tasks_processed=-1), JSON),
+    (heartbeat_body("{w}", colour="red"), JSON),
+    (heartbeat_body("{w}", worker_metadata={"x": "a\u0000b"}), JSON),
+    ({"environment_name": "prod"}, JSON),
+    (b'{"worker_id": "{w}", "environment_name": ', JSON),
+    (b"", JSON),
+    ([heartbeat_body("{w}")], JSON),
+]
+
+
+@pytest.mark.parametrize(("body", "headers"), HEARTBEATS)
+def test_heartbeats_answer_the_same_with_and_without_the_lane(
+    pair: tuple[TestClient[Any], TestClient[Any], dict[str, str]], body: Any, headers: dict[str, str]
+) -> None:
+    fast, slow, _ = pair
+    answers = []
+    for client, worker in ((fast, "w-fast"), (slow, "w-slow")):
+        for _ in range(2):  # the first registers the worker, the second does not
+            sent = {name: value.replace("{w}", worker) for name, value in headers.items()}
+            if isinstance(body, bytes):
+                raw = body.replace(b"{w}", worker.encode())
+            else:
+                raw = json.dumps(body).replace("{w}", worker).encode()
+            response = client.post("/api/v1/workers/heartbeat", content=raw, headers=sent)
+            status, kind, decoded, names = answer(response)
+            if isinstance(decoded, dict) and decoded.get("worker_id") == worker:
+                decoded["worker_id"] = "w"
+            answers.append((status, kind, decoded, names))
+    assert answers[:2] == answers[2:]
+
+
+def test_the_lane_serves_the_plain_requests_and_hands_on_the_rest(
+    pair: tuple[TestClient[Any], TestClient[Any], dict[str, str]],
+) -> None:
+    fast, _, ids = pair
+    lane = lane_of(fast.app)  # type: ignore[arg-type]
+    handed: list[str] = []
+    behind = lane.app
+
+    async def litestar(scope: Any, receive: Any, send: Any) -> None:
+        handed.append(f"{scope['method']} {scope['path']}?{scope['query_string'].decode()}")
+        await behind(scope, receive, send)
+
+    lane.app = litestar
+    plain = [
+        fast.get(f"/api/v1/agents/{ids['first']}"),
+        fast.get("/api/v1/agents?limit=20&offset=1"),
+        fast.get("/api/v1/agents", headers=VIEWER),
+        fast.post("/api/v1/workers/heartbeat", json=heartbeat_body("w-1")),
+        fast.get("/api/v1/agents/no-such-agent"),  # 404 from the handler, answered in the lane
+    ]
+    assert [r.status_code for r in plain] == [200, 200, 200, 200, 404]
+    assert handed == []
+    fast.get("/api/v1/agents?limit=0")
+    fast.get("/api/v1/agents?colour=red")
+    fast.post("/api/v1/workers/heartbeat", json=heartbeat_body("w-1"), headers=VIEWER)
+    fast.post("/api/v1/workers/heartbeat", json={"worker_id": "w-1"})
+    fast.post("/api/v1/agents", json={"name": "not-hot"})
+    fast.head(f"/api/v1/agents/{ids['first']}")
+    assert handed == [
+        "GET /api/v1/agents?limit=0",
+        "GET /api/v1/agents?colour=red",
+        "POST /api/v1/workers/heartbeat?",
+        "POST /api/v1/workers/heartbeat?",
+        "POST /api/v1/agents?",
+        f"HEAD /api/v1/agents/{ids['first']}?",
+    ]
+
+
+def test_an_oversized_body_is_handed_on_whole(tmp_path: Path) -> None:
+    app = build_app(app_settings(f"sqlite+aiosqlite:///{tmp_path / 'big.db'}", max_body_bytes=200))
+    body = heartbeat_body("w-big", worker_metadata={"pad": "x" * 300})
+    with TestClient(app) as client:
+        client.headers.update(bearer(SERVICE_KEY))
+        response = client.post("/api/v1/workers/heartbeat", json=body)
+        assert response.status_code == 413, response.text
+        assert response.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
+
+
+class Odd(Controller):
+    path = "/odd"
+
+    @get("/{a:str}/{b:str}", operation_id="twoParameters")
+    async def two(self, a: FromPath[str], b: FromPath[str]) -> dict[str, str]:
+        return {"a": a, "b": b}
+
+    @get("/flag", operation_id="flag")
+    async def flag(self, on: FromQuery[bool] = False) -> dict[str, bool]:
+        return {"on": on}
+
+
+@pytest.mark.parametrize("operation", ["twoParameters", "flag", "noSuchOperation"])
+def test_the_lane_refuses_at_start_what_it_cannot_serve_exactly(operation: str) -> None:
+    app = Litestar(route_handlers=[Odd])
+    with pytest.raises(ValueError, match="fast lane"):
+        FastLane(app.asgi_handler, app, [operation], 1024)
+
+
+def test_the_app_serves_the_hot_operations_in_the_lane_unless_told_not_to() -> None:
+    app = build_app(app_settings("memory://"))
+    lane = lane_of(app)
+    served = {call.__name__ for call in (x.call for x in [*lane.exact.values(), *lane.prefixed.values()])}
+    assert served == {"get_agent", "list_agents", "heartbeat"}
+    assert len(HOT_OPERATIONS) == len(served)
+    plain = build_app(replace(app_settings("memory://"), fast_lane=False))
+    assert not isinstance(plain.asgi_handler.app, FastLane)  # type: ignore[attr-defined]
