@@ -226,6 +226,9 @@ def _lane(route: HTTPRoute, method: str, handler: Any) -> Lane:
         and handler.resolve_return_dto() is None
         and not handler.has_sync_callable
         and not handler.parsed_fn_signature.return_type.is_subclass_of(Response)
+        and handler.parsed_fn_signature.return_type.annotation not in (None, type(None))
+        and 200 <= handler.status_code < 300
+        and handler.status_code != 204
         and len(route.path_parameters) <= 1
         and all(parameter.type is str for parameter in route.path_parameters.values())
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from litestar import Controller, Litestar, get
+from litestar import Controller, Litestar, delete, get
 from litestar.params import FromPath, FromQuery
 from litestar.testing import TestClient
 
@@ -203,12 +203,16 @@ class Odd(Controller):
     async def two(self, a: FromPath[str], b: FromPath[str]) -> dict[str, str]:
         return {"a": a, "b": b}
 
+    @delete("/{a:str}", operation_id="noContent")
+    async def gone(self, a: FromPath[str]) -> None:
+        return None
+
     @get("/flag", operation_id="flag")
     async def flag(self, on: FromQuery[bool] = False) -> dict[str, bool]:
         return {"on": on}
 
 
-@pytest.mark.parametrize("operation", ["twoParameters", "flag", "noSuchOperation"])
+@pytest.mark.parametrize("operation", ["twoParameters", "flag", "noContent", "noSuchOperation"])
 def test_the_lane_refuses_at_start_what_it_cannot_serve_exactly(operation: str) -> None:
     app = Litestar(route_handlers=[Odd])
     with pytest.raises(ValueError, match="fast lane"):
