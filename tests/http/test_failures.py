@@ -76,11 +76,12 @@ def app_failing_with(
 @pytest.mark.parametrize(
     ("failing", "path"),
     [
-        (lambda: app_failing_with(ZeroDivisionError("secret internals")), "/api/v1/agents"),
+        (lambda: app_failing_with(ZeroDivisionError("secret internals")), "/api/v1/agents"),  # in the fast lane
+        (lambda: app_failing_with(ZeroDivisionError("secret internals")), "/api/v1/teams"),
         # before routing, outside Litestar's exception handling: reading the caller's rate-limit figures fails
         (lambda: app_failing_with(Unavailable("x"), policy=ExplodingPolicy), "/api/v1/no-such-path"),
     ],
-    ids=["in a handler", "before routing"],
+    ids=["in a handler served by the fast lane", "in a handler served by Litestar", "before routing"],
 )
 def test_an_unexpected_error_is_500_without_a_traceback(failing: Callable[[], TestClient[Any]], path: str) -> None:
     with failing() as client:
@@ -98,6 +99,7 @@ def test_an_unavailable_database_is_503() -> None:
     with app_failing_with(Unavailable("the database is unavailable"), database_ok=False) as client:
         response = client.post("/api/v1/agents", json={"name": "a"}, headers=bearer(SERVICE_KEY))
         assert response.status_code == 503
+        assert client.get("/api/v1/agents/a-1", headers=bearer(SERVICE_KEY)).status_code == 503  # fast lane
         assert response.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
         health = client.get("/api/health", headers=bearer(SERVICE_KEY))
     assert health.status_code == 503
