@@ -193,6 +193,7 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
             ),
         ),
         backend=store.backend,
+        rendered_pages=store.backend == "sqlite",  # the SQLite repositories render list pages themselves
         on_startup=[*store.startup, reaper.start, flusher.start, *([freeze_heap] if freeze_after_start else [])],
         on_shutdown=[reaper.stop, flusher.stop, *store.shutdown],
     )

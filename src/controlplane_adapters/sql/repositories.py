@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.sql import mapping, tables
 from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.rendered import rendered_row
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.environments import Environment, WorkerQueue
@@ -108,6 +109,19 @@ def _page_of(table: sa.Table, order: tuple[str, ...]) -> tuple[sa.Select[Any], s
     return hot(count), hot(rows)
 
 
+@functools.cache
+def _rendered_page_of(table: sa.Table) -> sa.Select[Any]:
+    """One organization's page of rows rendered as JSON objects by SQLite (see rendered.py), built once."""
+    return hot(
+        sa.select(rendered_row(table))
+        .select_from(table)
+        .where(table.c.organization_id == sa.bindparam("organization_id"))
+        .order_by(table.c.created_at, table.c.id)
+        .limit(sa.bindparam("limit"))
+        .offset(sa.bindparam("offset"))
+    )
+
+
 class _Table(Generic[T]):
     """Add, get, update, delete and page one organization-owned table keyed by `id`.
 
@@ -188,6 +202,22 @@ class _Table(Generic[T]):
             .offset(page.offset)
         )
         return [type(self).to_domain(row) for row in rows], total
+
+    @property
+    def rendered_fields(self) -> tuple[str, ...]:
+        """The keys of `rendered_page`'s objects, in order: the table's columns."""
+        return tuple(column.name for column in self.table.columns)
+
+    async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[list[str], int] | None:
+        """`list_page` as JSON objects rendered by the database (SQLite; None elsewhere): a read model for the
+        HTTP layer, which uses it where its wire type is the row (rendered.py)."""
+        if self.connection.dialect.name != "sqlite":
+            return None
+        count, _ = _page_of(self.table, ("created_at", "id"))
+        parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
+        total = (await self.connection.execute(count, parameters)).scalar_one()
+        found = await self.connection.execute(_rendered_page_of(self.table), parameters)
+        return [row[0] for row in found], total
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
         count, rows = _page_of(self.table, ("created_at", "id"))

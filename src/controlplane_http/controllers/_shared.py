@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
+import msgspec
 from litestar import Request
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
@@ -52,6 +53,36 @@ T = TypeVar("T")
 def page_of(kind: Callable[..., L], page: Page[T], convert: Callable[[T], Any]) -> L:
     """A list response (`{items, total, limit, offset}`) of the given wire type."""
     return kind(items=[convert(item) for item in page.items], total=page.total, limit=page.limit, offset=page.offset)
+
+
+class RenderedPages(Protocol):
+    """A repository that can hand a page of its rows already rendered as JSON objects (a SQL read model)."""
+
+    rendered_fields: tuple[str, ...]
+
+    async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[list[str], int] | None: ...
+
+
+async def rendered_list(
+    scope: Scope, organization_id: str, repository: str, kind: Callable[..., L], item: type[Any], page: PageRequest
+) -> L | None:
+    """A list response whose items the database rendered, where the store can (the app's `rendered_pages`) and
+    the wire item is exactly the row (same fields, same order); None to take the domain path. Building 20
+    domain and wire objects cost more than the rest of the request (docs/benchmarks.md)."""
+    app_state = scope["app"].state
+    if not app_state.get("rendered_pages"):
+        return None
+    ports: Ports = app_state["ports"]
+    async with ports.read() as uow:
+        reader: RenderedPages | None = getattr(uow, repository, None)
+        if reader is None or getattr(reader, "rendered_fields", None) != item.__struct_fields__:
+            return None
+        found = await reader.rendered_page(organization_id, page)
+    if found is None:
+        return None
+    items, total = found
+    raw = msgspec.Raw(("[" + ",".join(items) + "]").encode())
+    return kind(items=raw, total=total, limit=page.limit, offset=page.offset)
 
 
 def page_request(limit: int = DEFAULT_LIMIT, offset: int = 0) -> PageRequest:

@@ -9,7 +9,15 @@ from litestar.types import Scope
 from controlplane_domain.agents import Agent as DomainAgent
 from controlplane_domain.config import ExecutionEnvironment
 from controlplane_domain.usecases import agents as usecases
-from controlplane_http.controllers._shared import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.controllers._shared import (
+    Limit,
+    Offset,
+    caller,
+    errors,
+    page_of,
+    page_request,
+    rendered_list,
+)
 from controlplane_http.wire.agents import Agent, AgentCreate, AgentList, AgentUpdate
 from controlplane_http.wire.common import to_domain, to_wire
 from controlplane_http.wire.config import given_fields
@@ -32,8 +40,11 @@ class AgentController(Controller):
     @get("/", operation_id="listAgents", responses=errors())
     async def list_agents(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> AgentList:
         ports, principal = caller(scope)
-        page = await usecases.list_agents(ports, principal.organization_id, page_request(limit, offset))
-        return page_of(AgentList, page, agent_out)
+        request = page_request(limit, offset)
+        rendered = await rendered_list(scope, principal.organization_id, "agents", AgentList, Agent, request)
+        if rendered is not None:  # the same page, rendered by the database (a read model: see rendered_list)
+            return rendered
+        return page_of(AgentList, await usecases.list_agents(ports, principal.organization_id, request), agent_out)
 
     @get("/{agent_id:str}", operation_id="getAgent", responses=errors(404))
     async def get_agent(self, agent_id: FromPath[str], scope: Scope) -> Agent:

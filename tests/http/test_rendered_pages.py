@@ -1,0 +1,93 @@
+"""A list page holds exactly what a get of each item answers, whoever rendered it (SQLite renders agent pages
+itself: controlplane_adapters/sql/rendered.py)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from litestar.testing import TestClient
+
+from controlplane_adapters.clock import ManualClock
+from controlplane_adapters.sql import tables
+from controlplane_http.wire.agents import Agent
+from tests.support import bearer, make_jwt
+
+text = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=24)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=8,
+)
+servers = st.fixed_dictionaries({"command": st.just("run")}, optional={"args": st.lists(text, max_size=2)})
+environments = st.none() | st.fixed_dictionaries(
+    {},
+    optional={
+        "working_dir": st.none() | text,
+        "env_vars": st.dictionaries(text, text, max_size=3),
+        "secrets": st.lists(text, max_size=3),
+        "integration_ids": st.lists(text, max_size=3),
+        "mcp_servers": st.dictionaries(text.map(lambda name: f"s{name}"), servers, max_size=2),
+    },
+)  # fmt: skip
+agents = st.fixed_dictionaries(
+    {"name": text},
+    optional={
+        "description": st.none() | text,
+        "status": st.sampled_from(["active", "inactive", "archived", "idle"]),
+        "runtime": st.sampled_from(["default", "sdk_code"]),
+        "model_id": st.none() | text,
+        "system_prompt": st.none() | text,
+        "capabilities": st.lists(text, max_size=4),
+        "skill_ids": st.lists(text, max_size=4),
+        "execution_environment": environments,
+        "configuration": st.dictionaries(text, json_values, max_size=4),
+    },
+)
+steps = st.integers(min_value=0, max_value=2_000_000)  # microseconds between creates; 0 makes ties
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(specs=st.lists(st.tuples(agents, steps), min_size=1, max_size=5), renamed=text)
+def test_every_item_of_every_page_is_what_a_get_answers(
+    client: TestClient[Any], clock: ManualClock, specs: list[tuple[dict[str, Any], int]], renamed: str
+) -> None:
+    headers = bearer(make_jwt(f"org-{uuid.uuid4().hex}"))  # an organization of this example's own
+    clock.advance(1 - clock.now().microsecond / 1_000_000)  # a whole second: a first step of 0 has no fraction
+    created = []
+    for spec, step in specs:
+        clock.advance(step / 1_000_000)
+        response = client.post(
+            "/api/v1/agents", json={**spec, "name": f"{len(created)} {spec['name']}"}, headers=headers
+        )
+        assert response.status_code == 201, response.text
+        created.append(response.json()["id"])
+    clock.advance(0.000001)
+    patched = client.patch(f"/api/v1/agents/{created[0]}", json={"description": renamed}, headers=headers)
+    assert patched.status_code == 200, patched.text
+    listed: list[dict[str, Any]] = []
+    for offset in range(0, len(created) + 1, 2):
+        page = client.get("/api/v1/agents", params={"limit": 2, "offset": offset}, headers=headers).json()
+        assert (page["total"], page["limit"], page["offset"]) == (len(created), 2, offset)
+        listed.extend(page["items"])
+    assert sorted(item["id"] for item in listed) == sorted(created)
+    for item in listed:
+        assert item == client.get(f"/api/v1/agents/{item['id']}", headers=headers).json()
+    ordered = [(datetime.fromisoformat(item["created_at"]), item["id"]) for item in listed]
+    assert ordered == sorted(ordered)
+
+
+def test_an_empty_page_is_an_empty_list(client: TestClient[Any]) -> None:
+    client.post("/api/v1/agents", json={"name": "only"})
+    page = client.get("/api/v1/agents", params={"offset": 5})
+    assert page.status_code == 200
+    assert page.json() == {"items": [], "total": 1, "limit": 50, "offset": 5}
+
+
+def test_the_agents_row_is_the_wire_agent() -> None:
+    """SQLite renders agent pages only while the wire type is the row: a new field on one but not the other
+    silently takes lists back to the slow path (and fails here)."""
+    assert tuple(column.name for column in tables.agents.columns) == Agent.__struct_fields__
