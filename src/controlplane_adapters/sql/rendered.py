@@ -65,28 +65,38 @@ def _literal(text: str) -> str:
 def rendered_row(table: sa.Table) -> sa.ColumnElement[str]:
     """The SQLite expression of a row of `table` as a JSON object (see the module's docstring).
 
-    Runs of text columns go through one `json_object` call (its closing brace trimmed, and its opening one
-    after the first run): a `json_quote` a column cost twice as much (measured: 20 agents rendered in 42 us
-    against 69 with `json_quote` and a CASE a timestamp; a plain `SELECT *` of them takes 39)."""
-    parts: list[str] = []
+    One `printf` assembles the object; each run of text columns is one `json_object` call (its closing brace
+    trimmed, and its opening one after the first run); a timestamp that cannot be NULL is printed in pieces.
+    Measured on 20 agents: about 33 us, against 42 with `||` concatenation and 69 with a `json_quote` a column
+    and a CASE a timestamp (a plain `SELECT *` of them takes 39)."""
+    formats: list[str] = []
+    arguments: list[str | None] = []
     runs: list[list[sa.Column[object]]] = []
     for column in table.columns:
         kind = _kind(column)
         if kind == "text":
-            if runs and parts[-1] == "":
+            if arguments and arguments[-1] is None:
                 runs[-1].append(column)
             else:
                 runs.append([column])
-                parts.append("")  # the run's place, filled in below
+                formats.append("%s" if not formats else ",%s")
+                arguments.append(None)  # the run's place, filled in below
             continue
-        key = ("{" if not parts else ",") + json.dumps(column.name) + ":"
-        parts.append(_literal(key) + " || " + _value(kind, f'"{column.name}"'))
+        key = ("{" if not formats else ",") + json.dumps(column.name).replace("%", "%%") + ":"
+        name = f'"{column.name}"'
+        if kind == "timestamp" and not column.nullable:  # date, 'T', the time without '.000000', 'Z'
+            formats.append(key + '"%.10sT%sZ"')
+            arguments.append(name)
+            arguments.append(f"iif(substr({name}, 21) = '000000', substr({name}, 12, 8), substr({name}, 12))")
+            continue
+        formats.append(key + "%s")
+        arguments.append(_value(kind, name))  # never NULL: printf would print nothing
     filled = iter(runs)
-    for position, part in enumerate(parts):
-        if part:
+    for position, argument in enumerate(arguments):
+        if argument is not None:
             continue
-        run = next(filled)
-        pairs = ", ".join(f'{_literal(column.name)}, "{column.name}"' for column in run)
+        pairs = ", ".join(f'{_literal(column.name)}, "{column.name}"' for column in next(filled))
         trimmed = f"rtrim(json_object({pairs}), '}}')"  # a run ends with a string or null, never a brace
-        parts[position] = trimmed if position == 0 else f"',' || substr({trimmed}, 2)"
-    return sa.literal_column(" || ".join(parts) + " || '}'", sa.Text).label("rendered")
+        arguments[position] = trimmed if position == 0 else f"substr({trimmed}, 2)"
+    expression = f"printf({_literal(''.join(formats) + '}')}, {', '.join(str(a) for a in arguments)})"
+    return sa.literal_column(expression, sa.Text).label("rendered")

@@ -110,12 +110,20 @@ def _page_of(table: sa.Table, order: tuple[str, ...]) -> tuple[sa.Select[Any], s
 
 
 @functools.cache
+def _column_names(table: sa.Table) -> tuple[str, ...]:
+    return tuple(column.name for column in table.columns)
+
+
+@functools.cache
 def _rendered_page_of(table: sa.Table) -> sa.Select[Any]:
-    """One organization's page of rows rendered as JSON objects by SQLite (see rendered.py), built once."""
+    """One organization's page of rows rendered as JSON objects by SQLite (see rendered.py), each with the
+    organization's total (one statement, one snapshot), built once."""
+    where = table.c.organization_id == sa.bindparam("organization_id")
+    total = sa.select(sa.func.count()).select_from(table).where(where).scalar_subquery()
     return hot(
-        sa.select(rendered_row(table))
+        sa.select(rendered_row(table), total)
         .select_from(table)
-        .where(table.c.organization_id == sa.bindparam("organization_id"))
+        .where(where)
         .order_by(table.c.created_at, table.c.id)
         .limit(sa.bindparam("limit"))
         .offset(sa.bindparam("offset"))
@@ -206,18 +214,19 @@ class _Table(Generic[T]):
     @property
     def rendered_fields(self) -> tuple[str, ...]:
         """The keys of `rendered_page`'s objects, in order: the table's columns."""
-        return tuple(column.name for column in self.table.columns)
+        return _column_names(self.table)
 
     async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[list[str], int] | None:
         """`list_page` as JSON objects rendered by the database (SQLite; None elsewhere): a read model for the
         HTTP layer, which uses it where its wire type is the row (rendered.py)."""
         if self.connection.dialect.name != "sqlite":
             return None
-        count, _ = _page_of(self.table, ("created_at", "id"))
         parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
-        total = (await self.connection.execute(count, parameters)).scalar_one()
-        found = await self.connection.execute(_rendered_page_of(self.table), parameters)
-        return [row[0] for row in found], total
+        found = (await self.connection.execute(_rendered_page_of(self.table), parameters)).all()
+        if not found:  # past the end: the total still counts
+            count, _ = _page_of(self.table, ("created_at", "id"))
+            return [], (await self.connection.execute(count, parameters)).scalar_one()
+        return [row[0] for row in found], found[0][1]
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
         count, rows = _page_of(self.table, ("created_at", "id"))
