@@ -18,8 +18,7 @@ sends the same requests with and without the lane and compares the answers.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,15 +31,8 @@ from litestar.types import Empty
 from controlplane_domain.principal import Principal, Role
 from controlplane_http.body import StrictJSONBody, has_nul
 from controlplane_http.errors import handle_exception
+from controlplane_http.middleware import ASGIApp, Message, Receive, Scope, Send
 from controlplane_http.security import READ_METHODS
-
-log = logging.getLogger("controlplane.http")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # The routes the lane serves, by operation id.
 HOT_OPERATIONS = ("getAgent", "listAgents", "workerHeartbeat")
