@@ -64,15 +64,14 @@ class RenderedPages(Protocol):
 
 
 async def rendered_list(
-    scope: Scope, organization_id: str, repository: str, kind: Callable[..., L], item: type[Any], page: PageRequest
-) -> L | None:
+    scope: Scope, ports: Ports, organization_id: str, repository: str, kind: Callable[..., L], item: type[Any],
+    page: PageRequest,
+) -> L | None:  # fmt: skip
     """A list response whose items the database rendered, where the store can (the app's `rendered_pages`) and
     the wire item is exactly the row (same fields, same order); None to take the domain path. Building 20
     domain and wire objects cost more than the rest of the request (docs/benchmarks.md)."""
-    app_state = scope["app"].state
-    if not app_state.get("rendered_pages"):
+    if not scope["app"].state.get("rendered_pages"):
         return None
-    ports: Ports = app_state["ports"]
     async with ports.read() as uow:
         reader: RenderedPages | None = getattr(uow, repository, None)
         if reader is None or getattr(reader, "rendered_fields", None) != item.__struct_fields__:

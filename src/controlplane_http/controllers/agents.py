@@ -41,7 +41,7 @@ class AgentController(Controller):
     async def list_agents(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> AgentList:
         ports, principal = caller(scope)
         request = page_request(limit, offset)
-        rendered = await rendered_list(scope, principal.organization_id, "agents", AgentList, Agent, request)
+        rendered = await rendered_list(scope, ports, principal.organization_id, "agents", AgentList, Agent, request)
         if rendered is not None:  # the same page, rendered by the database (a read model: see rendered_list)
             return rendered
         return page_of(AgentList, await usecases.list_agents(ports, principal.organization_id, request), agent_out)
