@@ -12,8 +12,9 @@ keyed by column name, in table order:
 - integers and booleans as JSON numbers and `true`/`false`.
 
 It is only right where the wire type of a row is its columns, in order, with the same JSON. The HTTP layer
-checks that at start and uses it only then; `tests/http/test_rendered_pages.py` compares its pages with the
-domain path's on random rows. A JSON column's stored text is emitted as stored: a field added later to the
+checks the names and their order before using it; `tests/http/test_rendered_pages.py` holds a page's items to
+what a get of each answers on random rows, and `tests/contract/test_rendered_rows.py` each kind of column to
+what msgspec writes. A JSON column's stored text is emitted as stored: a field added later to the
 type of a structured JSON column must be backfilled by the migration that adds it.
 """
 
