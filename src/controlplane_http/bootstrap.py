@@ -27,6 +27,7 @@ from controlplane_adapters.sql.database import (
     create_sqlite_engine,
 )
 from controlplane_adapters.sql.notify import PostgresEventBus
+from controlplane_adapters.sql.rendered import sqlite_can_render
 from controlplane_domain.heartbeats import HeartbeatBuffer
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_domain.usecases.executions import EVENTS_PAGE, read_events_after
@@ -193,7 +194,7 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
             ),
         ),
         backend=store.backend,
-        rendered_pages=store.backend == "sqlite",  # the SQLite repositories render list pages themselves
+        rendered_pages=store.backend == "sqlite" and sqlite_can_render(),  # SQLite renders list pages itself
         on_startup=[*store.startup, reaper.start, flusher.start, *([freeze_heap] if freeze_after_start else [])],
         on_shutdown=[reaper.stop, flusher.stop, *store.shutdown],
     )

@@ -3,18 +3,23 @@ itself: controlplane_adapters/sql/rendered.py)."""
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
-from controlplane_adapters.sql import tables
+from controlplane_adapters.sql import rendered, tables
+from controlplane_http.bootstrap import build_app
 from controlplane_http.wire.agents import Agent
-from tests.support import bearer, make_jwt
+from tests.conftest import app_settings
+from tests.support import SERVICE_KEY, bearer, make_jwt
 
 text = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=24)
 json_values = st.recursive(
@@ -91,3 +96,28 @@ def test_the_agents_row_is_the_wire_agent() -> None:
     """SQLite renders agent pages only while the wire type is the row: a new field on one but not the other
     silently takes lists back to the slow path (and fails here)."""
     assert tuple(column.name for column in tables.agents.columns) == Agent.__struct_fields__
+
+
+def test_a_sqlite_without_json_functions_lists_through_the_domain_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class NoJson:
+        Error = sqlite3.Error
+
+        @staticmethod
+        def connect(database: str) -> Any:
+            raise sqlite3.OperationalError("no such function: json_object")
+
+    monkeypatch.setattr(rendered, "sqlite3", NoJson)
+    rendered.sqlite_can_render.cache_clear()
+    try:
+        app = build_app(app_settings(f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"))
+    finally:
+        rendered.sqlite_can_render.cache_clear()
+    assert app.state["rendered_pages"] is False
+    with TestClient(app) as client:
+        client.headers.update(bearer(SERVICE_KEY))
+        created = client.post("/api/v1/agents", json={"name": "a"}).json()
+        page = client.get("/api/v1/agents").json()
+    assert page["items"] == [created]
+    assert page["total"] == 1

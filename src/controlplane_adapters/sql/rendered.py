@@ -22,10 +22,23 @@ from __future__ import annotations
 
 import functools
 import json
+import sqlite3
 
 import sqlalchemy as sa
 
 from controlplane_adapters.sql import tables
+
+
+@functools.cache
+def sqlite_can_render() -> bool:
+    """Whether this process's SQLite has what `rendered_row` uses (`json_object` is in the JSON1 extension,
+    built in by default only since SQLite 3.38)."""
+    try:
+        with sqlite3.connect(":memory:") as connection:
+            connection.execute("SELECT rtrim(json_object('a', 'b'), '}'), printf('%s', 1)").fetchall()
+    except sqlite3.Error:
+        return False
+    return True
 
 
 def _timestamp(column: str) -> str:
@@ -88,7 +101,9 @@ def rendered_row(table: sa.Table) -> sa.ColumnElement[str]:
         if kind == "timestamp" and not column.nullable:  # date, 'T', the time without '.000000', 'Z'
             formats.append(key + '"%.10sT%sZ"')
             arguments.append(name)
-            arguments.append(f"iif(substr({name}, 21) = '000000', substr({name}, 12, 8), substr({name}, 12))")
+            arguments.append(
+                f"CASE WHEN substr({name}, 21) = '000000' THEN substr({name}, 12, 8) ELSE substr({name}, 12) END"
+            )
             continue
         formats.append(key + "%s")
         arguments.append(_value(kind, name))  # never NULL: printf would print nothing
