@@ -204,7 +204,9 @@ class Subscription(Protocol):
 class EventBus(Protocol):
     """Wakes waiters (long polls, streams) when something they watch changed; carries no data."""
 
-    async def publish(self, topic: str) -> None: ...
+    async def publish(self, *topics: str) -> None:
+        """Wake the waiters of each topic (several at once cost one message to other nodes)."""
+        ...
 
     def subscribe(self, topic: str) -> Subscription: ...
 

@@ -33,3 +33,22 @@ async def test_a_publish_wakes_local_waiters_once_and_other_nodes_through_notify
     finally:
         await here.stop()
         await there.stop()
+
+
+async def test_one_publish_of_several_topics_wakes_the_waiters_of_each_on_every_node(postgres_url: str) -> None:
+    here, there = PostgresEventBus(postgres_url), PostgresEventBus(postgres_url)
+    await here.start()
+    await there.start()
+    try:
+        waiting = [bus.subscribe(topic) for bus in (here, there) for topic in ("queue:q", "execution:e")]
+        unrelated = there.subscribe("execution:other")
+        await here.publish("queue:q", "execution:e")
+        for subscription in waiting:
+            assert await subscription.wait(5) is True
+        await there._connection.execute("SELECT 1")  # the notifications for `there` have arrived by now
+        assert await unrelated.wait(0) is False
+        for subscription in [*waiting, unrelated]:
+            subscription.close()
+    finally:
+        await here.stop()
+        await there.stop()

@@ -60,8 +60,9 @@ class LocalEventBus:
     def __init__(self) -> None:
         self._subscriptions: dict[str, set[LocalSubscription]] = defaultdict(set)
 
-    async def publish(self, topic: str) -> None:
-        self.deliver(topic)
+    async def publish(self, *topics: str) -> None:
+        for topic in topics:
+            self.deliver(topic)
 
     def deliver(self, topic: str) -> None:
         for subscription in list(self._subscriptions.get(topic, ())):

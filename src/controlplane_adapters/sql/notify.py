@@ -74,14 +74,17 @@ class PostgresEventBus:
             return  # our own NOTIFY (sent on this connection): `publish` already woke the local waiters
         self._local.deliver(payload)
 
-    async def publish(self, topic: str) -> None:
-        self._local.deliver(topic)
+    async def publish(self, *topics: str) -> None:
+        for topic in topics:
+            self._local.deliver(topic)
         connection = self._connection
-        if connection is None or connection.is_closed():
+        if connection is None or connection.is_closed() or not topics:
             return
+        # One statement for all topics: one network round trip, however many there are.
+        notify = ", ".join(f"pg_notify($1, ${n})" for n in range(2, len(topics) + 2))
         try:
             async with self._lock:
-                await connection.execute("SELECT pg_notify($1, $2)", CHANNEL, topic)
+                await connection.execute(f"SELECT {notify}", CHANNEL, *topics)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
             log.warning("NOTIFY failed; other nodes will see the change on their next wake-up", exc_info=True)
             self._lost.set()

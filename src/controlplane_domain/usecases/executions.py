@@ -78,8 +78,7 @@ def _topic(execution: Execution) -> str:
 
 async def _publish(ports: Ports, *topics: str) -> None:
     if ports.bus is not None:
-        for topic in topics:
-            await ports.bus.publish(topic)
+        await ports.bus.publish(*topics)
 
 
 def _status(execution: Execution, **extra: Any) -> NewEvent:
@@ -95,6 +94,15 @@ def _done(execution: Execution) -> NewEvent:
 
 async def _append(uow: UnitOfWork, execution: Execution, events: Sequence[NewEvent], now: datetime) -> Execution:
     """Give the events the next sequence numbers and store them; the execution remembers the last one."""
+    rows, execution = _numbered(execution, events, now)
+    await uow.executions.add_events(rows)
+    return execution
+
+
+def _numbered(
+    execution: Execution, events: Sequence[NewEvent], now: datetime
+) -> tuple[list[ExecutionEvent], Execution]:
+    """The events with the next sequence numbers, and the execution that remembers the last one."""
     seq = execution.last_seq
     rows = []
     for event in events:
@@ -110,8 +118,7 @@ async def _append(uow: UnitOfWork, execution: Execution, events: Sequence[NewEve
                 created_at=now,
             )
         )
-    await uow.executions.add_events(rows)
-    return replace(execution, last_seq=seq)
+    return rows, replace(execution, last_seq=seq)
 
 
 async def _require(uow: UnitOfWork, organization_id: str, execution_id: str, *, lock: bool = False) -> Execution:
@@ -166,10 +173,11 @@ async def execute(
             created_at=now,
             updated_at=now,
         )
+        # Numbered before it is stored: the row is written once, with its `last_seq`, then its first event.
         queued = pending.transition(S.QUEUED, now)
+        first, queued = _numbered(queued, [_status(queued)], now)
         await uow.executions.add(queued)
-        queued = await _append(uow, queued, [_status(queued)], now)
-        await uow.executions.update(queued)
+        await uow.executions.add_events(first)
         await uow.commit()
     await _publish(ports, f"queue:{queued.worker_queue_id}", _topic(queued))
     return queued
