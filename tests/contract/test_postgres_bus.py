@@ -3,6 +3,9 @@ wakes the waiters of every other node."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from controlplane_adapters.sql.notify import PostgresEventBus
 
 
@@ -49,6 +52,39 @@ async def test_one_publish_of_several_topics_wakes_the_waiters_of_each_on_every_
         assert await unrelated.wait(0) is False
         for subscription in [*waiting, unrelated]:
             subscription.close()
+    finally:
+        await here.stop()
+        await there.stop()
+
+
+class Counting:
+    """The bus's connection, counting the statements sent on it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.statements = 0
+
+    async def execute(self, *arguments: Any) -> Any:
+        self.statements += 1
+        return await self.inner.execute(*arguments)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def test_concurrent_publishes_share_notifies_and_all_reach_the_other_node(postgres_url: str) -> None:
+    here, there = PostgresEventBus(postgres_url), PostgresEventBus(postgres_url)
+    await here.start()
+    await there.start()
+    here._connection = counting = Counting(here._connection)
+    try:
+        topics = [f"execution:{n}" for n in range(50)]
+        waiting = [there.subscribe(topic) for topic in topics]
+        await asyncio.gather(*(here.publish(topic) for topic in topics))  # each returns once its NOTIFY is sent
+        for subscription in waiting:
+            assert await subscription.wait(5) is True
+            subscription.close()
+        assert 1 <= counting.statements < len(topics)
     finally:
         await here.stop()
         await there.stop()

@@ -15,6 +15,7 @@ from controlplane_adapters.memory.bus import LocalEventBus, LocalSubscription
 log = logging.getLogger(__name__)
 
 CHANNEL = "controlplane_events"
+NOTIFY_ALL = "SELECT pg_notify($1, topic) FROM unnest($2::text[]) AS topic"
 
 
 def asyncpg_dsn(url: str) -> str:
@@ -31,7 +32,9 @@ class PostgresEventBus:
         self._dsn = asyncpg_dsn(url)
         self._local = LocalEventBus()
         self._connection: Any = None
-        self._lock = asyncio.Lock()
+        self._pending: list[str] = []  # topics waiting for the next NOTIFY statement
+        self._sent: asyncio.Future[None] | None = None  # resolved once the pending topics were sent
+        self._sender: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
         self._lost = asyncio.Event()
 
@@ -40,6 +43,9 @@ class PostgresEventBus:
         self._keeper = asyncio.create_task(self._keep_connected(), name="notify-listener")
 
     async def stop(self) -> None:
+        if self._sender is not None:
+            with contextlib.suppress(Exception):
+                await self._sender  # what was published before the stop still goes out
         if self._keeper is not None:
             self._keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -75,19 +81,38 @@ class PostgresEventBus:
         self._local.deliver(payload)
 
     async def publish(self, *topics: str) -> None:
+        """Wake this node's waiters now and the other nodes' through NOTIFY; returns once the NOTIFY was sent.
+
+        Publishes that arrive while a NOTIFY is in flight share the next one: a single statement for every
+        waiting topic. Sent one by one (each a network round trip, one at a time on the one connection), the
+        NOTIFYs of an execution round trip queued behind each other under load."""
         for topic in topics:
             self._local.deliver(topic)
         connection = self._connection
         if connection is None or connection.is_closed() or not topics:
             return
-        # One statement for all topics: one network round trip, however many there are.
-        notify = ", ".join(f"pg_notify($1, ${n})" for n in range(2, len(topics) + 2))
-        try:
-            async with self._lock:
-                await connection.execute(f"SELECT {notify}", CHANNEL, *topics)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-            log.warning("NOTIFY failed; other nodes will see the change on their next wake-up", exc_info=True)
-            self._lost.set()
+        self._pending.extend(topics)
+        if self._sent is None:
+            self._sent = asyncio.get_running_loop().create_future()
+        sent = self._sent
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send_pending(), name="notify-sender")
+        await asyncio.shield(sent)
+
+    async def _send_pending(self) -> None:
+        while self._pending:
+            topics, self._pending = self._pending, []
+            sent, self._sent = self._sent, None
+            try:
+                connection = self._connection
+                if connection is not None and not connection.is_closed():
+                    await connection.execute(NOTIFY_ALL, CHANNEL, topics)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                log.warning("NOTIFY failed; other nodes will see the change on their next wake-up", exc_info=True)
+                self._lost.set()
+            finally:
+                if sent is not None and not sent.done():
+                    sent.set_result(None)
 
     def subscribe(self, topic: str) -> LocalSubscription:
         return self._local.subscribe(topic)
