@@ -16,6 +16,7 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "controlplane_events"
 NOTIFY_ALL = "SELECT pg_notify($1, topic) FROM unnest($2::text[]) AS topic"
+STOP_SECONDS = 5.0  # how long a stop waits for NOTIFYs still in flight
 
 
 def asyncpg_dsn(url: str) -> str:
@@ -43,9 +44,10 @@ class PostgresEventBus:
         self._keeper = asyncio.create_task(self._keep_connected(), name="notify-listener")
 
     async def stop(self) -> None:
-        if self._sender is not None:
-            with contextlib.suppress(Exception):
-                await self._sender  # what was published before the stop still goes out
+        if self._sender is not None:  # what was published before the stop still goes out, unless Postgres hangs
+            _, late = await asyncio.wait({self._sender}, timeout=STOP_SECONDS)
+            for sender in late:
+                sender.cancel()
         if self._keeper is not None:
             self._keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
