@@ -184,7 +184,14 @@ class ExecutionRepository(Protocol):
 
     async def count_unfinished(self, organization_id: str, queue_id: str) -> int: ...
 
-    async def add_events(self, events: Sequence[ExecutionEvent]) -> None: ...
+    async def record(self, before: Execution | None, after: Execution, events: Sequence[ExecutionEvent]) -> bool:
+        """Store a change of one execution with the events that tell it, as one atomic write: `after` is added
+        when `before` is None; otherwise it replaces `before` only if the stored execution is still at
+        `before.last_seq` (compare-and-set: every change of an execution appends events). False, with nothing
+        written, when another writer changed it first.
+
+        The last write of its unit of work: when it is also the first, a store may make it durable before
+        `commit()` (Postgres runs it as a transaction of its own, without the BEGIN and COMMIT round trips)."""
 
     async def events_after(
         self, organization_id: str, execution_id: str, after_seq: int, limit: int

@@ -86,3 +86,40 @@ def test_concurrent_first_heartbeats_register_once(server: Server) -> None:
     assert [r.json()["registered"] for r in responses].count(True) == 1, "exactly one heartbeat registered it"
     with server.client() as client:
         assert client.get("/api/v1/workers").json()["total"] == 1
+
+
+def test_concurrent_appends_to_one_execution_lose_nothing(server: Server) -> None:
+    """Batches racing on one execution (each a compare-and-set on its last sequence number, retried under the
+    row's lock when it loses) all land, each contiguous, numbered without gaps; a completion racing with them
+    ends the stream after every batch that got in before it and refuses the ones after it."""
+    with server.client() as client:
+        agent = client.post("/api/v1/agents", json={"name": "racer"}).json()["id"]
+        environment = client.post("/api/v1/environments", json={"name": "race"}).json()["id"]
+        queue = client.post(f"/api/v1/environments/{environment}/worker-queues", json={"name": "q"}).json()["id"]
+        execution = client.post(f"/api/v1/agents/{agent}/execute",
+                                json={"prompt": "p", "worker_queue_id": queue}).json()["id"]  # fmt: skip
+        leased = client.post(f"/api/v1/worker-queues/{queue}/lease", json={"worker_id": "w", "wait_seconds": 0})
+        attempt = leased.json()["attempt"]
+    path = f"/api/v1/executions/{execution}"
+
+    def batch(index: int) -> dict[str, Any]:
+        events = [{"type": "log", "data": {"batch": index, "part": part}} for part in range(3)]
+        return {"worker_id": "w", "attempt": attempt, "events": events}
+
+    calls: list[tuple[str, str, dict[str, Any] | None]] = [("POST", f"{path}/events", batch(i)) for i in range(24)]
+    calls.insert(16, ("POST", f"{path}/complete", {"worker_id": "w", "attempt": attempt, "status": "completed"}))
+    responses = asyncio.run(_fire(server, calls))
+    statuses = [response.status_code for response in responses]
+    assert set(statuses) <= {200, 409}, [r.text for r in responses if r.status_code not in (200, 409)]
+    assert responses[16].status_code == 200
+    with server.client() as client:
+        logged = client.get(f"{path}/events", params={"limit": 200}).json()["items"]
+    assert [event["seq"] for event in logged] == list(range(1, len(logged) + 1))
+    batches = [event["data"]["batch"] for event in logged if event["type"] == "log"]
+    landed = [index for index in range(24) if responses[index if index < 16 else index + 1].status_code == 200]
+    assert sorted(set(batches)) == landed
+    for index in landed:  # each batch in one piece, in its order
+        at = batches.index(index)
+        assert batches[at : at + 3] == [index] * 3
+        assert [e["data"]["part"] for e in logged if e["type"] == "log" and e["data"]["batch"] == index] == [0, 1, 2]
+    assert [event["type"] for event in logged][-2:] == ["status", "done"]

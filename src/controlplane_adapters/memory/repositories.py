@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar
 
@@ -315,7 +315,29 @@ class MemoryExecutionRepository:
             if e.organization_id == organization_id and e.worker_queue_id == queue_id and not e.is_terminal
         )
 
-    async def add_events(self, events: Sequence[ExecutionEvent]) -> None:
+    async def record(self, before: Execution | None, after: Execution, events: Sequence[ExecutionEvent]) -> bool:
+        stored = self.rows.get(after.id)
+        if before is None and stored is not None:
+            raise Conflict(f"execution with id '{after.id}' already exists", {"field": "id"})
+        if before is not None and (
+            stored is None
+            or (stored.organization_id, stored.last_seq) != (before.organization_id, before.last_seq)
+            or after.organization_id != before.organization_id
+        ):
+            return False
+        await self._add_events(events)
+        if before is None or stored is None:
+            self.rows[after.id] = after
+        else:  # what the change changed, over what is stored (a lease extended since the read stays extended)
+            changed = {
+                f.name: getattr(after, f.name)
+                for f in fields(after)
+                if getattr(before, f.name) != getattr(after, f.name)
+            }
+            self.rows[after.id] = replace(stored, **changed)
+        return True
+
+    async def _add_events(self, events: Sequence[ExecutionEvent]) -> None:
         """Logs are tuples, replaced on append, so a unit of work's copy of the tables stays cheap."""
         for event in events:
             log = self.events.get(event.execution_id, ())

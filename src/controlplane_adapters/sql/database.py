@@ -14,7 +14,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from controlplane_adapters.sql.hot import HotResult, Plan, plan_for
+from controlplane_adapters.sql.hot import ATOMIC, READ, HotResult, Plan, plan_for
 from controlplane_adapters.sql.repositories import (
     SqlAgentRepository,
     SqlApiKeyRepository,
@@ -210,9 +210,11 @@ def close_idle_connections(engine: sa.Engine) -> None:
 class _AsyncConnection:
     """An AsyncConnection whose hot statements run on the asyncpg connection itself.
 
-    Readers run them outside any transaction (each statement its own snapshot, as under READ COMMITTED inside
-    one, without the BEGIN and ROLLBACK round trips). A writer begins its transaction as SQLAlchemy would (its
-    Connection's transaction, then the driver's BEGIN), so that SQLAlchemy commits or rolls back what ran hot."""
+    Plain reads run outside any transaction until the unit of work first writes (each statement its own
+    snapshot, as under READ COMMITTED inside one, without the BEGIN and ROLLBACK round trips). The first write
+    begins the transaction as SQLAlchemy would (its Connection's transaction, then the driver's BEGIN), so that
+    SQLAlchemy commits or rolls back what ran hot; a locking read counts as a write. An atomic statement (see
+    `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing more."""
 
     def __init__(self, connection: AsyncConnection, read_only: bool) -> None:
         self._connection = connection
@@ -220,17 +222,25 @@ class _AsyncConnection:
         self._read_only = read_only
         self._driver: Any = None
         self._hot = connection.dialect.driver == "asyncpg"
+        self._done = False  # an atomic statement ran on its own: nothing may be written after it
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
         plan = plan_for(statement, self.dialect, parameters) if self._hot else None
         if plan is None:
+            if self._done and not isinstance(statement, sa.Select):
+                raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
             return await self._connection.execute(statement, parameters)
         if self._driver is None:
             raw = await self._connection.get_raw_connection()
             self._driver = raw.driver_connection
             self._adapter: Any = raw.dbapi_connection
-        if not self._read_only and not self._driver.is_in_transaction() and not await self._begin():
-            return await self._connection.execute(statement, parameters)
+        if not self._read_only and plan.kind != READ and not self._driver.is_in_transaction():
+            if self._done:
+                raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
+            if plan.kind == ATOMIC:
+                self._done = True
+            elif not await self._begin():
+                return await self._connection.execute(statement, parameters)
         if isinstance(parameters, list):  # executemany (rows are not returned)
             return await self._run_many(plan, [plan.values(each) for each in parameters])
         return await self._run(plan, plan.values(parameters or {}))

@@ -22,6 +22,9 @@ S = TypeVar("S")
 Processor = Callable[[Any], Any] | None
 
 
+READ, WRITE, ATOMIC = "read", "write", "atomic"
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """One compiled form of a hot statement for one dialect and one set of parameter names."""
@@ -32,6 +35,7 @@ class Plan:
     binds: tuple[Processor, ...]
     row: Callable[[Sequence[Any]], Any] | None  # None: the statement returns no rows
     processed: tuple[tuple[int, Callable[[Any], Any]], ...]  # (column, result processor) where there is one
+    kind: str = WRITE  # READ (a SELECT that locks nothing), WRITE, or ATOMIC (see `hot`)
 
     def values(self, parameters: Mapping[str, Any]) -> list[Any]:
         out = []
@@ -81,12 +85,15 @@ class HotResult:
         return self._rows[0][0]
 
 
-_HOT: dict[int, tuple[Any, dict[tuple[str, tuple[str, ...]], Plan]]] = {}
+_HOT: dict[int, tuple[Any, dict[tuple[str, tuple[str, ...]], Plan], bool]] = {}
 
 
-def hot(statement: S) -> S:
-    """Register a statement that is built once and executed often (keep it alive: the registry holds it)."""
-    _HOT[id(statement)] = (statement, {})
+def hot(statement: S, *, atomic: bool = False) -> S:
+    """Register a statement that is built once and executed often (keep it alive: the registry holds it).
+
+    `atomic`: a write complete in itself. A unit of work that has written nothing before it may run it as a
+    transaction of its own (Postgres: without the BEGIN and COMMIT round trips) and then writes nothing more."""
+    _HOT[id(statement)] = (statement, {}, atomic)
     return statement
 
 
@@ -108,11 +115,14 @@ def plan_for(statement: Any, dialect: Dialect, parameters: Any) -> Plan | None:
     keys = tuple(parameters) if parameters else ()
     plan = entry[1].get((dialect.name, keys))
     if plan is None:
-        plan = entry[1][(dialect.name, keys)] = _compile(entry[0], dialect, keys)
+        plan = entry[1][(dialect.name, keys)] = _compile(entry[0], dialect, keys, entry[2])
     return plan
 
 
-def _compile(statement: Any, dialect: Dialect, keys: tuple[str, ...]) -> Plan:
+LOCKING = (" FOR UPDATE", " FOR NO KEY UPDATE", " FOR SHARE", " FOR KEY SHARE")
+
+
+def _compile(statement: Any, dialect: Dialect, keys: tuple[str, ...], atomic: bool) -> Plan:
     compiled: Any = statement.compile(dialect=dialect, column_keys=list(keys) or None)
     sql: str = compiled.string
     if "POSTCOMPILE" in sql or compiled.positiontup is None:
@@ -133,4 +143,10 @@ def _compile(statement: Any, dialect: Dialect, keys: tuple[str, ...]) -> Plan:
             process = entry.type._cached_result_processor(dialect, None)
             if process is not None:
                 processed.append((column, process))
-    return Plan(sql, names, defaults, binds, row, tuple(processed))
+    if atomic:
+        kind = ATOMIC
+    elif sql.lstrip().upper().startswith("SELECT") and not any(lock in sql.upper() for lock in LOCKING):
+        kind = READ
+    else:
+        kind = WRITE
+    return Plan(sql, names, defaults, binds, row, tuple(processed), kind)

@@ -7,8 +7,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
+import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
 
@@ -392,6 +394,42 @@ def _extend_leases() -> sa.Update:
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _update_if_at(columns: tuple[str, ...]) -> sa.Update:
+    """UPDATE of the given columns of an execution still at `expected_seq` (compare-and-set), named like
+    `_update_by_id`."""
+    t = tables.executions
+    where = (
+        t.c.organization_id == sa.bindparam("where_organization_id"),
+        t.c.id == sa.bindparam("where_id"),
+        t.c.last_seq == sa.bindparam("expected_seq"),
+    )
+    return hot(t.update().where(*where).values({name: sa.bindparam(name) for name in columns}))
+
+
+EVENT_ARRAYS = (("seq", sa.Integer()), ("type", sa.String()), ("attempt", sa.Integer()))
+
+
+@functools.lru_cache(maxsize=256)
+def _record_in_one(columns: tuple[str, ...] | None) -> sa.Select[Any]:
+    """Postgres: an execution's change and its events as one statement (data-modifying CTEs), atomic on its own.
+    `columns` None inserts the execution; otherwise `_update_if_at`. The events (one array a column, unnested
+    side by side) are inserted only if the execution was, and the statement returns its id only then."""
+    t, e = tables.executions, tables.execution_events
+    if columns is None:
+        write: Any = t.insert().values({c.name: sa.bindparam(c.name) for c in t.columns})
+    else:
+        write = _update_if_at(columns)
+    changed = write.returning(t.c.id, t.c.organization_id).cte("changed")
+    unnested = [sa.func.unnest(sa.bindparam(f"event_{name}", type_=ARRAY(kind))) for name, kind in EVENT_ARRAYS]
+    data = sa.cast(sa.func.unnest(sa.bindparam("event_data", type_=ARRAY(sa.Text()))), JSONB)
+    created = sa.func.unnest(sa.bindparam("event_created_at", type_=ARRAY(tables.UtcDateTime())))
+    rows = sa.select(changed.c.id, changed.c.organization_id, *unnested, data, created)
+    names = ["execution_id", "organization_id", *(name for name, _ in EVENT_ARRAYS), "data", "created_at"]
+    inserted = e.insert().from_select(names, rows).cte("inserted")
+    return hot(sa.select(changed.c.id).add_cte(inserted), atomic=True)
+
+
 _WORKER_KEY = ("organization_id", "worker_id")
 
 
@@ -605,6 +643,60 @@ class SqlExecutionRepository(_Table[Execution]):
             )
         )
         return int(result.scalar_one())
+
+    async def record(self, before: Execution | None, after: Execution, events: Sequence[ExecutionEvent]) -> bool:
+        row = mapping.execution_to_row(after)
+        columns: tuple[str, ...] | None = None
+        if before is not None:
+            old = mapping.execution_to_row(before)
+            if (old["organization_id"], old["id"]) != (row["organization_id"], row["id"]):
+                raise ValueError("a change records the same execution it was made from")
+            columns = tuple(name for name in _values(self.table) if old[name] != row[name]) or ("last_seq",)
+        if any((e.execution_id, e.organization_id) != (after.id, after.organization_id) for e in events):
+            raise ValueError("the events of a change are the changed execution's")
+        try:
+            if self._postgres:
+                recorded = await self._record_in_one(before, row, columns, events)
+            else:
+                recorded = await self._record_in_steps(before, row, columns, events)
+        except IntegrityError as exc:
+            raise self._conflict(after, exc) from exc
+        if recorded:
+            self._seen[after.id] = after
+        return recorded
+
+    async def _record_in_one(
+        self, before: Execution | None, row: dict[str, Any], columns: tuple[str, ...] | None,
+        events: Sequence[ExecutionEvent],
+    ) -> bool:  # fmt: skip
+        parameters = row if columns is None else self._where_at(before, row, columns)
+        for name, _ in EVENT_ARRAYS:
+            parameters[f"event_{name}"] = [getattr(event, name) for event in events]
+        parameters["event_type"] = [event.type.value for event in events]
+        parameters["event_data"] = [msgspec.json.encode(event.data).decode() for event in events]
+        parameters["event_created_at"] = [event.created_at for event in events]
+        return (await self.connection.execute(_record_in_one(columns), parameters)).first() is not None
+
+    async def _record_in_steps(
+        self, before: Execution | None, row: dict[str, Any], columns: tuple[str, ...] | None,
+        events: Sequence[ExecutionEvent],
+    ) -> bool:  # fmt: skip
+        if columns is None:
+            await self.connection.execute(_insert(self.table), row)
+        else:
+            result = await self.connection.execute(_update_if_at(columns), self._where_at(before, row, columns))
+            if result.rowcount != 1:
+                return False
+        await self.add_events(events)
+        return True
+
+    @staticmethod
+    def _where_at(before: Execution | None, row: dict[str, Any], columns: tuple[str, ...]) -> dict[str, Any]:
+        assert before is not None
+        parameters = {name: row[name] for name in columns}
+        parameters.update(where_organization_id=row["organization_id"], where_id=row["id"],
+                          expected_seq=before.last_seq)  # fmt: skip
+        return parameters
 
     async def add_events(self, events: Sequence[ExecutionEvent]) -> None:
         if events:

@@ -11,7 +11,7 @@ from typing import Any
 from controlplane_domain.agents import Agent
 from controlplane_domain.config import JSONObject
 from controlplane_domain.environments import QueueStatus
-from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.errors import Conflict, NotFound, TransientFailure, ValidationFailed
 from controlplane_domain.executions import (
     SERVER_EVENTS,
     EventType,
@@ -92,13 +92,6 @@ def _done(execution: Execution) -> NewEvent:
     return NewEvent(type=EventType.DONE, data={**data, "usage": execution.usage})
 
 
-async def _append(uow: UnitOfWork, execution: Execution, events: Sequence[NewEvent], now: datetime) -> Execution:
-    """Give the events the next sequence numbers and store them; the execution remembers the last one."""
-    rows, execution = _numbered(execution, events, now)
-    await uow.executions.add_events(rows)
-    return execution
-
-
 def _numbered(
     execution: Execution, events: Sequence[NewEvent], now: datetime
 ) -> tuple[list[ExecutionEvent], Execution]:
@@ -126,6 +119,34 @@ async def _require(uow: UnitOfWork, organization_id: str, execution_id: str, *, 
     if execution is None:
         raise NotFound("execution", execution_id)
     return execution
+
+
+Change = tuple[Execution, Sequence[NewEvent]]  # an execution as changed, and the events that tell the change
+
+
+async def _change(
+    ports: Ports, organization_id: str, execution_id: str, decide: Callable[[Execution, datetime], Change | Execution]
+) -> Execution:
+    """Read an execution, decide, and record the change (or answer with the execution `decide` returns as is).
+
+    The first try reads without a lock and records with a compare-and-set on `last_seq` (on Postgres: two
+    statements and no transaction round trips). Only when another writer changed the execution in between is it
+    read again, locked this time, so a busy execution still makes progress."""
+    for lock in (False, True):
+        async with ports.uow() as uow:
+            execution = await _require(uow, organization_id, execution_id, lock=lock)
+            now = ports.clock.now()
+            decided = decide(execution, now)
+            if isinstance(decided, Execution):
+                return decided
+            rows, changed = _numbered(*decided, now)
+            recorded = await uow.executions.record(execution, changed, rows)
+            if recorded:
+                await uow.commit()
+        if recorded:
+            await _publish(ports, _topic(changed))
+            return changed
+    raise TransientFailure("the execution changed while it was being changed; please retry")
 
 
 def _check_lease(execution: Execution, worker_id: str, attempt: int) -> None:
@@ -173,11 +194,9 @@ async def execute(
             created_at=now,
             updated_at=now,
         )
-        # Numbered before it is stored: the row is written once, with its `last_seq`, then its first event.
         queued = pending.transition(S.QUEUED, now)
         first, queued = _numbered(queued, [_status(queued)], now)
-        await uow.executions.add(queued)
-        await uow.executions.add_events(first)
+        await uow.executions.record(None, queued, first)
         await uow.commit()
     await _publish(ports, f"queue:{queued.worker_queue_id}", _topic(queued))
     return queued
@@ -208,8 +227,9 @@ async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id
             worker_id=worker_id,
             lease_expires_at=now + timedelta(seconds=ports.lease_timeout_seconds),
         )
-        running = await _append(uow, running, [_status(running, worker_id=worker_id)], now)
-        await uow.executions.update(running)
+        rows, running = _numbered(running, [_status(running, worker_id=worker_id)], now)
+        if not await uow.executions.record(execution, running, rows):  # it is locked: only a broken store fails
+            raise TransientFailure("the execution changed while it was being leased")
         agent = await uow.agents.get(organization_id, running.agent_id) if running.agent_id else None
         team = None
         if running.team_id:
@@ -256,14 +276,12 @@ async def append_events(
     for index, event in enumerate(events):
         if event.type in SERVER_EVENTS:
             raise ValidationFailed(f"events.{index}.type", f"'{event.type}' events are written by the service")
-    async with ports.uow() as uow:
-        execution = await _require(uow, organization_id, execution_id, lock=True)
+
+    def add(execution: Execution, now: datetime) -> Change:
         _check_lease(execution, worker_id, attempt)
-        execution = await _append(uow, execution, events, ports.clock.now())
-        await uow.executions.update(execution)
-        await uow.commit()
-    await _publish(ports, _topic(execution))
-    return execution
+        return execution, events
+
+    return await _change(ports, organization_id, execution_id, add)
 
 
 @retry_transient
@@ -271,8 +289,8 @@ async def complete(ports: Ports, organization_id: str, execution_id: str, comman
     """Finish the current attempt; repeating the same completion changes nothing, a stale one is 409."""
     if command.status not in FINISHING:
         raise ValidationFailed("status", "must be completed, failed or cancelled")
-    async with ports.uow() as uow:
-        execution = await _require(uow, organization_id, execution_id, lock=True)
+
+    def finish(execution: Execution, now: datetime) -> Change | Execution:
         if (
             execution.is_terminal
             and execution.attempt == command.attempt
@@ -281,7 +299,6 @@ async def complete(ports: Ports, organization_id: str, execution_id: str, comman
         ):
             return execution
         _check_lease(execution, command.worker_id, command.attempt)
-        now = ports.clock.now()
         finished = execution.transition(
             command.status,
             now,
@@ -290,34 +307,27 @@ async def complete(ports: Ports, organization_id: str, execution_id: str, comman
             usage=dict(command.usage),
             lease_expires_at=None,
         )
-        finished = await _append(uow, finished, [_status(finished), _done(finished)], now)
-        await uow.executions.update(finished)
-        await uow.commit()
-    await _publish(ports, _topic(finished))
-    return finished
+        return finished, [_status(finished), _done(finished)]
+
+    return await _change(ports, organization_id, execution_id, finish)
 
 
 @retry_transient
 async def cancel(ports: Ports, organization_id: str, execution_id: str) -> Execution:
     """Cancel now when no worker holds it; otherwise ask its worker (via heartbeat commands) to stop."""
-    async with ports.uow() as uow:
-        execution = await _require(uow, organization_id, execution_id, lock=True)
+
+    def stop(execution: Execution, now: datetime) -> Change | Execution:
         if execution.is_terminal:
             raise Conflict(f"the execution already finished ({execution.status})", {"status": execution.status.value})
-        now = ports.clock.now()
         if execution.status in (S.PENDING, S.QUEUED):
             cancelled = execution.transition(S.CANCELLED, now, error="cancelled before a worker started it")
-            cancelled = await _append(uow, cancelled, [_status(cancelled), _done(cancelled)], now)
-        elif execution.cancel_requested:
+            return cancelled, [_status(cancelled), _done(cancelled)]
+        if execution.cancel_requested:
             return execution
-        else:
-            cancelled = replace(execution, cancel_requested=True, updated_at=now)
-            note = NewEvent(type=EventType.LOG, data={"message": "cancellation requested", "cancel_requested": True})
-            cancelled = await _append(uow, cancelled, [note], now)
-        await uow.executions.update(cancelled)
-        await uow.commit()
-    await _publish(ports, _topic(cancelled))
-    return cancelled
+        note = NewEvent(type=EventType.LOG, data={"message": "cancellation requested", "cancel_requested": True})
+        return replace(execution, cancel_requested=True, updated_at=now), [note]
+
+    return await _change(ports, organization_id, execution_id, stop)
 
 
 @retry_transient
@@ -341,8 +351,9 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
                 )
                 changed = execution.transition(S.FAILED, now, error=error, lease_expires_at=None)
                 events = [_status(changed), _done(changed)]
-            changed = await _append(uow, changed, events, now)
-            await uow.executions.update(changed)
+            rows, changed = _numbered(changed, events, now)
+            if not await uow.executions.record(execution, changed, rows):  # locked: only a broken store fails
+                raise TransientFailure("an expired lease changed while it was being reaped")
             touched.append(changed)
         await uow.commit()
     for changed in touched:

@@ -1,0 +1,140 @@
+"""`ExecutionRepository.record`: a change of an execution and its events, written atomically, with a
+compare-and-set on `last_seq`, on every store."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
+from controlplane_domain.errors import Conflict
+from controlplane_domain.executions import EventType, Execution, ExecutionEvent, ExecutionStatus
+from tests.contract.conftest import UowFactory
+from tests.contract.test_hot_statements import execution
+from tests.contract.test_repositories import T0
+from tests.databases import truncate
+
+
+def events(of: Execution, *seqs: int, text: str = "x") -> list[ExecutionEvent]:
+    return [
+        ExecutionEvent(execution_id=of.id, organization_id=of.organization_id, seq=seq, type=EventType.LOG,
+                       data={"text": text, "n": [seq, 1.5, None, True], "é": "ü"}, attempt=of.attempt,
+                       created_at=T0 + timedelta(seconds=seq))
+        for seq in seqs
+    ]  # fmt: skip
+
+
+async def stored(uow: UowFactory, execution_id: str) -> tuple[Execution | None, list[ExecutionEvent]]:
+    async with uow() as work:
+        return await work.executions.get("org-a", execution_id), await work.executions.events_after(
+            "org-a", execution_id, 0, 100
+        )
+
+
+async def test_a_new_execution_is_recorded_with_its_first_events(uow: UowFactory) -> None:
+    new = replace(execution("e1", None, ExecutionStatus.QUEUED), last_seq=2)
+    first = events(new, 1, 2)
+    async with uow() as work:
+        assert await work.executions.record(None, new, first)
+        await work.commit()
+    assert await stored(uow, "e1") == (new, first)
+    with pytest.raises(Conflict):  # the same id again
+        async with uow() as work:
+            await work.executions.record(None, new, [])
+            await work.commit()
+    assert await stored(uow, "e1") == (new, first)
+
+
+async def test_a_change_is_recorded_only_over_the_execution_it_was_made_from(uow: UowFactory) -> None:
+    queued = replace(execution("e1", None, ExecutionStatus.QUEUED), last_seq=1)
+    async with uow() as work:
+        await work.executions.record(None, queued, events(queued, 1))
+        await work.commit()
+    running = replace(queued, status=ExecutionStatus.RUNNING, attempt=1, worker_id="w1", last_seq=3, usage={"t": 1})
+    async with uow() as work:
+        read = await work.executions.get("org-a", "e1")
+        assert read == queued
+        assert await work.executions.record(read, running, events(running, 2, 3))
+        await work.commit()
+    assert await stored(uow, "e1") == (running, events(queued, 1) + events(running, 2, 3))
+
+    # A writer that read the queued execution lost the race: nothing of its change is written.
+    late = replace(queued, status=ExecutionStatus.CANCELLED, last_seq=2)
+    async with uow() as work:
+        assert not await work.executions.record(queued, late, events(late, 2, text="late"))
+        await work.commit()
+    assert await stored(uow, "e1") == (running, events(queued, 1) + events(running, 2, 3))
+
+
+async def test_a_change_writes_only_what_it_changed(uow: UowFactory) -> None:
+    """A lease extension (no event) that lands between a read and the record of an append is kept."""
+    running = replace(execution("e1", "w1", ExecutionStatus.RUNNING), attempt=1, last_seq=1)
+    async with uow() as work:
+        await work.executions.record(None, running, events(running, 1))
+        await work.commit()
+    async with uow() as work:
+        read = await work.executions.get("org-a", "e1")
+    assert read is not None
+    later = T0 + timedelta(minutes=5)
+    async with uow() as work:
+        assert await work.executions.extend_leases("org-a", "w1", later) == 1
+        await work.commit()
+    appended = replace(read, last_seq=2)
+    async with uow() as work:
+        assert await work.executions.record(read, appended, events(appended, 2))
+        await work.commit()
+    after, logged = await stored(uow, "e1")
+    assert after == replace(appended, lease_expires_at=later)
+    assert [event.seq for event in logged] == [1, 2]
+
+
+async def test_a_change_of_another_organizations_execution_is_refused(uow: UowFactory) -> None:
+    mine = replace(execution("e1", None, ExecutionStatus.QUEUED), last_seq=1)
+    async with uow() as work:
+        await work.executions.record(None, mine, events(mine, 1))
+        await work.commit()
+    theirs = replace(mine, organization_id="org-b")
+    changed = replace(theirs, status=ExecutionStatus.CANCELLED, last_seq=2)
+    async with uow() as work:
+        assert not await work.executions.record(theirs, changed, events(changed, 2))
+        await work.commit()
+    assert await stored(uow, "e1") == (mine, events(mine, 1))
+
+
+async def test_on_postgres_a_first_record_is_its_own_transaction(postgres_url: str) -> None:
+    """Reads before it and the record itself send no BEGIN or COMMIT; nothing may be written after it; once the
+    unit of work has written, a record joins its transaction (and rolls back with it)."""
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url)
+    sent: list[str] = []
+    try:
+        async with SqlUnitOfWork(engine) as work:
+            connection: Any = work._connection
+            new = replace(execution("e1", None, ExecutionStatus.QUEUED), last_seq=1)
+            assert await work.executions.get("org-a", "e1") is None
+            driver = connection._driver
+            driver.add_query_logger(lambda record: sent.append(record.query.split()[0].upper()))
+            assert await work.executions.record(None, new, events(new, 1))
+            with pytest.raises(RuntimeError, match="atomic write"):
+                await work.executions.record(None, replace(new, id="e2"), [])
+            await work.commit()
+        assert sent.count("WITH") == 1  # (asyncpg may look up the array types first)
+        assert not {"BEGIN", "COMMIT", "BEGIN;", "COMMIT;"} & set(sent)
+        async with SqlUnitOfWork(engine) as work:  # written by the record alone
+            assert await work.executions.get("org-a", "e1") == new
+        async with SqlUnitOfWork(engine) as work:
+            await work.executions.get("org-a", "e1", for_update=True)
+            changed = replace(new, status=ExecutionStatus.CANCELLED, last_seq=2)
+            assert await work.executions.record(new, changed, events(changed, 2))
+            # left without commit: rolled back with the lock's transaction
+        async with SqlUnitOfWork(engine) as work:
+            assert await work.executions.get("org-a", "e1") == new
+        async with engine.connect() as plain:
+            count = (await plain.execute(sa.text("SELECT count(*) FROM execution_events"))).scalar_one()
+        assert count == 1
+    finally:
+        await engine.dispose()
