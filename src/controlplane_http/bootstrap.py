@@ -17,7 +17,7 @@ from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings import Settings
-from controlplane_adapters.sql import migrate
+from controlplane_adapters.sql import migrate, tables
 from controlplane_adapters.sql.checkpoint import WalCheckpointer
 from controlplane_adapters.sql.database import (
     SqlHealthProbe,
@@ -28,11 +28,13 @@ from controlplane_adapters.sql.database import (
 )
 from controlplane_adapters.sql.notify import PostgresEventBus
 from controlplane_adapters.sql.rendered import sqlite_can_render
+from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_SECONDS
+from controlplane_adapters.sql.statistics import analyze_young_tables
 from controlplane_domain.heartbeats import HeartbeatBuffer
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_domain.usecases.executions import EVENTS_PAGE, read_events_after
 from controlplane_http.app import create_app
-from controlplane_http.background import heartbeat_flusher, lease_reaper
+from controlplane_http.background import Periodic, heartbeat_flusher, lease_reaper
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.streaming import StreamOptions
 
@@ -104,8 +106,10 @@ def _sql_store(settings: Settings) -> Store:
     probe = SqlHealthProbe(engine)
     if backend == "postgresql":
         bus = PostgresEventBus(settings.database_url)
-        startup: list[Hook] = [prepare_database, bus.start]
-        shutdown: list[Hook] = [bus.stop, close_database]
+        names = [table.name for table in tables.metadata.sorted_tables]
+        statistics = Periodic("table statistics", STATISTICS_SECONDS, lambda: analyze_young_tables(engine, names))
+        startup: list[Hook] = [prepare_database, bus.start, statistics.start]
+        shutdown: list[Hook] = [statistics.stop, bus.stop, close_database]
         return Store(writer, probe, backend, bus, startup, shutdown, reader)
     startup, shutdown = [prepare_database], [close_database]
     if checkpointer is not None:  # checkpoints off the event loop (see checkpoint.py); the last one at stop
