@@ -239,18 +239,23 @@ class LeaseController(Controller):
     ) -> Response[Lease | None]:
         """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204."""
         ports, principal = caller(scope)
-        polling = asyncio.create_task(
-            usecases.lease(ports, principal.organization_id, queue_id, data.worker_id, data.wait_seconds)
-        )
-        gone = asyncio.create_task(_disconnected(request))
-        await asyncio.wait({polling, gone}, return_when=asyncio.FIRST_COMPLETED)
-        gone.cancel()
-        if not polling.done():  # the worker hung up: stop waiting for it
-            polling.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await polling
-            return Response(None, status_code=204)
-        leased = polling.result()
+        organization_id = principal.organization_id
+        # Work waiting is leased at once; only an empty queue starts the long poll (a task, and another that
+        # watches for the worker hanging up).
+        leased = await usecases.try_lease(ports, organization_id, queue_id, data.worker_id)
+        if leased is None and data.wait_seconds > 0:
+            polling = asyncio.create_task(
+                usecases.lease(ports, organization_id, queue_id, data.worker_id, data.wait_seconds)
+            )
+            gone = asyncio.create_task(_disconnected(request))
+            await asyncio.wait({polling, gone}, return_when=asyncio.FIRST_COMPLETED)
+            gone.cancel()
+            if not polling.done():  # the worker hung up: stop waiting for it
+                polling.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await polling
+                return Response(None, status_code=204)
+            leased = polling.result()
         if leased is None:
             return Response(None, status_code=204)
         execution = leased.execution
