@@ -34,8 +34,11 @@ from controlplane_http.errors import handle_exception
 from controlplane_http.middleware import ASGIApp, Message, Receive, Scope, Send
 from controlplane_http.security import READ_METHODS
 
-# The routes the lane serves, by operation id.
-HOT_OPERATIONS = ("getAgent", "listAgents", "workerHeartbeat")
+# The routes the lane serves, by operation id: the reads and the heartbeat, then the execution round trip.
+HOT_OPERATIONS = (
+    "getAgent", "listAgents", "workerHeartbeat",
+    "executeAgent", "leaseExecution", "appendExecutionEvents", "completeExecution",
+)  # fmt: skip
 
 _JSON_HEADER = (b"content-type", b"application/json")
 
@@ -55,12 +58,15 @@ class Lane:
 
     method: str
     prefix: str  # the path up to its parameter, or the whole path
+    suffix: str  # the path after its parameter ("" when the parameter ends it)
     parameter: str | None  # the name of the path's one `str` parameter
     call: Callable[..., Awaitable[Any]]
     role: Role
     status: int
     query: dict[str, _Bound]
     body: Any  # the JSON body's type, or None
+    handler: Any  # Litestar's route handler: it turns a `Response` the handler returns into what is sent
+    request: bool  # the handler takes the `request` (to watch for the client hanging up)
 
 
 class FastLane:
@@ -69,8 +75,10 @@ class FastLane:
     def __init__(self, app: ASGIApp, litestar: Litestar, operations: Iterable[str], max_body_bytes: int) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.litestar = litestar
         self.exact: dict[tuple[str, str], Lane] = {}
-        self.prefixed: dict[tuple[str, str], Lane] = {}
+        self.prefixed: dict[tuple[str, str], Lane] = {}  # the parameter ends the path
+        self.inner: dict[str, list[Lane]] = {}  # the parameter is followed by more of the path, by method
         self.static_paths: set[str] = set()
         wanted = set(operations)
         for route in litestar.routes:
@@ -82,8 +90,14 @@ class FastLane:
                 if handler.operation_id in wanted:
                     wanted.discard(str(handler.operation_id))
                     lane = _lane(route, method, handler)
-                    table = self.exact if lane.parameter is None else self.prefixed
-                    table[(method, lane.prefix)] = lane
+                    if lane.parameter is not None:  # a static path is Litestar's first choice too
+                        _refuse_overlaps(lane, route, litestar)
+                    if lane.parameter is None:
+                        self.exact[(method, lane.prefix)] = lane
+                    elif not lane.suffix:
+                        self.prefixed[(method, lane.prefix)] = lane
+                    else:
+                        self.inner.setdefault(method, []).append(lane)
         if wanted:
             raise ValueError(f"no such operations for the fast lane: {sorted(wanted)}")
 
@@ -93,11 +107,20 @@ class FastLane:
         lane = self.exact.get((method, path))
         if lane is not None:
             return lane, None
+        if path in self.static_paths:
+            return None
         prefix, slash, value = path.rpartition("/")
-        if not slash or not value or path in self.static_paths:
+        if not slash or not value:
             return None
         lane = self.prefixed.get((method, prefix + "/"))
-        return None if lane is None else (lane, value)
+        if lane is not None:
+            return lane, value
+        for lane in self.inner.get(method, ()):
+            if path.startswith(lane.prefix) and path.endswith(lane.suffix):
+                value = path[len(lane.prefix) : len(path) - len(lane.suffix)]
+                if value and "/" not in value:
+                    return lane, value
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         matched = self._match(scope) if scope["type"] == "http" and not scope.get("root_path") else None
@@ -109,6 +132,8 @@ class FastLane:
         kwargs: dict[str, Any] = {"scope": scope}
         if value is not None:
             kwargs[lane.parameter or ""] = value
+        if lane.request:
+            kwargs["request"] = lane.handler.resolve_request_class()(scope, receive, send)
         if scope.get("query_string") and not _read_query(scope["query_string"], lane.query, kwargs):
             await self.app(scope, receive, send)
             return
@@ -120,11 +145,16 @@ class FastLane:
             kwargs["data"] = read
         try:
             answer = await lane.call(**kwargs)
+            if isinstance(answer, Response):  # a status of its own, or a stream: made into ASGI as Litestar does
+                request = kwargs.get("request") or lane.handler.resolve_request_class()(scope, receive, send)
+                response = await lane.handler.to_response(self.litestar, answer, request)
+                await response(scope, receive, send)
+                return
             body = encode_json(answer)
         except Exception as exc:  # answered by the app's exception handler, as on Litestar's path
-            request: Request[Any, Any, Any] = Request(scope, receive, send)  # type: ignore[arg-type]
-            response = handle_exception(request, exc)
-            await response.to_asgi_response(None, request)(scope, receive, send)  # type: ignore[arg-type]
+            request = Request(scope, receive, send)  # type: ignore[arg-type]
+            error = handle_exception(request, exc)
+            await error.to_asgi_response(None, request)(scope, receive, send)  # type: ignore[arg-type]
             return
         headers = [_JSON_HEADER, (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": lane.status, "headers": headers})
@@ -217,7 +247,6 @@ def _lane(route: HTTPRoute, method: str, handler: Any) -> Lane:
         and handler.background is None
         and handler.resolve_return_dto() is None
         and not handler.has_sync_callable
-        and not handler.parsed_fn_signature.return_type.is_subclass_of(Response)
         and handler.parsed_fn_signature.return_type.annotation not in (None, type(None))
         and 200 <= handler.status_code < 300
         and handler.status_code != 204
@@ -227,13 +256,15 @@ def _lane(route: HTTPRoute, method: str, handler: Any) -> Lane:
     if not plain:
         raise ValueError(f"{name}: the fast lane serves plain JSON handlers only")
     parameter = next(iter(route.path_parameters), None)
-    prefix = route.path if parameter is None else route.path_format.rsplit("/", 1)[0] + "/"
-    if parameter is not None and not route.path_format.endswith("/{" + parameter + "}"):
-        raise ValueError(f"{name}: the fast lane takes a path parameter only as the last segment")
+    prefix, suffix = route.path, ""
+    if parameter is not None:
+        prefix, _, suffix = route.path_format.partition("{" + parameter + "}")
+        if not prefix.endswith("/") or (suffix and not suffix.startswith("/")) or suffix.endswith("/"):
+            raise ValueError(f"{name}: the fast lane takes a path parameter only as a whole segment")
     query: dict[str, _Bound] = {}
     body = None
     for argument, field in handler.parsed_fn_signature.parameters.items():
-        if argument in ("scope", parameter):
+        if argument in ("scope", "request", parameter):
             continue
         if argument == "data":
             body = StrictJSONBody.body_type(handler)
@@ -246,10 +277,33 @@ def _lane(route: HTTPRoute, method: str, handler: Any) -> Lane:
     return Lane(
         method=method,
         prefix=prefix,
+        suffix=suffix,
         parameter=parameter,
         call=handler.fn,
         role=Role(handler.opt.get("role", default)),
         status=handler.status_code,
         query=query,
         body=body,
+        handler=handler,
+        request="request" in handler.parsed_fn_signature.parameters,
     )
+
+
+def _segments(path_format: str) -> list[str | None]:
+    """A route's path as segments, None for a parameter."""
+    return [None if part.startswith("{") else part for part in path_format.strip("/").split("/")]
+
+
+def _refuse_overlaps(lane: Lane, route: HTTPRoute, litestar: Litestar) -> None:
+    """Refuse (at start) a lane whose paths another route could also match: Litestar's router would choose
+    between them (static segments first), the lane would not. A static path equal to one of the lane's is
+    handed on at request time instead (`static_paths`)."""
+    mine = _segments(route.path_format)
+    for other in litestar.routes:
+        if other is route or not other.path_parameters:
+            continue
+        theirs = _segments(other.path_format)
+        if len(theirs) == len(mine) and all(
+            a is None or b is None or a == b for a, b in zip(mine, theirs, strict=True)
+        ):
+            raise ValueError(f"{lane.handler.operation_id}: the fast lane's path overlaps {other.path_format}")

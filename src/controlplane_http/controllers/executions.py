@@ -7,7 +7,6 @@ import contextlib
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
-from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
 from litestar.response import Stream
@@ -35,7 +34,13 @@ from controlplane_http.wire.executions import (
     LeaseRequest,
 )
 
-Options = NamedDependency[StreamOptions]
+
+def stream_options(scope: Scope) -> StreamOptions:
+    """The app's SSE settings, read from its state (as `caller` reads the ports: no dependency to resolve)."""
+    options: StreamOptions = scope["app"].state["stream_options"]
+    return options
+
+
 SSE_DOC = ResponseSpec(str, description="text/event-stream of the execution's events", media_type="text/event-stream")
 
 
@@ -83,13 +88,12 @@ def event_out(event: DomainEvent) -> ExecutionEvent:
     )
 
 
-async def _execute(
-    target: TargetType, target_id: str, data: ExecuteRequest, ports: Any, principal: Any, options: StreamOptions
-) -> Response[Any]:
+async def _execute(target: TargetType, target_id: str, data: ExecuteRequest, scope: Scope) -> Response[Any]:
+    ports, principal = caller(scope)
     command = usecases.ExecuteCommand(prompt=data.prompt, worker_queue_id=data.worker_queue_id, stream=data.stream)
     execution = await usecases.execute(ports, principal.organization_id, target, target_id, command)
     if data.stream:
-        return await event_stream(ports, principal.organization_id, execution.id, 0, options)
+        return await event_stream(ports, principal.organization_id, execution.id, 0, stream_options(scope))
     return Response(execution_out(execution), status_code=201)
 
 
@@ -107,12 +111,10 @@ class ExecuteController(Controller):
         responses={**errors(404), **EXECUTE_DOC},
     )
     async def execute_agent(
-        self, agent_id: FromPath[str], data: JSONBody[ExecuteRequest], scope: Scope,
-        options: Options,
-    ) -> Response[Any]:  # fmt: skip
+        self, agent_id: FromPath[str], data: JSONBody[ExecuteRequest], scope: Scope
+    ) -> Response[Any]:
         """Queue the agent's execution (201); with `stream: true`, answer with its event stream instead (200)."""
-        ports, principal = caller(scope)
-        return await _execute(TargetType.AGENT, agent_id, data, ports, principal, options)
+        return await _execute(TargetType.AGENT, agent_id, data, scope)
 
     @post(
         "/teams/{team_id:str}/execute",
@@ -120,13 +122,9 @@ class ExecuteController(Controller):
         status_code=201,
         responses={**errors(404), **EXECUTE_DOC},
     )
-    async def execute_team(
-        self, team_id: FromPath[str], data: JSONBody[ExecuteRequest], scope: Scope,
-        options: Options,
-    ) -> Response[Any]:  # fmt: skip
+    async def execute_team(self, team_id: FromPath[str], data: JSONBody[ExecuteRequest], scope: Scope) -> Response[Any]:
         """Queue the team's execution (201); with `stream: true`, answer with its event stream instead (200)."""
-        ports, principal = caller(scope)
-        return await _execute(TargetType.TEAM, team_id, data, ports, principal, options)
+        return await _execute(TargetType.TEAM, team_id, data, scope)
 
 
 class ExecutionController(Controller):
@@ -176,14 +174,13 @@ class ExecutionController(Controller):
         self,
         execution_id: FromPath[str],
         scope: Scope,
-        options: Options,
         last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
         last_event_id: Annotated[int | None, Parameter(ge=0, description="resume after this sequence number")] = None,
     ) -> Stream:
         """Server-sent events from the first (or after `Last-Event-ID`) to the terminal `done` event."""
         ports, principal = caller(scope)
         after = parse_last_event_id(last_event_id_header, last_event_id)
-        return await event_stream(ports, principal.organization_id, execution_id, after, options)
+        return await event_stream(ports, principal.organization_id, execution_id, after, stream_options(scope))
 
     @post("/{execution_id:str}/cancel", operation_id="cancelExecution", status_code=200, responses=errors(404, 409))
     async def cancel(self, execution_id: FromPath[str], scope: Scope) -> Execution:
