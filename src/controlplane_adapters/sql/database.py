@@ -231,7 +231,9 @@ class _AsyncConnection:
                 raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
             return await self._connection.execute(statement, parameters)
         if self._driver is None:
-            raw = await self._connection.get_raw_connection()
+            sync = self._connection.sync_connection  # its pooled connection, without a trip through a greenlet
+            live = sync is not None and not sync.invalidated and not sync.closed
+            raw = sync.connection if live and sync else await self._connection.get_raw_connection()
             self._driver = raw.driver_connection
             self._adapter: Any = raw.dbapi_connection
         if not self._read_only and plan.kind != READ and not self._driver.is_in_transaction():
