@@ -22,9 +22,11 @@ from controlplane_adapters.sql.checkpoint import WalCheckpointer
 from controlplane_adapters.sql.database import (
     SqlHealthProbe,
     SqlUnitOfWork,
+    close_idle_async_connections,
     close_idle_connections,
     create_engine,
     create_sqlite_engine,
+    keep_idle,
 )
 from controlplane_adapters.sql.notify import PostgresEventBus
 from controlplane_adapters.sql.rendered import sqlite_can_render
@@ -83,6 +85,7 @@ def _sql_store(settings: Settings) -> Store:
             )
 
     async def close_database() -> None:
+        await close_idle_async_connections(engine)
         await engine.dispose()
         if isinstance(work_engine, sa.Engine):
             close_idle_connections(work_engine)
@@ -105,6 +108,7 @@ def _sql_store(settings: Settings) -> Store:
 
     probe = SqlHealthProbe(engine)
     if backend == "postgresql":
+        keep_idle(engine, settings.database_pool_size)
         bus = PostgresEventBus(settings.database_url)
         names = [table.name for table in tables.metadata.sorted_tables]
         statistics = Periodic("table statistics", STATISTICS_SECONDS, lambda: analyze_young_tables(engine, names))

@@ -1,0 +1,64 @@
+"""Postgres units of work keep their connections between uses (`keep_idle`), without starving the pool."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from controlplane_adapters.sql.database import (
+    SqlHealthProbe,
+    SqlUnitOfWork,
+    close_idle_async_connections,
+    create_engine,
+    keep_idle,
+)
+from tests.contract.test_repositories import agent
+from tests.databases import truncate
+
+
+def driver_of(work: SqlUnitOfWork) -> Any:
+    connection: Any = work._connection
+    return connection._connection.sync_connection.connection.driver_connection
+
+
+async def test_the_next_unit_of_work_reuses_the_connection_clean(postgres_url: str) -> None:
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url, pool_size=4)
+    keep_idle(engine, 4)
+    try:
+        async with SqlUnitOfWork(engine) as work:
+            await work.agents.add(agent("left-uncommitted"))
+            first = driver_of(work)
+            assert first.is_in_transaction()
+        async with SqlUnitOfWork(engine) as work:
+            assert driver_of(work) is first, "the same connection, taken from the idle list"
+            assert not first.is_in_transaction(), "rolled back before it was kept"
+            assert await work.agents.get("org-a", "org-a-left-uncommitted") is None
+        assert engine.pool.checkedout() == 1  # type: ignore[attr-defined]
+        await close_idle_async_connections(engine)
+        assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()
+
+
+async def test_a_unit_of_work_waiting_for_the_pool_gets_the_next_connection_given_back(postgres_url: str) -> None:
+    """With every pooled connection taken, a finished unit of work returns its connection to the pool (where the
+    waiter is) instead of keeping it idle; the health probe, which takes its connection from the pool, too."""
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url, pool_size=2, pool_timeout=10)
+    keep_idle(engine, 2)
+    try:
+        first, second = SqlUnitOfWork(engine), SqlUnitOfWork(engine)
+        await first.__aenter__()
+        await second.__aenter__()
+        waiting = asyncio.create_task(SqlHealthProbe(engine).database_ok())
+        queued = asyncio.create_task(SqlUnitOfWork(engine, read_only=True).__aenter__())
+        await first.__aexit__(None, None, None)
+        await second.__aexit__(None, None, None)
+        assert await asyncio.wait_for(waiting, 5) is True
+        third = await asyncio.wait_for(queued, 5)
+        await third.__aexit__(None, None, None)
+        await close_idle_async_connections(engine)
+        assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()
