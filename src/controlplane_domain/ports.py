@@ -157,6 +157,17 @@ class ExecutionFilter:
     worker_queue_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class LeaseCandidate:
+    """What a lease needs, read together: the queue, the worker as stored, the queue's oldest queued execution
+    (locked until the unit of work ends, and skipped meanwhile by other leases: Postgres) and its agent."""
+
+    queue: WorkerQueue | None
+    worker: Worker | None
+    execution: Execution | None
+    agent: Agent | None
+
+
 class ExecutionRepository(Protocol):
     async def add(self, execution: Execution) -> None: ...
 
@@ -169,8 +180,8 @@ class ExecutionRepository(Protocol):
         self, organization_id: str, page: PageRequest, where: ExecutionFilter
     ) -> tuple[list[Execution], int]: ...
 
-    async def next_queued(self, organization_id: str, queue_id: str) -> Execution | None:
-        """The oldest queued execution of the queue, locked and skipped by concurrent callers (Postgres)."""
+    async def lease_candidate(self, organization_id: str, queue_id: str, worker_id: str) -> LeaseCandidate:
+        """The queue, the worker and the oldest queued execution with its agent (one statement on Postgres)."""
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]: ...
 

@@ -16,7 +16,7 @@ from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.ports import ExecutionFilter
+from controlplane_domain.ports import ExecutionFilter, LeaseCandidate
 from controlplane_domain.teams import Team
 from controlplane_domain.workers import Worker
 
@@ -244,9 +244,23 @@ class MemoryQueueRepository(_Named[WorkerQueue]):
 
 
 class MemoryExecutionRepository:
-    def __init__(self, rows: dict[str, Execution], events: dict[str, tuple[ExecutionEvent, ...]]) -> None:
+    def __init__(
+        self,
+        rows: dict[str, Execution],
+        events: dict[str, tuple[ExecutionEvent, ...]],
+        related: tuple[MemoryQueueRepository, MemoryWorkerRepository, MemoryAgentRepository],
+    ) -> None:
         self.rows = rows
         self.events = events
+        self.related = related  # what a lease candidate is read with
+
+    async def lease_candidate(self, organization_id: str, queue_id: str, worker_id: str) -> LeaseCandidate:
+        queues, workers, agents = self.related
+        execution = await self.next_queued(organization_id, queue_id)
+        agent = await agents.get(organization_id, execution.agent_id) if execution and execution.agent_id else None
+        return LeaseCandidate(
+            await queues.get(organization_id, queue_id), await workers.get(organization_id, worker_id), execution, agent
+        )
 
     async def add(self, execution: Execution) -> None:
         self.rows[execution.id] = execution

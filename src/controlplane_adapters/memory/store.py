@@ -101,7 +101,9 @@ class MemoryUnitOfWork:
         self.idempotency = MemoryIdempotencyRepository(work.idempotency)
         self.environments = MemoryEnvironmentRepository(work.environments)
         self.queues = MemoryQueueRepository(work.queues)
-        self.executions = MemoryExecutionRepository(work.executions, work.events)
+        self.executions = MemoryExecutionRepository(
+            work.executions, work.events, (self.queues, self.workers, self.agents)
+        )
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

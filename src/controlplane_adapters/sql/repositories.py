@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -26,7 +27,7 @@ from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.ports import ExecutionFilter
+from controlplane_domain.ports import ExecutionFilter, LeaseCandidate
 from controlplane_domain.teams import Team
 from controlplane_domain.workers import Worker
 
@@ -365,6 +366,56 @@ def _next_queued(postgres: bool) -> sa.Select[Any]:
     return hot(query.with_for_update(skip_locked=True) if postgres else query)
 
 
+LEASE_TABLES = (tables.worker_queues, tables.workers, tables.executions, tables.agents)
+
+
+@functools.cache
+def _lease_candidate() -> sa.Select[Any]:
+    """Postgres: a lease's four reads as one statement: the queue, the worker (outer-joined by its id), the
+    oldest queued execution of the queue (a lateral subquery, `FOR UPDATE SKIP LOCKED`: only that row is
+    locked) and its agent. The columns are those of the four tables in order, each table's in its own order."""
+    q, w, x, a = LEASE_TABLES
+    queued = (
+        sa.select(x)
+        .where(
+            x.c.organization_id == q.c.organization_id,
+            x.c.worker_queue_id == q.c.id,
+            x.c.status == sa.literal(ExecutionStatus.QUEUED.value),
+        )
+        .order_by(x.c.queued_at, x.c.id)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+        .lateral("queued")
+    )
+    worker_of = sa.and_(w.c.organization_id == q.c.organization_id, w.c.worker_id == sa.bindparam("worker_id"))
+    agent_of = sa.and_(a.c.organization_id == queued.c.organization_id, a.c.id == queued.c.agent_id)
+    columns = [
+        *(column.label(f"q_{column.name}") for column in q.columns),
+        *(column.label(f"w_{column.name}") for column in w.columns),
+        *(queued.c[column.name].label(f"x_{column.name}") for column in x.columns),
+        *(column.label(f"a_{column.name}") for column in a.columns),
+    ]
+    joined = q.outerjoin(w, worker_of).outerjoin(queued, sa.true()).outerjoin(a, agent_of)
+    where = (q.c.organization_id == sa.bindparam("organization_id"), q.c.id == sa.bindparam("queue_id"))
+    return hot(sa.select(*columns).select_from(joined).where(*where))
+
+
+@functools.cache
+def _row_of(table: sa.Table) -> Any:
+    """A row class named like the table's columns, for one table's slice of a joined row."""
+    return collections.namedtuple("Row", [column.name for column in table.columns])
+
+
+def _slices(row: Sequence[Any]) -> list[Any]:
+    """A `_lease_candidate` row cut into one row per table, or None for a table the outer joins did not find."""
+    out, start = [], 0
+    for table in LEASE_TABLES:
+        part = row[start : start + len(table.columns)]
+        start += len(table.columns)
+        out.append(None if all(value is None for value in part) else _row_of(table)._make(part))
+    return out
+
+
 @functools.cache
 def _events_after() -> sa.Select[Any]:
     t = tables.execution_events
@@ -591,6 +642,28 @@ class SqlExecutionRepository(_Table[Execution]):
             if value is not None:
                 conditions.append(column == value)
         return await self._page(conditions, page)
+
+    async def lease_candidate(self, organization_id: str, queue_id: str, worker_id: str) -> LeaseCandidate:
+        if not self._postgres:  # SQLite answers four point queries in microseconds, in the loop's own thread
+            execution = await self.next_queued(organization_id, queue_id)
+            agent_id = execution.agent_id if execution is not None else None
+            return LeaseCandidate(
+                await SqlQueueRepository(self.connection).get(organization_id, queue_id),
+                await SqlWorkerRepository(self.connection).get(organization_id, worker_id),
+                execution,
+                await SqlAgentRepository(self.connection).get(organization_id, agent_id) if agent_id else None,
+            )
+        parameters = {"organization_id": organization_id, "queue_id": queue_id, "worker_id": worker_id}
+        row = (await self.connection.execute(_lease_candidate(), parameters)).first()
+        if row is None:
+            return LeaseCandidate(None, None, None, None)
+        queue, worker, execution, agent = _slices(row)
+        return LeaseCandidate(
+            mapping.queue_to_domain(queue),
+            None if worker is None else mapping.worker_to_domain(worker),
+            None if execution is None else self._saw(execution),
+            None if agent is None else mapping.agent_to_domain(agent),
+        )
 
     async def next_queued(self, organization_id: str, queue_id: str) -> Execution | None:
         parameters = {"organization_id": organization_id, "queue_id": queue_id}

@@ -205,18 +205,20 @@ async def execute(
 @retry_transient
 async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id: str) -> Lease | None:
     """Hand the oldest queued execution of an active queue to the worker, with attempt + 1."""
+    if not is_uuid(queue_id):
+        raise NotFound("worker queue", queue_id)
     async with ports.uow() as uow:
-        queue = await uow.queues.get(organization_id, queue_id) if is_uuid(queue_id) else None
+        candidate = await uow.executions.lease_candidate(organization_id, queue_id, worker_id)
+        queue, execution = candidate.queue, candidate.execution
         if queue is None:
             raise NotFound("worker queue", queue_id)
         now = ports.clock.now()
         waiting = ports.heartbeats.latest(organization_id, worker_id) if ports.heartbeats is not None else None
-        worker = waiting or await uow.workers.get(organization_id, worker_id)
+        worker = waiting or candidate.worker
         if worker is not None and worker.queue_id != queue_id:
             await uow.workers.save(replace(worker, queue_id=queue_id))
             if ports.heartbeats is not None:  # a report waiting to be written must not move it back
                 ports.heartbeats.move_to_queue(organization_id, worker_id, queue_id)
-        execution = await uow.executions.next_queued(organization_id, queue_id)
         if queue.status is not QueueStatus.ACTIVE or execution is None:
             await uow.commit()
             return None
@@ -230,7 +232,7 @@ async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id
         rows, running = _numbered(running, [_status(running, worker_id=worker_id)], now)
         if not await uow.executions.record(execution, running, rows):  # it is locked: only a broken store fails
             raise TransientFailure("the execution changed while it was being leased")
-        agent = await uow.agents.get(organization_id, running.agent_id) if running.agent_id else None
+        agent = candidate.agent
         team = None
         if running.team_id:
             stored = await uow.teams.get(organization_id, running.team_id)
