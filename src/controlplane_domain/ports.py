@@ -140,6 +140,12 @@ class QueueRepository(Protocol):
 
     async def get(self, organization_id: str, queue_id: str) -> WorkerQueue | None: ...
 
+    async def get_with_agent(
+        self, organization_id: str, queue_id: str, agent_id: str
+    ) -> tuple[WorkerQueue | None, Agent | None]:
+        """The queue and an agent of the organization, read together (an execute's reads: one statement on
+        Postgres)."""
+
     async def update(self, queue: WorkerQueue) -> None: ...
 
     async def delete(self, organization_id: str, queue_id: str) -> None: ...

@@ -11,11 +11,13 @@ import pytest
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
+from controlplane_domain.environments import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions import EventType, Execution, ExecutionEvent, ExecutionStatus
+from controlplane_domain.ports import LeaseCandidate
 from tests.contract.conftest import UowFactory
 from tests.contract.test_hot_statements import execution
-from tests.contract.test_repositories import T0
+from tests.contract.test_repositories import T0, agent, worker
 from tests.databases import truncate
 
 
@@ -136,5 +138,80 @@ async def test_on_postgres_a_first_record_is_its_own_transaction(postgres_url: s
         async with engine.connect() as plain:
             count = (await plain.execute(sa.text("SELECT count(*) FROM execution_events"))).scalar_one()
         assert count == 1
+    finally:
+        await engine.dispose()
+
+
+def queue(queue_id: str = "q", org: str = "org-a") -> WorkerQueue:
+    return WorkerQueue(id=queue_id, organization_id=org, environment_id="env", name=f"queue-{queue_id}",
+                       description=None, status=QueueStatus.ACTIVE, max_workers=None, heartbeat_interval_seconds=30,
+                       created_at=T0, updated_at=T0)  # fmt: skip
+
+
+ENVIRONMENT = Environment(id="env", organization_id="org-a", name="prod", description=None,
+                          status=EnvironmentStatus.ACTIVE, variables={}, metadata={}, created_at=T0,
+                          updated_at=T0)  # fmt: skip
+
+
+async def test_an_execute_reads_its_queue_and_agent_together(uow: UowFactory) -> None:
+    mine = agent("a", configuration={"n": [1, 2.5]})
+    async with uow() as work:
+        await work.environments.add(ENVIRONMENT)
+        await work.agents.add(mine)
+        await work.agents.add(agent("b", org="org-b"))
+        await work.queues.add(queue())
+        await work.commit()
+    async with uow() as work:
+        assert await work.queues.get_with_agent("org-a", "q", mine.id) == (queue(), mine)
+        assert await work.queues.get_with_agent("org-a", "q", "org-b-b") == (queue(), None)
+        assert await work.queues.get_with_agent("org-a", "nope", mine.id) == (None, mine)
+        assert await work.queues.get_with_agent("org-b", "q", mine.id) == (None, None)
+
+
+async def test_a_lease_candidate_is_the_queue_the_worker_the_oldest_queued_and_its_agent(uow: UowFactory) -> None:
+    mine = agent("a")
+    first = replace(execution("e1", None, ExecutionStatus.QUEUED), last_seq=1, queued_at=T0)
+    second = replace(execution("e2", None, ExecutionStatus.QUEUED), last_seq=1, queued_at=T0 + timedelta(seconds=1))
+    async with uow() as work:
+        await work.environments.add(ENVIRONMENT)
+        await work.agents.add(mine)
+        await work.queues.add(queue())
+        await work.workers.save(worker("w1"))
+        await work.commit()
+    async with uow() as work:
+        assert await work.executions.lease_candidate("org-a", "q", "w1") == LeaseCandidate(
+            queue(), worker("w1"), None, None
+        )
+    for each in (second, first):
+        async with uow() as work:
+            await work.executions.record(None, each, events(each, 1))
+            await work.commit()
+    async with uow() as work:
+        found = await work.executions.lease_candidate("org-a", "q", "w-unknown")
+        assert found == LeaseCandidate(queue(), None, first, mine)
+    async with uow() as work:
+        assert await work.executions.lease_candidate("org-b", "q", "w1") == LeaseCandidate(None, None, None, None)
+        assert (await work.executions.lease_candidate("org-a", "other", "w1")).queue is None
+
+
+async def test_on_postgres_a_lease_candidate_held_by_one_lease_is_skipped_by_another(postgres_url: str) -> None:
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url)
+    try:
+        async with SqlUnitOfWork(engine) as work:
+            await work.environments.add(ENVIRONMENT)
+            await work.queues.add(queue())
+            await work.commit()
+        for number in (1, 2):
+            new = replace(execution(f"e{number}", None, ExecutionStatus.QUEUED), last_seq=1,
+                          queued_at=T0 + timedelta(seconds=number))  # fmt: skip
+            async with SqlUnitOfWork(engine) as work:
+                await work.executions.record(None, new, events(new, 1))
+                await work.commit()
+        async with SqlUnitOfWork(engine) as holding, SqlUnitOfWork(engine) as other:
+            held = await holding.executions.lease_candidate("org-a", "q", "w1")
+            skipped = await other.executions.lease_candidate("org-a", "q", "w2")
+            assert (held.execution and held.execution.id, skipped.execution and skipped.execution.id) == ("e1", "e2")
+            assert skipped.queue == queue()
     finally:
         await engine.dispose()

@@ -229,6 +229,15 @@ class MemoryEnvironmentRepository(_Named[Environment]):
 class MemoryQueueRepository(_Named[WorkerQueue]):
     noun = "worker queue"
 
+    def __init__(self, rows: dict[str, WorkerQueue], agents: MemoryAgentRepository) -> None:
+        super().__init__(rows)
+        self.agents = agents
+
+    async def get_with_agent(
+        self, organization_id: str, queue_id: str, agent_id: str
+    ) -> tuple[WorkerQueue | None, Agent | None]:
+        return await self.get(organization_id, queue_id), await self.agents.get(organization_id, agent_id)
+
     def _same_scope(self, a: WorkerQueue, b: WorkerQueue) -> bool:
         return a.environment_id == b.environment_id
 

@@ -401,15 +401,28 @@ def _lease_candidate() -> sa.Select[Any]:
 
 
 @functools.cache
+def _queue_and_agent() -> sa.Select[Any]:
+    """Postgres: a queue and an agent by id as one statement (each outer-joined to a row of nothing)."""
+    q, a = tables.worker_queues, tables.agents
+    one = sa.select(sa.literal(1).label("one")).subquery("one")
+    organization: sa.BindParameter[str] = sa.bindparam("organization_id")
+    queue_of = sa.and_(q.c.organization_id == organization, q.c.id == sa.bindparam("queue_id"))
+    agent_of = sa.and_(a.c.organization_id == organization, a.c.id == sa.bindparam("agent_id"))
+    columns = [*(c.label(f"q_{c.name}") for c in q.columns), *(c.label(f"a_{c.name}") for c in a.columns)]
+    return hot(sa.select(*columns).select_from(one.outerjoin(q, queue_of).outerjoin(a, agent_of)))
+
+
+@functools.cache
 def _row_of(table: sa.Table) -> Any:
     """A row class named like the table's columns, for one table's slice of a joined row."""
     return collections.namedtuple("Row", [column.name for column in table.columns])
 
 
-def _slices(row: Sequence[Any]) -> list[Any]:
-    """A `_lease_candidate` row cut into one row per table, or None for a table the outer joins did not find."""
+def _slices(row: Sequence[Any], joined: Sequence[sa.Table]) -> list[Any]:
+    """A row of several tables' columns (in order) cut into one row per table, or None for a table the outer
+    joins did not find."""
     out, start = [], 0
-    for table in LEASE_TABLES:
+    for table in joined:
         part = row[start : start + len(table.columns)]
         start += len(table.columns)
         out.append(None if all(value is None for value in part) else _row_of(table)._make(part))
@@ -600,6 +613,21 @@ class SqlQueueRepository(_Table[WorkerQueue]):
     to_domain = staticmethod(mapping.queue_to_domain)
     noun = "worker queue"
 
+    async def get_with_agent(
+        self, organization_id: str, queue_id: str, agent_id: str
+    ) -> tuple[WorkerQueue | None, Agent | None]:
+        if self.connection.dialect.name != "postgresql":  # point queries in the loop's own thread: no gain
+            return await self.get(organization_id, queue_id), await SqlAgentRepository(self.connection).get(
+                organization_id, agent_id
+            )
+        parameters = {"organization_id": organization_id, "queue_id": queue_id, "agent_id": agent_id}
+        row = (await self.connection.execute(_queue_and_agent(), parameters)).first()
+        queue, agent = _slices(row, (tables.worker_queues, tables.agents))
+        return (
+            None if queue is None else mapping.queue_to_domain(queue),
+            None if agent is None else mapping.agent_to_domain(agent),
+        )
+
     async def list_page(
         self, organization_id: str, page: PageRequest, *, environment_id: str | None = None
     ) -> tuple[list[WorkerQueue], int]:
@@ -657,7 +685,7 @@ class SqlExecutionRepository(_Table[Execution]):
         row = (await self.connection.execute(_lease_candidate(), parameters)).first()
         if row is None:
             return LeaseCandidate(None, None, None, None)
-        queue, worker, execution, agent = _slices(row)
+        queue, worker, execution, agent = _slices(row, LEASE_TABLES)
         return LeaseCandidate(
             mapping.queue_to_domain(queue),
             None if worker is None else mapping.worker_to_domain(worker),

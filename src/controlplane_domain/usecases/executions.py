@@ -24,7 +24,6 @@ from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import ExecutionFilter, Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.teams import TeamView
-from controlplane_domain.usecases.agents import require_agent
 from controlplane_domain.usecases.environments import is_uuid
 from controlplane_domain.usecases.teams import require_team
 
@@ -175,10 +174,13 @@ async def execute(
         raise ValidationFailed("worker_queue_id", "must be a UUID")
     async with ports.uow() as uow:
         if target is TargetType.AGENT:
-            await require_agent(uow, organization_id, target_id)
+            queue, agent = await uow.queues.get_with_agent(organization_id, command.worker_queue_id, target_id)
+            if agent is None:
+                raise NotFound("agent", target_id)
         else:
             await require_team(uow, organization_id, target_id)
-        if await uow.queues.get(organization_id, command.worker_queue_id) is None:
+            queue = await uow.queues.get(organization_id, command.worker_queue_id)
+        if queue is None:
             raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
         now = ports.clock.now()
         pending = Execution(
