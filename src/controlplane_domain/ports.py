@@ -175,12 +175,8 @@ class LeaseCandidate:
 
 
 class ExecutionRepository(Protocol):
-    async def add(self, execution: Execution) -> None: ...
-
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
         """With `for_update`, the row stays locked until the transaction ends (Postgres)."""
-
-    async def update(self, execution: Execution) -> None: ...
 
     async def list_page(
         self, organization_id: str, page: PageRequest, where: ExecutionFilter
@@ -207,8 +203,10 @@ class ExecutionRepository(Protocol):
         `before.last_seq` (compare-and-set: every change of an execution appends events). False, with nothing
         written, when another writer changed it first.
 
-        The last write of its unit of work: when it is also the first, a store may make it durable before
-        `commit()` (Postgres runs it as a transaction of its own, without the BEGIN and COMMIT round trips)."""
+        As the first write of its unit of work (no write or locking read before it), a store may make it durable
+        at once, before `commit()` (Postgres runs it as a transaction of its own, without the BEGIN and COMMIT
+        round trips); the unit of work then writes nothing more. Otherwise it joins the unit of work's
+        transaction like any write."""
 
     async def events_after(
         self, organization_id: str, execution_id: str, after_seq: int, limit: int

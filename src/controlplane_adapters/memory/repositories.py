@@ -271,15 +271,9 @@ class MemoryExecutionRepository:
             await queues.get(organization_id, queue_id), await workers.get(organization_id, worker_id), execution, agent
         )
 
-    async def add(self, execution: Execution) -> None:
-        self.rows[execution.id] = execution
-
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
         execution = self.rows.get(execution_id)
         return execution if execution is not None and execution.organization_id == organization_id else None
-
-    async def update(self, execution: Execution) -> None:
-        self.rows[execution.id] = execution
 
     async def list_page(
         self, organization_id: str, page: PageRequest, where: ExecutionFilter
