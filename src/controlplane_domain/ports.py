@@ -18,6 +18,7 @@ from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.principal import Principal
+from controlplane_domain.recent import RecentExecutions
 from controlplane_domain.teams import Team
 from controlplane_domain.workers import Worker
 
@@ -319,6 +320,8 @@ class Ports:
     heartbeats: HeartbeatBuffer | None = None
     """Write-behind heartbeats (see heartbeats.py); None writes every heartbeat that changes something at once.
     Whoever wires a buffer must flush it (`usecases.workers.flush_heartbeats`) every half second and at exit."""
+    recent: RecentExecutions | None = None
+    """The executions this process last wrote: a first guess for their next change (see recent.py)."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

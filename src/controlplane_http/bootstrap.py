@@ -34,6 +34,7 @@ from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_
 from controlplane_adapters.sql.statistics import analyze_young_tables
 from controlplane_domain.heartbeats import HeartbeatBuffer
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
+from controlplane_domain.recent import RecentExecutions
 from controlplane_domain.usecases.executions import EVENTS_PAGE, read_events_after
 from controlplane_http.app import create_app
 from controlplane_http.background import Periodic, heartbeat_flusher, lease_reaper
@@ -167,6 +168,7 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
         lease_timeout_seconds=settings.lease_timeout_seconds,
         max_attempts=settings.max_attempts,
         heartbeats=HeartbeatBuffer(),
+        recent=RecentExecutions(),
     )
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
     flusher = heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000)

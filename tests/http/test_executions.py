@@ -273,3 +273,44 @@ def test_stream_of_a_finished_execution_and_resume(client: TestClient[Any]) -> N
     assert "id: 1\n" not in resumed
     assert "id: 3\nevent: done" in resumed
     assert client.get(f"/api/v1/executions/{uuid.uuid4()}/stream").status_code == 404
+
+
+def test_a_node_whose_last_write_is_stale_still_answers_from_what_is_stored(tmp_path: Any) -> None:
+    """Two nodes on one database: node A leased attempt 1 and remembers it (`ports.recent`); the lease expires,
+    node B hands out attempt 2. Node A must take attempt 2's events and completion (its guess says attempt 1:
+    decided on the guess they would be 409) and still refuse attempt 1's."""
+    from dataclasses import replace
+
+    from controlplane_adapters.clock import ManualClock
+    from controlplane_domain.usecases.executions import reap_expired_leases
+    from controlplane_http.bootstrap import build_app
+    from tests.conftest import app_settings
+    from tests.support import SERVICE_KEY, bearer
+
+    clock = ManualClock()
+    url = f"sqlite+aiosqlite:///{tmp_path / 'nodes.db'}"
+    with (
+        TestClient(build_app(app_settings(url), clock=clock)) as a,
+        TestClient(build_app(replace(app_settings(url)), clock=clock)) as b,
+    ):
+        for client in (a, b):
+            client.headers.update(bearer(SERVICE_KEY))
+        agent = create_agent(a)
+        _, queue_id = setup_queue(a)
+        execution = execute(a, agent["id"], queue_id)
+        assert (lease(a, queue_id, "w1") or {})["attempt"] == 1
+        assert a.app.state["ports"].recent.get(execution["organization_id"], execution["id"]).attempt == 1
+        clock.advance(61)
+        b.blocking_portal.call(reap_expired_leases, b.app.state["ports"])
+        assert (lease(b, queue_id, "w2") or {})["attempt"] == 2
+        path = f"/api/v1/executions/{execution['id']}"
+        log = [{"type": "log", "data": {"n": 1}}]
+        current = a.post(f"{path}/events", json={"worker_id": "w2", "attempt": 2, "events": log})
+        assert current.status_code == 200, current.text
+        stale = a.post(f"{path}/events", json={"worker_id": "w1", "attempt": 1, "events": log})
+        assert stale.status_code == 409
+        done = a.post(f"{path}/complete", json={"worker_id": "w2", "attempt": 2, "status": "completed"})
+        assert done.status_code == 200, done.text
+        events = b.get(f"{path}/events").json()["items"]
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+        assert [e["type"] for e in events][-3:] == ["log", "status", "done"]

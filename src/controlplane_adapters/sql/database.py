@@ -378,9 +378,7 @@ class SqlUnitOfWork:
                     _acquire(self._engine, self._read_only), self._read_only
                 )
             else:
-                connection = _AsyncConnection(
-                    await _acquire_async(self._engine), self._read_only, self._engine
-                )
+                connection = _AsyncConnection(await _acquire_async(self._engine), self._read_only, self._engine)
             self._connection = connection
         except (OSError, DBAPIError) as exc:
             raise Unavailable("the database is unavailable") from exc

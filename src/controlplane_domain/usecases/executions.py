@@ -11,7 +11,7 @@ from typing import Any
 from controlplane_domain.agents import Agent
 from controlplane_domain.config import JSONObject
 from controlplane_domain.environments import QueueStatus
-from controlplane_domain.errors import Conflict, NotFound, TransientFailure, ValidationFailed
+from controlplane_domain.errors import Conflict, DomainError, NotFound, TransientFailure, ValidationFailed
 from controlplane_domain.executions import (
     SERVER_EVENTS,
     EventType,
@@ -124,28 +124,55 @@ Change = tuple[Execution, Sequence[NewEvent]]  # an execution as changed, and th
 
 
 async def _change(
-    ports: Ports, organization_id: str, execution_id: str, decide: Callable[[Execution, datetime], Change | Execution]
+    ports: Ports,
+    organization_id: str,
+    execution_id: str,
+    decide: Callable[[Execution, datetime], Change | Execution],
+    *,
+    guess: bool = False,
 ) -> Execution:
-    """Read an execution, decide, and record the change (or answer with the execution `decide` returns as is).
+    """Decide on an execution and record the change (or answer with the execution `decide` returns as is).
 
-    The first try reads without a lock and records with a compare-and-set on `last_seq` (on Postgres: two
-    statements and no transaction round trips). Only when another writer changed the execution in between is it
-    read again, locked this time, so a busy execution still makes progress."""
-    for lock in (False, True):
+    Up to three tries, each recorded with a compare-and-set on `last_seq`: on the execution as this process last
+    wrote it (`ports.recent`, no read at all: Postgres runs one statement), then read without a lock, then read
+    holding the row's lock (so a busy execution still makes progress). Only a recorded change is trusted from the
+    first try: an error or a no-change answer decided on a guess is decided again on what is stored. `guess`:
+    whether to try the first (its answer shows the execution as guessed, with the lease expiry this process
+    last wrote: fine for an event batch and a completion, which show none)."""
+    known = ports.recent.get(organization_id, execution_id) if guess and ports.recent is not None else None
+    for source in ("guess", "read", "locked"):
+        if source == "guess" and known is None:
+            continue
         async with ports.uow() as uow:
-            execution = await _require(uow, organization_id, execution_id, lock=lock)
+            if source == "guess" and known is not None:
+                execution = known
+            else:
+                execution = await _require(uow, organization_id, execution_id, lock=source == "locked")
             now = ports.clock.now()
-            decided = decide(execution, now)
+            try:
+                decided = decide(execution, now)
+            except DomainError:
+                if source == "guess":
+                    continue
+                raise
             if isinstance(decided, Execution):
+                if source == "guess":
+                    continue
                 return decided
             rows, changed = _numbered(*decided, now)
             recorded = await uow.executions.record(execution, changed, rows)
             if recorded:
                 await uow.commit()
         if recorded:
+            _remember(ports, changed)
             await _publish(ports, _topic(changed))
             return changed
     raise TransientFailure("the execution changed while it was being changed; please retry")
+
+
+def _remember(ports: Ports, execution: Execution) -> None:
+    if ports.recent is not None:
+        ports.recent.remember(execution)
 
 
 def _check_lease(execution: Execution, worker_id: str, attempt: int) -> None:
@@ -200,6 +227,7 @@ async def execute(
         first, queued = _numbered(queued, [_status(queued)], now)
         await uow.executions.record(None, queued, first)
         await uow.commit()
+    _remember(ports, queued)
     await _publish(ports, f"queue:{queued.worker_queue_id}", _topic(queued))
     return queued
 
@@ -241,6 +269,7 @@ async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id
             if stored is not None:
                 team = TeamView(stored, await uow.agents.list_by_teams(organization_id, [stored.id]))
         await uow.commit()
+    _remember(ports, running)
     await _publish(ports, _topic(running))
     return Lease(running, agent, team)
 
@@ -285,7 +314,7 @@ async def append_events(
         _check_lease(execution, worker_id, attempt)
         return execution, events
 
-    return await _change(ports, organization_id, execution_id, add)
+    return await _change(ports, organization_id, execution_id, add, guess=True)
 
 
 @retry_transient
@@ -313,7 +342,7 @@ async def complete(ports: Ports, organization_id: str, execution_id: str, comman
         )
         return finished, [_status(finished), _done(finished)]
 
-    return await _change(ports, organization_id, execution_id, finish)
+    return await _change(ports, organization_id, execution_id, finish, guess=True)
 
 
 @retry_transient
@@ -361,6 +390,7 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
             touched.append(changed)
         await uow.commit()
     for changed in touched:
+        _remember(ports, changed)
         await _publish(ports, _topic(changed), f"queue:{changed.worker_queue_id}")
     return len(touched)
 
