@@ -90,6 +90,11 @@ def _values(table: sa.Table) -> tuple[str, ...]:
     return tuple(c.name for c in table.columns if c.name not in ("id", "organization_id"))
 
 
+def _changed(table: sa.Table, before: dict[str, Any], after: dict[str, Any]) -> tuple[str, ...]:
+    """The columns an update may write (all but the keys) whose value differs between two rows."""
+    return tuple(name for name in _values(table) if before[name] != after[name])
+
+
 @functools.lru_cache(maxsize=512)
 def _update_columns(table: sa.Table, columns: tuple[str, ...]) -> sa.Update:
     """UPDATE of the given columns only (one statement per table and column set), named like `_update_by_id`."""
@@ -182,7 +187,7 @@ class _Table(Generic[T]):
         if seen is not None:
             before = type(self).to_row(seen)
             if before["organization_id"] == parameters["organization_id"]:
-                changed = tuple(name for name in _values(self.table) if before[name] != parameters[name])
+                changed = _changed(self.table, before, parameters)
                 if not changed:
                     return
                 statement = _update_columns(self.table, changed)
@@ -463,15 +468,10 @@ def _update_if_at(columns: tuple[str, ...]) -> sa.Update:
     """UPDATE of the given columns of an execution still at `expected_seq` (compare-and-set), named like
     `_update_by_id`."""
     t = tables.executions
-    where = (
-        t.c.organization_id == sa.bindparam("where_organization_id"),
-        t.c.id == sa.bindparam("where_id"),
-        t.c.last_seq == sa.bindparam("expected_seq"),
-    )
-    return hot(t.update().where(*where).values({name: sa.bindparam(name) for name in columns}))
+    return hot(_update_columns(t, columns).where(t.c.last_seq == sa.bindparam("expected_seq")))
 
 
-EVENT_ARRAYS = (("seq", sa.Integer()), ("type", sa.String()), ("attempt", sa.Integer()))
+EVENT_ARRAYS = (("seq", sa.Integer()), ("type", sa.String()), ("attempt", sa.Integer()))  # then data, created_at
 
 
 @functools.lru_cache(maxsize=256)
@@ -752,7 +752,7 @@ class SqlExecutionRepository(_Table[Execution]):
             old = mapping.execution_to_row(before)
             if (old["organization_id"], old["id"]) != (row["organization_id"], row["id"]):
                 raise ValueError("a change records the same execution it was made from")
-            columns = tuple(name for name in _values(self.table) if old[name] != row[name]) or ("last_seq",)
+            columns = _changed(self.table, old, row) or ("last_seq",)
         if any((e.execution_id, e.organization_id) != (after.id, after.organization_id) for e in events):
             raise ValueError("the events of a change are the changed execution's")
         try:
@@ -771,9 +771,9 @@ class SqlExecutionRepository(_Table[Execution]):
         events: Sequence[ExecutionEvent],
     ) -> bool:  # fmt: skip
         parameters = row if columns is None else self._where_at(before, row, columns)
-        for name, _ in EVENT_ARRAYS:
-            parameters[f"event_{name}"] = [getattr(event, name) for event in events]
+        parameters["event_seq"] = [event.seq for event in events]
         parameters["event_type"] = [event.type.value for event in events]
+        parameters["event_attempt"] = [event.attempt for event in events]
         parameters["event_data"] = [msgspec.json.encode(event.data).decode() for event in events]
         parameters["event_created_at"] = [event.created_at for event in events]
         return (await self.connection.execute(_record_in_one(columns), parameters)).first() is not None
