@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-from litestar import Litestar, Request, Response
+from litestar import Litestar, MediaType, Request, Response
 from litestar.routes import HTTPRoute
 from litestar.serialization import encode_json
 from litestar.types import Empty
@@ -41,6 +41,7 @@ HOT_OPERATIONS = (
 )  # fmt: skip
 
 _JSON_HEADER = (b"content-type", b"application/json")
+_JSON_TYPES = (None, MediaType.JSON, MediaType.JSON.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +146,15 @@ class FastLane:
             kwargs["data"] = read
         try:
             answer = await lane.call(**kwargs)
-            if isinstance(answer, Response):  # a status of its own, or a stream: made into ASGI as Litestar does
-                request = kwargs.get("request") or lane.handler.resolve_request_class()(scope, receive, send)
-                response = await lane.handler.to_response(self.litestar, answer, request)
-                await response(scope, receive, send)
-                return
+            status = lane.status
+            if isinstance(answer, Response):
+                if not _plain_json(answer):  # no body, headers of its own, a stream: made into ASGI as Litestar does
+                    request = kwargs.get("request") or lane.handler.resolve_request_class()(scope, receive, send)
+                    response = await lane.handler.to_response(self.litestar, answer, request)
+                    await response(scope, receive, send)
+                    return
+                status = answer.status_code or status
+                answer = answer.content
             body = encode_json(answer)
         except Exception as exc:  # answered by the app's exception handler, as on Litestar's path
             request = Request(scope, receive, send)  # type: ignore[arg-type]
@@ -157,7 +162,7 @@ class FastLane:
             await error.to_asgi_response(None, request)(scope, receive, send)  # type: ignore[arg-type]
             return
         headers = [_JSON_HEADER, (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": lane.status, "headers": headers})
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
     async def _read_body(self, scope: Scope, receive: Receive, kind: Any) -> Any:
@@ -196,6 +201,21 @@ class FastLane:
             return msgspec.json.decode(body, type=kind, strict=True)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return _Fallback(receive, messages)
+
+
+def _plain_json(answer: Response[Any]) -> bool:
+    """A `Response` that Litestar would send as its content encoded as JSON, with a status of its own and no more
+    (its `to_response` for such an answer costs more than the answer: a Request, headers and an ASGIResponse)."""
+    return (
+        type(answer) is Response
+        and answer.content is not None
+        and answer.status_code not in (204, 304)
+        and answer.media_type in _JSON_TYPES
+        and not answer.headers
+        and not answer.cookies
+        and answer.background is None
+        and not answer.response_type_encoders
+    )
 
 
 class _Fallback:
