@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -118,3 +119,62 @@ class ExecutionEvent:
     data: JSONObject
     attempt: int
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewEvent:
+    """An event to append, before it is numbered."""
+
+    type: EventType
+    data: JSONObject = field(default_factory=dict)
+
+
+def status_event(execution: Execution, **extra: Any) -> NewEvent:
+    """The `status` event that tells an execution's new status (and attempt)."""
+    return NewEvent(
+        type=EventType.STATUS, data={"status": execution.status.value, "attempt": execution.attempt, **extra}
+    )
+
+
+def numbered(execution: Execution, events: Sequence[NewEvent], now: datetime) -> tuple[list[ExecutionEvent], Execution]:
+    """The events with the next sequence numbers, and the execution that remembers the last one."""
+    seq = execution.last_seq
+    rows = []
+    for event in events:
+        seq += 1
+        rows.append(
+            ExecutionEvent(
+                execution_id=execution.id,
+                organization_id=execution.organization_id,
+                seq=seq,
+                type=event.type,
+                data=event.data,
+                attempt=execution.attempt,
+                created_at=now,
+            )
+        )
+    return rows, replace(execution, last_seq=seq)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTerms:
+    """What a lease decides besides the execution's own counters: who holds it, from when, until when."""
+
+    worker_id: str
+    now: datetime
+    expires_at: datetime
+
+
+def leased(execution: Execution, terms: LeaseTerms) -> tuple[Execution, list[ExecutionEvent]]:
+    """A queued execution handed to a worker: running, attempt + 1, held until `terms.expires_at`, told by one
+    `status` event (status, attempt, worker_id). A store that leases in one statement (Postgres) writes exactly
+    this; `tests/contract/test_execution_records.py` holds every store to it."""
+    running = execution.transition(
+        S.RUNNING,
+        terms.now,
+        attempt=execution.attempt + 1,
+        worker_id=terms.worker_id,
+        lease_expires_at=terms.expires_at,
+    )
+    rows, running = numbered(running, [status_event(running, worker_id=terms.worker_id)], terms.now)
+    return running, rows

@@ -11,7 +11,7 @@ from typing import Protocol, Self
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.environments import Environment, WorkerQueue
-from controlplane_domain.executions import Execution, ExecutionEvent, ExecutionStatus
+from controlplane_domain.executions import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
 from controlplane_domain.heartbeats import HeartbeatBuffer
 from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
@@ -165,9 +165,9 @@ class ExecutionFilter:
 
 
 @dataclass(frozen=True, slots=True)
-class LeaseCandidate:
-    """What a lease needs, read together: the queue, the worker as stored, the queue's oldest queued execution
-    (locked until the unit of work ends, and skipped meanwhile by other leases: Postgres) and its agent."""
+class Leased:
+    """What a lease found and did: the queue, the worker as stored, the execution as leased (None: nothing was
+    leased) and its agent."""
 
     queue: WorkerQueue | None
     worker: Worker | None
@@ -183,8 +183,12 @@ class ExecutionRepository(Protocol):
         self, organization_id: str, page: PageRequest, where: ExecutionFilter
     ) -> tuple[list[Execution], int]: ...
 
-    async def lease_candidate(self, organization_id: str, queue_id: str, worker_id: str) -> LeaseCandidate:
-        """The queue, the worker and the oldest queued execution with its agent (one statement on Postgres)."""
+    async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
+        """Lease the oldest queued execution of the queue, if the queue exists and is active, as
+        `executions.leased` decides: the change and its event are one atomic write, like `record` (and like it,
+        as the unit of work's first write, may be durable at once and end what the unit of work writes).
+        Executions another lease is taking are skipped (Postgres: `FOR UPDATE SKIP LOCKED`), never leased twice.
+        Reads the worker and the execution's agent with it (one statement on Postgres)."""
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]: ...
 

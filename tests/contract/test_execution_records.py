@@ -11,10 +11,11 @@ import pytest
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
+from controlplane_domain.agents import Agent
 from controlplane_domain.environments import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
 from controlplane_domain.errors import Conflict
-from controlplane_domain.executions import EventType, Execution, ExecutionEvent, ExecutionStatus
-from controlplane_domain.ports import LeaseCandidate
+from controlplane_domain.executions import EventType, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms, leased
+from controlplane_domain.ports import Leased
 from tests.contract.conftest import UowFactory
 from tests.contract.test_hot_statements import execution
 from tests.contract.test_repositories import T0, agent, worker
@@ -168,50 +169,97 @@ async def test_an_execute_reads_its_queue_and_agent_together(uow: UowFactory) ->
         assert await work.queues.get_with_agent("org-b", "q", mine.id) == (None, None)
 
 
-async def test_a_lease_candidate_is_the_queue_the_worker_the_oldest_queued_and_its_agent(uow: UowFactory) -> None:
+def terms(worker_id: str, seconds: int = 10) -> LeaseTerms:
+    now = T0 + timedelta(seconds=seconds, microseconds=7)
+    return LeaseTerms(worker_id, now, now + timedelta(minutes=5))
+
+
+async def seed_queue(uow: UowFactory, status: QueueStatus = QueueStatus.ACTIVE) -> Agent:
     mine = agent("a")
-    first = replace(execution("e1", None, ExecutionStatus.QUEUED), last_seq=1, queued_at=T0)
-    second = replace(execution("e2", None, ExecutionStatus.QUEUED), last_seq=1, queued_at=T0 + timedelta(seconds=1))
     async with uow() as work:
         await work.environments.add(ENVIRONMENT)
         await work.agents.add(mine)
-        await work.queues.add(queue())
+        await work.queues.add(replace(queue(), status=status))
         await work.workers.save(worker("w1"))
         await work.commit()
-    async with uow() as work:
-        assert await work.executions.lease_candidate("org-a", "q", "w1") == LeaseCandidate(
-            queue(), worker("w1"), None, None
-        )
-    for each in (second, first):
+    return mine
+
+
+async def add_queued(uow: UowFactory, *executions: Execution) -> None:
+    for each in executions:
         async with uow() as work:
-            await work.executions.record(None, each, events(each, 1))
+            assert await work.executions.record(None, each, events(each, *range(1, each.last_seq + 1)))
             await work.commit()
-    async with uow() as work:
-        found = await work.executions.lease_candidate("org-a", "q", "w-unknown")
-        assert found == LeaseCandidate(queue(), None, first, mine)
-    async with uow() as work:
-        assert await work.executions.lease_candidate("org-b", "q", "w1") == LeaseCandidate(None, None, None, None)
-        assert (await work.executions.lease_candidate("org-a", "other", "w1")).queue is None
 
 
-async def test_on_postgres_a_lease_candidate_held_by_one_lease_is_skipped_by_another(postgres_url: str) -> None:
+async def test_a_lease_is_what_the_domain_decides_and_takes_the_oldest_queued(uow: UowFactory) -> None:
+    """Every store leases as `executions.leased` decides (Postgres writes it in SQL): the execution, its status
+    event, and what is read with it."""
+    mine = await seed_queue(uow)
+    async with uow() as work:
+        assert await work.executions.lease_next("org-a", "q", terms("w1")) == Leased(queue(), worker("w1"), None, None)
+    # the first was leased before and re-queued (attempt 1, three events, started once): the lease counts on
+    first = replace(execution("e1", None, ExecutionStatus.QUEUED), attempt=1, last_seq=3, queued_at=T0,
+                    started_at=T0 - timedelta(minutes=1))  # fmt: skip
+    second = replace(execution("e2", None, ExecutionStatus.QUEUED), last_seq=1, queued_at=T0 + timedelta(seconds=1))
+    await add_queued(uow, second, first)
+    async with uow() as work:
+        outcome = await work.executions.lease_next("org-a", "q", terms("w-unknown"))
+        await work.commit()
+    running, told = leased(first, terms("w-unknown"))
+    assert (running.attempt, running.last_seq, [e.seq for e in told]) == (2, 4, [4])
+    assert outcome == Leased(queue(), None, running, mine)
+    assert await stored(uow, "e1") == (running, events(first, 1, 2, 3) + told)
+    assert await stored(uow, "e2") == (second, events(second, 1))
+    async with uow() as work:
+        again = await work.executions.lease_next("org-a", "q", terms("w1", seconds=20))
+        await work.commit()
+    assert again.execution == leased(second, terms("w1", seconds=20))[0]
+    async with uow() as work:
+        assert await work.executions.lease_next("org-a", "q", terms("w1")) == Leased(queue(), worker("w1"), None, None)
+
+
+async def test_a_lease_sees_only_an_active_queue_of_its_organization(uow: UowFactory) -> None:
+    await seed_queue(uow, QueueStatus.PAUSED)
+    first = replace(execution("e1", None, ExecutionStatus.QUEUED), last_seq=1, queued_at=T0)
+    await add_queued(uow, first)
+    outcomes = []
+    for organization_id, queue_id in (("org-a", "q"), ("org-b", "q"), ("org-a", "other")):
+        async with uow() as work:  # a lease may be its unit of work's only write
+            outcomes.append(await work.executions.lease_next(organization_id, queue_id, terms("w1")))
+            await work.commit()
+    paused = Leased(replace(queue(), status=QueueStatus.PAUSED), worker("w1"), None, None)
+    assert outcomes == [paused, Leased(None, None, None, None), Leased(None, None, None, None)]
+    assert await stored(uow, "e1") == (first, events(first, 1))
+
+
+async def test_on_postgres_a_lease_is_one_statement_and_skips_what_another_holds(postgres_url: str) -> None:
     await truncate(postgres_url)
     engine = create_engine(postgres_url)
+    sent: list[str] = []
     try:
-        async with SqlUnitOfWork(engine) as work:
-            await work.environments.add(ENVIRONMENT)
-            await work.queues.add(queue())
-            await work.commit()
-        for number in (1, 2):
-            new = replace(execution(f"e{number}", None, ExecutionStatus.QUEUED), last_seq=1,
-                          queued_at=T0 + timedelta(seconds=number))  # fmt: skip
+        factory: UowFactory = lambda: SqlUnitOfWork(engine)  # noqa: E731
+        await seed_queue(factory)
+        await add_queued(
+            factory,
+            *(replace(execution(f"e{n}", None, ExecutionStatus.QUEUED), last_seq=1, queued_at=T0 + timedelta(seconds=n))
+              for n in (1, 2)),
+        )  # fmt: skip
+        async with SqlUnitOfWork(engine) as holding:
+            assert await holding.executions.get("org-a", "e1", for_update=True) is not None  # held until the end
             async with SqlUnitOfWork(engine) as work:
-                await work.executions.record(None, new, events(new, 1))
+                connection: Any = work._connection
+                await work.agents.get("org-a", "warm-up")  # takes the connection's driver
+                connection._driver.add_query_logger(lambda record: sent.append(record.query.split()[0].upper()))
+                outcome = await work.executions.lease_next("org-a", "q", terms("w2"))
                 await work.commit()
-        async with SqlUnitOfWork(engine) as holding, SqlUnitOfWork(engine) as other:
-            held = await holding.executions.lease_candidate("org-a", "q", "w1")
-            skipped = await other.executions.lease_candidate("org-a", "q", "w2")
-            assert (held.execution and held.execution.id, skipped.execution and skipped.execution.id) == ("e1", "e2")
-            assert skipped.queue == queue()
+        assert outcome.execution is not None
+        assert outcome.execution.id == "e2"
+        assert sent == ["WITH"]  # no BEGIN, no COMMIT: a transaction of its own
+        async with SqlUnitOfWork(engine) as work:
+            assert await work.executions.get("org-a", "e2") == outcome.execution
+            later = await work.executions.lease_next("org-a", "q", terms("w3"))
+        assert later.execution is not None
+        assert later.execution.id == "e1"
     finally:
         await engine.dispose()

@@ -11,13 +11,14 @@ from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.environments import Environment, WorkerQueue
 from controlplane_domain.errors import Conflict
-from controlplane_domain.executions import Execution, ExecutionEvent, ExecutionStatus
+from controlplane_domain.executions import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
 from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.ports import ExecutionFilter, LeaseCandidate
+from controlplane_domain.ports import ExecutionFilter, Leased
 from controlplane_domain.teams import Team
+from controlplane_domain.usecases.executions import lease_in_steps
 from controlplane_domain.workers import Worker
 
 T = TypeVar("T")
@@ -263,13 +264,13 @@ class MemoryExecutionRepository:
         self.events = events
         self.related = related  # what a lease candidate is read with
 
-    async def lease_candidate(self, organization_id: str, queue_id: str, worker_id: str) -> LeaseCandidate:
+    async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
         queues, workers, agents = self.related
         execution = await self.next_queued(organization_id, queue_id)
         agent = await agents.get(organization_id, execution.agent_id) if execution and execution.agent_id else None
-        return LeaseCandidate(
-            await queues.get(organization_id, queue_id), await workers.get(organization_id, worker_id), execution, agent
-        )
+        queue = await queues.get(organization_id, queue_id)
+        worker = await workers.get(organization_id, terms.worker_id)
+        return await lease_in_steps(queue, worker, execution, agent, terms, self.record)
 
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
         execution = self.rows.get(execution_id)

@@ -20,15 +20,16 @@ from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rendered import rendered_row
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
-from controlplane_domain.environments import Environment, WorkerQueue
+from controlplane_domain.environments import Environment, QueueStatus, WorkerQueue
 from controlplane_domain.errors import Conflict
-from controlplane_domain.executions import TERMINAL, Execution, ExecutionEvent, ExecutionStatus
+from controlplane_domain.executions import TERMINAL, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
 from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
 from controlplane_domain.organizations import OrganizationSettings
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.ports import ExecutionFilter, LeaseCandidate
+from controlplane_domain.ports import ExecutionFilter, Leased
 from controlplane_domain.teams import Team
+from controlplane_domain.usecases.executions import lease_in_steps
 from controlplane_domain.workers import Worker
 
 T = TypeVar("T")
@@ -375,34 +376,76 @@ LEASE_TABLES = (tables.worker_queues, tables.workers, tables.executions, tables.
 
 
 @functools.cache
-def _lease_candidate() -> sa.Select[Any]:
-    """Postgres: a lease's four reads as one statement: the queue, the worker (outer-joined by its id), the
-    oldest queued execution of the queue (a lateral subquery, `FOR UPDATE SKIP LOCKED`: only that row is
-    locked) and its agent. The columns are those of the four tables in order, each table's in its own order."""
+def _lease_next() -> sa.Select[Any]:
+    """Postgres: a whole lease as one statement, what `executions.leased` decides written in SQL.
+
+    `picked`: the queue's oldest queued execution, if the queue is active (`FOR UPDATE SKIP LOCKED`: one that
+    another lease is taking is skipped). `leased`: that execution running, attempt + 1, held by the worker until
+    `expires_at`, `started_at` and `updated_at` now, `last_seq` + 1. `told`: its `status` event (status, attempt,
+    worker_id) at the new `last_seq`. Then the queue (no row: no such queue), the worker (outer-joined by its id),
+    the execution as leased and its agent, each table's columns in order. A statement of its own transaction:
+    the row is locked only while it runs. (The parameters are named `lease_*`: one named like a column of the
+    updated table would join its SET clause.)"""
     q, w, x, a = LEASE_TABLES
-    queued = (
-        sa.select(x)
+    e = tables.execution_events
+    organization: sa.BindParameter[str] = sa.bindparam("lease_organization_id", type_=sa.String())
+    queue_id: sa.BindParameter[str] = sa.bindparam("lease_queue_id", type_=sa.String())
+    worker_id: sa.BindParameter[str] = sa.bindparam("lease_worker_id", type_=sa.String())
+    now = sa.bindparam("lease_now", type_=tables.UtcDateTime())
+    is_active = q.c.status == sa.literal_column(f"'{QueueStatus.ACTIVE.value}'")
+    active = sa.exists().where(q.c.organization_id == organization, q.c.id == queue_id, is_active)
+    picked = (
+        sa.select(x.c.organization_id, x.c.id)
         .where(
-            x.c.organization_id == q.c.organization_id,
-            x.c.worker_queue_id == q.c.id,
-            x.c.status == sa.literal(ExecutionStatus.QUEUED.value),
+            x.c.organization_id == organization,
+            x.c.worker_queue_id == queue_id,
+            x.c.status == sa.literal_column(f"'{ExecutionStatus.QUEUED.value}'"),
+            active,
         )
         .order_by(x.c.queued_at, x.c.id)
         .limit(1)
         .with_for_update(skip_locked=True)
-        .lateral("queued")
+        .cte("picked")
     )
-    worker_of = sa.and_(w.c.organization_id == q.c.organization_id, w.c.worker_id == sa.bindparam("worker_id"))
-    agent_of = sa.and_(a.c.organization_id == queued.c.organization_id, a.c.id == queued.c.agent_id)
+    leased = (
+        x.update()
+        .where(x.c.organization_id == picked.c.organization_id, x.c.id == picked.c.id)
+        .values(
+            status=sa.literal_column(f"'{ExecutionStatus.RUNNING.value}'"),
+            attempt=x.c.attempt + sa.literal_column("1"),
+            worker_id=worker_id,
+            lease_expires_at=sa.bindparam("lease_until", type_=tables.UtcDateTime()),
+            started_at=now,
+            updated_at=now,
+            last_seq=x.c.last_seq + sa.literal_column("1"),
+        )
+        .returning(*x.columns)
+        .cte("leased")
+    )
+    data = sa.func.jsonb_build_object(
+        sa.literal_column("'status'"), leased.c.status, sa.literal_column("'attempt'"), leased.c.attempt,
+        sa.literal_column("'worker_id'"), leased.c.worker_id,
+    )  # fmt: skip
+    event = sa.select(
+        leased.c.id, leased.c.organization_id, leased.c.last_seq, sa.literal_column("'status'"), data,
+        leased.c.attempt, leased.c.updated_at,
+    )  # fmt: skip
+    told = (
+        e.insert()
+        .from_select(["execution_id", "organization_id", "seq", "type", "data", "attempt", "created_at"], event)
+        .cte("told")
+    )
+    worker_of = sa.and_(w.c.organization_id == q.c.organization_id, w.c.worker_id == worker_id)
+    agent_of = sa.and_(a.c.organization_id == leased.c.organization_id, a.c.id == leased.c.agent_id)
     columns = [
         *(column.label(f"q_{column.name}") for column in q.columns),
         *(column.label(f"w_{column.name}") for column in w.columns),
-        *(queued.c[column.name].label(f"x_{column.name}") for column in x.columns),
+        *(leased.c[column.name].label(f"x_{column.name}") for column in x.columns),
         *(column.label(f"a_{column.name}") for column in a.columns),
     ]
-    joined = q.outerjoin(w, worker_of).outerjoin(queued, sa.true()).outerjoin(a, agent_of)
-    where = (q.c.organization_id == sa.bindparam("organization_id"), q.c.id == sa.bindparam("queue_id"))
-    return hot(sa.select(*columns).select_from(joined).where(*where))
+    joined = q.outerjoin(w, worker_of).outerjoin(leased, sa.true()).outerjoin(a, agent_of)
+    where = (q.c.organization_id == organization, q.c.id == queue_id)
+    return hot(sa.select(*columns).select_from(joined).where(*where).add_cte(told), atomic=True)
 
 
 @functools.cache
@@ -671,22 +714,26 @@ class SqlExecutionRepository(_Table[Execution]):
                 conditions.append(column == value)
         return await self._page(conditions, page)
 
-    async def lease_candidate(self, organization_id: str, queue_id: str, worker_id: str) -> LeaseCandidate:
-        if not self._postgres:  # SQLite answers four point queries in microseconds, in the loop's own thread
+    async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
+        if not self._postgres:  # SQLite's writer holds the database lock: point queries, then the record
             execution = await self.next_queued(organization_id, queue_id)
             agent_id = execution.agent_id if execution is not None else None
-            return LeaseCandidate(
+            return await lease_in_steps(
                 await SqlQueueRepository(self.connection).get(organization_id, queue_id),
-                await SqlWorkerRepository(self.connection).get(organization_id, worker_id),
+                await SqlWorkerRepository(self.connection).get(organization_id, terms.worker_id),
                 execution,
                 await SqlAgentRepository(self.connection).get(organization_id, agent_id) if agent_id else None,
+                terms,
+                self.record,
             )
-        parameters = {"organization_id": organization_id, "queue_id": queue_id, "worker_id": worker_id}
-        row = (await self.connection.execute(_lease_candidate(), parameters)).first()
+        parameters = {"lease_organization_id": organization_id, "lease_queue_id": queue_id,
+                      "lease_worker_id": terms.worker_id, "lease_now": terms.now,
+                      "lease_until": terms.expires_at}  # fmt: skip
+        row = (await self.connection.execute(_lease_next(), parameters)).first()
         if row is None:
-            return LeaseCandidate(None, None, None, None)
+            return Leased(None, None, None, None)
         queue, worker, execution, agent = _slices(row, LEASE_TABLES)
-        return LeaseCandidate(
+        return Leased(
             mapping.queue_to_domain(queue),
             None if worker is None else mapping.worker_to_domain(worker),
             None if execution is None else self._saw(execution),

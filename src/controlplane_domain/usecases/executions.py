@@ -6,11 +6,10 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from controlplane_domain.agents import Agent
 from controlplane_domain.config import JSONObject
-from controlplane_domain.environments import QueueStatus
+from controlplane_domain.environments import QueueStatus, WorkerQueue
 from controlplane_domain.errors import Conflict, DomainError, NotFound, TransientFailure, ValidationFailed
 from controlplane_domain.executions import (
     SERVER_EVENTS,
@@ -18,14 +17,20 @@ from controlplane_domain.executions import (
     Execution,
     ExecutionEvent,
     ExecutionStatus,
+    LeaseTerms,
+    NewEvent,
     TargetType,
+    leased,
 )
+from controlplane_domain.executions import numbered as _numbered
+from controlplane_domain.executions import status_event as _status
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.ports import ExecutionFilter, Ports, UnitOfWork
+from controlplane_domain.ports import ExecutionFilter, Leased, Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.teams import TeamView
 from controlplane_domain.usecases.environments import is_uuid
 from controlplane_domain.usecases.teams import require_team
+from controlplane_domain.workers import Worker
 
 S = ExecutionStatus
 FINISHING = frozenset({S.COMPLETED, S.FAILED, S.CANCELLED})
@@ -56,12 +61,6 @@ class Lease:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class NewEvent:
-    type: EventType
-    data: JSONObject = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class CompleteCommand:
     worker_id: str
     attempt: int
@@ -80,37 +79,9 @@ async def _publish(ports: Ports, *topics: str) -> None:
         await ports.bus.publish(*topics)
 
 
-def _status(execution: Execution, **extra: Any) -> NewEvent:
-    return NewEvent(
-        type=EventType.STATUS, data={"status": execution.status.value, "attempt": execution.attempt, **extra}
-    )
-
-
 def _done(execution: Execution) -> NewEvent:
     data = {"status": execution.status.value, "response": execution.response, "error": execution.error}
     return NewEvent(type=EventType.DONE, data={**data, "usage": execution.usage})
-
-
-def _numbered(
-    execution: Execution, events: Sequence[NewEvent], now: datetime
-) -> tuple[list[ExecutionEvent], Execution]:
-    """The events with the next sequence numbers, and the execution that remembers the last one."""
-    seq = execution.last_seq
-    rows = []
-    for event in events:
-        seq += 1
-        rows.append(
-            ExecutionEvent(
-                execution_id=execution.id,
-                organization_id=execution.organization_id,
-                seq=seq,
-                type=event.type,
-                data=event.data,
-                attempt=execution.attempt,
-                created_at=now,
-            )
-        )
-    return rows, replace(execution, last_seq=seq)
 
 
 async def _require(uow: UnitOfWork, organization_id: str, execution_id: str, *, lock: bool = False) -> Execution:
@@ -234,44 +205,59 @@ async def execute(
 
 @retry_transient
 async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id: str) -> Lease | None:
-    """Hand the oldest queued execution of an active queue to the worker, with attempt + 1."""
+    """Hand the oldest queued execution of an active queue to the worker, with attempt + 1 (`executions.leased`).
+
+    The lease is one atomic write of the store (Postgres: one statement); the worker's move to this queue, when
+    it served another (or none) before, is written after it."""
     if not is_uuid(queue_id):
         raise NotFound("worker queue", queue_id)
+    now = ports.clock.now()
+    terms = LeaseTerms(worker_id, now, now + timedelta(seconds=ports.lease_timeout_seconds))
     async with ports.uow() as uow:
-        candidate = await uow.executions.lease_candidate(organization_id, queue_id, worker_id)
-        queue, execution = candidate.queue, candidate.execution
-        if queue is None:
+        outcome = await uow.executions.lease_next(organization_id, queue_id, terms)
+        if outcome.queue is None:
             raise NotFound("worker queue", queue_id)
-        now = ports.clock.now()
-        waiting = ports.heartbeats.latest(organization_id, worker_id) if ports.heartbeats is not None else None
-        worker = waiting or candidate.worker
-        if worker is not None and worker.queue_id != queue_id:
-            await uow.workers.save(replace(worker, queue_id=queue_id))
-            if ports.heartbeats is not None:  # a report waiting to be written must not move it back
-                ports.heartbeats.move_to_queue(organization_id, worker_id, queue_id)
-        if queue.status is not QueueStatus.ACTIVE or execution is None:
-            await uow.commit()
-            return None
-        running = execution.transition(
-            S.RUNNING,
-            now,
-            attempt=execution.attempt + 1,
-            worker_id=worker_id,
-            lease_expires_at=now + timedelta(seconds=ports.lease_timeout_seconds),
-        )
-        rows, running = _numbered(running, [_status(running, worker_id=worker_id)], now)
-        if not await uow.executions.record(execution, running, rows):  # it is locked: only a broken store fails
-            raise TransientFailure("the execution changed while it was being leased")
-        agent = candidate.agent
+        running = outcome.execution
         team = None
-        if running.team_id:
+        if running is not None and running.team_id:
             stored = await uow.teams.get(organization_id, running.team_id)
             if stored is not None:
                 team = TeamView(stored, await uow.agents.list_by_teams(organization_id, [stored.id]))
         await uow.commit()
-    _remember(ports, running)
+    if running is not None:
+        _remember(ports, running)
+    waiting = ports.heartbeats.latest(organization_id, worker_id) if ports.heartbeats is not None else None
+    worker = waiting or outcome.worker
+    if worker is not None and worker.queue_id != queue_id:
+        async with ports.uow() as uow:
+            await uow.workers.save(replace(worker, queue_id=queue_id))
+            await uow.commit()
+        if ports.heartbeats is not None:  # a report waiting to be written must not move it back
+            ports.heartbeats.move_to_queue(organization_id, worker_id, queue_id)
+    if running is None:
+        return None
     await _publish(ports, _topic(running))
-    return Lease(running, agent, team)
+    return Lease(running, outcome.agent, team)
+
+
+async def lease_in_steps(
+    queue: WorkerQueue | None,
+    worker: Worker | None,
+    execution: Execution | None,
+    agent: Agent | None,
+    terms: LeaseTerms,
+    record: Callable[[Execution, Execution, Sequence[ExecutionEvent]], Awaitable[bool]],
+) -> Leased:
+    """`ExecutionRepository.lease_next` for a store that reads first, then records (memory; SQLite, whose
+    writer holds the database lock): `execution` is the queue's oldest queued one, `record` the store's own."""
+    if queue is None:
+        return Leased(None, None, None, None)
+    if queue.status is not QueueStatus.ACTIVE or execution is None:
+        return Leased(queue, worker, None, None)
+    running, events = leased(execution, terms)
+    if not await record(execution, running, events):  # the writer holds the lock: only a broken store fails
+        raise TransientFailure("the execution changed while it was being leased")
+    return Leased(queue, worker, running, agent)
 
 
 async def _work_waiting(ports: Ports, organization_id: str, queue_id: str) -> bool:
@@ -285,15 +271,15 @@ async def lease(ports: Ports, organization_id: str, queue_id: str, worker_id: st
     deadline = time.monotonic() + wait_seconds
     subscription = ports.bus.subscribe(f"queue:{queue_id}") if ports.bus is not None else None
     try:
-        leased = await try_lease(ports, organization_id, queue_id, worker_id)
-        while leased is None:
+        found = await try_lease(ports, organization_id, queue_id, worker_id)
+        while found is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or subscription is None:
                 return None
             await subscription.wait(remaining)
             if await _work_waiting(ports, organization_id, queue_id):
-                leased = await try_lease(ports, organization_id, queue_id, worker_id)
-        return leased
+                found = await try_lease(ports, organization_id, queue_id, worker_id)
+        return found
     finally:
         if subscription is not None:
             subscription.close()

@@ -14,7 +14,7 @@ from litestar.types import Scope
 
 from controlplane_domain.executions import Execution as DomainExecution
 from controlplane_domain.executions import ExecutionEvent as DomainEvent
-from controlplane_domain.executions import ExecutionStatus, TargetType
+from controlplane_domain.executions import ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.ports import ExecutionFilter
 from controlplane_domain.usecases import executions as usecases
 from controlplane_http.controllers._shared import Limit, Offset, caller, errors, page_of, page_request
@@ -196,7 +196,7 @@ class ExecutionController(Controller):
     ) -> EventsAppended:
         """Worker protocol: append a batch of events to the current attempt (409 for a stale attempt)."""
         ports, principal = caller(scope)
-        events = [usecases.NewEvent(type=e.type, data=e.data) for e in data.events]
+        events = [NewEvent(type=e.type, data=e.data) for e in data.events]
         execution = await usecases.append_events(
             ports, principal.organization_id, execution_id, data.worker_id, data.attempt, events
         )
