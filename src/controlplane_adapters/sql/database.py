@@ -351,7 +351,8 @@ class _AsyncConnection:
         return translated
 
     async def commit(self) -> None:
-        await self._connection.commit()
+        if self._connection.in_transaction():  # else nothing to commit (reads, an atomic write): no greenlet trip
+            await self._connection.commit()
 
     async def rollback(self) -> None:
         if self._connection.in_transaction():
