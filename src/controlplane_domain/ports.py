@@ -141,12 +141,6 @@ class QueueRepository(Protocol):
 
     async def get(self, organization_id: str, queue_id: str) -> WorkerQueue | None: ...
 
-    async def get_with_agent(
-        self, organization_id: str, queue_id: str, agent_id: str
-    ) -> tuple[WorkerQueue | None, Agent | None]:
-        """The queue and an agent of the organization, read together (an execute's reads: one statement on
-        Postgres)."""
-
     async def update(self, queue: WorkerQueue) -> None: ...
 
     async def delete(self, organization_id: str, queue_id: str) -> None: ...
@@ -212,6 +206,11 @@ class ExecutionRepository(Protocol):
         at once, before `commit()` (Postgres runs it as a transaction of its own, without the BEGIN and COMMIT
         round trips); the unit of work then writes nothing more. Otherwise it joins the unit of work's
         transaction like any write."""
+
+    async def add_if_found(self, execution: Execution, events: Sequence[ExecutionEvent]) -> tuple[bool, bool]:
+        """Add an agent's new execution with its events, as `record(None, ...)` does, only if its worker queue and
+        its agent exist in its organization; answers (queue found, agent found). One statement on Postgres (an
+        execute's reads and its write); like `record`, it may be durable at once."""
 
     async def events_after(
         self, organization_id: str, execution_id: str, after_seq: int, limit: int

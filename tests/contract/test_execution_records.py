@@ -154,19 +154,33 @@ ENVIRONMENT = Environment(id="env", organization_id="org-a", name="prod", descri
                           updated_at=T0)  # fmt: skip
 
 
-async def test_an_execute_reads_its_queue_and_agent_together(uow: UowFactory) -> None:
-    mine = agent("a", configuration={"n": [1, 2.5]})
+async def test_an_execution_is_added_only_where_its_queue_and_agent_are(uow: UowFactory) -> None:
+    """An execute's reads and its write together: nothing is written unless both are found in the
+    execution's organization."""
+    await seed_queue(uow)
     async with uow() as work:
-        await work.environments.add(ENVIRONMENT)
-        await work.agents.add(mine)
         await work.agents.add(agent("b", org="org-b"))
-        await work.queues.add(queue())
         await work.commit()
+    new = replace(execution("e1", None, ExecutionStatus.QUEUED), agent_id="org-a-a", last_seq=1)
+    refused = [
+        replace(new, agent_id="org-b-b"),  # another organization's agent
+        replace(new, worker_queue_id="nope"),
+        replace(new, agent_id="nope", worker_queue_id="nope"),
+        replace(new, organization_id="org-b", agent_id="org-b-b"),  # org-b has no such queue
+    ]
+    answers = []
+    for each in [*refused, new]:
+        async with uow() as work:
+            answers.append(await work.executions.add_if_found(each, events(each, 1)))
+            await work.commit()
+    assert answers == [(True, False), (False, True), (False, False), (False, True), (True, True)]
+    assert await stored(uow, "e1") == (new, events(new, 1))
     async with uow() as work:
-        assert await work.queues.get_with_agent("org-a", "q", mine.id) == (queue(), mine)
-        assert await work.queues.get_with_agent("org-a", "q", "org-b-b") == (queue(), None)
-        assert await work.queues.get_with_agent("org-a", "nope", mine.id) == (None, mine)
-        assert await work.queues.get_with_agent("org-b", "q", mine.id) == (None, None)
+        assert await work.executions.get("org-b", "e1") is None
+    with pytest.raises(Conflict):  # the same id again
+        async with uow() as work:
+            await work.executions.add_if_found(new, [])
+            await work.commit()
 
 
 def terms(worker_id: str, seconds: int = 10) -> LeaseTerms:

@@ -230,15 +230,6 @@ class MemoryEnvironmentRepository(_Named[Environment]):
 class MemoryQueueRepository(_Named[WorkerQueue]):
     noun = "worker queue"
 
-    def __init__(self, rows: dict[str, WorkerQueue], agents: MemoryAgentRepository) -> None:
-        super().__init__(rows)
-        self.agents = agents
-
-    async def get_with_agent(
-        self, organization_id: str, queue_id: str, agent_id: str
-    ) -> tuple[WorkerQueue | None, Agent | None]:
-        return await self.get(organization_id, queue_id), await self.agents.get(organization_id, agent_id)
-
     def _same_scope(self, a: WorkerQueue, b: WorkerQueue) -> bool:
         return a.environment_id == b.environment_id
 
@@ -271,6 +262,18 @@ class MemoryExecutionRepository:
         queue = await queues.get(organization_id, queue_id)
         worker = await workers.get(organization_id, terms.worker_id)
         return await lease_in_steps(queue, worker, execution, agent, terms, self.record)
+
+    async def add_if_found(self, execution: Execution, events: Sequence[ExecutionEvent]) -> tuple[bool, bool]:
+        queues, _, agents = self.related
+        if execution.agent_id is None:
+            raise ValueError("add_if_found adds an agent's execution")
+        found = (
+            await queues.get(execution.organization_id, execution.worker_queue_id) is not None,
+            await agents.get(execution.organization_id, execution.agent_id) is not None,
+        )
+        if all(found):
+            await self.record(None, execution, events)
+        return found
 
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
         execution = self.rows.get(execution_id)

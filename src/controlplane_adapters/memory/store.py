@@ -100,7 +100,7 @@ class MemoryUnitOfWork:
         self.organizations = MemoryOrganizationRepository(work.organizations)
         self.idempotency = MemoryIdempotencyRepository(work.idempotency)
         self.environments = MemoryEnvironmentRepository(work.environments)
-        self.queues = MemoryQueueRepository(work.queues, self.agents)
+        self.queues = MemoryQueueRepository(work.queues)
         self.executions = MemoryExecutionRepository(
             work.executions, work.events, (self.queues, self.workers, self.agents)
         )

@@ -449,18 +449,6 @@ def _lease_next() -> sa.Select[Any]:
 
 
 @functools.cache
-def _queue_and_agent() -> sa.Select[Any]:
-    """Postgres: a queue and an agent by id as one statement (each outer-joined to a row of nothing)."""
-    q, a = tables.worker_queues, tables.agents
-    one = sa.select(sa.literal(1).label("one")).subquery("one")
-    organization: sa.BindParameter[str] = sa.bindparam("organization_id")
-    queue_of = sa.and_(q.c.organization_id == organization, q.c.id == sa.bindparam("queue_id"))
-    agent_of = sa.and_(a.c.organization_id == organization, a.c.id == sa.bindparam("agent_id"))
-    columns = [*(c.label(f"q_{c.name}") for c in q.columns), *(c.label(f"a_{c.name}") for c in a.columns)]
-    return hot(sa.select(*columns).select_from(one.outerjoin(q, queue_of).outerjoin(a, agent_of)))
-
-
-@functools.cache
 def _row_of(table: sa.Table) -> Any:
     """A row class named like the table's columns, for one table's slice of a joined row."""
     return collections.namedtuple("Row", [column.name for column in table.columns])
@@ -522,19 +510,49 @@ def _record_in_one(columns: tuple[str, ...] | None) -> sa.Select[Any]:
     """Postgres: an execution's change and its events as one statement (data-modifying CTEs), atomic on its own.
     `columns` None inserts the execution; otherwise `_update_if_at`. The events (one array a column, unnested
     side by side) are inserted only if the execution was, and the statement returns its id only then."""
-    t, e = tables.executions, tables.execution_events
+    t = tables.executions
     if columns is None:
         write: Any = t.insert().values({c.name: sa.bindparam(c.name) for c in t.columns})
     else:
         write = _update_if_at(columns)
     changed = write.returning(t.c.id, t.c.organization_id).cte("changed")
+    return hot(sa.select(changed.c.id).add_cte(_events_of(changed)), atomic=True)
+
+
+def _events_of(changed: sa.CTE) -> sa.CTE:
+    """The insert of a change's events (the `event_*` arrays, unnested side by side) for each row of `changed`."""
     unnested = [sa.func.unnest(sa.bindparam(f"event_{name}", type_=ARRAY(kind))) for name, kind in EVENT_ARRAYS]
     data = sa.cast(sa.func.unnest(sa.bindparam("event_data", type_=ARRAY(sa.Text()))), JSONB)
     created = sa.func.unnest(sa.bindparam("event_created_at", type_=ARRAY(tables.UtcDateTime())))
     rows = sa.select(changed.c.id, changed.c.organization_id, *unnested, data, created)
     names = ["execution_id", "organization_id", *(name for name, _ in EVENT_ARRAYS), "data", "created_at"]
-    inserted = e.insert().from_select(names, rows).cte("inserted")
-    return hot(sa.select(changed.c.id).add_cte(inserted), atomic=True)
+    return tables.execution_events.insert().from_select(names, rows).cte("inserted")
+
+
+@functools.cache
+def _add_if_found() -> sa.Select[Any]:
+    """Postgres: `_record_in_one(None)` only if the execution's worker queue and agent exist in its organization,
+    answering whether each does (one statement: the reads an execute needs and its write)."""
+    t, q, a = tables.executions, tables.worker_queues, tables.agents
+    organization = sa.bindparam("organization_id", type_=t.c.organization_id.type)
+    queue_of = (q.c.organization_id == organization, q.c.id == sa.bindparam("worker_queue_id", type_=sa.String()))
+    agent_of = (a.c.organization_id == organization, a.c.id == sa.bindparam("agent_id", type_=sa.String()))
+    found = sa.select(sa.exists().where(*queue_of).label("queue"), sa.exists().where(*agent_of).label("agent"))
+    found_cte = found.cte("found")
+    values = sa.select(*(sa.bindparam(c.name, type_=c.type) for c in t.columns)).where(
+        found_cte.c.queue, found_cte.c.agent
+    )
+    write = t.insert().from_select([c.name for c in t.columns], values)
+    changed = write.returning(t.c.id, t.c.organization_id).cte("changed")
+    return hot(sa.select(found_cte.c.queue, found_cte.c.agent).add_cte(_events_of(changed)), atomic=True)
+
+
+def _add_event_arrays(parameters: dict[str, Any], events: Sequence[ExecutionEvent]) -> None:
+    parameters["event_seq"] = [event.seq for event in events]
+    parameters["event_type"] = [event.type.value for event in events]
+    parameters["event_attempt"] = [event.attempt for event in events]
+    parameters["event_data"] = [msgspec.json.encode(event.data).decode() for event in events]
+    parameters["event_created_at"] = [event.created_at for event in events]
 
 
 _WORKER_KEY = ("organization_id", "worker_id")
@@ -655,21 +673,6 @@ class SqlQueueRepository(_Table[WorkerQueue]):
     to_row = staticmethod(mapping.queue_to_row)
     to_domain = staticmethod(mapping.queue_to_domain)
     noun = "worker queue"
-
-    async def get_with_agent(
-        self, organization_id: str, queue_id: str, agent_id: str
-    ) -> tuple[WorkerQueue | None, Agent | None]:
-        if self.connection.dialect.name != "postgresql":  # point queries in the loop's own thread: no gain
-            return await self.get(organization_id, queue_id), await SqlAgentRepository(self.connection).get(
-                organization_id, agent_id
-            )
-        parameters = {"organization_id": organization_id, "queue_id": queue_id, "agent_id": agent_id}
-        row = (await self.connection.execute(_queue_and_agent(), parameters)).first()
-        queue, agent = _slices(row, (tables.worker_queues, tables.agents))
-        return (
-            None if queue is None else mapping.queue_to_domain(queue),
-            None if agent is None else mapping.agent_to_domain(agent),
-        )
 
     async def list_page(
         self, organization_id: str, page: PageRequest, *, environment_id: str | None = None
@@ -818,12 +821,34 @@ class SqlExecutionRepository(_Table[Execution]):
         events: Sequence[ExecutionEvent],
     ) -> bool:  # fmt: skip
         parameters = row if columns is None else self._where_at(before, row, columns)
-        parameters["event_seq"] = [event.seq for event in events]
-        parameters["event_type"] = [event.type.value for event in events]
-        parameters["event_attempt"] = [event.attempt for event in events]
-        parameters["event_data"] = [msgspec.json.encode(event.data).decode() for event in events]
-        parameters["event_created_at"] = [event.created_at for event in events]
+        _add_event_arrays(parameters, events)
         return (await self.connection.execute(_record_in_one(columns), parameters)).first() is not None
+
+    async def add_if_found(self, execution: Execution, events: Sequence[ExecutionEvent]) -> tuple[bool, bool]:
+        if execution.agent_id is None:
+            raise ValueError("add_if_found adds an agent's execution")
+        if not self._postgres:  # point queries in the loop's own thread, then the record
+            found = (
+                await SqlQueueRepository(self.connection).get(execution.organization_id, execution.worker_queue_id)
+                is not None,
+                await SqlAgentRepository(self.connection).get(execution.organization_id, execution.agent_id)
+                is not None,
+            )
+            if all(found):
+                await self.record(None, execution, events)
+            return found
+        if any((e.execution_id, e.organization_id) != (execution.id, execution.organization_id) for e in events):
+            raise ValueError("the events of a change are the changed execution's")
+        parameters = mapping.execution_to_row(execution)
+        _add_event_arrays(parameters, events)
+        try:
+            row = (await self.connection.execute(_add_if_found(), parameters)).first()
+        except IntegrityError as exc:
+            raise self._conflict(execution, exc) from exc
+        found = (bool(row[0]), bool(row[1]))
+        if all(found):
+            self._seen[execution.id] = execution
+        return found
 
     async def _record_in_steps(
         self, before: Execution | None, row: dict[str, Any], columns: tuple[str, ...] | None,

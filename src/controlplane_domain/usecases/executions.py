@@ -170,33 +170,35 @@ async def execute(
         raise ValidationFailed("prompt", f"must be at most {PROMPT_MAX_LENGTH} characters")
     if not is_uuid(command.worker_queue_id):
         raise ValidationFailed("worker_queue_id", "must be a UUID")
+    now = ports.clock.now()
+    pending = Execution(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        target_type=target,
+        agent_id=target_id if target is TargetType.AGENT else None,
+        team_id=target_id if target is TargetType.TEAM else None,
+        worker_queue_id=command.worker_queue_id,
+        prompt=command.prompt,
+        status=S.PENDING,
+        max_attempts=ports.max_attempts,
+        created_at=now,
+        updated_at=now,
+    )
+    queued = pending.transition(S.QUEUED, now)
+    first, queued = _numbered(queued, [_status(queued)], now)
+    no_queue = ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
     async with ports.uow() as uow:
-        if target is TargetType.AGENT:
-            queue, agent = await uow.queues.get_with_agent(organization_id, command.worker_queue_id, target_id)
-            if agent is None:
+        if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
+            queue_found, agent_found = await uow.executions.add_if_found(queued, first)
+            if not agent_found:
                 raise NotFound("agent", target_id)
+            if not queue_found:
+                raise no_queue
         else:
             await require_team(uow, organization_id, target_id)
-            queue = await uow.queues.get(organization_id, command.worker_queue_id)
-        if queue is None:
-            raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
-        now = ports.clock.now()
-        pending = Execution(
-            id=ports.ids.new_id(),
-            organization_id=organization_id,
-            target_type=target,
-            agent_id=target_id if target is TargetType.AGENT else None,
-            team_id=target_id if target is TargetType.TEAM else None,
-            worker_queue_id=command.worker_queue_id,
-            prompt=command.prompt,
-            status=S.PENDING,
-            max_attempts=ports.max_attempts,
-            created_at=now,
-            updated_at=now,
-        )
-        queued = pending.transition(S.QUEUED, now)
-        first, queued = _numbered(queued, [_status(queued)], now)
-        await uow.executions.record(None, queued, first)
+            if await uow.queues.get(organization_id, command.worker_queue_id) is None:
+                raise no_queue
+            await uow.executions.record(None, queued, first)
         await uow.commit()
     _remember(ports, queued)
     await _publish(ports, f"queue:{queued.worker_queue_id}", _topic(queued))
