@@ -26,6 +26,7 @@ import httpx
 import sqlalchemy as sa
 
 from benchmarks import wrk_scripts
+from controlplane_http.cli import CORKED_HTTP  # the bare app is served as `controlplane serve` serves
 
 KEY = "bench-service-key"
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,7 +122,7 @@ class BareApp:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/constant"
         args = [sys.executable, "-m", "uvicorn", "benchmarks.bare_app:app", "--port", str(self.port), "--log-level",
-                "warning", "--no-access-log", "--loop", "uvloop", "--http", "httptools"]  # fmt: skip
+                "warning", "--no-access-log", "--loop", "uvloop", "--http", CORKED_HTTP]  # fmt: skip
         self._process = process(args, {}, workdir / "bare.log")
 
     def __enter__(self) -> BareApp:

@@ -12,6 +12,8 @@ from typing import Any
 from controlplane_adapters.settings import ConfigError, load_settings
 from controlplane_domain.errors import DomainError
 
+CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
+
 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
@@ -27,6 +29,8 @@ def _serve(args: argparse.Namespace) -> int:
         "log_level": args.log_level,
         "access_log": args.access_log,
         "timeout_graceful_shutdown": args.graceful_seconds,  # open streams and long polls do not block a stop
+        # a response's headers and body leave in one system call and one TCP segment (protocol.py)
+        "http": "httptools" if args.uncorked else CORKED_HTTP,
     }
     if args.workers > 1:
         if not settings.database_url.startswith("postgresql"):
@@ -131,6 +135,7 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--access-log", action="store_true", help="log every request")
     serve.add_argument("--workers", type=int, default=1, help="server processes (Postgres only; default 1)")
     serve.add_argument("--graceful-seconds", type=int, default=10, help="how long a stop waits for open requests")
+    serve.add_argument("--uncorked", action="store_true", help="uvicorn's own HTTP protocol: a write per message")
     serve.set_defaults(run=_serve)
     migrate = commands.add_parser("migrate", help="upgrade the database schema to the newest revision")
     migrate.add_argument("--sql", action="store_true", help="print the SQL instead of running it")
