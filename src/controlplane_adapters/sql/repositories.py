@@ -44,6 +44,17 @@ class SqlConnection(Protocol):
     async def execute(self, statement: Any, parameters: Any = None) -> Any: ...
 
 
+def _queued(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
+    """`status = 'queued'` with the status as a literal: so the query may use the partial index of queued
+    executions (a bound value does not prove the index's predicate to SQLite, nor to a generic Postgres plan)."""
+    return status == sa.literal_column(tables.QUEUED)
+
+
+def _held(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
+    """`status IN ('running', 'waiting_for_input')`, literally (see `_queued`)."""
+    return status.in_([sa.literal_column(f"'{held}'") for held in HELD])
+
+
 @functools.cache
 def _by_id(table: sa.Table, for_update: bool = False) -> sa.Select[Any]:
     """Built once per table: a statement object keeps its compiled form and cache key between requests.
@@ -350,7 +361,7 @@ def _held_by_worker() -> sa.Select[Any]:
         sa.select(t).where(
             t.c.organization_id == sa.bindparam("organization_id"),
             t.c.worker_id == sa.bindparam("worker_id"),
-            t.c.status.in_([sa.literal(status) for status in HELD]),  # plain binds: hot statements cannot expand
+            _held(t.c.status),
         )
     )
 
@@ -364,7 +375,7 @@ def _next_queued(postgres: bool) -> sa.Select[Any]:
         .where(
             t.c.organization_id == sa.bindparam("organization_id"),
             t.c.worker_queue_id == sa.bindparam("queue_id"),
-            t.c.status == sa.literal(ExecutionStatus.QUEUED.value),
+            _queued(t.c.status),
         )
         .order_by(t.c.queued_at, t.c.id)
         .limit(1)
@@ -399,7 +410,7 @@ def _lease_next() -> sa.Select[Any]:
         .where(
             x.c.organization_id == organization,
             x.c.worker_queue_id == queue_id,
-            x.c.status == sa.literal_column(f"'{ExecutionStatus.QUEUED.value}'"),
+            _queued(x.c.status),
             active,
         )
         .order_by(x.c.queued_at, x.c.id)
@@ -488,7 +499,7 @@ def _extend_leases() -> sa.Update:
         .where(
             t.c.organization_id == sa.bindparam("where_organization_id"),
             t.c.worker_id == sa.bindparam("where_worker_id"),
-            t.c.status.in_([sa.literal(status) for status in HELD]),
+            _held(t.c.status),
         )
         .values(lease_expires_at=sa.bindparam("until"))
     )
@@ -762,7 +773,7 @@ class SqlExecutionRepository(_Table[Execution]):
         t = self.table
         query = (
             sa.select(t)
-            .where(t.c.status.in_(HELD), t.c.lease_expires_at < now)
+            .where(_held(t.c.status), t.c.lease_expires_at < now)
             .order_by(t.c.lease_expires_at, t.c.id)
             .limit(limit)
         )
@@ -779,7 +790,7 @@ class SqlExecutionRepository(_Table[Execution]):
             .where(
                 t.c.organization_id == organization_id,
                 t.c.worker_queue_id.in_(list(queue_ids)),
-                t.c.status == ExecutionStatus.QUEUED.value,
+                _queued(t.c.status),
             )
             .group_by(t.c.worker_queue_id)
         )

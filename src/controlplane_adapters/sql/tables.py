@@ -10,6 +10,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 
+from controlplane_domain.executions import ExecutionStatus
+
 metadata = sa.MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -214,6 +216,16 @@ worker_queues = sa.Table(
     sa.Index("ix_worker_queues_org_env", "organization_id", "environment_id", "created_at", "id"),
 )
 
+# executions' statuses as SQL literals, for the partial indexes and the queries that use them
+QUEUED = f"'{ExecutionStatus.QUEUED.value}'"
+HELD = f"('{ExecutionStatus.RUNNING.value}', '{ExecutionStatus.WAITING_FOR_INPUT.value}')"
+
+
+def _partial(name: str, columns: tuple[str, ...], where: str) -> tuple[sa.Index]:
+    """An index of the rows that meet `where` (SQL), on Postgres and SQLite alike."""
+    return (sa.Index(name, *columns, postgresql_where=sa.text(where), sqlite_where=sa.text(where)),)
+
+
 executions = sa.Table(
     "executions",
     metadata,
@@ -240,11 +252,14 @@ executions = sa.Table(
     sa.Column("finished_at", UtcDateTime(), nullable=True),
     sa.Index("ix_executions_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_executions_org_status", "organization_id", "status", "created_at", "id"),
-    sa.Index("ix_executions_org_agent", "organization_id", "agent_id", "created_at", "id"),
-    sa.Index("ix_executions_org_team", "organization_id", "team_id", "created_at", "id"),
-    sa.Index("ix_executions_queue_status", "organization_id", "worker_queue_id", "status", "queued_at", "id"),
-    sa.Index("ix_executions_worker", "organization_id", "worker_id", "status"),
-    sa.Index("ix_executions_lease", "status", "lease_expires_at"),
+    sa.Index("ix_executions_org_queue", "organization_id", "worker_queue_id", "created_at", "id"),
+    # Partial indexes (migration 0004): a change of status rewrites every index whose predicate the new row
+    # meets, and most rows are finished. Queries name the status as a literal, so that both databases use them.
+    *_partial("ix_executions_org_agent", ("organization_id", "agent_id", "created_at", "id"), "agent_id IS NOT NULL"),
+    *_partial("ix_executions_org_team", ("organization_id", "team_id", "created_at", "id"), "team_id IS NOT NULL"),
+    *_partial("ix_executions_queued", ("organization_id", "worker_queue_id", "queued_at", "id"), f"status = {QUEUED}"),
+    *_partial("ix_executions_held_by", ("organization_id", "worker_id"), f"status IN {HELD}"),
+    *_partial("ix_executions_held_until", ("lease_expires_at",), f"status IN {HELD}"),
 )
 
 execution_events = sa.Table(
