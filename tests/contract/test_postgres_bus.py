@@ -88,3 +88,56 @@ async def test_concurrent_publishes_share_notifies_and_all_reach_the_other_node(
     finally:
         await here.stop()
         await there.stop()
+
+
+async def _raw_listener(url: str) -> tuple[Any, list[str]]:
+    """A plain LISTEN connection on the bus's channel (not a node: it says no hello), and what it hears."""
+    import asyncpg
+
+    from controlplane_adapters.sql.notify import CHANNEL, asyncpg_dsn
+
+    heard: list[str] = []
+    connection = await asyncpg.connect(asyncpg_dsn(url))
+    await connection.add_listener(CHANNEL, lambda *args: heard.append(args[-1]))
+    return connection, heard
+
+
+async def test_a_node_alone_sends_no_notify_and_notifies_once_another_node_starts(postgres_url: str) -> None:
+    alone = PostgresEventBus(postgres_url)
+    await alone.start()
+    listener, heard = await _raw_listener(postgres_url)
+    second = PostgresEventBus(postgres_url)
+    try:
+        assert alone.peers == 0
+        waiting = alone.subscribe("execution:x")
+        await alone.publish("execution:x")
+        assert await waiting.wait(0) is True, "the local waiter still woke"
+        await alone._connection.execute("SELECT 1")
+        await listener.execute("SELECT 1")  # anything sent to it has arrived by now
+        assert heard == [], "nobody else listens: no NOTIFY"
+        await second.start()  # returns once `alone` has heard its hello
+        assert (alone.peers, second.peers) == (1, 1)
+        remote = second.subscribe("execution:y")
+        await alone.publish("execution:y")
+        assert await remote.wait(5) is True
+        await listener.execute("SELECT 1")
+        assert [topic for topic in heard if not topic.startswith("bus:")] == ["execution:y"]
+        waiting.close()
+        remote.close()
+    finally:
+        await listener.close()
+        await second.stop()
+        await alone.stop()
+
+
+async def test_a_node_that_left_is_no_longer_notified(postgres_url: str) -> None:
+    staying, leaving = PostgresEventBus(postgres_url), PostgresEventBus(postgres_url)
+    await staying.start()
+    await leaving.start()
+    try:
+        assert staying.peers == 1
+        await leaving.stop()
+        staying._peers = set(await staying._count())  # what the count every second finds
+        assert staying.peers == 0
+    finally:
+        await staying.stop()
