@@ -15,7 +15,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from controlplane_adapters.sql import migrate
 from controlplane_adapters.sql.database import create_engine
-from controlplane_adapters.sql.repositories import _extend_leases, _held_by_worker, _lease_next, _next_queued
+from controlplane_adapters.sql.repositories import (
+    _extend_leases,
+    _held_by_worker,
+    _lease_candidate,
+    _lease_next,
+    _next_queued,
+)
 from controlplane_adapters.sql.tables import executions
 from tests.databases import truncate
 
@@ -44,6 +50,11 @@ CASES = {  # statement, its parameters, the index it should be able to use
         "ix_executions_held_by",
     ),
     "expired leases": (_expired(), {"now": "2026-01-01T00:00:00+00:00"}, "ix_executions_held_until"),
+    "lease candidate": (
+        _lease_candidate(),
+        {"organization_id": ORG, "queue_id": "q", "worker_id": "w"},
+        "ix_executions_queued",
+    ),
 }
 
 

@@ -387,6 +387,37 @@ LEASE_TABLES = (tables.worker_queues, tables.workers, tables.executions, tables.
 
 
 @functools.cache
+def _lease_candidate() -> sa.Select[Any]:
+    """SQLite: what a lease reads, as one statement (its writer holds the database lock: nothing to skip): the
+    queue, the worker (outer-joined by its id), the queue's oldest queued execution and its agent, each table's
+    columns in order."""
+    q, w, x, a = LEASE_TABLES
+    queued = x.alias("queued")
+    oldest = (
+        sa.select(queued.c.id)
+        .where(
+            queued.c.organization_id == q.c.organization_id,
+            queued.c.worker_queue_id == q.c.id,
+            _queued(queued.c.status),
+        )
+        .order_by(queued.c.queued_at, queued.c.id)
+        .limit(1)
+        .scalar_subquery()
+    )
+    worker_of = sa.and_(w.c.organization_id == q.c.organization_id, w.c.worker_id == sa.bindparam("worker_id"))
+    execution_of = sa.and_(x.c.organization_id == q.c.organization_id, x.c.id == oldest)
+    agent_of = sa.and_(a.c.organization_id == x.c.organization_id, a.c.id == x.c.agent_id)
+    columns = [
+        column.label(f"{prefix}_{column.name}")
+        for prefix, table in zip("qwxa", LEASE_TABLES, strict=True)
+        for column in table.columns
+    ]
+    joined = q.outerjoin(w, worker_of).outerjoin(x, execution_of).outerjoin(a, agent_of)
+    where = (q.c.organization_id == sa.bindparam("organization_id"), q.c.id == sa.bindparam("queue_id"))
+    return hot(sa.select(*columns).select_from(joined).where(*where))
+
+
+@functools.cache
 def _lease_next() -> sa.Select[Any]:
     """Postgres: a whole lease as one statement, what `executions.leased` decides written in SQL.
 
@@ -540,15 +571,31 @@ def _events_of(changed: sa.CTE) -> sa.CTE:
     return tables.execution_events.insert().from_select(names, rows).cte("inserted")
 
 
+def _found(table: sa.Table, key: str) -> sa.Exists:
+    """A row of `table` whose organization and id are the new execution's `organization_id` and `key`."""
+    return sa.exists().where(
+        table.c.organization_id == sa.bindparam("organization_id", type_=table.c.organization_id.type),
+        table.c.id == sa.bindparam(key, type_=sa.String()),
+    )
+
+
+@functools.cache
+def _insert_if_found() -> sa.Insert:
+    """SQLite: the insert of an agent's new execution, only if its worker queue and its agent are found."""
+    t = tables.executions
+    values = sa.select(*(sa.bindparam(c.name, type_=c.type) for c in t.columns)).where(
+        _found(tables.worker_queues, "worker_queue_id"), _found(tables.agents, "agent_id")
+    )
+    return hot(t.insert().from_select([c.name for c in t.columns], values))
+
+
 @functools.cache
 def _add_if_found() -> sa.Select[Any]:
     """Postgres: `_record_in_one(None)` only if the execution's worker queue and agent exist in its organization,
     answering whether each does (one statement: the reads an execute needs and its write)."""
-    t, q, a = tables.executions, tables.worker_queues, tables.agents
-    organization = sa.bindparam("organization_id", type_=t.c.organization_id.type)
-    queue_of = (q.c.organization_id == organization, q.c.id == sa.bindparam("worker_queue_id", type_=sa.String()))
-    agent_of = (a.c.organization_id == organization, a.c.id == sa.bindparam("agent_id", type_=sa.String()))
-    found = sa.select(sa.exists().where(*queue_of).label("queue"), sa.exists().where(*agent_of).label("agent"))
+    t = tables.executions
+    queue, agent = _found(tables.worker_queues, "worker_queue_id"), _found(tables.agents, "agent_id")
+    found = sa.select(queue.label("queue"), agent.label("agent"))
     found_cte = found.cte("found")
     values = sa.select(*(sa.bindparam(c.name, type_=c.type) for c in t.columns)).where(
         found_cte.c.queue, found_cte.c.agent
@@ -729,14 +776,15 @@ class SqlExecutionRepository(_Table[Execution]):
         return await self._page(conditions, page)
 
     async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
-        if not self._postgres:  # SQLite's writer holds the database lock: point queries, then the record
-            execution = await self.next_queued(organization_id, queue_id)
-            agent_id = execution.agent_id if execution is not None else None
+        if not self._postgres:  # SQLite's writer holds the database lock: one read, then the record
+            reads = {"organization_id": organization_id, "queue_id": queue_id, "worker_id": terms.worker_id}
+            found = (await self.connection.execute(_lease_candidate(), reads)).first()
+            queue, worker, execution, agent = _slices(found, LEASE_TABLES) if found else (None, None, None, None)
             return await lease_in_steps(
-                await SqlQueueRepository(self.connection).get(organization_id, queue_id),
-                await SqlWorkerRepository(self.connection).get(organization_id, terms.worker_id),
-                execution,
-                await SqlAgentRepository(self.connection).get(organization_id, agent_id) if agent_id else None,
+                None if queue is None else mapping.queue_to_domain(queue),
+                None if worker is None else mapping.worker_to_domain(worker),
+                None if execution is None else self._saw(execution),
+                None if agent is None else mapping.agent_to_domain(agent),
                 terms,
                 self.record,
             )
@@ -838,18 +886,23 @@ class SqlExecutionRepository(_Table[Execution]):
     async def add_if_found(self, execution: Execution, events: Sequence[ExecutionEvent]) -> tuple[bool, bool]:
         if execution.agent_id is None:
             raise ValueError("add_if_found adds an agent's execution")
-        if not self._postgres:  # point queries in the loop's own thread, then the record
-            found = (
+        if any((e.execution_id, e.organization_id) != (execution.id, execution.organization_id) for e in events):
+            raise ValueError("the events of a change are the changed execution's")
+        if not self._postgres:  # the insert of what is found, its events; the reads only to say what was not
+            try:
+                inserted = await self.connection.execute(_insert_if_found(), mapping.execution_to_row(execution))
+            except IntegrityError as exc:
+                raise self._conflict(execution, exc) from exc
+            if inserted.rowcount == 1:
+                await self.add_events(events)
+                self._seen[execution.id] = execution
+                return True, True
+            return (
                 await SqlQueueRepository(self.connection).get(execution.organization_id, execution.worker_queue_id)
                 is not None,
                 await SqlAgentRepository(self.connection).get(execution.organization_id, execution.agent_id)
                 is not None,
             )
-            if all(found):
-                await self.record(None, execution, events)
-            return found
-        if any((e.execution_id, e.organization_id) != (execution.id, execution.organization_id) for e in events):
-            raise ValueError("the events of a change are the changed execution's")
         parameters = mapping.execution_to_row(execution)
         _add_event_arrays(parameters, events)
         try:
