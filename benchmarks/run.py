@@ -156,7 +156,8 @@ def seed(base: str) -> dict[str, str]:
         teams = [client.post("/api/v1/teams", json={"name": f"team-{i}"}).json()["id"] for i in range(2)]
         environment = client.post("/api/v1/environments", json={"name": "bench"}).json()["id"]
         queue = client.post(f"/api/v1/environments/{environment}/worker-queues", json={"name": "q"}).json()["id"]
-    return {"agent": agents[0], "team_a": teams[0], "team_b": teams[1], "queue": queue, "mover": agents[1]}
+    return {"agent": agents[0], "team_a": teams[0], "team_b": teams[1], "queue": queue, "mover": agents[1],
+            "environment": environment}  # fmt: skip
 
 
 ROUND_TRIP_WORKERS = 16
@@ -167,10 +168,14 @@ def round_trips(base: str, database_url: str, seconds: float, workers: int, seed
     cycle: see wrk_scripts.ROUND_TRIP). A Python client spent more CPU a round trip than the server did and was
     the bottleneck. Schedule-to-start is the server's own queued_at -> started_at of this run's executions."""
     headers = {"Authorization": f"Bearer {KEY}"}
+    # A queue of its own: the workers wrk stops between an execute and its lease leave executions queued, and a
+    # run on the same queue would lease those first (oldest first), every execution waiting behind them.
+    with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
+        created = client.post(f"/api/v1/environments/{seeded['environment']}/worker-queues",
+                              json={"name": f"round-trip-{uuid.uuid4().hex[:8]}"})  # fmt: skip
+        queue = created.raise_for_status().json()["id"]
     since = datetime.now(UTC)
-    output = run_wrk(
-        base, seconds, workers, workers, headers, wrk_scripts.ROUND_TRIP, [seeded["agent"], seeded["queue"]]
-    )
+    output = run_wrk(base, seconds, workers, workers, headers, wrk_scripts.ROUND_TRIP, [seeded["agent"], queue])
     match = re.search(r"ROUND_TRIPS (\d+) FAILURES (\d+)", output)
     if match is None:
         raise RuntimeError(f"wrk printed no round trip count:\n{output}")
