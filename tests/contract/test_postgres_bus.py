@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from controlplane_adapters.sql.notify import PostgresEventBus
 
 
@@ -141,3 +143,22 @@ async def test_a_node_that_left_is_no_longer_notified(postgres_url: str) -> None
         assert staying.peers == 0
     finally:
         await staying.stop()
+
+
+async def test_a_node_that_cannot_count_the_others_notifies_every_change(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from controlplane_adapters.sql import notify
+
+    monkeypatch.setattr(notify, "PEERS", "SELECT pid FROM no_such_view WHERE $1::text IS NOT NULL")
+    blind = PostgresEventBus(postgres_url)
+    await blind.start()  # starts all the same
+    listener, heard = await _raw_listener(postgres_url)
+    try:
+        assert blind.peers == 1  # an unknown node is assumed
+        await blind.publish("execution:z")
+        await listener.execute("SELECT 1")
+        assert heard == ["execution:z"]
+    finally:
+        await listener.close()
+        await blind.stop()

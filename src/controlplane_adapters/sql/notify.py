@@ -24,6 +24,7 @@ PEERS = (
 )
 HELLO, ACK = "bus:hello", "bus:ack"  # a node that starts says hello; every node that hears it answers ack
 HELLO_SECONDS = 2.0  # how long a start waits for the other nodes' acks
+UNKNOWN = 0  # the pid standing for nodes that could not be counted
 PEERS_SECONDS = 1.0  # how often the other nodes are counted again
 
 
@@ -88,8 +89,8 @@ class PostgresEventBus:
 
     async def _greet(self) -> None:
         """Count the other nodes, say hello, and wait until each has heard it (or HELLO_SECONDS passed)."""
-        self._peers = set(await self._count())
-        self._awaited = set(self._peers)
+        self._peers = set(await self._count_or_assume())
+        self._awaited = self._peers - {UNKNOWN}
         self._acked.clear()
         await self._send([HELLO])
         if self._awaited:
@@ -103,14 +104,23 @@ class PostgresEventBus:
         async with self._using:
             return [row[0] for row in await self._connection.fetch(PEERS, BUS_NAME)]
 
+    async def _count_or_assume(self) -> list[int]:
+        """The other nodes' pids; when they cannot be counted (a role that may not read `pg_stat_activity`),
+        an unknown node (pid 0) is assumed, so that every change is notified as before."""
+        try:
+            return await self._count()
+        except asyncpg.PostgresError:
+            log.warning("cannot count the other nodes (pg_stat_activity); notifying every change", exc_info=True)
+            return [UNKNOWN]
+
     async def _keep_connected(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._lost.wait(), PEERS_SECONDS)
             if not self._lost.is_set():
                 try:
-                    self._peers = set(await self._count())
-                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                    self._peers = set(await self._count_or_assume())
+                except (OSError, asyncpg.InterfaceError):
                     log.warning("counting the other nodes failed", exc_info=True)
                 continue
             log.warning("LISTEN connection lost; reconnecting")
