@@ -61,12 +61,17 @@ class LocalEventBus:
         self._subscriptions: dict[str, set[LocalSubscription]] = defaultdict(set)
 
     async def publish(self, *topics: str) -> None:
-        for topic in topics:
-            self.deliver(topic)
+        if sum(self.deliver(topic) for topic in topics):
+            await asyncio.sleep(0)  # the woken waiters run before the publisher goes on (see PostgresEventBus)
 
-    def deliver(self, topic: str) -> None:
-        for subscription in list(self._subscriptions.get(topic, ())):
+    def deliver(self, topic: str) -> int:
+        """Wake the topic's subscriptions; how many there were."""
+        subscriptions = self._subscriptions.get(topic)
+        if not subscriptions:
+            return 0
+        for subscription in list(subscriptions):
             subscription.notify()
+        return len(subscriptions)
 
     def deliver_all(self) -> None:
         for topic in list(self._subscriptions):
