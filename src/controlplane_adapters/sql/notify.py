@@ -147,8 +147,7 @@ class PostgresEventBus:
             if not self._awaited:
                 self._acked.set()
             return
-        if pid not in self._peers:  # a node that changed something is a node
-            self._peers.add(pid)
+        self._peers.add(pid)  # a node that changed something is a node
         self._local.deliver(payload)
 
     async def publish(self, *topics: str) -> None:

@@ -605,6 +605,11 @@ def _add_if_found() -> sa.Select[Any]:
     return hot(sa.select(found_cte.c.queue, found_cte.c.agent).add_cte(_events_of(changed)), atomic=True)
 
 
+def _check_events(execution: Execution, events: Sequence[ExecutionEvent]) -> None:
+    if any((e.execution_id, e.organization_id) != (execution.id, execution.organization_id) for e in events):
+        raise ValueError("the events of a change are the changed execution's")
+
+
 def _add_event_arrays(parameters: dict[str, Any], events: Sequence[ExecutionEvent]) -> None:
     parameters["event_seq"] = [event.seq for event in events]
     parameters["event_type"] = [event.type.value for event in events]
@@ -779,24 +784,18 @@ class SqlExecutionRepository(_Table[Execution]):
         if not self._postgres:  # SQLite's writer holds the database lock: one read, then the record
             reads = {"organization_id": organization_id, "queue_id": queue_id, "worker_id": terms.worker_id}
             found = (await self.connection.execute(_lease_candidate(), reads)).first()
-            queue, worker, execution, agent = _slices(found, LEASE_TABLES) if found else (None, None, None, None)
-            return await lease_in_steps(
-                None if queue is None else mapping.queue_to_domain(queue),
-                None if worker is None else mapping.worker_to_domain(worker),
-                None if execution is None else self._saw(execution),
-                None if agent is None else mapping.agent_to_domain(agent),
-                terms,
-                self.record,
-            )
+            return await lease_in_steps(*self._lease_row(found), terms, self.record)
         parameters = {"lease_organization_id": organization_id, "lease_queue_id": queue_id,
                       "lease_worker_id": terms.worker_id, "lease_now": terms.now,
                       "lease_until": terms.expires_at}  # fmt: skip
         row = (await self.connection.execute(_lease_next(), parameters)).first()
-        if row is None:
-            return Leased(None, None, None, None)
-        queue, worker, execution, agent = _slices(row, LEASE_TABLES)
-        return Leased(
-            mapping.queue_to_domain(queue),
+        return Leased(*self._lease_row(row))
+
+    def _lease_row(self, row: Any) -> tuple[WorkerQueue | None, Worker | None, Execution | None, Agent | None]:
+        """A row of `LEASE_TABLES` (or None: no such queue) as the queue, worker, execution and agent it holds."""
+        queue, worker, execution, agent = (None, None, None, None) if row is None else _slices(row, LEASE_TABLES)
+        return (
+            None if queue is None else mapping.queue_to_domain(queue),
             None if worker is None else mapping.worker_to_domain(worker),
             None if execution is None else self._saw(execution),
             None if agent is None else mapping.agent_to_domain(agent),
@@ -862,8 +861,7 @@ class SqlExecutionRepository(_Table[Execution]):
             if (old["organization_id"], old["id"]) != (row["organization_id"], row["id"]):
                 raise ValueError("a change records the same execution it was made from")
             columns = _changed(self.table, old, row) or ("last_seq",)
-        if any((e.execution_id, e.organization_id) != (after.id, after.organization_id) for e in events):
-            raise ValueError("the events of a change are the changed execution's")
+        _check_events(after, events)
         try:
             if self._postgres:
                 recorded = await self._record_in_one(before, row, columns, events)
@@ -886,8 +884,7 @@ class SqlExecutionRepository(_Table[Execution]):
     async def add_if_found(self, execution: Execution, events: Sequence[ExecutionEvent]) -> tuple[bool, bool]:
         if execution.agent_id is None:
             raise ValueError("add_if_found adds an agent's execution")
-        if any((e.execution_id, e.organization_id) != (execution.id, execution.organization_id) for e in events):
-            raise ValueError("the events of a change are the changed execution's")
+        _check_events(execution, events)
         if not self._postgres:  # the insert of what is found, its events; the reads only to say what was not
             try:
                 inserted = await self.connection.execute(_insert_if_found(), mapping.execution_to_row(execution))
