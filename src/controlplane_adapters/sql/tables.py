@@ -43,10 +43,29 @@ class UtcDateTime(sa.TypeDecorator[datetime]):
         assert isinstance(value, datetime)
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
+    def bind_processor(self, dialect: Dialect) -> Callable[[Any], Any] | None:
+        if dialect.name == "sqlite":
+            return _sqlite_stored  # one step instead of the decorator's, then SQLAlchemy's %-format of a dict
+        return super().bind_processor(dialect)
+
     def result_processor(self, dialect: Dialect, coltype: Any) -> Callable[[Any], datetime | None] | None:
         if dialect.name == "sqlite":
             return _sqlite_utc  # one step instead of SQLAlchemy's regular expression, then the decorator's
         return super().result_processor(dialect, coltype)
+
+
+_SQLITE_STORED = "%04d-%02d-%02d %02d:%02d:%02d.%06d"  # SQLAlchemy's DATETIME storage format, by position
+
+
+def _sqlite_stored(value: datetime | None) -> str | None:
+    """An aware datetime in SQLite's stored form, as SQLAlchemy's DATETIME writes it after `process_bind_param`
+    ('2026-03-01 12:00:00.123456', UTC, microseconds always; tests/contract/test_sqlite_datetimes.py)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("naive datetime")
+    v = value.astimezone(UTC)
+    return _SQLITE_STORED % (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond)
 
 
 def _sqlite_utc(value: str | None) -> datetime | None:
