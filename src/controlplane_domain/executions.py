@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -105,7 +105,22 @@ class Execution:
         stamp = TIMESTAMP_OF.get(to)
         if stamp is not None and not (to is S.QUEUED and self.queued_at is not None):
             changes[stamp] = now
-        return replace(self, status=to, updated_at=now, **changes)
+        return self.changed(status=to, updated_at=now, **changes)
+
+    def changed(self, **changes: Any) -> Execution:
+        """The execution with some fields changed, as `dataclasses.replace` makes it, in half its time (that one
+        goes through `__init__` with every field; a round trip makes five to seven copies of 22 fields)."""
+        if not changes.keys() <= _EXECUTION_FIELDS:
+            raise TypeError(f"not fields of an execution: {sorted(changes.keys() - _EXECUTION_FIELDS)}")
+        copy = object.__new__(Execution)
+        for name in _EXECUTION_FIELD_ORDER:
+            _set(copy, name, changes[name] if name in changes else getattr(self, name))
+        return copy
+
+
+_EXECUTION_FIELD_ORDER = tuple(each.name for each in fields(Execution))
+_EXECUTION_FIELDS = frozenset(_EXECUTION_FIELD_ORDER)
+_set = object.__setattr__  # the frozen dataclass's own way of setting its fields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,7 +168,7 @@ def numbered(execution: Execution, events: Sequence[NewEvent], now: datetime) ->
                 created_at=now,
             )
         )
-    return rows, replace(execution, last_seq=seq)
+    return rows, execution.changed(last_seq=seq)
 
 
 @dataclass(frozen=True, slots=True)

@@ -346,7 +346,7 @@ async def cancel(ports: Ports, organization_id: str, execution_id: str) -> Execu
         if execution.cancel_requested:
             return execution
         note = NewEvent(type=EventType.LOG, data={"message": "cancellation requested", "cancel_requested": True})
-        return replace(execution, cancel_requested=True, updated_at=now), [note]
+        return execution.changed(cancel_requested=True, updated_at=now), [note]
 
     return await _change(ports, organization_id, execution_id, stop)
 
