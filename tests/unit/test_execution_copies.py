@@ -1,4 +1,4 @@
-"""`Execution.changed`: the hot paths' copy of an execution must be the copy `dataclasses.replace` makes."""
+"""An execution's copies and what a change of one writes: the hot paths' shortcuts must equal the plain ways."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from controlplane_adapters.sql import mapping
 from controlplane_domain.executions import Execution, ExecutionStatus, TargetType
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -46,3 +47,13 @@ def test_a_copy_stays_frozen_and_refuses_what_is_no_field() -> None:
         copy.last_seq = 5  # type: ignore[misc]
     with pytest.raises(TypeError, match="not fields of an execution: \\['seq'\\]"):
         BASE.changed(seq=4)
+
+
+@given(st.fixed_dictionaries({}, optional=CHANGES))
+def test_the_stored_changes_are_the_columns_whose_stored_values_differ(changes: dict[str, Any]) -> None:
+    """What `record` writes of a change: the columns in which the two stored rows differ, as stored."""
+    after = BASE.changed(**changes)
+    old, new = mapping.execution_to_row(BASE), mapping.execution_to_row(after)
+    columns = tuple(name for name in new if name not in ("id", "organization_id"))
+    expected = {name: new[name] for name in columns if old[name] != new[name]}
+    assert mapping.execution_changes(BASE, after, columns) == expected

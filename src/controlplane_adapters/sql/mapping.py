@@ -315,6 +315,20 @@ def execution_to_row(execution: Execution) -> dict[str, Any]:
     return row
 
 
+def execution_changes(before: Execution, after: Execution, columns: tuple[str, ...]) -> dict[str, Any]:
+    """Of the given columns, those whose value differs between two states of an execution, with the value
+    `execution_to_row(after)` gives them (only the changed values are converted)."""
+    changes = {}
+    for name in columns:
+        value = getattr(after, name)
+        if value != getattr(before, name):
+            changes[name] = value.value if name in _ENUM_COLUMNS else to_json(value) if name == "usage" else value
+    return changes
+
+
+_ENUM_COLUMNS = frozenset({"target_type", "status"})
+
+
 def execution_to_domain(row: Any) -> Execution:
     return Execution(
         **{name: getattr(row, name) for name in EXECUTION_FIELDS},

@@ -854,13 +854,15 @@ class SqlExecutionRepository(_Table[Execution]):
         return int(result.scalar_one())
 
     async def record(self, before: Execution | None, after: Execution, events: Sequence[ExecutionEvent]) -> bool:
-        row = mapping.execution_to_row(after)
         columns: tuple[str, ...] | None = None
-        if before is not None:
-            old = mapping.execution_to_row(before)
-            if (old["organization_id"], old["id"]) != (row["organization_id"], row["id"]):
+        if before is None:
+            row = mapping.execution_to_row(after)
+        else:  # only what changed is converted and written (a round trip records three changes)
+            if (before.organization_id, before.id) != (after.organization_id, after.id):
                 raise ValueError("a change records the same execution it was made from")
-            columns = _changed(self.table, old, row) or ("last_seq",)
+            row = mapping.execution_changes(before, after, _values(self.table)) or {"last_seq": after.last_seq}
+            columns = tuple(row)
+            row.update(organization_id=after.organization_id, id=after.id)
         _check_events(after, events)
         try:
             if self._postgres:
