@@ -19,7 +19,6 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 
 S = TypeVar("S")
-Processor = Callable[[Any], Any] | None
 
 
 READ, WRITE, ATOMIC = "read", "write", "atomic"
@@ -32,16 +31,16 @@ class Plan:
     sql: str
     names: tuple[str, ...]  # bind parameters in positional order
     defaults: Mapping[str, Any]  # values the statement itself carries (literals)
-    binds: tuple[Processor, ...]
+    bound: tuple[tuple[int, Callable[[Any], Any]], ...]  # (position, bind processor) where there is one
     row: Callable[[Sequence[Any]], Any] | None  # None: the statement returns no rows
     processed: tuple[tuple[int, Callable[[Any], Any]], ...]  # (column, result processor) where there is one
     kind: str = WRITE  # READ (a SELECT that locks nothing), WRITE, or ATOMIC (see `hot`)
 
     def values(self, parameters: Mapping[str, Any]) -> list[Any]:
-        out = []
-        for name, process in zip(self.names, self.binds, strict=True):
-            value = parameters[name] if name in parameters else self.defaults[name]
-            out.append(value if process is None else process(value))
+        defaults = self.defaults
+        out = [parameters[name] if name in parameters else defaults[name] for name in self.names]
+        for position, process in self.bound:
+            out[position] = process(out[position])
         return out
 
     def rows(self, raw: Sequence[Sequence[Any]]) -> list[Any]:
@@ -132,7 +131,7 @@ def _compile(statement: Any, dialect: Dialect, keys: tuple[str, ...], atomic: bo
         name: bind.effective_value for name, bind in compiled.binds.items() if not bind.required and name in names
     }
     processors = compiled._bind_processors
-    binds = tuple(processors.get(name) for name in names)
+    bound = tuple((position, processors[name]) for position, name in enumerate(names) if processors.get(name))
     row = None
     processed: list[tuple[int, Callable[[Any], Any]]] = []
     if compiled._result_columns:
@@ -149,4 +148,4 @@ def _compile(statement: Any, dialect: Dialect, keys: tuple[str, ...], atomic: bo
         kind = READ
     else:
         kind = WRITE
-    return Plan(sql, names, defaults, binds, row, tuple(processed), kind)
+    return Plan(sql, names, defaults, bound, row, tuple(processed), kind)

@@ -496,15 +496,21 @@ def _row_of(table: sa.Table) -> Any:
     return collections.namedtuple("Row", [column.name for column in table.columns])
 
 
-def _slices(row: Sequence[Any], joined: Sequence[sa.Table]) -> list[Any]:
+def _slices(row: Sequence[Any], joined: tuple[sa.Table, ...]) -> list[Any]:
     """A row of several tables' columns (in order) cut into one row per table, or None for a table the outer
     joins did not find."""
     out, start = [], 0
-    for table in joined:
-        part = row[start : start + len(table.columns)]
-        start += len(table.columns)
-        out.append(None if all(value is None for value in part) else _row_of(table)._make(part))
+    for width, make in _cuts(joined):
+        part = row[start : start + width]
+        start += width
+        out.append(make(part) if any(value is not None for value in part) else None)
     return out
+
+
+@functools.cache
+def _cuts(joined: tuple[sa.Table, ...]) -> tuple[tuple[int, Any], ...]:
+    """Each joined table's width and row maker, worked out once."""
+    return tuple((len(table.columns), _row_of(table)._make) for table in joined)
 
 
 @functools.cache
