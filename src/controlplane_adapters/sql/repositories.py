@@ -11,7 +11,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
 
@@ -550,14 +550,20 @@ def _update_if_at(columns: tuple[str, ...]) -> sa.Update:
     return hot(_update_columns(t, columns).where(t.c.last_seq == sa.bindparam("expected_seq")))
 
 
-EVENT_ARRAYS = (("seq", sa.Integer()), ("type", sa.String()), ("attempt", sa.Integer()))  # then data, created_at
+# A change's events reach Postgres as one JSON array of records (`_events_json`), unnested by
+# `jsonb_to_recordset`: five typed arrays cost the driver more than the rest of the statement (asyncpg checks each
+# element of an array against the abstract collection types, and encodes timestamps one by one).
+EVENT_RECORD = (
+    ("seq", sa.Integer()), ("type", sa.String()), ("attempt", sa.Integer()), ("data", JSONB()),
+    ("created_at", sa.DateTime(timezone=True)),
+)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=256)
 def _record_in_one(columns: tuple[str, ...] | None) -> sa.Select[Any]:
     """Postgres: an execution's change and its events as one statement (data-modifying CTEs), atomic on its own.
-    `columns` None inserts the execution; otherwise `_update_if_at`. The events (one array a column, unnested
-    side by side) are inserted only if the execution was, and the statement returns its id only then."""
+    `columns` None inserts the execution; otherwise `_update_if_at`. The events (`_events_of`) are inserted only
+    if the execution was, and the statement returns its id only then."""
     t = tables.executions
     if columns is None:
         write: Any = t.insert().values({c.name: sa.bindparam(c.name) for c in t.columns})
@@ -568,12 +574,15 @@ def _record_in_one(columns: tuple[str, ...] | None) -> sa.Select[Any]:
 
 
 def _events_of(changed: sa.CTE) -> sa.CTE:
-    """The insert of a change's events (the `event_*` arrays, unnested side by side) for each row of `changed`."""
-    unnested = [sa.func.unnest(sa.bindparam(f"event_{name}", type_=ARRAY(kind))) for name, kind in EVENT_ARRAYS]
-    data = sa.cast(sa.func.unnest(sa.bindparam("event_data", type_=ARRAY(sa.Text()))), JSONB)
-    created = sa.func.unnest(sa.bindparam("event_created_at", type_=ARRAY(tables.UtcDateTime())))
-    rows = sa.select(changed.c.id, changed.c.organization_id, *unnested, data, created)
-    names = ["execution_id", "organization_id", *(name for name, _ in EVENT_ARRAYS), "data", "created_at"]
+    """The insert of a change's events (the `events` parameter, a JSON array of records) for each row of
+    `changed`."""
+    records = (
+        sa.func.jsonb_to_recordset(sa.cast(sa.bindparam("events", type_=sa.Text()), JSONB))
+        .table_valued(*(sa.column(name, kind) for name, kind in EVENT_RECORD))
+        .render_derived(name="event", with_types=True)
+    )
+    rows = sa.select(changed.c.id, changed.c.organization_id, *records.c).select_from(changed.join(records, sa.true()))
+    names = ["execution_id", "organization_id", *(name for name, _ in EVENT_RECORD)]
     return tables.execution_events.insert().from_select(names, rows).cte("inserted")
 
 
@@ -616,12 +625,16 @@ def _check_events(execution: Execution, events: Sequence[ExecutionEvent]) -> Non
         raise ValueError("the events of a change are the changed execution's")
 
 
-def _add_event_arrays(parameters: dict[str, Any], events: Sequence[ExecutionEvent]) -> None:
-    parameters["event_seq"] = [event.seq for event in events]
-    parameters["event_type"] = [event.type.value for event in events]
-    parameters["event_attempt"] = [event.attempt for event in events]
-    parameters["event_data"] = [msgspec.json.encode(event.data).decode() for event in events]
-    parameters["event_created_at"] = [event.created_at for event in events]
+def _add_events_json(parameters: dict[str, Any], events: Sequence[ExecutionEvent]) -> None:
+    """The `events` parameter of `_events_of`: the events' columns as one JSON array (timestamps in RFC 3339)."""
+    records = [
+        {"seq": e.seq, "type": e.type.value, "attempt": e.attempt, "data": e.data, "created_at": e.created_at}
+        for e in events
+    ]
+    parameters["events"] = _EVENTS_JSON.encode(records).decode()
+
+
+_EVENTS_JSON = msgspec.json.Encoder()
 
 
 _WORKER_KEY = ("organization_id", "worker_id")
@@ -886,7 +899,7 @@ class SqlExecutionRepository(_Table[Execution]):
         events: Sequence[ExecutionEvent],
     ) -> bool:  # fmt: skip
         parameters = row if columns is None else self._where_at(before, row, columns)
-        _add_event_arrays(parameters, events)
+        _add_events_json(parameters, events)
         return (await self.connection.execute(_record_in_one(columns), parameters)).first() is not None
 
     async def add_if_found(self, execution: Execution, events: Sequence[ExecutionEvent]) -> tuple[bool, bool]:
@@ -909,7 +922,7 @@ class SqlExecutionRepository(_Table[Execution]):
                 is not None,
             )
         parameters = mapping.execution_to_row(execution)
-        _add_event_arrays(parameters, events)
+        _add_events_json(parameters, events)
         try:
             row = (await self.connection.execute(_add_if_found(), parameters)).first()
         except IntegrityError as exc:
