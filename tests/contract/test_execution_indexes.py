@@ -20,7 +20,6 @@ from controlplane_adapters.sql.repositories import (
     _held_by_worker,
     _lease_candidate,
     _lease_next,
-    _next_queued,
 )
 from controlplane_adapters.sql.tables import executions
 from tests.databases import truncate
@@ -42,7 +41,6 @@ def _expired(limit: int = 10) -> sa.Select[Any]:
 
 
 CASES = {  # statement, its parameters, the index it should be able to use
-    "next queued": (_next_queued(False), {"organization_id": ORG, "queue_id": "q"}, "ix_executions_queued"),
     "held by a worker": (_held_by_worker(), {"organization_id": ORG, "worker_id": "w"}, "ix_executions_held_by"),
     "extend leases": (
         _extend_leases(),
@@ -99,8 +97,6 @@ def _postgres_values(compiled: Any, parameters: dict[str, Any]) -> list[Any]:
 async def test_postgres_generic_plans_use_the_partial_indexes(case: str, postgres_url: str) -> None:
     await truncate(postgres_url)
     statement, parameters, index = CASES[case]
-    if case == "next queued":
-        statement = _next_queued(True)
     compiled = statement.compile(dialect=postgresql.asyncpg.dialect(), column_keys=list(parameters))
     plan = await _postgres_plan(postgres_url, compiled.string, _postgres_values(compiled, parameters))
     assert index in plan, plan

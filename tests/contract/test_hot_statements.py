@@ -25,7 +25,6 @@ from controlplane_adapters.sql.repositories import (
     _events_after,
     _held_by_worker,
     _insert,
-    _next_queued,
     _page_of,
     _worker_by_id,
 )
@@ -115,7 +114,6 @@ async def test_hot_reads_return_what_sqlalchemy_returns(engine: Engine) -> None:
         (_worker_by_id(), {"organization_id": "org-a", "worker_id": "w1"}),
         (_held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"}),
         (_by_id(tables.executions), {"organization_id": "org-a", "id": "e1"}),
-        (_next_queued(False), {"organization_id": "org-a", "queue_id": "q"}),
         (_events_after(), {"organization_id": "org-a", "execution_id": "e1", "after": 1, "limit": 2}),
     ]
     for statement, parameters in cases:
@@ -214,9 +212,6 @@ async def test_several_rows_insert_hot_in_one_statement_and_read_back_in_order(e
     async with SqlUnitOfWork(engine, read_only=True) as work:
         assert await work.executions.events_after("org-a", "e1", 1, 10) == events[1:]
         assert await work.executions.events_after("org-b", "e1", 0, 10) == []
-        queued = await work.executions.next_queued("org-a", "q")
-    assert queued is not None
-    assert queued.id == "e3"
     with pytest.raises(Conflict):  # the same sequence numbers again: the unique key holds
         async with SqlUnitOfWork(engine) as work:
             await work.executions.add_events(events[:1])

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +32,20 @@ def test_the_benchmark_harness_runs() -> None:
         cells = [cell.strip() for cell in row.split("|")[1:-1]]
         assert float(cells[2].split()[0].replace(",", "")) > 0, row
         assert cells[7] == "0", f"errors in {row}"  # scenario, store, rate, p50, p99, bare before, ratio, errors
+
+
+def test_the_instruction_count_driver_runs(tmp_path: Path) -> None:
+    """`benchmarks.instructions` runs this under valgrind twice (too slow for the suite): its round trips work."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'count.db'}"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.instructions", "--child", "3", "--database-url", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    completed = sqlite3.connect(tmp_path / "count.db").execute(
+        "SELECT count(*) FROM executions WHERE status = 'completed'"
+    )
+    assert completed.fetchone()[0] == 53  # the 50 of the warm-up and the 3 counted

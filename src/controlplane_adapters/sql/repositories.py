@@ -366,23 +366,6 @@ def _held_by_worker() -> sa.Select[Any]:
     )
 
 
-@functools.cache
-def _next_queued(postgres: bool) -> sa.Select[Any]:
-    """The oldest queued execution of a queue; on Postgres it skips rows another lease has locked."""
-    t = tables.executions
-    query = (
-        sa.select(t)
-        .where(
-            t.c.organization_id == sa.bindparam("organization_id"),
-            t.c.worker_queue_id == sa.bindparam("queue_id"),
-            _queued(t.c.status),
-        )
-        .order_by(t.c.queued_at, t.c.id)
-        .limit(1)
-    )
-    return hot(query.with_for_update(skip_locked=True) if postgres else query)
-
-
 LEASE_TABLES = (tables.worker_queues, tables.workers, tables.executions, tables.agents)
 
 
@@ -819,11 +802,6 @@ class SqlExecutionRepository(_Table[Execution]):
             None if execution is None else self._saw(execution),
             None if agent is None else mapping.agent_to_domain(agent),
         )
-
-    async def next_queued(self, organization_id: str, queue_id: str) -> Execution | None:
-        parameters = {"organization_id": organization_id, "queue_id": queue_id}
-        row = (await self.connection.execute(_next_queued(self._postgres), parameters)).first()
-        return None if row is None else self._saw(row)  # locked (skipped by other leases)
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]:
         parameters = {"organization_id": organization_id, "worker_id": worker_id}
