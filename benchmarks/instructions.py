@@ -27,11 +27,10 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from benchmarks import inprocess
-
 
 async def run_round_trips(database_url: str, count: int) -> None:
     """Start the app, seed it, warm it up, then run `count` round trips (the part whose cost is wanted)."""
+    from benchmarks import inprocess
     from controlplane_adapters.settings import Settings
     from controlplane_http.bootstrap import build_app, freeze_heap
 
