@@ -103,19 +103,21 @@ def plan_for(statement: Any, dialect: Dialect, parameters: Any) -> Plan | None:
     if entry is None:
         return None
     if isinstance(parameters, list):
-        first = parameters[0] if parameters else None
-        if not isinstance(first, Mapping) or any(
-            not isinstance(p, Mapping) or p.keys() != first.keys() for p in parameters
-        ):
+        first: Any = parameters[0] if parameters else None
+        if not _is_mapping(first) or any(not _is_mapping(p) or p.keys() != first.keys() for p in parameters):
             return None
         parameters = first
-    elif parameters is not None and not isinstance(parameters, Mapping):
+    elif parameters is not None and not _is_mapping(parameters):
         return None
     keys = tuple(parameters) if parameters else ()
     plan = entry[1].get((dialect.name, keys))
     if plan is None:
         plan = entry[1][(dialect.name, keys)] = _compile(entry[0], dialect, keys, entry[2])
     return plan
+
+
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # a dict first: the ABC's check costs more
 
 
 LOCKING = (" FOR UPDATE", " FOR NO KEY UPDATE", " FOR SHARE", " FOR KEY SHARE")

@@ -186,23 +186,26 @@ async def execute(
     )
     queued = pending.transition(S.QUEUED, now)
     first, queued = _numbered(queued, [_status(queued)], now)
-    no_queue = ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
     async with ports.uow() as uow:
         if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
             queue_found, agent_found = await uow.executions.add_if_found(queued, first)
             if not agent_found:
                 raise NotFound("agent", target_id)
             if not queue_found:
-                raise no_queue
+                raise _no_such_queue()
         else:
             await require_team(uow, organization_id, target_id)
             if await uow.queues.get(organization_id, command.worker_queue_id) is None:
-                raise no_queue
+                raise _no_such_queue()
             await uow.executions.record(None, queued, first)
         await uow.commit()
     _remember(ports, queued)
     await _publish(ports, f"queue:{queued.worker_queue_id}", _topic(queued))
     return queued
+
+
+def _no_such_queue() -> ValidationFailed:
+    return ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
 
 
 @retry_transient
