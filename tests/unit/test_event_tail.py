@@ -149,3 +149,27 @@ async def test_a_follower_arriving_during_a_read_waits_for_it_instead_of_calling
     gate.set()
     assert [e.seq for e in await first] == [2]
     assert [e.seq for e in await second] == [2], "the read in flight brought event 2 to every follower"
+
+
+async def test_a_follower_that_goes_away_while_waiting_leaves_the_read_and_the_others_alone() -> None:
+    release = asyncio.Event()
+    reads = 0
+
+    async def fetch(org: str, execution_id: str, after: int) -> list[ExecutionEvent]:
+        nonlocal reads
+        reads += 1
+        await release.wait()
+        return [e for e in (event(1), event(2)) if e.seq > after]
+
+    tail = EventTail(fetch)
+    reader = asyncio.create_task(tail.after("org", "e", 0))
+    await asyncio.sleep(0)  # the reader's read is in flight
+    waiting = [asyncio.create_task(tail.after("org", "e", 0)) for _ in range(3)]
+    await asyncio.sleep(0)  # the followers wait for it
+    waiting[0].cancel()
+    await asyncio.gather(waiting[0], return_exceptions=True)
+    release.set()
+    answers = await asyncio.gather(reader, *waiting[1:])
+    assert [[e.seq for e in answer] for answer in answers] == [[1, 2]] * 3
+    assert reads == 1
+    assert waiting[0].cancelled()

@@ -19,7 +19,8 @@ Fetch = Callable[[str, str, int], Awaitable[list[ExecutionEvent]]]
 class _Tail:
     events: list[ExecutionEvent] = field(default_factory=list)
     seqs: list[int] = field(default_factory=list)
-    reading: asyncio.Future[None] | None = None  # the read in flight, which every other follower awaits
+    reading: bool = False  # a read is in flight: every other follower waits for it
+    waiting: list[asyncio.Future[None]] = field(default_factory=list)  # theirs, each its own (see `after`)
     subscription: Subscription | None = None  # the execution's wake-ups, seen by the cache itself
     fetched: bool = False
     stale: bool = True  # something was published since the last read began
@@ -75,23 +76,29 @@ class EventTail:
         while True:
             if tail.covers(seq):
                 return tail.after(seq)
-            if tail.reading is not None:
+            if tail.reading:
                 # Another follower is reading (and may bring what was just published): wait for its read with
                 # every other follower (one wake-up for all, where a lock hands over to one waiter per loop
-                # turn), then look again.
-                await asyncio.shield(tail.reading)
+                # turn), then look again. A future of its own: a follower that goes away cancels only its own
+                # wait (what `asyncio.shield` of one shared future gives, at 1.2 us more a waiter).
+                waiter = asyncio.get_running_loop().create_future()
+                tail.waiting.append(waiter)
+                await waiter
                 continue
             if tail.current(seq):
                 return []
             break
         if tail.seqs and tail.seqs[0] > seq + 1:
             return await self._fetch(organization_id, execution_id, seq)  # older than the cache holds
-        reading = tail.reading = asyncio.get_running_loop().create_future()
+        tail.reading = True
         try:
             return await self._read(tail, organization_id, execution_id, seq)
         finally:
-            tail.reading = None
-            reading.set_result(None)
+            tail.reading = False
+            waiting, tail.waiting = tail.waiting, []
+            for waiter in waiting:
+                if not waiter.done():
+                    waiter.set_result(None)
 
     async def _read(self, tail: _Tail, organization_id: str, execution_id: str, seq: int) -> list[ExecutionEvent]:
         if tail.subscription is not None:
