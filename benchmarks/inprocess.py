@@ -19,7 +19,8 @@ import itertools
 import json
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,20 @@ async def seed(client: Client) -> dict[str, str]:
     return {"agent": ids[0], "mover": ids[1], "team_a": teams[0], "team_b": teams[1], "queue": queue}
 
 
+@asynccontextmanager
+async def seeded_app(database_url: str, *, fast_lane: bool = True) -> AsyncIterator[tuple[Client, dict[str, str]]]:
+    """The app on `database_url`, started (its lifespan) and seeded; stopped on leaving."""
+    settings = Settings(database_url=database_url, service_api_key=KEY, rate_limit_per_minute=10**9,
+                        worker_rate_limit_per_minute=10**9, fast_lane=fast_lane)  # fmt: skip
+    app = build_app(settings)
+    stop = await lifespan(app)
+    try:
+        client = Client(app)
+        yield client, await seed(client)
+    finally:
+        await stop()
+
+
 async def round_trip_steps(client: Client, seeded: dict[str, str], count: int) -> dict[str, tuple[float, float]]:
     """Microseconds a step of the execution round trip (execute, lease, events, complete): (wall, CPU of this
     process). On Postgres the wall time includes the database's; the CPU time is the server's alone."""
@@ -182,18 +197,7 @@ async def measure(client: Client, make: Callable[[int], tuple[str, str, bytes]],
 async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
-        settings = Settings(
-            database_url=url,
-            service_api_key=KEY,
-            rate_limit_per_minute=10**9,
-            worker_rate_limit_per_minute=10**9,
-            fast_lane=not args.no_fast_lane,
-        )
-        app = build_app(settings)
-        stop = await lifespan(app)
-        try:
-            client = Client(app)
-            seeded = await seed(client)
+        async with seeded_app(url, fast_lane=not args.no_fast_lane) as (client, seeded):
             gc.collect()
             gc.freeze()
             bare = Client(bare_app)
@@ -219,8 +223,6 @@ async def main_async(args: argparse.Namespace) -> None:
                     print(f"profile of {name} written to {args.profile}")
                     continue
                 print(f"{name}: {await measure(client, make, args.count, args.rounds, counter):7.1f} us")
-        finally:
-            await stop()
 
 
 def main() -> None:

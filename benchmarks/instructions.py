@@ -31,21 +31,12 @@ from pathlib import Path
 async def run_round_trips(database_url: str, count: int) -> None:
     """Start the app, seed it, warm it up, then run `count` round trips (the part whose cost is wanted)."""
     from benchmarks import inprocess
-    from controlplane_adapters.settings import Settings
-    from controlplane_http.bootstrap import build_app, freeze_heap
+    from controlplane_http.bootstrap import freeze_heap
 
-    settings = Settings(database_url=database_url, service_api_key=inprocess.KEY, rate_limit_per_minute=10**9,
-                        worker_rate_limit_per_minute=10**9)  # fmt: skip
-    app = build_app(settings)
-    stop = await inprocess.lifespan(app)
-    try:
-        client = inprocess.Client(app)
-        seeded = await inprocess.seed(client)
+    async with inprocess.seeded_app(database_url) as (client, seeded):
         await inprocess.round_trip_steps(client, seeded, 50)
         freeze_heap()  # as `serve` does once started
         await inprocess.round_trip_steps(client, seeded, count)
-    finally:
-        await stop()
 
 
 def count_instructions(database_url: str, count: int, workdir: Path) -> int:
