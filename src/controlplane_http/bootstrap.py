@@ -204,7 +204,8 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
             ),
         ),
         backend=store.backend,
-        rendered_pages=store.backend == "sqlite" and sqlite_can_render(),  # SQLite renders list pages itself
+        # SQLite and Postgres render list pages themselves (controlplane_adapters/sql/rendered.py)
+        rendered_pages=store.backend == "postgresql" or (store.backend == "sqlite" and sqlite_can_render()),
         on_startup=[*store.startup, reaper.start, flusher.start, *([freeze_heap] if freeze_after_start else [])],
         on_shutdown=[reaper.stop, flusher.stop, *store.shutdown],
     )

@@ -1,4 +1,5 @@
-"""Each kind of column, rendered by SQLite (rendered.py), is the JSON msgspec writes for the same value."""
+"""Each kind of column, rendered by SQLite or Postgres (rendered.py), is the JSON msgspec writes for the same
+value."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 import sqlalchemy as sa
 
 from controlplane_adapters.sql import tables
-from controlplane_adapters.sql.rendered import rendered_row
+from controlplane_adapters.sql.database import create_engine
+from controlplane_adapters.sql.rendered import postgres_rendered_row, rendered_row
 
 metadata = sa.MetaData()
 kinds = sa.Table(
@@ -47,3 +49,20 @@ def test_a_rendered_row_is_the_json_msgspec_writes(row: dict[str, Any]) -> None:
         rendered = connection.execute(sa.select(rendered_row(kinds)).select_from(kinds)).scalar_one()
     assert json.loads(rendered) == json.loads(msgspec.json.encode(row))
     assert list(json.loads(rendered)) == [column.name for column in kinds.columns]
+
+
+async def test_a_row_rendered_by_postgres_is_the_json_msgspec_writes(postgres_url: str) -> None:
+    engine = create_engine(postgres_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(metadata.create_all)
+            await connection.execute(kinds.insert(), ROWS)
+            query = sa.select(postgres_rendered_row(kinds)).select_from(kinds).order_by(kinds.c.created_at)
+            rendered = (await connection.execute(query)).scalars()
+            for row, text in zip(ROWS, rendered, strict=True):
+                assert json.loads(text) == json.loads(msgspec.json.encode(row))
+                assert list(json.loads(text)) == [column.name for column in kinds.columns]
+    finally:
+        async with engine.begin() as connection:
+            await connection.run_sync(metadata.drop_all)
+        await engine.dispose()

@@ -1,5 +1,5 @@
-"""A list page holds exactly what a get of each item answers, whoever rendered it (SQLite renders agent pages
-itself: controlplane_adapters/sql/rendered.py)."""
+"""A list page holds exactly what a get of each item answers, whoever rendered it (SQLite and Postgres render
+agent pages themselves: controlplane_adapters/sql/rendered.py)."""
 
 from __future__ import annotations
 

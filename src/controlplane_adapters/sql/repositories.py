@@ -11,13 +11,13 @@ from typing import Any, Generic, Protocol, TypeVar
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSONB, aggregate_order_by
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.sql import mapping, tables
 from controlplane_adapters.sql.hot import hot
-from controlplane_adapters.sql.rendered import rendered_row
+from controlplane_adapters.sql.rendered import postgres_rendered_row, rendered_row
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.environments import Environment, QueueStatus, WorkerQueue
@@ -150,6 +150,28 @@ def _rendered_page_of(table: sa.Table) -> sa.Select[Any]:
     )
 
 
+@functools.cache
+def _postgres_rendered_page_of(table: sa.Table) -> sa.Select[Any]:
+    """One organization's page of rows as one JSON array rendered by Postgres (rendered.py), and the
+    organization's total: one statement (one snapshot, one row to send), built once."""
+    where = table.c.organization_id == sa.bindparam("organization_id")
+    total = sa.select(sa.func.count()).select_from(table).where(where).scalar_subquery()
+    rows = (
+        sa.select(table)
+        .where(where)
+        .order_by(table.c.created_at, table.c.id)
+        .limit(sa.bindparam("limit"))
+        .offset(sa.bindparam("offset"))
+        .subquery("page")
+    )
+    joined = sa.func.string_agg(
+        postgres_rendered_row(table), aggregate_order_by(sa.literal_column("','"), rows.c.created_at, rows.c.id)
+    )
+    array = sa.func.concat("[", joined, "]")  # concat skips a NULL: an empty page is []
+    items = sa.select(array).select_from(rows).scalar_subquery()
+    return hot(sa.select(items.label("items"), total.label("total")))
+
+
 class _Table(Generic[T]):
     """Add, get, update, delete and page one organization-owned table keyed by `id`.
 
@@ -236,17 +258,22 @@ class _Table(Generic[T]):
         """The keys of `rendered_page`'s objects, in order: the table's columns."""
         return _column_names(self.table)
 
-    async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[list[str], int] | None:
-        """`list_page` as JSON objects rendered by the database (SQLite; None elsewhere): a read model for the
-        HTTP layer, which uses it where its wire type is the row (rendered.py)."""
-        if self.connection.dialect.name != "sqlite":
-            return None
+    async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[str, int] | None:
+        """`list_page` as a JSON array of objects rendered by the database (SQLite, Postgres; None elsewhere),
+        and the total: a read model for the HTTP layer, which uses it where its wire type is the row
+        (rendered.py)."""
         parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
+        dialect = self.connection.dialect.name
+        if dialect == "postgresql":
+            items, total = (await self.connection.execute(_postgres_rendered_page_of(self.table), parameters)).first()
+            return items, total
+        if dialect != "sqlite":
+            return None
         found = (await self.connection.execute(_rendered_page_of(self.table), parameters)).all()
         if not found:  # past the end: the total still counts
             count, _ = _page_of(self.table, ("created_at", "id"))
-            return [], (await self.connection.execute(count, parameters)).scalar_one()
-        return [row[0] for row in found], found[0][1]
+            return "[]", (await self.connection.execute(count, parameters)).scalar_one()
+        return "[" + ",".join(row[0] for row in found) + "]", found[0][1]
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
         count, rows = _page_of(self.table, ("created_at", "id"))

@@ -60,7 +60,7 @@ class RenderedPages(Protocol):
 
     rendered_fields: tuple[str, ...]
 
-    async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[list[str], int] | None: ...
+    async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[str, int] | None: ...
 
 
 async def rendered_list(
@@ -80,8 +80,7 @@ async def rendered_list(
     if found is None:
         return None
     items, total = found
-    raw = msgspec.Raw(("[" + ",".join(items) + "]").encode())
-    return kind(items=raw, total=total, limit=page.limit, offset=page.offset)
+    return kind(items=msgspec.Raw(items.encode()), total=total, limit=page.limit, offset=page.offset)
 
 
 def page_request(limit: int = DEFAULT_LIMIT, offset: int = 0) -> PageRequest:
