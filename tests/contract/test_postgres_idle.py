@@ -31,9 +31,9 @@ async def test_the_next_unit_of_work_reuses_the_connection_clean(postgres_url: s
             first = driver_of(work)
             assert first.is_in_transaction()
         async with SqlUnitOfWork(engine) as work:
+            assert await work.agents.get("org-a", "org-a-left-uncommitted") is None
             assert driver_of(work) is first, "the same connection, taken from the idle list"
             assert not first.is_in_transaction(), "rolled back before it was kept"
-            assert await work.agents.get("org-a", "org-a-left-uncommitted") is None
         assert engine.pool.checkedout() == 1  # type: ignore[attr-defined]
         await close_idle_async_connections(engine)
         assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
@@ -49,16 +49,35 @@ async def test_a_unit_of_work_waiting_for_the_pool_gets_the_next_connection_give
     keep_idle(engine, 2)
     try:
         first, second = SqlUnitOfWork(engine), SqlUnitOfWork(engine)
-        await first.__aenter__()
-        await second.__aenter__()
+        for work in (first, second):  # a unit of work takes its connection with its first statement
+            await work.__aenter__()
+            await work.agents.get("org-a", "nobody")
         waiting = asyncio.create_task(SqlHealthProbe(engine).database_ok())
-        queued = asyncio.create_task(SqlUnitOfWork(engine, read_only=True).__aenter__())
+
+        async def read() -> None:
+            async with SqlUnitOfWork(engine, read_only=True) as third:
+                assert await third.agents.get("org-a", "nobody") is None
+
+        queued = asyncio.create_task(read())
         await first.__aexit__(None, None, None)
         await second.__aexit__(None, None, None)
         assert await asyncio.wait_for(waiting, 5) is True
-        third = await asyncio.wait_for(queued, 5)
-        await third.__aexit__(None, None, None)
+        await asyncio.wait_for(queued, 5)
         await close_idle_async_connections(engine)
         assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()
+
+
+async def test_a_unit_of_work_takes_a_connection_only_when_it_runs_a_statement(postgres_url: str) -> None:
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url, pool_size=2)
+    keep_idle(engine, 2)
+    try:
+        async with SqlUnitOfWork(engine) as work:
+            assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+            await work.agents.get("org-a", "nobody")
+            assert engine.pool.checkedout() == 1  # type: ignore[attr-defined]
+        await close_idle_async_connections(engine)
     finally:
         await engine.dispose()

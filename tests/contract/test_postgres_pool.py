@@ -21,8 +21,8 @@ async def test_a_unit_of_work_beyond_the_pool_opens_no_connection_and_is_unavail
             assert await first.agents.get("org", "a") is None
             assert await second.agents.get("org", "a") is None
             with pytest.raises(Unavailable, match="busy"):  # an overflow connection would have let it in
-                async with SqlUnitOfWork(engine):
-                    pass
+                async with SqlUnitOfWork(engine) as third:  # it takes a connection with its first statement
+                    await third.agents.get("org", "a")
     finally:
         await engine.dispose()
 
@@ -35,7 +35,8 @@ async def test_a_unit_of_work_beyond_the_pool_waits_for_a_connection(postgres_ur
         release = asyncio.Event()
 
         async def holder() -> None:
-            async with SqlUnitOfWork(engine):
+            async with SqlUnitOfWork(engine) as uow:
+                assert await uow.agents.get("org", "a") is None  # takes the one connection
                 held.set()
                 await release.wait()
 

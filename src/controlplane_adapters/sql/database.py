@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import logging
 import weakref
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
@@ -15,6 +16,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from controlplane_adapters.sql.coalesced import Coalescer
 from controlplane_adapters.sql.hot import ATOMIC, READ, HotResult, Plan, plan_for
 from controlplane_adapters.sql.repositories import (
     SqlAgentRepository,
@@ -212,12 +214,23 @@ def close_idle_connections(engine: sa.Engine) -> None:
 # entering and leaving a unit of work through the engine (AsyncConnection, greenlet, pool checkout and checkin)
 # cost 53 us of CPU, more than the point query in it (44 us on the driver).
 @dataclass
-class _Idle:
-    most: int
-    connections: list[AsyncConnection]
+class _Engine:
+    """What the units of work keep per Postgres engine: idle connections (`keep_idle`; `most` 0: none) and the
+    coalescers of point reads, by statement (coalesced.py). One lookup a unit of work finds both."""
+
+    most: int = 0
+    idle: list[AsyncConnection] = field(default_factory=list)
+    coalescers: dict[int, Coalescer] = field(default_factory=dict)
 
 
-_IDLE_ASYNC: weakref.WeakKeyDictionary[AsyncEngine, _Idle] = weakref.WeakKeyDictionary()
+_ENGINES: weakref.WeakKeyDictionary[AsyncEngine, _Engine] = weakref.WeakKeyDictionary()
+
+
+def _engine_state(engine: AsyncEngine) -> _Engine:
+    state = _ENGINES.get(engine)
+    if state is None:
+        state = _ENGINES[engine] = _Engine()
+    return state
 
 
 def keep_idle(engine: AsyncEngine, most: int) -> None:
@@ -225,72 +238,117 @@ def keep_idle(engine: AsyncEngine, most: int) -> None:
     them with `close_idle_async_connections` before disposing of the engine). Readers and writers share them:
     Postgres readers differ only in how `_AsyncConnection` runs their statements. (Kept apart, the readers'
     idle connections could not serve writers: create agent measured 1,507 req/s, 2,102-2,338 with one list.)"""
-    _IDLE_ASYNC[engine] = _Idle(most, [])
+    _engine_state(engine).most = most
 
 
-async def _acquire_async(engine: AsyncEngine) -> AsyncConnection:
-    idle = _IDLE_ASYNC.get(engine)
-    if idle is not None and idle.connections:
-        return idle.connections.pop()
+async def _acquire_async(engine: AsyncEngine, state: _Engine) -> AsyncConnection:
+    if state.idle:
+        return state.idle.pop()
     return await engine.connect()
 
 
-async def _release_async(engine: AsyncEngine, connection: AsyncConnection, clean: bool) -> None:
+async def _release_async(engine: AsyncEngine, state: _Engine, connection: AsyncConnection, clean: bool) -> None:
     """Keep a clean connection for the next unit of work, unless the pool has none left to give: then whoever
     waits for one (a unit of work, the health probe) gets it back through the pool."""
-    idle = _IDLE_ASYNC.get(engine)
     sync = connection.sync_connection
     pool: Any = engine.pool
     if (
         clean
-        and idle is not None
         and sync is not None
         and not sync.invalidated
         and not sync.closed
         and not sync.in_transaction()
-        and len(idle.connections) < idle.most
+        and len(state.idle) < state.most
         and pool.checkedout() < pool.size()
     ):
-        idle.connections.append(connection)
+        state.idle.append(connection)
         return
     await connection.close()
 
 
 async def close_idle_async_connections(engine: AsyncEngine) -> None:
     """Give back the idle connections kept for `engine` (at shutdown, before disposing of it)."""
-    idle = _IDLE_ASYNC.pop(engine, None)
-    for connection in idle.connections if idle is not None else ():
+    state = _ENGINES.get(engine)
+    if state is None:
+        return
+    idle, state.idle, state.most = state.idle, [], 0
+    for connection in idle:
         await connection.close()
 
 
+def coalescer_of(engine: AsyncEngine, statement: Any) -> Coalescer | None:
+    """The coalescer of `statement`'s reads on `engine`, once one ran (for tests and benchmarks)."""
+    state = _ENGINES.get(engine)
+    return None if state is None else state.coalescers.get(id(statement))
+
+
 class _AsyncConnection:
-    """An AsyncConnection whose hot statements run on the asyncpg connection itself.
+    """A Postgres unit of work's connection, taken when its first statement runs; its hot statements run on
+    the asyncpg connection itself.
 
     Plain reads run outside any transaction until the unit of work first writes (each statement its own
     snapshot, as under READ COMMITTED inside one, without the BEGIN and ROLLBACK round trips). The first write
     begins the transaction as SQLAlchemy would (its Connection's transaction, then the driver's BEGIN), so that
     SQLAlchemy commits or rolls back what ran hot; a locking read counts as a write. An atomic statement (see
-    `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing more."""
+    `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing more.
 
-    def __init__(self, connection: AsyncConnection, read_only: bool, engine: AsyncEngine) -> None:
-        self._connection = connection
-        self.dialect = connection.dialect
-        self._read_only = read_only
+    A reader's point reads may share one statement with other requests' (`coalesced`): a reader whose reads
+    all joined another's statement never takes a connection at all."""
+
+    def __init__(self, engine: AsyncEngine, read_only: bool) -> None:
         self._engine = engine
+        self._state = _engine_state(engine)
+        self.dialect = engine.dialect
+        self._read_only = read_only
+        self._connection: AsyncConnection | None = None
         self._driver: Any = None
-        self._hot = connection.dialect.driver == "asyncpg"
+        self._hot = engine.dialect.driver == "asyncpg"
         self._done = False  # an atomic statement ran on its own: nothing may be written after it
+        # a reader never writes, and each of its statements runs outside a transaction, its own snapshot
+        self.coalesces = self._hot and read_only
+
+    async def _open(self) -> AsyncConnection:
+        connection = self._connection
+        if connection is None:
+            try:
+                connection = self._connection = await _acquire_async(self._engine, self._state)
+            except (OSError, DBAPIError) as exc:
+                raise Unavailable("the database is unavailable") from exc
+            except sa.exc.TimeoutError as exc:  # every pooled connection stayed busy for POOL_TIMEOUT_SECONDS
+                raise Unavailable("the database is busy: no connection became free in time") from exc
+        return connection
+
+    async def coalesced(
+        self,
+        statement: Any,
+        key: Hashable,
+        key_of: Callable[[Any], Hashable],
+        bind: Callable[[list[Any]], dict[str, Any]],
+    ) -> list[Any]:
+        """The rows of `key` read by `statement` (a hot statement whose parameters `bind` makes of a list of
+        keys; `key_of` tells a row's key), shared with the other readers of this engine that ask for rows of the
+        same statement in this turn of the loop."""
+        coalescers = self._state.coalescers
+        coalescer = coalescers.get(id(statement))
+        if coalescer is None:
+            coalescer = coalescers[id(statement)] = Coalescer(key_of)
+
+        async def read(keys: list[Hashable]) -> Any:
+            return (await self.execute(statement, bind(keys))).all()
+
+        return await coalescer.read(key, read)
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        connection = self._connection or await self._open()
         plan = plan_for(statement, self.dialect, parameters) if self._hot else None
         if plan is None:
             if self._done and not isinstance(statement, sa.Select):
                 raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
-            return await self._connection.execute(statement, parameters)
+            return await connection.execute(statement, parameters)
         if self._driver is None:
-            sync = self._connection.sync_connection  # its pooled connection, without a trip through a greenlet
+            sync = connection.sync_connection  # its pooled connection, without a trip through a greenlet
             live = sync is not None and not sync.invalidated and not sync.closed
-            raw = sync.connection if live and sync else await self._connection.get_raw_connection()
+            raw = sync.connection if live and sync else await connection.get_raw_connection()
             self._driver = raw.driver_connection
             self._adapter: Any = raw.dbapi_connection
         if not self._read_only and plan.kind != READ and not self._driver.is_in_transaction():
@@ -298,8 +356,8 @@ class _AsyncConnection:
                 raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
             if plan.kind == ATOMIC:
                 self._done = True
-            elif not await self._begin():
-                return await self._connection.execute(statement, parameters)
+            elif not await self._begin(connection):
+                return await connection.execute(statement, parameters)
         if isinstance(parameters, list):  # executemany (rows are not returned)
             return await self._run_many(plan, [plan.values(each) for each in parameters])
         return await self._run(plan, plan.values(parameters or {}))
@@ -311,12 +369,12 @@ class _AsyncConnection:
             raise await self._translate(plan.sql, values, exc) from exc
         return HotResult([], len(values))
 
-    async def _begin(self) -> bool:
+    async def _begin(self, connection: AsyncConnection) -> bool:
         start = getattr(self._adapter, "_start_transaction", None)
         if start is None or getattr(self._adapter, "_transaction", None) is not None:
             return False  # not the adapter this was written against: let SQLAlchemy begin
-        if not self._connection.in_transaction():
-            await self._connection.begin()
+        if not connection.in_transaction():
+            await connection.begin()
         try:
             await start()
         except Exception as exc:
@@ -341,7 +399,7 @@ class _AsyncConnection:
                 translated = dbapi._asyncpg_error_translate[kind](error.args[0] if error.args else str(error), error)
                 break
         lost = self._driver.is_closed() or isinstance(error, OSError | ConnectionError)
-        if lost:
+        if lost and self._connection is not None:
             await self._connection.invalidate()
         if isinstance(translated, dbapi.Error):
             wrapped: BaseException = sa.exc.DBAPIError.instance(
@@ -351,16 +409,20 @@ class _AsyncConnection:
         return translated
 
     async def commit(self) -> None:
-        if self._connection.in_transaction():  # else nothing to commit (reads, an atomic write): no greenlet trip
-            await self._connection.commit()
+        connection = self._connection  # else nothing to commit (reads, an atomic write): no greenlet trip
+        if connection is not None and connection.in_transaction():
+            await connection.commit()
 
     async def rollback(self) -> None:
-        if self._connection.in_transaction():
-            await self._connection.rollback()
+        connection = self._connection
+        if connection is not None and connection.in_transaction():
+            await connection.rollback()
 
     async def close(self) -> None:
-        clean = self._driver is None or not self._driver.is_in_transaction()
-        await _release_async(self._engine, self._connection, clean)
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            clean = self._driver is None or not self._driver.is_in_transaction()
+            await _release_async(self._engine, self._state, connection, clean)
 
 
 class SqlUnitOfWork:
@@ -379,7 +441,7 @@ class SqlUnitOfWork:
                     _acquire(self._engine, self._read_only), self._read_only
                 )
             else:
-                connection = _AsyncConnection(await _acquire_async(self._engine), self._read_only, self._engine)
+                connection = _AsyncConnection(self._engine, self._read_only)  # connects on its first statement
             self._connection = connection
         except (OSError, DBAPIError) as exc:
             raise Unavailable("the database is unavailable") from exc

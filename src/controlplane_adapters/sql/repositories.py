@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -44,6 +44,39 @@ class SqlConnection(Protocol):
     async def execute(self, statement: Any, parameters: Any = None) -> Any: ...
 
 
+class Coalescing(Protocol):
+    """A connection whose point reads may share one statement with other requests' (coalesced.py)."""
+
+    async def coalesced(
+        self,
+        statement: Any,
+        key: Hashable,
+        key_of: Callable[[Any], Hashable],
+        bind: Callable[[list[Any]], dict[str, Any]],
+    ) -> list[Any]: ...
+
+
+def _coalescing(connection: SqlConnection) -> Coalescing | None:
+    """The connection, if its point reads may be coalesced (a Postgres reader): else None."""
+    return connection if getattr(connection, "coalesces", False) else None  # type: ignore[return-value]
+
+
+def _row_id(row: Any) -> Hashable:
+    return row.id  # type: ignore[no-any-return]
+
+
+def _ids(keys: list[Any]) -> dict[str, Any]:
+    return {"keys": keys}
+
+
+def _row_worker(row: Any) -> Hashable:
+    return (row.organization_id, row.worker_id)
+
+
+def _workers(keys: list[Any]) -> dict[str, Any]:
+    return {"organization_ids": list({key[0] for key in keys}), "worker_ids": list({key[1] for key in keys})}
+
+
 def _queued(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
     """`status = 'queued'` with the status as a literal: so the query may use the partial index of queued
     executions (a bound value does not prove the index's predicate to SQLite, nor to a generic Postgres plan)."""
@@ -62,6 +95,13 @@ def _by_id(table: sa.Table, for_update: bool = False) -> sa.Select[Any]:
     where = (table.c.organization_id == sa.bindparam("organization_id"), table.c.id == sa.bindparam("id"))
     query = sa.select(table).where(*where)
     return hot(query.with_for_update() if for_update else query)
+
+
+@functools.cache
+def _by_ids(table: sa.Table) -> sa.Select[Any]:
+    """The rows of a list of ids (`keys`), whatever their organization: for coalesced point reads (Postgres),
+    whose readers each keep only their own organization's row."""
+    return hot(sa.select(table).where(table.c.id == sa.any_(sa.bindparam("keys", type_=postgresql.ARRAY(sa.String)))))
 
 
 @functools.cache
@@ -209,6 +249,12 @@ class _Table(Generic[T]):
         self._seen[row["id"]] = obj
 
     async def get(self, organization_id: str, object_id: str) -> T | None:
+        coalescing = _coalescing(self.connection)
+        if coalescing is not None:  # a Postgres reader: one statement for this turn's gets of this table
+            for row in await coalescing.coalesced(_by_ids(self.table), object_id, _row_id, _ids):
+                if row.organization_id == organization_id:
+                    return self._saw(row)
+            return None
         statement = _by_id(self.table)
         row = (await self.connection.execute(statement, {"organization_id": organization_id, "id": object_id})).first()
         return None if row is None else self._saw(row)
@@ -379,6 +425,21 @@ def _upsert(
     changes = {c.name: insert.excluded[c.name] for c in table.columns if c.name not in (*keys, *keep)}
     where = None if newer is None else table.c[newer] <= insert.excluded[newer]
     return hot(insert.on_conflict_do_update(index_elements=list(keys), set_=changes, where=where))
+
+
+@functools.cache
+def _held_by_workers() -> sa.Select[Any]:
+    """The executions held by any of a list of workers of any of a list of organizations: for coalesced reads
+    (Postgres), whose readers each keep only the rows of their own (organization, worker)."""
+    t = tables.executions
+    texts = postgresql.ARRAY(sa.String)
+    return hot(
+        sa.select(t).where(
+            t.c.organization_id == sa.any_(sa.bindparam("organization_ids", type_=texts)),
+            t.c.worker_id == sa.any_(sa.bindparam("worker_ids", type_=texts)),
+            _held(t.c.status),
+        )
+    )
 
 
 @functools.cache
@@ -831,6 +892,11 @@ class SqlExecutionRepository(_Table[Execution]):
         )
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]:
+        coalescing = _coalescing(self.connection)
+        if coalescing is not None:  # a Postgres reader (heartbeats): one statement for this turn's workers
+            key = (organization_id, worker_id)
+            rows = await coalescing.coalesced(_held_by_workers(), key, _row_worker, _workers)
+            return [mapping.execution_to_domain(row) for row in rows]
         parameters = {"organization_id": organization_id, "worker_id": worker_id}
         rows = await self.connection.execute(_held_by_worker(), parameters)
         return [mapping.execution_to_domain(row) for row in rows]

@@ -1,0 +1,84 @@
+"""Point reads of concurrent requests, coalesced into one statement (Postgres readers).
+
+Under load, several requests for the same kind of point read (an agent by id, the executions a worker holds)
+reach the server in the same turn of the event loop. Each would cost the server one asyncpg round (about 50 us
+of CPU) and Postgres one statement's fixed costs. A `Coalescer` lets the first reader of a turn lead: it yields
+once, so that the readers of the same turn can join, then runs one statement for all of their keys on its own
+connection and hands each reader the rows of its key. A reader alone costs one yield more than before.
+
+What a reader sees does not change: Postgres readers run each statement outside a transaction (their own
+snapshot), and the shared statement starts after every one of its readers asked, so it sees every write
+committed before any of them asked. Each reader still checks the rows against its own organization (the
+repositories do). If the leader fails or goes away (a cancelled request), the readers that joined it read on
+their own connection instead: the error, if any, is theirs to meet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from typing import Any
+
+Rows = Sequence[Any]
+
+
+class _LeaderGone(Exception):
+    """The reader that was to run the shared statement failed or was cancelled."""
+
+
+class Coalescer:
+    """Runs `read(keys)` once for the distinct keys that readers ask for within one turn of the loop.
+
+    `read` returns rows; `key_of(row)` says which key a row answers (a key may have no rows, or several)."""
+
+    def __init__(self, key_of: Callable[[Any], Hashable]) -> None:
+        self._key_of = key_of
+        self._open: dict[Hashable, list[asyncio.Future[list[Any]]]] | None = None
+        self.batches = 0  # statements run, and keys read by them (for tests and benchmarks)
+        self.keys = 0
+
+    async def read(self, key: Hashable, read: Callable[[list[Hashable]], Awaitable[Rows]]) -> list[Any]:
+        """The rows of `key`; `read` runs the statement for a list of keys (on the caller's connection)."""
+        batch = self._open
+        if batch is not None:  # a leader is gathering this turn's readers: join it
+            future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+            batch.setdefault(key, []).append(future)
+            try:
+                return await future
+            except _LeaderGone:
+                return await self._alone(key, read)
+        batch = self._open = {key: []}
+        try:
+            await asyncio.sleep(0)  # the other readers of this turn run up to their read and join
+        except BaseException:
+            self._release(batch)
+            raise
+        finally:
+            self._open = None  # closed: a reader from now on leads a batch of its own
+        try:
+            rows = await read(list(batch))
+        except BaseException:
+            self._release(batch)
+            raise
+        self.batches += 1
+        self.keys += len(batch)
+        found: dict[Hashable, list[Any]] = {}
+        key_of = self._key_of
+        for row in rows:
+            found.setdefault(key_of(row), []).append(row)
+        for each, waiters in batch.items():
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(found.get(each, []))
+        return found.get(key, [])
+
+    async def _alone(self, key: Hashable, read: Callable[[list[Hashable]], Awaitable[Rows]]) -> list[Any]:
+        key_of = self._key_of
+        return [row for row in await read([key]) if key_of(row) == key]
+
+    @staticmethod
+    def _release(batch: dict[Hashable, list[asyncio.Future[list[Any]]]]) -> None:
+        for waiters in batch.values():
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_exception(_LeaderGone())

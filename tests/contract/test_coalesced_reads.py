@@ -1,0 +1,78 @@
+"""Concurrent point reads answer what reads one at a time would, on every store; on Postgres, readers of one
+turn of the loop share one statement (controlplane_adapters/sql/coalesced.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from controlplane_adapters.sql import repositories
+from controlplane_adapters.sql.database import SqlUnitOfWork, coalescer_of, create_engine
+from controlplane_domain.executions import ExecutionStatus
+from tests.contract.conftest import UowFactory
+from tests.contract.test_execution_records import ENVIRONMENT, queue
+from tests.contract.test_hot_statements import execution
+from tests.contract.test_repositories import agent
+from tests.databases import truncate
+
+
+async def seed(uow: UowFactory) -> None:
+    async with uow() as work:
+        await work.agents.add(agent("a"))
+        await work.agents.add(agent("b"))
+        await work.agents.add(agent("a", org="org-b"))
+        await work.environments.add(ENVIRONMENT)
+        await work.queues.add(queue())
+        held = replace(execution("e1", "w1", ExecutionStatus.RUNNING), last_seq=1)
+        await work.executions.record(None, held, [])
+        await work.executions.record(None, replace(execution("e2", "w1", ExecutionStatus.COMPLETED), last_seq=1), [])
+        await work.commit()
+
+
+async def test_concurrent_gets_each_answer_their_own_organizations_row(uow: UowFactory) -> None:
+    await seed(uow)
+
+    async def get(org: str, agent_id: str) -> str | None:
+        async with uow() as work:  # a reader of its own, as every request has
+            found = await work.agents.get(org, agent_id)
+        return None if found is None else f"{found.organization_id}/{found.name}"
+
+    asks = [("org-a", "org-a-a"), ("org-a", "org-a-b"), ("org-b", "org-b-a"), ("org-b", "org-a-a"),
+            ("org-a", "nobody"), ("org-a", "org-a-a")]  # fmt: skip
+    answers = await asyncio.gather(*(get(org, agent_id) for org, agent_id in asks))
+    assert answers == ["org-a/a", "org-a/b", "org-b/a", None, None, "org-a/a"]
+
+
+async def test_concurrent_reads_of_held_executions_keep_to_their_organization_and_worker(uow: UowFactory) -> None:
+    await seed(uow)
+
+    async def held(org: str, worker_id: str) -> list[str]:
+        async with uow() as work:
+            return [each.id for each in await work.executions.running_for_worker(org, worker_id)]
+
+    asks = [("org-a", "w1"), ("org-b", "w1"), ("org-a", "w2"), ("org-a", "w1")]
+    assert await asyncio.gather(*(held(org, worker_id) for org, worker_id in asks)) == [["e1"], [], [], ["e1"]]
+
+
+async def test_on_postgres_readers_of_one_turn_share_one_statement_and_writers_do_not(postgres_url: str) -> None:
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url)
+    try:
+        await seed(lambda: SqlUnitOfWork(engine))
+
+        async def get(agent_id: str, read_only: bool = True) -> str | None:
+            async with SqlUnitOfWork(engine, read_only=read_only) as work:
+                found = await work.agents.get("org-a", agent_id)
+            return None if found is None else found.name
+
+        assert await asyncio.gather(get("org-a-a"), get("org-a-b"), get("nobody"), get("org-a-a")) == [
+            "a", "b", None, "a"
+        ]  # fmt: skip
+        reads = coalescer_of(engine, repositories._by_ids(repositories.tables.agents))
+        assert reads is not None
+        assert (reads.batches, reads.keys) == (1, 3)
+        assert await asyncio.gather(get("org-a-a", read_only=False), get("org-a-b", read_only=False)) == ["a", "b"]
+        assert (reads.batches, reads.keys) == (1, 3)  # a writer reads inside its own unit of work
+        assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()

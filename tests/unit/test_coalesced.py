@@ -1,0 +1,91 @@
+"""Point reads of one turn of the loop share one statement (controlplane_adapters/sql/coalesced.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Hashable
+from typing import Any
+
+import pytest
+
+from controlplane_adapters.sql.coalesced import Coalescer
+
+ROWS = {"a": [("a", 1)], "b": [("b", 2), ("b", 3)]}  # "c" has no rows
+
+
+class Table:
+    """A read of keys that records each call and can be made to fail or to wait."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[Hashable]] = []
+        self.fail: Exception | None = None
+        self.gate: asyncio.Event | None = None
+        self.reading = asyncio.Event()  # set once a read began
+
+    async def read(self, keys: list[Hashable]) -> list[Any]:
+        self.calls.append(sorted(keys))  # type: ignore[type-var]
+        self.reading.set()
+        if self.gate is not None:
+            await self.gate.wait()
+        if self.fail is not None:
+            raise self.fail
+        return [row for key in keys for row in ROWS.get(str(key), [])]
+
+
+def coalescer() -> Coalescer:
+    return Coalescer(lambda row: row[0])
+
+
+async def test_readers_of_one_turn_share_one_read_and_each_gets_its_own_rows() -> None:
+    table, reads = Table(), coalescer()
+    answers = await asyncio.gather(*(reads.read(key, table.read) for key in ["a", "b", "c", "a"]))
+    assert answers == [ROWS["a"], ROWS["b"], [], ROWS["a"]]
+    assert table.calls == [["a", "b", "c"]]
+    assert (reads.batches, reads.keys) == (1, 3)
+
+
+async def test_a_reader_alone_reads_alone_and_a_later_turn_reads_again() -> None:
+    table, reads = Table(), coalescer()
+    assert await reads.read("b", table.read) == ROWS["b"]
+    assert await reads.read("a", table.read) == ROWS["a"]
+    assert table.calls == [["b"], ["a"]]
+
+
+async def test_when_the_leader_fails_every_reader_reads_on_its_own_and_meets_its_own_error() -> None:
+    table, reads = Table(), coalescer()
+    table.fail = RuntimeError("database away")
+    answers = await asyncio.gather(*(reads.read(key, table.read) for key in ["a", "b"]), return_exceptions=True)
+    assert [type(answer) for answer in answers] == [RuntimeError, RuntimeError]
+    assert table.calls == [["a", "b"], ["b"]]  # the follower tried again alone
+    table.fail = None
+    assert await reads.read("a", table.read) == ROWS["a"]  # nothing left half-open
+
+
+async def test_a_cancelled_leader_leaves_its_followers_to_read_alone() -> None:
+    table, reads = Table(), coalescer()
+    table.gate = asyncio.Event()
+    leader = asyncio.create_task(reads.read("a", table.read))
+    follower = asyncio.create_task(reads.read("b", table.read))
+    await table.reading.wait()  # the leader is in its read, the follower waits for it
+    leader.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await leader
+    table.gate.set()
+    assert await follower == ROWS["b"]
+    assert table.calls == [["a", "b"], ["b"]]
+
+
+async def test_a_cancelled_follower_leaves_the_others_their_answers() -> None:
+    table, reads = Table(), coalescer()
+    table.gate = asyncio.Event()
+    leader = asyncio.create_task(reads.read("a", table.read))
+    quitter = asyncio.create_task(reads.read("b", table.read))
+    stayer = asyncio.create_task(reads.read("c", table.read))
+    await table.reading.wait()
+    quitter.cancel()
+    table.gate.set()
+    assert await leader == ROWS["a"]
+    assert await stayer == []
+    with pytest.raises(asyncio.CancelledError):
+        await quitter
+    assert table.calls == [["a", "b", "c"]]
