@@ -4,11 +4,13 @@ turn of the loop share one statement (controlplane_adapters/sql/coalesced.py).""
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 
 from controlplane_adapters.sql import repositories
 from controlplane_adapters.sql.database import SqlUnitOfWork, coalescer_of, create_engine
 from controlplane_domain.executions import ExecutionStatus
+from controlplane_domain.paging import PageRequest
 from tests.contract.conftest import UowFactory
 from tests.contract.test_execution_records import ENVIRONMENT, queue
 from tests.contract.test_hot_statements import execution
@@ -74,5 +76,30 @@ async def test_on_postgres_readers_of_one_turn_share_one_statement_and_writers_d
         assert await asyncio.gather(get("org-a-a", read_only=False), get("org-a-b", read_only=False)) == ["a", "b"]
         assert (reads.batches, reads.keys) == (1, 3)  # a writer reads inside its own unit of work
         assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()
+
+
+async def test_on_postgres_concurrent_pages_each_answer_their_own_page_in_one_statement(postgres_url: str) -> None:
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url)
+    try:
+        await seed(lambda: SqlUnitOfWork(engine))
+
+        async def page(org: str, limit: int, offset: int) -> tuple[list[str], int]:
+            async with SqlUnitOfWork(engine, read_only=True) as work:
+                found = await work.agents.rendered_page(org, PageRequest(limit=limit, offset=offset))
+            assert found is not None
+            items, total = found
+            return [item["name"] for item in json.loads(items)], total
+
+        asks = [("org-a", 1, 0), ("org-a", 1, 1), ("org-b", 1, 0), ("org-a", 1, 0), ("org-a", 5, 0), ("org-c", 1, 0),
+                ("org-a", 1, 7)]  # fmt: skip
+        assert await asyncio.gather(*(page(*ask) for ask in asks)) == [
+            (["a"], 2), (["b"], 2), (["a"], 1), (["a"], 2), (["a", "b"], 2), ([], 0), ([], 2)
+        ]  # fmt: skip
+        reads = coalescer_of(engine, repositories._postgres_rendered_pages_of(repositories.tables.agents))
+        assert reads is not None
+        assert (reads.batches, reads.keys) == (1, 6)
     finally:
         await engine.dispose()

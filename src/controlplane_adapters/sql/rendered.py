@@ -146,6 +146,12 @@ def postgres_rendered_row(table: sa.Table) -> sa.ColumnElement[str]:
     """The Postgres expression of a row of `table` as a JSON object, keyed by column name in table order, over
     the row's unqualified column names (use it in a query whose FROM is the table or a subquery of its rows).
     Measured on a page of 20 agents: about 90 us of the backend's CPU more than reading the rows."""
+    return sa.literal_column(postgres_rendered_sql(table), sa.Text)
+
+
+@functools.cache
+def postgres_rendered_sql(table: sa.Table) -> str:
+    """`postgres_rendered_row`'s SQL text."""
     pieces = []
     for position, column in enumerate(table.columns):
         key = ("{" if position == 0 else ",") + json.dumps(column.name) + ":"
@@ -153,4 +159,4 @@ def postgres_rendered_row(table: sa.Table) -> sa.ColumnElement[str]:
         pieces.append(_literal(key))
         pieces.append(f"coalesce({value}, 'null')" if column.nullable else value)
     pieces.append("'}'")
-    return sa.literal_column(" || ".join(pieces), sa.Text)
+    return " || ".join(pieces)

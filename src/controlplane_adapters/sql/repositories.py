@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.sql import mapping, tables
 from controlplane_adapters.sql.hot import hot
-from controlplane_adapters.sql.rendered import postgres_rendered_row, rendered_row
+from controlplane_adapters.sql.rendered import postgres_rendered_row, postgres_rendered_sql, rendered_row
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.environments import Environment, QueueStatus, WorkerQueue
@@ -212,6 +212,50 @@ def _postgres_rendered_page_of(table: sa.Table) -> sa.Select[Any]:
     return hot(sa.select(items.label("items"), total.label("total")))
 
 
+@functools.cache
+def _postgres_rendered_pages_of(table: sa.Table) -> sa.TextualSelect:
+    """Pages of several (organization, limit, offset) keys, each as `_postgres_rendered_page_of` renders one,
+    in one statement: for coalesced list reads (several requests' pages, one statement)."""
+    columns = ", ".join(f'"{column.name}"' for column in table.columns)
+    # the names come from tables.py, every value is a bound parameter
+    sql = f"""SELECT keys.organization_id, keys.page_limit, keys.page_offset,
+  (SELECT concat('[', string_agg({postgres_rendered_sql(table)}, ',' ORDER BY page.created_at, page.id), ']')
+   FROM (SELECT {columns} FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id
+         ORDER BY {table.name}.created_at, {table.name}.id LIMIT keys.page_limit OFFSET keys.page_offset) AS page
+  ) AS items,
+  (SELECT count(*) FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id) AS total
+FROM unnest(:organization_ids, :limits, :offsets) AS keys(organization_id, page_limit, page_offset)"""  # noqa: S608
+    texts, numbers = postgresql.ARRAY(sa.String), postgresql.ARRAY(sa.Integer)
+    statement = (
+        sa.text(sql)
+        .bindparams(
+            sa.bindparam("organization_ids", type_=texts),
+            sa.bindparam("limits", type_=numbers),
+            sa.bindparam("offsets", type_=numbers),
+        )
+        .columns(
+            sa.column("organization_id", sa.String),
+            sa.column("page_limit", sa.Integer),
+            sa.column("page_offset", sa.Integer),
+            sa.column("items", sa.Text),
+            sa.column("total", sa.BigInteger),
+        )
+    )
+    return hot(statement)
+
+
+def _page_key(row: Any) -> Hashable:
+    return (row.organization_id, row.page_limit, row.page_offset)
+
+
+def _pages(keys: list[Any]) -> dict[str, Any]:
+    return {
+        "organization_ids": [key[0] for key in keys],
+        "limits": [key[1] for key in keys],
+        "offsets": [key[2] for key in keys],
+    }
+
+
 class _Table(Generic[T]):
     """Add, get, update, delete and page one organization-owned table keyed by `id`.
 
@@ -311,6 +355,11 @@ class _Table(Generic[T]):
         parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
         dialect = self.connection.dialect.name
         if dialect == "postgresql":
+            coalescing = _coalescing(self.connection)
+            if coalescing is not None:  # a reader: one statement for this turn's pages of this table
+                key = (organization_id, page.limit, page.offset)
+                (row,) = await coalescing.coalesced(_postgres_rendered_pages_of(self.table), key, _page_key, _pages)
+                return row.items, row.total
             items, total = (await self.connection.execute(_postgres_rendered_page_of(self.table), parameters)).first()
             return items, total
         if dialect != "sqlite":
