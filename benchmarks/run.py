@@ -328,7 +328,7 @@ def sse_streams(base: str, pid: int, streams: int, events: int, seeded: dict[str
                   "deliveries", streams * events - len(latencies), note)  # fmt: skip
 
 
-SCENARIOS = ("get", "list", "create", "heartbeat", "team", "roundtrip", "sse")
+SCENARIOS = ("get", "list", "pages", "create", "heartbeat", "team", "roundtrip", "sse")
 ALL = frozenset(SCENARIOS)
 
 
@@ -347,6 +347,7 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
         simple: list[tuple[str, str, str, str | None, Callable[[], list[str] | None]]] = [
             ("get", "get agent by id", f"{base}/api/v1/agents/{seeded['agent']}", None, lambda: None),
             ("list", "list agents (20 a page)", f"{base}/api/v1/agents?limit=20", None, lambda: None),
+            ("pages", "list agents, 20 pages in turn", f"{base}/api/v1/agents", wrk_scripts.LIST_PAGES, lambda: None),
             # a fresh name prefix for every run: a repeated run must create, not collide
             ("create", "create agent", f"{base}/api/v1/agents", wrk_scripts.CREATE_AGENT,
              lambda: [uuid.uuid4().hex[:8]]),

@@ -20,6 +20,16 @@ request = function()
 end
 """
 
+# pages of one agent each, at offsets 0..19 in turn: requests in flight together ask for different pages
+# (the list scenario asks every request for the same page, which Postgres readers coalesce into one)
+LIST_PAGES = r"""
+local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", "/api/v1/agents?limit=20&offset=" .. (counter % 20))
+end
+"""
+
 HEARTBEAT = r"""
 local threads = {}
 function setup(thread)

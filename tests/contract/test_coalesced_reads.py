@@ -45,6 +45,19 @@ async def test_concurrent_gets_each_answer_their_own_organizations_row(uow: UowF
     assert answers == ["org-a/a", "org-a/b", "org-b/a", None, None, "org-a/a"]
 
 
+async def test_concurrent_gets_of_executions_each_answer_their_own_organizations_row(uow: UowFactory) -> None:
+    await seed(uow)
+
+    async def get(org: str, execution_id: str) -> str | None:
+        async with uow() as work:
+            found = await work.executions.get(org, execution_id)
+        return None if found is None else f"{found.organization_id}/{found.id}/{found.status.value}"
+
+    asks = [("org-a", "e1"), ("org-a", "e2"), ("org-b", "e1"), ("org-a", "e3")]
+    answers = await asyncio.gather(*(get(org, execution_id) for org, execution_id in asks))
+    assert answers == ["org-a/e1/running", "org-a/e2/completed", None, None]
+
+
 async def test_concurrent_reads_of_held_executions_keep_to_their_organization_and_worker(uow: UowFactory) -> None:
     await seed(uow)
 

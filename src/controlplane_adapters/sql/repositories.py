@@ -900,7 +900,9 @@ class SqlExecutionRepository(_Table[Execution]):
         return self.connection.dialect.name == "postgresql"
 
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
-        query = _by_id(self.table, for_update and self._postgres)
+        if not for_update:
+            return await super().get(organization_id, execution_id)  # coalesced on a Postgres reader
+        query = _by_id(self.table, self._postgres)
         row = (await self.connection.execute(query, {"organization_id": organization_id, "id": execution_id})).first()
         return None if row is None else self._saw(row)
 
