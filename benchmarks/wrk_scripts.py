@@ -20,13 +20,18 @@ request = function()
 end
 """
 
-# pages of one agent each, at offsets 0..19 in turn: requests in flight together ask for different pages
-# (the list scenario asks every request for the same page, which Postgres readers coalesce into one)
+# pages of 20 agents at offsets 0..19 in turn, the two threads on alternate offsets: requests in flight together
+# ask for different pages (the list scenario asks every request for the same page, which readers coalesce)
 LIST_PAGES = r"""
+local threads = {}
+function setup(thread)
+  thread:set("thread_id", #threads)
+  table.insert(threads, thread)
+end
 local counter = 0
 request = function()
   counter = counter + 1
-  return wrk.format("GET", "/api/v1/agents?limit=20&offset=" .. (counter % 20))
+  return wrk.format("GET", "/api/v1/agents?limit=20&offset=" .. ((counter * 2 + thread_id) % 20))
 end
 """
 

@@ -6,9 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import replace
+from pathlib import Path
 
-from controlplane_adapters.sql import repositories
-from controlplane_adapters.sql.database import SqlUnitOfWork, coalescer_of, create_engine
+from controlplane_adapters.sql import migrate, repositories
+from controlplane_adapters.sql.database import (
+    SqlUnitOfWork,
+    close_idle_connections,
+    coalescer_of,
+    create_engine,
+    create_sqlite_engine,
+)
 from controlplane_domain.executions import ExecutionStatus
 from controlplane_domain.paging import PageRequest
 from tests.contract.conftest import UowFactory
@@ -116,3 +123,30 @@ async def test_on_postgres_concurrent_pages_each_answer_their_own_page_in_one_st
         assert (reads.batches, reads.keys) == (1, 6)
     finally:
         await engine.dispose()
+
+
+async def test_on_sqlite_more_concurrent_pages_than_pooled_connections_share_their_renderings(tmp_path: Path) -> None:
+    """A coalesced read waits a turn of the loop; it holds no SQLite connection meanwhile (a unit of work that
+    finds the fixed pool of 8 empty would wait for one in the loop's own thread, for ever)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'pages.db'}"
+    migrator = create_engine(url)
+    await migrate.upgrade(migrator)
+    await migrator.dispose()
+    engine = create_sqlite_engine(url)
+    try:
+        await seed(lambda: SqlUnitOfWork(engine))
+
+        async def page(offset: int) -> tuple[list[str], int]:
+            async with SqlUnitOfWork(engine, read_only=True) as work:
+                found = await work.agents.rendered_page("org-a", PageRequest(limit=1, offset=offset))
+            assert found is not None
+            return [item["name"] for item in json.loads(found[0])], found[1]
+
+        answers = await asyncio.wait_for(asyncio.gather(*(page(n % 3) for n in range(30))), 10)
+        assert answers == [(["a"], 2), (["b"], 2), ([], 2)] * 10
+        reads = coalescer_of(engine, repositories._rendered_page_of(repositories.tables.agents))
+        assert reads is not None
+        assert (reads.batches, reads.keys) == (1, 3)
+    finally:
+        close_idle_connections(engine)
+        engine.dispose()

@@ -50,6 +50,7 @@ async def test_an_update_never_assigns_the_primary_key(tmp_path: Path) -> None:
         await work.commit()
     executed: list[str] = []
     async with SqlUnitOfWork(engine) as work:
+        work._connection._open()  # type: ignore[union-attr]  # (a unit of work connects at its first statement)
         driver = work._connection._driver  # type: ignore[union-attr]
         driver.set_trace_callback(executed.append)
         await work.teams.update(replace(stored, name="renamed"))

@@ -89,3 +89,13 @@ async def test_a_cancelled_follower_leaves_the_others_their_answers() -> None:
     with pytest.raises(asyncio.CancelledError):
         await quitter
     assert table.calls == [["a", "b", "c"]]
+
+
+async def test_a_full_batch_leaves_the_next_readers_to_a_batch_of_their_own() -> None:
+    table, reads = Table(), Coalescer(lambda row: row[0], max_keys=2)
+    answers = await asyncio.gather(*(reads.read(key, table.read) for key in ["a", "b", "a", "c", "b", "a"]))
+    assert answers == [ROWS["a"], ROWS["b"], ROWS["a"], [], ROWS["b"], ROWS["a"]]
+    # the third reader's key is in the full batch: it joins; "c" leads a second batch, which the next "b" joins;
+    # the last "a" finds that one full too
+    assert table.calls == [["a", "b"], ["b", "c"], ["a"]]
+    assert (reads.batches, reads.keys) == (3, 5)

@@ -1,16 +1,22 @@
-"""Point reads of concurrent requests, coalesced into one statement (Postgres readers).
+"""Reads of concurrent requests, coalesced into one statement (Postgres readers; SQLite readers' pages).
 
-Under load, several requests for the same kind of point read (an agent by id, the executions a worker holds)
-reach the server in the same turn of the event loop. Each would cost the server one asyncpg round (about 50 us
-of CPU) and Postgres one statement's fixed costs. A `Coalescer` lets the first reader of a turn lead: it yields
-once, so that the readers of the same turn can join, then runs one statement for all of their keys on its own
-connection and hands each reader the rows of its key. A reader alone costs one yield more than before.
+Under load, several requests for the same kind of read (an agent or an execution by id, the executions a worker
+holds, a page of agents) reach the server in the same turn of the event loop. Each would cost the server one
+asyncpg round (about 50 us of CPU) and Postgres one statement's fixed costs. A `Coalescer` lets the first
+reader of a turn lead: it yields once, so that the readers of the same turn can join, then runs one statement
+for all of their keys on its own connection and hands each reader the rows of its key. A reader alone costs
+one yield more than before.
 
 What a reader sees does not change: Postgres readers run each statement outside a transaction (their own
 snapshot), and the shared statement starts after every one of its readers asked, so it sees every write
 committed before any of them asked. Each reader still checks the rows against its own organization (the
 repositories do). If the leader fails or goes away (a cancelled request), the readers that joined it read on
 their own connection instead: the error, if any, is theirs to meet.
+
+On SQLite only pages are coalesced (a point read there costs less than the turn of the loop a coalesced one
+waits): the leader renders each page asked in its turn, one after the other, and the same page once. A SQLite
+reader coalesces only while it holds no connection: the units of work wait for the fixed pool's connections in
+the loop's own thread, so holding one across a wait could leave the others waiting for ever.
 """
 
 from __future__ import annotations
@@ -22,6 +28,11 @@ from typing import Any
 Rows = Sequence[Any]
 
 
+# Distinct keys in one statement at most: a burst of thousands of different pages is several statements, which
+# Postgres runs on several backends at once, not one statement on one.
+MAX_KEYS = 64
+
+
 class _LeaderGone(Exception):
     """The reader that was to run the shared statement failed or was cancelled."""
 
@@ -31,8 +42,9 @@ class Coalescer:
 
     `read` returns rows; `key_of(row)` says which key a row answers (a key may have no rows, or several)."""
 
-    def __init__(self, key_of: Callable[[Any], Hashable]) -> None:
+    def __init__(self, key_of: Callable[[Any], Hashable], max_keys: int = MAX_KEYS) -> None:
         self._key_of = key_of
+        self._max_keys = max_keys
         self._open: dict[Hashable, list[asyncio.Future[list[Any]]]] | None = None
         self.batches = 0  # statements run, and keys read by them (for tests and benchmarks)
         self.keys = 0
@@ -40,7 +52,7 @@ class Coalescer:
     async def read(self, key: Hashable, read: Callable[[list[Hashable]], Awaitable[Rows]]) -> list[Any]:
         """The rows of `key`; `read` runs the statement for a list of keys (on the caller's connection)."""
         batch = self._open
-        if batch is not None:  # a leader is gathering this turn's readers: join it
+        if batch is not None and (key in batch or len(batch) < self._max_keys):  # join this turn's leader
             future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
             batch.setdefault(key, []).append(future)
             try:
@@ -54,7 +66,8 @@ class Coalescer:
             self._release(batch)
             raise
         finally:
-            self._open = None  # closed: a reader from now on leads a batch of its own
+            if self._open is batch:
+                self._open = None  # closed: a reader from now on leads a batch of its own
         try:
             rows = await read(list(batch))
         except BaseException:

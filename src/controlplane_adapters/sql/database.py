@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -132,16 +132,51 @@ class _LoopConnection:
     a later statement that is not hot joins it (SQLAlchemy's begin sees the driver's transaction and issues no
     second BEGIN), and commit or rollback ends both."""
 
-    def __init__(self, connection: sa.Connection, read_only: bool) -> None:
-        self._connection = connection
-        self.dialect = connection.dialect
-        self._driver: Any = connection.connection.dbapi_connection
+    def __init__(self, engine: sa.Engine, read_only: bool) -> None:
+        self._engine = engine
+        self.dialect = engine.dialect
         self._read_only = read_only
+        self._connection: sa.Connection | None = None  # taken with the first statement
+        self._driver: Any = None
+        self.coalesces = False  # point reads: SQLite answers one in less time than a coalesced one waits
+
+    @property
+    def coalesces_pages(self) -> bool:
+        """A page is rendered once for the readers of one turn that ask for it, by a reader that holds no
+        connection yet: a coalesced read waits a turn of the loop, and nothing may hold a SQLite connection
+        across a wait (a unit of work that finds the fixed pool empty waits for one in the loop's own thread)."""
+        return self._read_only and self._connection is None
+
+    def _open(self) -> sa.Connection:
+        connection = self._connection
+        if connection is None:
+            try:
+                connection = self._connection = _acquire(self._engine, self._read_only)
+            except (OSError, DBAPIError) as exc:
+                raise Unavailable("the database is unavailable") from exc
+            except sa.exc.TimeoutError as exc:
+                raise Unavailable("the database is busy: no connection became free in time") from exc
+            self._driver = connection.connection.dbapi_connection
+        return connection
+
+    async def coalesced_read(
+        self,
+        kind: Any,
+        key: Hashable,
+        key_of: Callable[[Any], Hashable],
+        read: Callable[[list[Any]], Awaitable[Sequence[Any]]],
+    ) -> list[Any]:
+        """As `_AsyncConnection.coalesced_read`, for this engine's readers in the loop's thread."""
+        coalescers = _LOOP_COALESCERS.get(self._engine)
+        if coalescers is None:
+            coalescers = _LOOP_COALESCERS[self._engine] = {}
+        return await _coalescer(coalescers, kind, key_of).read(key, read)
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        connection = self._connection or self._open()
         plan = plan_for(statement, self.dialect, parameters)
         if plan is None:
-            return self._connection.execute(statement, parameters)
+            return connection.execute(statement, parameters)
         error = self.dialect.loaded_dbapi.Error
         if not self._read_only and not self._driver.in_transaction:
             try:
@@ -163,6 +198,8 @@ class _LoopConnection:
         return sa.exc.DBAPIError.instance(sql, values, error, self.dialect.loaded_dbapi.Error)
 
     async def commit(self) -> None:
+        if self._connection is None:
+            return
         if self._connection.in_transaction():
             self._connection.commit()  # commits the driver's transaction too (it is the same one)
         elif self._driver.in_transaction:
@@ -172,13 +209,17 @@ class _LoopConnection:
                 raise self._error("COMMIT", (), exc) from exc
 
     async def rollback(self) -> None:
+        if self._connection is None:
+            return
         if self._connection.in_transaction():
             self._connection.rollback()
         elif self._driver.in_transaction:
             self._driver.rollback()
 
     async def close(self) -> None:
-        _release(self._connection, self._read_only)
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            _release(connection, self._read_only)
 
 
 # Idle SQLite connections, per engine and mode: a unit of work takes one and gives it back (a list pop and
@@ -276,10 +317,24 @@ async def close_idle_async_connections(engine: AsyncEngine) -> None:
         await connection.close()
 
 
-def coalescer_of(engine: AsyncEngine, statement: Any) -> Coalescer | None:
-    """The coalescer of `statement`'s reads on `engine`, once one ran (for tests and benchmarks)."""
+# SQLite readers' coalescers, per engine and kind of read (only pages: a SQLite point read costs less than the
+# turn of the loop a coalesced one waits).
+_LOOP_COALESCERS: weakref.WeakKeyDictionary[sa.Engine, dict[int, Coalescer]] = weakref.WeakKeyDictionary()
+
+
+def _coalescer(coalescers: dict[int, Coalescer], kind: Any, key_of: Callable[[Any], Hashable]) -> Coalescer:
+    coalescer = coalescers.get(id(kind))
+    if coalescer is None:
+        coalescer = coalescers[id(kind)] = Coalescer(key_of)
+    return coalescer
+
+
+def coalescer_of(engine: AsyncEngine | sa.Engine, kind: Any) -> Coalescer | None:
+    """The coalescer of reads of `kind` (their statement) on `engine`, once one ran (for tests and benchmarks)."""
+    if isinstance(engine, sa.Engine):
+        return _LOOP_COALESCERS.get(engine, {}).get(id(kind))
     state = _ENGINES.get(engine)
-    return None if state is None else state.coalescers.get(id(statement))
+    return None if state is None else state.coalescers.get(id(kind))
 
 
 class _AsyncConnection:
@@ -305,7 +360,7 @@ class _AsyncConnection:
         self._hot = engine.dialect.driver == "asyncpg"
         self._done = False  # an atomic statement ran on its own: nothing may be written after it
         # a reader never writes, and each of its statements runs outside a transaction, its own snapshot
-        self.coalesces = self._hot and read_only
+        self.coalesces = self.coalesces_pages = self._hot and read_only
 
     async def _open(self) -> AsyncConnection:
         connection = self._connection
@@ -328,15 +383,22 @@ class _AsyncConnection:
         """The rows of `key` read by `statement` (a hot statement whose parameters `bind` makes of a list of
         keys; `key_of` tells a row's key), shared with the other readers of this engine that ask for rows of the
         same statement in this turn of the loop."""
-        coalescers = self._state.coalescers
-        coalescer = coalescers.get(id(statement))
-        if coalescer is None:
-            coalescer = coalescers[id(statement)] = Coalescer(key_of)
 
         async def read(keys: list[Hashable]) -> Any:
             return (await self.execute(statement, bind(keys))).all()
 
-        return await coalescer.read(key, read)
+        return await self.coalesced_read(statement, key, key_of, read)
+
+    async def coalesced_read(
+        self,
+        kind: Any,
+        key: Hashable,
+        key_of: Callable[[Any], Hashable],
+        read: Callable[[list[Any]], Awaitable[Sequence[Any]]],
+    ) -> list[Any]:
+        """The rows of `key`, shared with the other readers of this engine that ask for rows of the same `kind`
+        in this turn of the loop; the first of them runs `read` (on its own connection) for all their keys."""
+        return await _coalescer(self._state.coalescers, kind, key_of).read(key, read)
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
         connection = self._connection or await self._open()
@@ -434,19 +496,12 @@ class SqlUnitOfWork:
         self._connection: _AsyncConnection | _LoopConnection | None = None
 
     async def __aenter__(self) -> Self:
-        # Readers take no write lock (SQLite: no BEGIN at all; Postgres: hot reads outside a transaction).
-        try:
-            if isinstance(self._engine, sa.Engine):
-                connection: _AsyncConnection | _LoopConnection = _LoopConnection(
-                    _acquire(self._engine, self._read_only), self._read_only
-                )
-            else:
-                connection = _AsyncConnection(self._engine, self._read_only)  # connects on its first statement
-            self._connection = connection
-        except (OSError, DBAPIError) as exc:
-            raise Unavailable("the database is unavailable") from exc
-        except sa.exc.TimeoutError as exc:  # every pooled connection stayed busy for POOL_TIMEOUT_SECONDS
-            raise Unavailable("the database is busy: no connection became free in time") from exc
+        # Readers take no write lock (SQLite: no BEGIN at all; Postgres: hot reads outside a transaction). Both
+        # take their connection with their first statement (a failure to get one is Unavailable there).
+        if isinstance(self._engine, sa.Engine):
+            self._connection = _LoopConnection(self._engine, self._read_only)
+        else:
+            self._connection = _AsyncConnection(self._engine, self._read_only)
         return self
 
     # Repositories are made on first use (a request touches one or two of the ten); a unit of work is used once.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import functools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -54,6 +54,22 @@ class Coalescing(Protocol):
         key_of: Callable[[Any], Hashable],
         bind: Callable[[list[Any]], dict[str, Any]],
     ) -> list[Any]: ...
+
+
+class CoalescingPages(Protocol):
+    """A connection whose readers' pages may be rendered once for all the readers of one turn (coalesced.py)."""
+
+    async def coalesced_read(
+        self,
+        kind: Any,
+        key: Hashable,
+        key_of: Callable[[Any], Hashable],
+        read: Callable[[list[Any]], Awaitable[Sequence[Any]]],
+    ) -> list[Any]: ...
+
+
+def _coalescing_pages(connection: SqlConnection) -> CoalescingPages | None:
+    return connection if getattr(connection, "coalesces_pages", False) else None  # type: ignore[return-value]
 
 
 def _coalescing(connection: SqlConnection) -> Coalescing | None:
@@ -248,6 +264,10 @@ def _page_key(row: Any) -> Hashable:
     return (row.organization_id, row.page_limit, row.page_offset)
 
 
+def _sqlite_page_key(row: tuple[Any, ...]) -> Hashable:
+    return row[:3]
+
+
 def _pages(keys: list[Any]) -> dict[str, Any]:
     return {
         "organization_ids": [key[0] for key in keys],
@@ -364,6 +384,23 @@ class _Table(Generic[T]):
             return items, total
         if dialect != "sqlite":
             return None
+        pages = _coalescing_pages(self.connection)
+        if pages is not None:  # a reader: each page asked in this turn rendered once, for all who asked
+            key = (organization_id, page.limit, page.offset)
+            (row,) = await pages.coalesced_read(
+                _rendered_page_of(self.table), key, _sqlite_page_key, self._sqlite_pages
+            )
+            return row[3], row[4]
+        return await self._sqlite_page(parameters)
+
+    async def _sqlite_pages(self, keys: list[Any]) -> list[tuple[Any, ...]]:
+        out = []
+        for organization_id, limit, offset in keys:
+            parameters = {"organization_id": organization_id, "limit": limit, "offset": offset}
+            out.append((organization_id, limit, offset, *await self._sqlite_page(parameters)))
+        return out
+
+    async def _sqlite_page(self, parameters: dict[str, Any]) -> tuple[str, int]:
         found = (await self.connection.execute(_rendered_page_of(self.table), parameters)).all()
         if not found:  # past the end: the total still counts
             count, _ = _page_of(self.table, ("created_at", "id"))
