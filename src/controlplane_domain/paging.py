@@ -11,6 +11,7 @@ T = TypeVar("T")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
+MAX_OFFSET = 2**63 - 1  # the largest integer SQLite and Postgres (bigint) take
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,8 @@ class PageRequest:
             raise ValidationFailed("limit", f"must be between 1 and {MAX_LIMIT}", "query")
         if self.offset < 0:
             raise ValidationFailed("offset", "must be 0 or more", "query")
+        if self.offset > MAX_OFFSET:
+            raise ValidationFailed("offset", f"must be at most {MAX_OFFSET}", "query")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import parse_qsl
 
 import msgspec
 
@@ -161,6 +162,16 @@ class SecurityMiddleware:
                 headers["WWW-Authenticate"] = 'Bearer realm="controlplane"'
             await send_json(send, status, envelope(status, failure.code, failure.message, failure.details), headers)
             return None
+        if "\x00" in path:  # no store keeps a NUL in an id (Postgres text cannot hold one): nothing is there
+            await send_json(send, 404, envelope(404, "NOT_FOUND", "no such resource"), decision.headers())
+            return None
+        query: bytes = scope.get("query_string", b"")
+        if b"%00" in query or b"\x00" in query:
+            for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+                if "\x00" in name or "\x00" in value:
+                    body = validation_body(["query", name], "must not contain NUL characters")
+                    await send_json(send, 422, body, decision.headers())
+                    return None
         if principal is not None:
             scope["user"] = principal
         return decision.raw_headers()

@@ -150,3 +150,26 @@ async def test_on_sqlite_more_concurrent_pages_than_pooled_connections_share_the
     finally:
         close_idle_connections(engine)
         engine.dispose()
+
+
+async def test_on_postgres_a_reader_that_holds_a_connection_reads_alone(postgres_url: str) -> None:
+    """Joining another reader's coalesced read, it would keep its connection idle while the leader waits for one:
+    with a pool of one, the leader would time out."""
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url, pool_size=1, pool_timeout=5)
+    try:
+        await seed(lambda: SqlUnitOfWork(engine))
+
+        async def held() -> list[str]:
+            async with SqlUnitOfWork(engine, read_only=True) as work:
+                return [each.id for each in await work.executions.running_for_worker("org-a", "w1")]
+
+        async with SqlUnitOfWork(engine, read_only=True) as holding:
+            assert await holding.workers.get("org-a", "w1") is None  # takes the pool's one connection
+            leader = asyncio.create_task(held())
+            await asyncio.sleep(0)  # one turn: the other reader leads a coalesced read and waits for a connection
+            mine = [each.id for each in await holding.executions.running_for_worker("org-a", "w1")]
+        assert mine == ["e1"]
+        assert await asyncio.wait_for(leader, 10) == ["e1"]
+    finally:
+        await engine.dispose()

@@ -190,3 +190,23 @@ def test_nul_characters_are_refused_everywhere(client: TestClient[Any]) -> None:
     literal = client.post("/api/v1/agents", json={"name": "a\\u0000b"})
     assert literal.status_code == 201, "the six characters \\u0000 are ordinary text"
     assert literal.json()["name"] == "a\\u0000b"
+
+
+def test_a_nul_in_an_id_is_not_found_and_in_a_query_value_is_rejected(client: TestClient[Any]) -> None:
+    """No store keeps a NUL in an id (Postgres text cannot hold one): never a 500."""
+    missing = client.get("/api/v1/agents/x%00y")
+    assert missing.status_code == 404, missing.text
+    assert missing.json()["error"]["code"] == "NOT_FOUND"
+    rejected = client.get("/api/v1/executions", params={"agent_id": "a\x00b"})
+    assert rejected.status_code == 422, rejected.text
+    assert rejected.json()["detail"][0]["loc"] == ["query", "agent_id"]
+
+
+def test_an_offset_past_what_a_database_counts_is_rejected(client: TestClient[Any]) -> None:
+    client.post("/api/v1/agents", json={"name": "only"})
+    last = client.get("/api/v1/agents", params={"offset": 2**63 - 1})
+    assert last.status_code == 200, last.text
+    assert (last.json()["items"], last.json()["total"]) == ([], 1)
+    beyond = client.get("/api/v1/agents", params={"offset": 2**63})
+    assert beyond.status_code == 422, beyond.text
+    assert beyond.json()["detail"][0]["loc"] == ["query", "offset"]

@@ -19,6 +19,7 @@ class Table:
     def __init__(self) -> None:
         self.calls: list[list[Hashable]] = []
         self.fail: Exception | None = None
+        self.poison: str | None = None  # a key whose presence fails the whole read
         self.gate: asyncio.Event | None = None
         self.reading = asyncio.Event()  # set once a read began
 
@@ -29,6 +30,8 @@ class Table:
             await self.gate.wait()
         if self.fail is not None:
             raise self.fail
+        if self.poison in keys:
+            raise ValueError(f"cannot read {self.poison!r}")
         return [row for key in keys for row in ROWS.get(str(key), [])]
 
 
@@ -56,7 +59,7 @@ async def test_when_the_leader_fails_every_reader_reads_on_its_own_and_meets_its
     table.fail = RuntimeError("database away")
     answers = await asyncio.gather(*(reads.read(key, table.read) for key in ["a", "b"]), return_exceptions=True)
     assert [type(answer) for answer in answers] == [RuntimeError, RuntimeError]
-    assert table.calls == [["a", "b"], ["b"]]  # the follower tried again alone
+    assert table.calls == [["a", "b"], ["a"], ["b"]]  # then each tried again alone, the leader too
     table.fail = None
     assert await reads.read("a", table.read) == ROWS["a"]  # nothing left half-open
 
@@ -99,3 +102,14 @@ async def test_a_full_batch_leaves_the_next_readers_to_a_batch_of_their_own() ->
     # the last "a" finds that one full too
     assert table.calls == [["a", "b"], ["b", "c"], ["a"]]
     assert (reads.batches, reads.keys) == (3, 5)
+
+
+async def test_a_key_that_fails_the_shared_read_fails_only_the_reader_that_asked_for_it() -> None:
+    table, reads = Table(), coalescer()
+    table.poison = "bad"
+    answers = await asyncio.gather(*(reads.read(key, table.read) for key in ["a", "bad", "b"]), return_exceptions=True)
+    assert answers[0] == ROWS["a"]
+    assert isinstance(answers[1], ValueError)
+    assert answers[2] == ROWS["b"]
+    assert table.calls[0] == ["a", "b", "bad"]  # then each alone
+    assert sorted(map(tuple, table.calls[1:])) == [("a",), ("b",), ("bad",)]

@@ -10,8 +10,9 @@ one yield more than before.
 What a reader sees does not change: Postgres readers run each statement outside a transaction (their own
 snapshot), and the shared statement starts after every one of its readers asked, so it sees every write
 committed before any of them asked. Each reader still checks the rows against its own organization (the
-repositories do). If the leader fails or goes away (a cancelled request), the readers that joined it read on
-their own connection instead: the error, if any, is theirs to meet.
+repositories do). If the shared read fails or the leader goes away (a cancelled request), every reader reads
+its own key alone instead (the leader too, when others had joined it): a request meets only the errors its own
+key causes, never those of another request's key read with it.
 
 On SQLite only pages are coalesced (a point read there costs less than the turn of the loop a coalesced one
 waits): the leader renders each page asked in its turn, one after the other, and the same page once. A SQLite
@@ -70,15 +71,20 @@ class Coalescer:
                 self._open = None  # closed: a reader from now on leads a batch of its own
         try:
             rows = await read(list(batch))
+            found: dict[Hashable, list[Any]] = {}
+            key_of = self._key_of
+            for row in rows:
+                found.setdefault(key_of(row), []).append(row)
+        except Exception:
+            self._release(batch)  # each follower reads alone: it meets only what its own key causes
+            if len(batch) == 1:
+                raise
+            return await self._alone(key, read)  # another reader's key may have failed the shared read
         except BaseException:
             self._release(batch)
             raise
         self.batches += 1
         self.keys += len(batch)
-        found: dict[Hashable, list[Any]] = {}
-        key_of = self._key_of
-        for row in rows:
-            found.setdefault(key_of(row), []).append(row)
         for each, waiters in batch.items():
             for waiter in waiters:
                 if not waiter.done():

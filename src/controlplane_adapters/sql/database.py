@@ -359,8 +359,17 @@ class _AsyncConnection:
         self._driver: Any = None
         self._hot = engine.dialect.driver == "asyncpg"
         self._done = False  # an atomic statement ran on its own: nothing may be written after it
-        # a reader never writes, and each of its statements runs outside a transaction, its own snapshot
-        self.coalesces = self.coalesces_pages = self._hot and read_only
+        self._coalescing = self._hot and read_only
+
+    @property
+    def coalesces(self) -> bool:
+        """Whether this unit of work's reads may be coalesced: a reader (it never writes; each of its statements
+        runs outside a transaction, its own snapshot) that holds no connection yet. A reader that holds one
+        reads alone: joining another's read, it would keep a pooled connection idle while its leader may be
+        waiting for one."""
+        return self._coalescing and self._connection is None
+
+    coalesces_pages = coalesces
 
     async def _open(self) -> AsyncConnection:
         connection = self._connection

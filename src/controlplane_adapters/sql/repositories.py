@@ -241,7 +241,7 @@ def _postgres_rendered_pages_of(table: sa.Table) -> sa.TextualSelect:
   ) AS items,
   (SELECT count(*) FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id) AS total
 FROM unnest(:organization_ids, :limits, :offsets) AS keys(organization_id, page_limit, page_offset)"""  # noqa: S608
-    texts, numbers = postgresql.ARRAY(sa.String), postgresql.ARRAY(sa.Integer)
+    texts, numbers = postgresql.ARRAY(sa.String), postgresql.ARRAY(sa.BigInteger)  # offsets past 2**31 too
     statement = (
         sa.text(sql)
         .bindparams(

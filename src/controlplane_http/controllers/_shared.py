@@ -12,14 +12,16 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 from litestar.types import Scope
 
-from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, Page, PageRequest
+from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal
 from controlplane_http.wire.common import ErrorResponse, HTTPValidationError
 
 PrincipalDep = NamedDependency[Principal]
 Limit = Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description=f"page size (1 to {MAX_LIMIT})")]
-Offset = Annotated[int, Parameter(ge=0, description="items to skip", schema_extra={"minimum": 0})]
+Offset = Annotated[
+    int, Parameter(ge=0, le=MAX_OFFSET, description="items to skip", schema_extra={"minimum": 0, "maximum": MAX_OFFSET})
+]
 
 _DESCRIPTIONS = {
     400: "Malformed request (unparseable JSON body)",
