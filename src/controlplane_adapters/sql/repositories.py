@@ -90,7 +90,7 @@ def _row_worker(row: Any) -> Hashable:
 
 
 def _workers(keys: list[Any]) -> dict[str, Any]:
-    return {"organization_ids": list({key[0] for key in keys}), "worker_ids": list({key[1] for key in keys})}
+    return {"organization_ids": [key[0] for key in keys], "worker_ids": [key[1] for key in keys]}
 
 
 def _queued(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
@@ -515,17 +515,17 @@ def _upsert(
 
 @functools.cache
 def _held_by_workers() -> sa.Select[Any]:
-    """The executions held by any of a list of workers of any of a list of organizations: for coalesced reads
-    (Postgres), whose readers each keep only the rows of their own (organization, worker)."""
+    """The executions held by a list of (organization, worker) pairs, given as two arrays of the same length:
+    for coalesced reads (Postgres), whose readers each keep only the rows of their own pair."""
     t = tables.executions
     texts = postgresql.ARRAY(sa.String)
-    return hot(
-        sa.select(t).where(
-            t.c.organization_id == sa.any_(sa.bindparam("organization_ids", type_=texts)),
-            t.c.worker_id == sa.any_(sa.bindparam("worker_ids", type_=texts)),
-            _held(t.c.status),
-        )
+    asked = (
+        sa.func.unnest(sa.bindparam("organization_ids", type_=texts), sa.bindparam("worker_ids", type_=texts))
+        .table_valued("organization_id", "worker_id")
+        .render_derived(name="asked")
     )
+    held_by = sa.and_(t.c.organization_id == asked.c.organization_id, t.c.worker_id == asked.c.worker_id)
+    return hot(sa.select(t).select_from(asked.join(t, held_by)).where(_held(t.c.status)))
 
 
 @functools.cache
