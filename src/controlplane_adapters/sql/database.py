@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -124,6 +125,17 @@ def _configure_sqlite_events(engine: sa.Engine, *, autocheckpoint: bool = True) 
         # readers run each statement in autocommit: WAL gives it a consistent snapshot, without a lock
 
 
+@contextmanager
+def _unavailable_without_connection() -> Iterator[None]:
+    """A unit of work that cannot get its connection is Unavailable (503)."""
+    try:
+        yield
+    except (OSError, DBAPIError) as exc:
+        raise Unavailable("the database is unavailable") from exc
+    except sa.exc.TimeoutError as exc:  # every pooled connection stayed busy for POOL_TIMEOUT_SECONDS
+        raise Unavailable("the database is busy: no connection became free in time") from exc
+
+
 class _LoopConnection:
     """A synchronous Connection with the awaitable surface the repositories use (SQLite in the loop thread).
 
@@ -150,12 +162,8 @@ class _LoopConnection:
     def _open(self) -> sa.Connection:
         connection = self._connection
         if connection is None:
-            try:
+            with _unavailable_without_connection():
                 connection = self._connection = _acquire(self._engine, self._read_only)
-            except (OSError, DBAPIError) as exc:
-                raise Unavailable("the database is unavailable") from exc
-            except sa.exc.TimeoutError as exc:
-                raise Unavailable("the database is busy: no connection became free in time") from exc
             self._driver = connection.connection.dbapi_connection
         return connection
 
@@ -167,10 +175,7 @@ class _LoopConnection:
         read: Callable[[list[Any]], Awaitable[Sequence[Any]]],
     ) -> list[Any]:
         """As `_AsyncConnection.coalesced_read`, for this engine's readers in the loop's thread."""
-        coalescers = _LOOP_COALESCERS.get(self._engine)
-        if coalescers is None:
-            coalescers = _LOOP_COALESCERS[self._engine] = {}
-        return await _coalescer(coalescers, kind, key_of).read(key, read)
+        return await _coalescer(_LOOP_COALESCERS.setdefault(self._engine, {}), kind, key_of).read(key, read)
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
         connection = self._connection or self._open()
@@ -347,7 +352,7 @@ class _AsyncConnection:
     SQLAlchemy commits or rolls back what ran hot; a locking read counts as a write. An atomic statement (see
     `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing more.
 
-    A reader's point reads may share one statement with other requests' (`coalesced`): a reader whose reads
+    A reader's point reads may share one statement with other requests' (`coalesced_read`): a reader whose reads
     all joined another's statement never takes a connection at all."""
 
     def __init__(self, engine: AsyncEngine, read_only: bool) -> None:
@@ -374,29 +379,9 @@ class _AsyncConnection:
     async def _open(self) -> AsyncConnection:
         connection = self._connection
         if connection is None:
-            try:
+            with _unavailable_without_connection():
                 connection = self._connection = await _acquire_async(self._engine, self._state)
-            except (OSError, DBAPIError) as exc:
-                raise Unavailable("the database is unavailable") from exc
-            except sa.exc.TimeoutError as exc:  # every pooled connection stayed busy for POOL_TIMEOUT_SECONDS
-                raise Unavailable("the database is busy: no connection became free in time") from exc
         return connection
-
-    async def coalesced(
-        self,
-        statement: Any,
-        key: Hashable,
-        key_of: Callable[[Any], Hashable],
-        bind: Callable[[list[Any]], dict[str, Any]],
-    ) -> list[Any]:
-        """The rows of `key` read by `statement` (a hot statement whose parameters `bind` makes of a list of
-        keys; `key_of` tells a row's key), shared with the other readers of this engine that ask for rows of the
-        same statement in this turn of the loop."""
-
-        async def read(keys: list[Hashable]) -> Any:
-            return (await self.execute(statement, bind(keys))).all()
-
-        return await self.coalesced_read(statement, key, key_of, read)
 
     async def coalesced_read(
         self,

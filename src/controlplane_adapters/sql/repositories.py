@@ -11,13 +11,13 @@ from typing import Any, Generic, Protocol, TypeVar
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.dialects.postgresql import JSONB, aggregate_order_by
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.sql import mapping, tables
 from controlplane_adapters.sql.hot import hot
-from controlplane_adapters.sql.rendered import postgres_rendered_row, postgres_rendered_sql, rendered_row
+from controlplane_adapters.sql.rendered import postgres_rendered_sql, rendered_row
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.environments import Environment, QueueStatus, WorkerQueue
@@ -44,20 +44,8 @@ class SqlConnection(Protocol):
     async def execute(self, statement: Any, parameters: Any = None) -> Any: ...
 
 
-class Coalescing(Protocol):
-    """A connection whose point reads may share one statement with other requests' (coalesced.py)."""
-
-    async def coalesced(
-        self,
-        statement: Any,
-        key: Hashable,
-        key_of: Callable[[Any], Hashable],
-        bind: Callable[[list[Any]], dict[str, Any]],
-    ) -> list[Any]: ...
-
-
-class CoalescingPages(Protocol):
-    """A connection whose readers' pages may be rendered once for all the readers of one turn (coalesced.py)."""
+class Coalescing(SqlConnection, Protocol):
+    """A connection whose reads may be shared with the other readers of one turn of the loop (coalesced.py)."""
 
     async def coalesced_read(
         self,
@@ -68,13 +56,26 @@ class CoalescingPages(Protocol):
     ) -> list[Any]: ...
 
 
-def _coalescing_pages(connection: SqlConnection) -> CoalescingPages | None:
-    return connection if getattr(connection, "coalesces_pages", False) else None  # type: ignore[return-value]
+def _coalescing(connection: SqlConnection, what: str = "coalesces") -> Coalescing | None:
+    """The connection, if its point reads (`coalesces`: a Postgres reader) or its pages (`coalesces_pages`) may
+    be coalesced now: else None."""
+    return connection if getattr(connection, what, False) else None  # type: ignore[return-value]
 
 
-def _coalescing(connection: SqlConnection) -> Coalescing | None:
-    """The connection, if its point reads may be coalesced (a Postgres reader): else None."""
-    return connection if getattr(connection, "coalesces", False) else None  # type: ignore[return-value]
+async def _coalesced(
+    connection: Coalescing,
+    statement: Any,
+    key: Hashable,
+    key_of: Callable[[Any], Hashable],
+    bind: Callable[[list[Any]], dict[str, Any]],
+) -> list[Any]:
+    """The rows of `key` read by `statement` (a hot statement whose parameters `bind` makes of a list of keys;
+    `key_of` tells a row's key), in one statement with the other readers that ask for it in this turn."""
+
+    async def read(keys: list[Any]) -> Any:
+        return (await connection.execute(statement, bind(keys))).all()
+
+    return await connection.coalesced_read(statement, key, key_of, read)
 
 
 def _row_id(row: Any) -> Hashable:
@@ -207,31 +208,10 @@ def _rendered_page_of(table: sa.Table) -> sa.Select[Any]:
 
 
 @functools.cache
-def _postgres_rendered_page_of(table: sa.Table) -> sa.Select[Any]:
-    """One organization's page of rows as one JSON array rendered by Postgres (rendered.py), and the
-    organization's total: one statement (one snapshot, one row to send), built once."""
-    where = table.c.organization_id == sa.bindparam("organization_id")
-    total = sa.select(sa.func.count()).select_from(table).where(where).scalar_subquery()
-    rows = (
-        sa.select(table)
-        .where(where)
-        .order_by(table.c.created_at, table.c.id)
-        .limit(sa.bindparam("limit"))
-        .offset(sa.bindparam("offset"))
-        .subquery("page")
-    )
-    joined = sa.func.string_agg(
-        postgres_rendered_row(table), aggregate_order_by(sa.literal_column("','"), rows.c.created_at, rows.c.id)
-    )
-    array = sa.func.concat("[", joined, "]")  # concat skips a NULL: an empty page is []
-    items = sa.select(array).select_from(rows).scalar_subquery()
-    return hot(sa.select(items.label("items"), total.label("total")))
-
-
-@functools.cache
 def _postgres_rendered_pages_of(table: sa.Table) -> sa.TextualSelect:
-    """Pages of several (organization, limit, offset) keys, each as `_postgres_rendered_page_of` renders one,
-    in one statement: for coalesced list reads (several requests' pages, one statement)."""
+    """Pages of (organization, limit, offset) keys, each one JSON array rendered by Postgres (rendered.py) and
+    the organization's total, in one statement (one snapshot, one row a key): several requests' pages when they
+    are coalesced, a unit of work's own page when not."""
     columns = ", ".join(f'"{column.name}"' for column in table.columns)
     # the names come from tables.py, every value is a bound parameter
     sql = f"""SELECT keys.organization_id, keys.page_limit, keys.page_offset,
@@ -315,7 +295,7 @@ class _Table(Generic[T]):
     async def get(self, organization_id: str, object_id: str) -> T | None:
         coalescing = _coalescing(self.connection)
         if coalescing is not None:  # a Postgres reader: one statement for this turn's gets of this table
-            for row in await coalescing.coalesced(_by_ids(self.table), object_id, _row_id, _ids):
+            for row in await _coalesced(coalescing, _by_ids(self.table), object_id, _row_id, _ids):
                 if row.organization_id == organization_id:
                     return self._saw(row)
             return None
@@ -372,35 +352,32 @@ class _Table(Generic[T]):
         """`list_page` as a JSON array of objects rendered by the database (SQLite, Postgres; None elsewhere),
         and the total: a read model for the HTTP layer, which uses it where its wire type is the row
         (rendered.py)."""
-        parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
+        key = (organization_id, page.limit, page.offset)
         dialect = self.connection.dialect.name
         if dialect == "postgresql":
+            statement = _postgres_rendered_pages_of(self.table)
             coalescing = _coalescing(self.connection)
             if coalescing is not None:  # a reader: one statement for this turn's pages of this table
-                key = (organization_id, page.limit, page.offset)
-                (row,) = await coalescing.coalesced(_postgres_rendered_pages_of(self.table), key, _page_key, _pages)
-                return row.items, row.total
-            items, total = (await self.connection.execute(_postgres_rendered_page_of(self.table), parameters)).first()
-            return items, total
+                (row,) = await _coalesced(coalescing, statement, key, _page_key, _pages)
+            else:
+                (row,) = (await self.connection.execute(statement, _pages([key]))).all()
+            return row.items, row.total
         if dialect != "sqlite":
             return None
-        pages = _coalescing_pages(self.connection)
+        pages = _coalescing(self.connection, "coalesces_pages")
         if pages is not None:  # a reader: each page asked in this turn rendered once, for all who asked
-            key = (organization_id, page.limit, page.offset)
             (row,) = await pages.coalesced_read(
                 _rendered_page_of(self.table), key, _sqlite_page_key, self._sqlite_pages
             )
             return row[3], row[4]
-        return await self._sqlite_page(parameters)
+        return await self._sqlite_page(key)
 
     async def _sqlite_pages(self, keys: list[Any]) -> list[tuple[Any, ...]]:
-        out = []
-        for organization_id, limit, offset in keys:
-            parameters = {"organization_id": organization_id, "limit": limit, "offset": offset}
-            out.append((organization_id, limit, offset, *await self._sqlite_page(parameters)))
-        return out
+        return [(*key, *await self._sqlite_page(key)) for key in keys]
 
-    async def _sqlite_page(self, parameters: dict[str, Any]) -> tuple[str, int]:
+    async def _sqlite_page(self, key: tuple[str, int, int]) -> tuple[str, int]:
+        organization_id, limit, offset = key
+        parameters = {"organization_id": organization_id, "limit": limit, "offset": offset}
         found = (await self.connection.execute(_rendered_page_of(self.table), parameters)).all()
         if not found:  # past the end: the total still counts
             count, _ = _page_of(self.table, ("created_at", "id"))
@@ -983,7 +960,7 @@ class SqlExecutionRepository(_Table[Execution]):
         coalescing = _coalescing(self.connection)
         if coalescing is not None:  # a Postgres reader (heartbeats): one statement for this turn's workers
             key = (organization_id, worker_id)
-            rows = await coalescing.coalesced(_held_by_workers(), key, _row_worker, _workers)
+            rows = await _coalesced(coalescing, _held_by_workers(), key, _row_worker, _workers)
             return [mapping.execution_to_domain(row) for row in rows]
         parameters = {"organization_id": organization_id, "worker_id": worker_id}
         rows = await self.connection.execute(_held_by_worker(), parameters)
