@@ -5,8 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -125,15 +124,23 @@ def _configure_sqlite_events(engine: sa.Engine, *, autocheckpoint: bool = True) 
         # readers run each statement in autocommit: WAL gives it a consistent snapshot, without a lock
 
 
-@contextmanager
-def _unavailable_without_connection() -> Iterator[None]:
-    """A unit of work that cannot get its connection is Unavailable (503)."""
-    try:
-        yield
-    except (OSError, DBAPIError) as exc:
-        raise Unavailable("the database is unavailable") from exc
-    except sa.exc.TimeoutError as exc:  # every pooled connection stayed busy for POOL_TIMEOUT_SECONDS
-        raise Unavailable("the database is busy: no connection became free in time") from exc
+class _UnavailableWithoutConnection:
+    """`with` it: a unit of work that cannot get its connection is Unavailable (503). (A class: entered by every
+    unit of work, where a generator-based context manager cost a generator and its frame each time.)"""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if isinstance(exc, (OSError, DBAPIError)):
+            raise Unavailable("the database is unavailable") from exc
+        if isinstance(exc, sa.exc.TimeoutError):  # every pooled connection stayed busy for POOL_TIMEOUT_SECONDS
+            raise Unavailable("the database is busy: no connection became free in time") from exc
+
+
+_unavailable_without_connection = _UnavailableWithoutConnection()
 
 
 class _LoopConnection:
@@ -162,7 +169,7 @@ class _LoopConnection:
     def _open(self) -> sa.Connection:
         connection = self._connection
         if connection is None:
-            with _unavailable_without_connection():
+            with _unavailable_without_connection:
                 connection = self._connection = _acquire(self._engine, self._read_only)
             self._driver = connection.connection.dbapi_connection
         return connection
@@ -379,7 +386,7 @@ class _AsyncConnection:
     async def _open(self) -> AsyncConnection:
         connection = self._connection
         if connection is None:
-            with _unavailable_without_connection():
+            with _unavailable_without_connection:
                 connection = self._connection = await _acquire_async(self._engine, self._state)
         return connection
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -53,7 +54,14 @@ class UpdateQueue:
     heartbeat_interval_seconds: int | Unset = UNSET
 
 
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+
+
 def is_uuid(value: str) -> bool:
+    """Whether `uuid.UUID` reads `value` (the ids this service makes, in their canonical form, without building
+    one: a regular expression costs a quarter of it)."""
+    if _CANONICAL_UUID.match(value) is not None:
+        return True
     try:
         uuid.UUID(value)
     except ValueError:
