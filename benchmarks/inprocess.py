@@ -220,7 +220,14 @@ async def main_async(args: argparse.Namespace) -> None:
             ceiling = await measure(bare, lambda i: ("GET", "/constant", b""), args.count, args.rounds, counter)
             print(f"bare: {ceiling:7.1f} us")
             if not args.only or "roundtrip" in args.only:
+                profiler = cProfile.Profile() if args.profile else None
+                if profiler is not None:
+                    profiler.enable()
                 steps = await round_trip_steps(client, seeded, max(1, args.count // 4))
+                if profiler is not None:
+                    profiler.disable()
+                    profiler.dump_stats(args.profile)
+                    print(f"profile of the round trip written to {args.profile}")
                 print(
                     "round trip: "
                     + ", ".join(f"{name} {wall:.0f} us (CPU {cpu:.0f})" for name, (wall, cpu) in steps.items())
