@@ -37,6 +37,13 @@ def test_a_timestamp_is_stored_as_sqlalchemy_stores_it(value: datetime) -> None:
     processor = UtcDateTime().dialect_impl(DIALECT).bind_processor(DIALECT)
     assert processor is not None
     assert processor(value) == sqlalchemy_stored(value)
+    # the writer keeps its last conversion: a value written again, then another, then the first once more
+    later = value + timedelta(microseconds=1)
+    assert [processor(value), processor(later), processor(value)] == [
+        sqlalchemy_stored(value),
+        sqlalchemy_stored(later),
+        sqlalchemy_stored(value),
+    ]
 
 
 @given(AWARE)

@@ -57,3 +57,5 @@ def test_the_stored_changes_are_the_columns_whose_stored_values_differ(changes: 
     columns = tuple(name for name in new if name not in ("id", "organization_id"))
     expected = {name: new[name] for name in columns if old[name] != new[name]}
     assert mapping.execution_changes(BASE, after, columns) == expected
+    for name in columns:  # and of one column alone
+        assert mapping.execution_changes(BASE, after, (name,)) == {k: v for k, v in expected.items() if k == name}

@@ -55,17 +55,28 @@ class UtcDateTime(sa.TypeDecorator[datetime]):
 
 
 _SQLITE_STORED = "%04d-%02d-%02d %02d:%02d:%02d.%06d"  # SQLAlchemy's DATETIME storage format, by position
+_last_stored: tuple[datetime | None, str] = (None, "")  # the last value converted, and its text
 
 
 def _sqlite_stored(value: datetime | None) -> str | None:
     """An aware datetime in SQLite's stored form, as SQLAlchemy's DATETIME writes it after `process_bind_param`
-    ('2026-03-01 12:00:00.123456', UTC, microseconds always; tests/contract/test_sqlite_datetimes.py)."""
+    ('2026-03-01 12:00:00.123456', UTC, microseconds always; tests/contract/test_sqlite_datetimes.py).
+
+    The same datetime object is usually written several times in a row (a change's `updated_at`, the timestamp
+    of its new status and its events' `created_at` are one `now`): the last conversion is kept, by identity (a
+    datetime never changes), as one tuple that a reader takes whole."""
+    global _last_stored
     if value is None:
         return None
+    last = _last_stored
+    if last[0] is value:
+        return last[1]
     if value.tzinfo is None:
         raise ValueError("naive datetime")
-    v = value.astimezone(UTC)
-    return _SQLITE_STORED % (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond)
+    v = value if value.tzinfo is UTC else value.astimezone(UTC)
+    text = _SQLITE_STORED % (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond)
+    _last_stored = (value, text)
+    return text
 
 
 def _sqlite_utc(value: str | None) -> datetime | None:
