@@ -381,6 +381,11 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
             chosen = trips[len(trips) // 2]
             if repeat > 1:
                 chosen.note += "; median of " + ", ".join(f"{run.rate:.0f} (bare {run.baseline:,.0f})" for run in trips)
+            # The rate follows the machine's speed of the minute (so does the bare app's): per 1,000 req/s of the
+            # bare app measured just before, the figure that compares runs made minutes or machines apart.
+            relative = sorted(1000 * run.rate / run.baseline for run in trips if run.baseline)
+            if relative:
+                chosen.note += f"; {relative[len(relative) // 2]:.1f} round trips a second per 1,000 bare req/s"
             results.append(chosen)
         if "sse" in only:
             sse = sse_streams(base, proc.pid, 20 if smoke else 1000, 5 if smoke else 40, seeded)
