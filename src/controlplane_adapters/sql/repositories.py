@@ -154,7 +154,6 @@ def _update_by_id(table: sa.Table) -> sa.Update:
 
 
 @functools.cache
-@functools.cache
 def _values(table: sa.Table) -> tuple[str, ...]:
     """The columns an update may write: all but the keys."""
     return tuple(c.name for c in table.columns if c.name not in ("id", "organization_id"))
