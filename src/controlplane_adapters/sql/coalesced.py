@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any
 
 Rows = Sequence[Any]
+KeysRead = Callable[[list[Hashable]], Awaitable[Rows]]  # the rows of several keys, in one statement
 
 
 # Distinct keys in one statement at most: a burst of thousands of different pages is several statements, which
@@ -50,7 +51,7 @@ class Coalescer:
         self.batches = 0  # statements run, and keys read by them (for tests and benchmarks)
         self.keys = 0
 
-    async def read(self, key: Hashable, read: Callable[[list[Hashable]], Awaitable[Rows]]) -> list[Any]:
+    async def read(self, key: Hashable, read: KeysRead) -> list[Any]:
         """The rows of `key`; `read` runs the statement for a list of keys (on the caller's connection)."""
         batch = self._open
         if batch is not None and (key in batch or len(batch) < self._max_keys):  # join this turn's leader
@@ -91,7 +92,7 @@ class Coalescer:
                     waiter.set_result(found.get(each, []))
         return found.get(key, [])
 
-    async def _alone(self, key: Hashable, read: Callable[[list[Hashable]], Awaitable[Rows]]) -> list[Any]:
+    async def _alone(self, key: Hashable, read: KeysRead) -> list[Any]:
         key_of = self._key_of
         return [row for row in await read([key]) if key_of(row) == key]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -16,7 +16,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from controlplane_adapters.sql.coalesced import Coalescer
+from controlplane_adapters.sql.coalesced import Coalescer, KeysRead
 from controlplane_adapters.sql.hot import ATOMIC, READ, HotResult, Plan, plan_for
 from controlplane_adapters.sql.repositories import (
     SqlAgentRepository,
@@ -179,7 +179,7 @@ class _LoopConnection:
         kind: Any,
         key: Hashable,
         key_of: Callable[[Any], Hashable],
-        read: Callable[[list[Any]], Awaitable[Sequence[Any]]],
+        read: KeysRead,
     ) -> list[Any]:
         """As `_AsyncConnection.coalesced_read`, for this engine's readers in the loop's thread."""
         return await _coalescer(_LOOP_COALESCERS.setdefault(self._engine, {}), kind, key_of).read(key, read)
@@ -395,7 +395,7 @@ class _AsyncConnection:
         kind: Any,
         key: Hashable,
         key_of: Callable[[Any], Hashable],
-        read: Callable[[list[Any]], Awaitable[Sequence[Any]]],
+        read: KeysRead,
     ) -> list[Any]:
         """The rows of `key`, shared with the other readers of this engine that ask for rows of the same `kind`
         in this turn of the loop; the first of them runs `read` (on its own connection) for all their keys."""

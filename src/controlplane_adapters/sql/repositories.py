@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import functools
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -16,6 +16,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.sql import mapping, tables
+from controlplane_adapters.sql.coalesced import KeysRead
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rendered import postgres_rendered_sql, rendered_row
 from controlplane_domain.agents import Agent
@@ -52,7 +53,7 @@ class Coalescing(SqlConnection, Protocol):
         kind: Any,
         key: Hashable,
         key_of: Callable[[Any], Hashable],
-        read: Callable[[list[Any]], Awaitable[Sequence[Any]]],
+        read: KeysRead,
     ) -> list[Any]: ...
 
 
