@@ -79,10 +79,29 @@ def test_every_item_of_every_page_is_what_a_get_answers(
         assert (page["total"], page["limit"], page["offset"]) == (len(created), 2, offset)
         listed.extend(page["items"])
     assert sorted(item["id"] for item in listed) == sorted(created)
-    for item in listed:
+    for item in listed:  # a get is rendered by the database too, where pages are
         assert item == client.get(f"/api/v1/agents/{item['id']}", headers=headers).json()
+    state = client.app.state
+    rendering, state["rendered_pages"] = state["rendered_pages"], False  # the domain path, for the same rows
+    try:
+        for item in listed:
+            assert item == client.get(f"/api/v1/agents/{item['id']}", headers=headers).json()
+    finally:
+        state["rendered_pages"] = rendering
     ordered = [(datetime.fromisoformat(item["created_at"]), item["id"]) for item in listed]
     assert ordered == sorted(ordered)
+
+
+def test_a_rendered_get_answers_only_its_organizations_agent(client: TestClient[Any]) -> None:
+    mine, theirs = bearer(make_jwt("org-rendered-a")), bearer(make_jwt("org-rendered-b"))
+    created = client.post("/api/v1/agents", json={"name": "a", "configuration": {"k": [1, None]}}, headers=mine)
+    agent = created.json()
+    assert client.get(f"/api/v1/agents/{agent['id']}", headers=mine).json() == agent
+    for path, headers in ((f"/api/v1/agents/{agent['id']}", theirs), (f"/api/v1/agents/{uuid.uuid4()}", mine),
+                          ("/api/v1/agents/not-a-uuid", mine)):  # fmt: skip
+        missing = client.get(path, headers=headers)
+        assert missing.status_code == 404, missing.text
+        assert missing.json()["error"]["code"] == "NOT_FOUND"
 
 
 def test_an_empty_page_is_an_empty_list(client: TestClient[Any]) -> None:

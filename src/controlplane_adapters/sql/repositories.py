@@ -209,6 +209,13 @@ def _rendered_page_of(table: sa.Table) -> sa.Select[Any]:
 
 
 @functools.cache
+def _rendered_by_id(table: sa.Table) -> sa.Select[Any]:
+    """One row of an organization rendered as its JSON object by SQLite (see rendered.py), built once."""
+    where = (table.c.organization_id == sa.bindparam("organization_id"), table.c.id == sa.bindparam("id"))
+    return hot(sa.select(rendered_row(table)).where(*where))
+
+
+@functools.cache
 def _postgres_rendered_pages_of(table: sa.Table) -> sa.TextualSelect:
     """Pages of (organization, limit, offset) keys, each one JSON array rendered by Postgres (rendered.py) and
     the organization's total, in one statement (one snapshot, one row a key): several requests' pages when they
@@ -348,6 +355,16 @@ class _Table(Generic[T]):
     def rendered_fields(self) -> tuple[str, ...]:
         """The keys of `rendered_page`'s objects, in order: the table's columns."""
         return _column_names(self.table)
+
+    async def rendered_get(self, organization_id: str, object_id: str) -> str | None:
+        """`get` as the JSON object SQLite renders of the row (rendered.py); None when it is not found or the store
+        renders no single rows (Postgres's gets are coalesced into one statement a turn of the loop instead): a
+        read model for the HTTP layer, which takes the domain path then."""
+        if self.connection.dialect.name != "sqlite":
+            return None
+        parameters = {"organization_id": organization_id, "id": object_id}
+        row = (await self.connection.execute(_rendered_by_id(self.table), parameters)).first()
+        return None if row is None else str(row[0])
 
     async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[str, int] | None:
         """`list_page` as a JSON array of objects rendered by the database (SQLite, Postgres; None elsewhere),

@@ -64,6 +64,8 @@ class RenderedPages(Protocol):
 
     async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[str, int] | None: ...
 
+    async def rendered_get(self, organization_id: str, object_id: str) -> str | None: ...
+
 
 async def rendered_list(
     scope: Scope, ports: Ports, organization_id: str, repository: str, kind: Callable[..., L], item: type[Any],
@@ -83,6 +85,21 @@ async def rendered_list(
         return None
     items, total = found
     return kind(items=msgspec.Raw(items.encode()), total=total, limit=page.limit, offset=page.offset)
+
+
+async def rendered_item(
+    scope: Scope, ports: Ports, organization_id: str, repository: str, item: type[Any], object_id: str
+) -> msgspec.Raw | None:
+    """A get's response body as the database rendered the row, where the store can and the wire item is exactly
+    the row (as `rendered_list`); None to take the domain path, which also answers what is not found."""
+    if not scope["app"].state.get("rendered_pages"):
+        return None
+    async with ports.read() as uow:
+        reader: RenderedPages | None = getattr(uow, repository, None)
+        if reader is None or getattr(reader, "rendered_fields", None) != item.__struct_fields__:
+            return None
+        found = await reader.rendered_get(organization_id, object_id)
+    return None if found is None else msgspec.Raw(found.encode())
 
 
 def page_request(limit: int = DEFAULT_LIMIT, offset: int = 0) -> PageRequest:

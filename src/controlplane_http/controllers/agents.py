@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from litestar import Controller, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
@@ -16,6 +18,7 @@ from controlplane_http.controllers._shared import (
     errors,
     page_of,
     page_request,
+    rendered_item,
     rendered_list,
 )
 from controlplane_http.wire.agents import Agent, AgentCreate, AgentList, AgentUpdate
@@ -49,6 +52,9 @@ class AgentController(Controller):
     @get("/{agent_id:str}", operation_id="getAgent", responses=errors(404))
     async def get_agent(self, agent_id: FromPath[str], scope: Scope) -> Agent:
         ports, principal = caller(scope)
+        rendered = await rendered_item(scope, ports, principal.organization_id, "agents", Agent, agent_id)
+        if rendered is not None:  # the same object, rendered by the database (a read model: see rendered_item)
+            return cast(Agent, rendered)
         return agent_out(await usecases.get_agent(ports, principal.organization_id, agent_id))
 
     @patch("/{agent_id:str}", operation_id="updateAgent", responses=errors(400, 404, 409))
