@@ -67,6 +67,15 @@ class RenderedPages(Protocol):
     async def rendered_get(self, organization_id: str, object_id: str) -> str | None: ...
 
 
+def _renderer(uow: object, repository: str, item: type[Any]) -> RenderedPages | None:
+    """The unit of work's `repository` where it renders rows whose objects are exactly `item` (same fields, same
+    order), else None."""
+    reader: RenderedPages | None = getattr(uow, repository, None)
+    if reader is None or getattr(reader, "rendered_fields", None) != item.__struct_fields__:
+        return None
+    return reader
+
+
 async def rendered_list(
     scope: Scope, ports: Ports, organization_id: str, repository: str, kind: Callable[..., L], item: type[Any],
     page: PageRequest,
@@ -77,8 +86,8 @@ async def rendered_list(
     if not scope["app"].state.get("rendered_pages"):
         return None
     async with ports.read() as uow:
-        reader: RenderedPages | None = getattr(uow, repository, None)
-        if reader is None or getattr(reader, "rendered_fields", None) != item.__struct_fields__:
+        reader = _renderer(uow, repository, item)
+        if reader is None:
             return None
         found = await reader.rendered_page(organization_id, page)
     if found is None:
@@ -95,8 +104,8 @@ async def rendered_item(
     if not scope["app"].state.get("rendered_pages"):
         return None
     async with ports.read() as uow:
-        reader: RenderedPages | None = getattr(uow, repository, None)
-        if reader is None or getattr(reader, "rendered_fields", None) != item.__struct_fields__:
+        reader = _renderer(uow, repository, item)
+        if reader is None:
             return None
         found = await reader.rendered_get(organization_id, object_id)
     return None if found is None else msgspec.Raw(found.encode())
