@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Protocol, TypeVar
 
 import msgspec
@@ -50,6 +50,7 @@ def errors(*codes: int) -> dict[int, ResponseSpec]:
 
 L = TypeVar("L")
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def page_of(kind: Callable[..., L], page: Page[T], convert: Callable[[T], Any]) -> L:
@@ -67,29 +68,28 @@ class RenderedPages(Protocol):
     async def rendered_get(self, organization_id: str, object_id: str) -> str | None: ...
 
 
-def _renderer(uow: object, repository: str, item: type[Any]) -> RenderedPages | None:
-    """The unit of work's `repository` where it renders rows whose objects are exactly `item` (same fields, same
-    order), else None."""
-    reader: RenderedPages | None = getattr(uow, repository, None)
-    if reader is None or getattr(reader, "rendered_fields", None) != item.__struct_fields__:
+async def _rendered(
+    scope: Scope, ports: Ports, repository: str, item: type[Any], read: Callable[[RenderedPages], Awaitable[R | None]]
+) -> R | None:
+    """What `read` gets from the unit of work's `repository`, where the app renders rows (`rendered_pages`) and
+    the repository's rows are exactly `item` (same fields, same order); None to take the domain path."""
+    if not scope["app"].state.get("rendered_pages"):
         return None
-    return reader
+    async with ports.read() as uow:
+        reader: RenderedPages | None = getattr(uow, repository, None)
+        if reader is None or getattr(reader, "rendered_fields", None) != item.__struct_fields__:
+            return None
+        return await read(reader)
 
 
 async def rendered_list(
     scope: Scope, ports: Ports, organization_id: str, repository: str, kind: Callable[..., L], item: type[Any],
     page: PageRequest,
 ) -> L | None:  # fmt: skip
-    """A list response whose items the database rendered, where the store can (the app's `rendered_pages`) and
-    the wire item is exactly the row (same fields, same order); None to take the domain path. Building 20
-    domain and wire objects cost more than the rest of the request (docs/benchmarks.md)."""
-    if not scope["app"].state.get("rendered_pages"):
-        return None
-    async with ports.read() as uow:
-        reader = _renderer(uow, repository, item)
-        if reader is None:
-            return None
-        found = await reader.rendered_page(organization_id, page)
+    """A list response whose items the database rendered, where the store can and the wire item is exactly the
+    row; None to take the domain path. Building 20 domain and wire objects cost more than the rest of the
+    request (docs/benchmarks.md)."""
+    found = await _rendered(scope, ports, repository, item, lambda reader: reader.rendered_page(organization_id, page))
     if found is None:
         return None
     items, total = found
@@ -101,13 +101,9 @@ async def rendered_item(
 ) -> msgspec.Raw | None:
     """A get's response body as the database rendered the row, where the store can and the wire item is exactly
     the row (as `rendered_list`); None to take the domain path, which also answers what is not found."""
-    if not scope["app"].state.get("rendered_pages"):
-        return None
-    async with ports.read() as uow:
-        reader = _renderer(uow, repository, item)
-        if reader is None:
-            return None
-        found = await reader.rendered_get(organization_id, object_id)
+    found = await _rendered(
+        scope, ports, repository, item, lambda reader: reader.rendered_get(organization_id, object_id)
+    )
     return None if found is None else msgspec.Raw(found.encode())
 
 
