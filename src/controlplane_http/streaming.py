@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Generator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,11 @@ class StreamOptions:
     frames: Frames = field(default_factory=Frames)
     broadcasts: Broadcasts = field(default_factory=lambda: Broadcasts())
 
+    @property
+    def read_after(self) -> Callable[[str, str, int], Awaitable[list[ExecutionEvent]]] | None:
+        """How followers read what follows a sequence number: the shared tail, or (None) each from the log."""
+        return self.tail.after if self.tail is not None else None
+
 
 def encode_event(event: ExecutionEvent) -> bytes:
     data = msgspec.json.encode(
@@ -81,9 +86,8 @@ async def _frames(
 ) -> AsyncIterator[bytes]:
     yield RETRY
     frame = options.frames.frame
-    read_after = options.tail.after if options.tail is not None else None
     async for event in executions.follow(
-        ports, organization_id, execution_id, after_seq, options.keepalive_seconds, read_after
+        ports, organization_id, execution_id, after_seq, options.keepalive_seconds, options.read_after
     ):
         yield KEEPALIVE if event is None else frame(event)
 
@@ -297,7 +301,7 @@ class Broadcasts:
     async def join(self, followed: Followed, follower: _Follower) -> None:
         key = (followed.organization_id, followed.execution_id)
         options = followed.options
-        read = options.tail.after if options.tail is not None else None
+        read = options.read_after
         while not follower.ended.done():
             live = self._live.get(key)
             if live is None:
@@ -338,11 +342,10 @@ class Broadcasts:
     async def _run(self, followed: Followed, live: _Broadcast) -> None:
         options = followed.options
         frame = options.frames.frame
-        read_after = options.tail.after if options.tail is not None else None
         try:
             async for event in executions.follow(
                 followed.ports, followed.organization_id, followed.execution_id, live.position,
-                options.keepalive_seconds, read_after,
+                options.keepalive_seconds, options.read_after,
             ):  # fmt: skip
                 if event is None:
                     for follower in list(live.followers):
@@ -355,9 +358,7 @@ class Broadcasts:
                         follower.last = seq
                         follower.deliver(body)
                 live.position = seq
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # the streams end; their clients come back with Last-Event-ID
+        except Exception:  # the streams end; their clients come back with Last-Event-ID (a cancellation passes)
             log.warning("the broadcast of execution %s failed", followed.execution_id, exc_info=True)
         finally:
             key = (followed.organization_id, followed.execution_id)
