@@ -73,7 +73,7 @@ def _as_postgres(command: list[str]) -> list[str]:
 @contextlib.contextmanager
 def valgrind_cluster(bindir: Path, workdir: Path) -> Iterator[str]:
     """A private cluster whose every process runs under callgrind; yields its admin URL."""
-    from benchmarks.run import free_port
+    from benchmarks.run import free_port, process
 
     if os.geteuid() == 0:
         shutil.chown(workdir, "postgres", "postgres")
@@ -89,18 +89,9 @@ def valgrind_cluster(bindir: Path, workdir: Path) -> Iterator[str]:
         "-D", str(data), "-p", str(port), "-k", str(workdir), "-c", "listen_addresses=127.0.0.1",
         "-c", "autovacuum=off",
     ]  # fmt: skip
-    with (workdir / "postgres.log").open("wb") as log:
-        server = subprocess.Popen(_as_postgres(postgres), stdout=log, stderr=subprocess.STDOUT)
-    url = f"postgresql+asyncpg://postgres@127.0.0.1:{port}/postgres"
-    try:
+    with process(_as_postgres(postgres), {}, workdir / "postgres.log", stop_seconds=120):  # valgrind is slow to stop
         _wait_ready(port)
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        yield f"postgresql+asyncpg://postgres@127.0.0.1:{port}/postgres"
 
 
 def _wait_ready(port: int, timeout: float = 180) -> None:

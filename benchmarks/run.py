@@ -65,7 +65,9 @@ def wait_ready(url: str, headers: dict[str, str] | None = None, timeout: float =
 
 
 @contextmanager
-def process(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def process(
+    args: list[str], env: dict[str, str], log: Path, stop_seconds: float = 15
+) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as sink:
         proc = subprocess.Popen(args, env={**os.environ, **env}, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT)
     try:
@@ -73,7 +75,7 @@ def process(args: list[str], env: dict[str, str], log: Path) -> Iterator[subproc
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=stop_seconds)
         except subprocess.TimeoutExpired:
             proc.kill()
 
