@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -31,11 +30,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-STEPS = ("execute", "lease", "events", "complete")
+from benchmarks.inprocess import STEPS
+
 WARM_UP = 30
 # Finished executions (and their events) written before the counted runs, as a server that has run a while has
 # them: on a young table Postgres plans sequential scans and hash joins, which cost several times an index scan.
@@ -151,7 +150,7 @@ async def _round_trips(database_url: str, count: int, through: str, history: int
 
     bootstrap.STATISTICS_SECONDS = 10.0**9  # type: ignore[attr-defined]  # analyzed once, below: plans hold still
     async with inprocess.seeded_app(database_url) as (client, seeded):
-        await _steps(client, seeded, WARM_UP, "complete")
+        await inprocess.round_trip_steps(client, seeded, WARM_UP)
         import asyncpg
         import sqlalchemy as sa
 
@@ -167,46 +166,15 @@ async def _round_trips(database_url: str, count: int, through: str, history: int
                 await connection.execute("ANALYZE")
         finally:
             await connection.close()
-        await _steps(client, seeded, count, through)
-
-
-async def _steps(client: object, seeded: dict[str, str], count: int, through: str) -> None:
-    from benchmarks.inprocess import Client
-
-    assert isinstance(client, Client)
-    last = STEPS.index(through)
-    chunk = {"type": "message_chunk", "data": {"text": "x"}}
-    for _ in range(count):
-        body = json.dumps({"prompt": "p", "worker_queue_id": seeded["queue"]}).encode()
-        status, answer = await client.request("POST", f"/api/v1/agents/{seeded['agent']}/execute", body)
-        assert status == 201, answer
-        if last < 1:
-            continue
-        body = json.dumps({"worker_id": "w", "wait_seconds": 0}).encode()
-        status, answer = await client.request("POST", f"/api/v1/worker-queues/{seeded['queue']}/lease", body)
-        assert status == 200, answer
-        lease = json.loads(answer)
-        execution, attempt = lease["execution"]["id"], lease["attempt"]
-        if last < 2:
-            continue
-        body = json.dumps({"worker_id": "w", "attempt": attempt, "events": [chunk] * 3}).encode()
-        status, answer = await client.request("POST", f"/api/v1/executions/{execution}/events", body)
-        assert status < 300, answer
-        if last < 3:
-            continue
-        body = json.dumps({"worker_id": "w", "attempt": attempt, "status": "completed", "response": "ok"}).encode()
-        status, answer = await client.request("POST", f"/api/v1/executions/{execution}/complete", body)
-        assert status == 200, answer
+        await inprocess.round_trip_steps(client, seeded, count, through)
 
 
 def count_instructions(admin_url: str, workdir: Path, count: int, through: str, history: int = HISTORY,
                        keep: Path | None = None, after: str = "") -> int:  # fmt: skip
     """The backends' instructions of one run of `count` round trips (up to `through`) on a database of its own."""
-    from benchmarks.run import _admin
+    from benchmarks.run import drop_postgres, postgres_database
 
-    name = f"bench_{uuid.uuid4().hex[:8]}"
-    _admin(admin_url, f'CREATE DATABASE "{name}"')
-    url = admin_url.rsplit("/", 1)[0] + f"/{name}"
+    url, name = postgres_database(admin_url)
     before = _dumps(workdir)
     command = [sys.executable, "-m", "benchmarks.pg_instructions", "--child", str(count), "--through", through,
                "--history", str(history), "--after", after, "--database-url", url]  # fmt: skip
@@ -214,7 +182,7 @@ def count_instructions(admin_url: str, workdir: Path, count: int, through: str, 
     if result.returncode != 0:
         raise RuntimeError(f"the run of {count} round trips failed:\n{result.stderr[-4000:]}")
     files = _settled(workdir, before)
-    _admin(admin_url, f'DROP DATABASE "{name}"')
+    drop_postgres(admin_url, name)
     if keep is not None:  # for callgrind_annotate
         keep.mkdir(parents=True, exist_ok=True)
         for path in files:

@@ -7,7 +7,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
@@ -53,47 +52,31 @@ def test_the_instruction_count_driver_runs(tmp_path: Path) -> None:
     assert completed.fetchone()[0] == 53  # the 50 of the warm-up and the 3 counted
 
 
-def test_the_postgres_instruction_count_driver_runs() -> None:
+def test_the_postgres_instruction_count_driver_runs(postgres_url: str) -> None:
     """`benchmarks.pg_instructions` runs this against a Postgres under valgrind (too slow for the suite): its
     warm-up, its history of finished executions and its round trips up to a chosen step work."""
     import asyncpg
     import sqlalchemy as sa
 
-    from tests.databases import POSTGRES_URL, _in_ci, run_sync
+    from tests.databases import run_sync, truncate
 
-    name = f"controlplane_test_{uuid.uuid4().hex[:12]}"
-    url = sa.make_url(POSTGRES_URL)
-
-    async def admin(statement: str) -> None:
-        connection = await asyncpg.connect(host=url.host, port=url.port, user=url.username, database=url.database)
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
-
-    async def statuses() -> dict[str, int]:
-        connection = await asyncpg.connect(host=url.host, port=url.port, user=url.username, database=name)
-        try:
-            rows = await connection.fetch("SELECT status, count(*) FROM executions GROUP BY status")
-        finally:
-            await connection.close()
-        return {row[0]: row[1] for row in rows}
-
+    run_sync(truncate(postgres_url))
     try:
-        run_sync(admin(f'CREATE DATABASE "{name}"'))
-    except (OSError, asyncpg.PostgresError) as exc:
-        if _in_ci():
-            pytest.fail(
-                f"PostgreSQL is not reachable at {POSTGRES_URL}: {exc!r} (CI=true: the Postgres tests must run)"
-            )
-        pytest.skip(f"PostgreSQL is not reachable: {exc!r}")
-    try:
-        database = url.set(database=name).render_as_string(hide_password=False)
         command = [sys.executable, "-m", "benchmarks.pg_instructions", "--child", "3", "--through", "lease",
-                   "--history", "20", "--database-url", database]  # fmt: skip
+                   "--history", "20", "--database-url", postgres_url]  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
         assert result.returncode == 0, result.stdout + result.stderr
+
+        async def statuses() -> dict[str, int]:
+            url = sa.make_url(postgres_url)
+            connection = await asyncpg.connect(host=url.host, port=url.port, user=url.username, database=url.database)
+            try:
+                rows = await connection.fetch("SELECT status, count(*) FROM executions GROUP BY status")
+            finally:
+                await connection.close()
+            return {row[0]: row[1] for row in rows}
+
         # the warm-up's 30 round trips, 20 finished ones of history, and 3 executions run up to their lease
         assert run_sync(statuses()) == {"completed": 50, "running": 3}
-    finally:
-        run_sync(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:  # the shared database as the next test expects it
+        run_sync(truncate(postgres_url))
