@@ -108,13 +108,19 @@ def stream(ports: Ports, options: StreamOptions, client: Client, after: int = 0,
     return asyncio.ensure_future(followed.run(client.send, client.receive))  # type: ignore[arg-type]
 
 
+async def followed_by(ports: Ports, options: StreamOptions, *clients: Client) -> list[Any]:
+    """A stream for each client, once every one of them has its first frame (the execution's status event)."""
+    tasks = [stream(ports, options, client) for client in clients]
+    for client in clients:
+        await client.until(1)
+    return tasks
+
+
 async def test_every_stream_gets_every_event_once_in_order_from_one_broadcast() -> None:
     ports, bus, options = setup()
     execution = await running_execution(ports)
     clients = [Client() for _ in range(50)]
-    tasks = [stream(ports, options, client) for client in clients]
-    for client in clients:
-        await client.until(1)
+    tasks = await followed_by(ports, options, *clients)
     assert len(options.broadcasts) == 1
     assert bus.subscribed == 1, "one subscription for the execution, not one a stream"
     execution = await append(ports, execution, EventType.LOG, EventType.LOG)
@@ -133,9 +139,7 @@ async def test_a_slow_client_holds_up_no_other_and_still_gets_everything_in_orde
     ports, _, options = setup()
     execution = await running_execution(ports)
     slow, quick = Client(), Client()
-    tasks = [stream(ports, options, slow), stream(ports, options, quick)]
-    await slow.until(1)
-    await quick.until(1)
+    tasks = await followed_by(ports, options, slow, quick)
     slow.gate = asyncio.get_running_loop().create_future()  # its socket is full from here on
     execution = await append(ports, execution, EventType.LOG)
     execution = await append(ports, execution, EventType.LOG, EventType.LOG)
@@ -177,9 +181,7 @@ async def test_a_client_that_hangs_up_leaves_the_others_and_the_last_one_ends_th
     ports, bus, options = setup()
     execution = await running_execution(ports)
     staying, leaving = Client(), Client()
-    tasks = [stream(ports, options, staying), stream(ports, options, leaving)]
-    await staying.until(1)
-    await leaving.until(1)
+    tasks = await followed_by(ports, options, staying, leaving)
     leaving.hang_up()
     await asyncio.wait_for(tasks[1], WAIT)
     execution = await append(ports, execution, EventType.LOG)
@@ -235,9 +237,7 @@ async def test_a_client_that_stops_reading_gets_what_was_queued_then_its_stream_
     ports, _, options = setup()
     execution = await running_execution(ports)
     stuck, reading = Client(), Client()
-    tasks = [stream(ports, options, stuck), stream(ports, options, reading)]
-    await stuck.until(1)
-    await reading.until(1)
+    tasks = await followed_by(ports, options, stuck, reading)
     stuck.gate = asyncio.get_running_loop().create_future()
     for _ in range(6):
         execution = await append(ports, execution, EventType.LOG)
