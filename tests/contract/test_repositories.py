@@ -151,6 +151,42 @@ async def test_membership_queries(uow: UowFactory) -> None:
     assert foreign.team_id is None
 
 
+async def test_set_member_moves_an_agent_once_and_only_within_its_organization(uow: UowFactory) -> None:
+    later, latest = T0 + timedelta(hours=1), T0 + timedelta(hours=2)
+    async with uow() as work:
+        await work.teams.add(team("t1"))
+        await work.teams.add(team("t2"))
+        await work.teams.add(team("t9", "org-b"))
+        await work.agents.add(agent("a", team_id="org-a-team-t2"))
+        await work.agents.add(agent("x", "org-b"))
+        await work.commit()
+
+    async def add(
+        team_id: str, agent_id: str, now: datetime, member: bool = True
+    ) -> tuple[str | None, datetime | None, bool]:
+        async with uow() as work:  # a unit of work each: on Postgres the change is its own transaction
+            found_team, found_agent = await work.teams.set_member("org-a", team_id, agent_id, member, now)
+            await work.commit()
+        return (found_team.id, found_team.updated_at, found_agent) if found_team else (None, None, found_agent)
+
+    assert await add("org-a-team-t1", "org-a-a", later) == ("org-a-team-t1", later, True)  # moved, team bumped
+    assert await add("org-a-team-t1", "org-a-a", latest) == ("org-a-team-t1", later, True)  # a member: no write
+    assert await add("org-a-team-none", "org-a-a", latest) == (None, None, True)
+    assert await add("org-a-team-t2", "org-a-none", latest) == ("org-a-team-t2", T0, False)
+    assert await add("org-b-team-t9", "org-a-a", latest) == (None, None, True)  # another organization's team
+    assert await add("org-a-team-t2", "org-b-x", latest) == ("org-a-team-t2", T0, False)  # another's agent
+    assert await add("org-a-team-t2", "org-a-a", latest, member=False) == ("org-a-team-t2", T0, True)  # not in it
+    async with uow() as work:
+        a = await work.agents.get("org-a", "org-a-a")
+        x = await work.agents.get("org-b", "org-b-x")
+        t1 = await work.teams.get("org-a", "org-a-team-t1")
+        t2 = await work.teams.get("org-a", "org-a-team-t2")
+        members = await work.agents.list_by_teams("org-a", ["org-a-team-t1"])
+    assert [(a.team_id, a.updated_at) if a else None, x.team_id if x else "missing"] == [("org-a-team-t1", later), None]
+    assert [t.updated_at if t else None for t in (t1, t2)] == [later, T0]
+    assert [m.id for m in members] == ["org-a-a"]
+
+
 async def test_teams_round_trip_nested_settings(uow: UowFactory) -> None:
     settings = TeamSettings(
         instructions=["one", "two"],
@@ -279,3 +315,19 @@ async def test_models_filter_enabled_and_conflict_on_value(uow: UowFactory) -> N
     with pytest.raises(Conflict):
         async with uow() as work:
             await work.models.add(replace(model("on"), id="dup"))
+
+
+async def test_set_member_takes_an_agent_out_of_its_team_only(uow: UowFactory) -> None:
+    later = T0 + timedelta(hours=1)
+    async with uow() as work:
+        await work.teams.add(team("t1"))
+        await work.agents.add(agent("a", team_id="org-a-team-t1"))
+        await work.commit()
+    async with uow() as work:
+        out, found = await work.teams.set_member("org-a", "org-a-team-t1", "org-a-a", False, later)
+        await work.commit()
+    async with uow() as work:
+        a = await work.agents.get("org-a", "org-a-a")
+        members = await work.agents.list_by_teams("org-a", ["org-a-team-t1"])
+    assert [out.updated_at if out else None, found] == [later, True]
+    assert [(a.team_id, a.updated_at) if a else None, members] == [(None, later), []]

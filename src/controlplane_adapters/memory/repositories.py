@@ -19,6 +19,7 @@ from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import ExecutionFilter, Leased
 from controlplane_domain.teams import Team
 from controlplane_domain.usecases.executions import lease_in_steps
+from controlplane_domain.usecases.teams import set_member_in_steps
 from controlplane_domain.workers import Worker
 
 T = TypeVar("T")
@@ -115,6 +116,15 @@ class MemoryAgentRepository(_Named[Agent]):
 
 class MemoryTeamRepository(_Named[Team]):
     noun = "team"
+
+    def __init__(self, rows: dict[str, Team], agents: MemoryAgentRepository) -> None:
+        super().__init__(rows)
+        self.agents = agents  # what a membership change writes besides the team
+
+    async def set_member(
+        self, organization_id: str, team_id: str, agent_id: str, member: bool, now: datetime
+    ) -> tuple[Team | None, bool]:
+        return await set_member_in_steps(self, self.agents, organization_id, team_id, agent_id, member, now)
 
 
 class MemoryWorkerRepository:

@@ -93,7 +93,7 @@ class MemoryUnitOfWork:
     def _bind(self, work: MemoryTables) -> None:
         self._work = work
         self.agents = MemoryAgentRepository(work.agents)
-        self.teams = MemoryTeamRepository(work.teams)
+        self.teams = MemoryTeamRepository(work.teams, self.agents)
         self.workers = MemoryWorkerRepository(work.workers)
         self.models = MemoryModelRepository(work.models)
         self.api_keys = MemoryApiKeyRepository(work.api_keys)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import functools
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -31,6 +32,7 @@ from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import ExecutionFilter, Leased
 from controlplane_domain.teams import Team
 from controlplane_domain.usecases.executions import lease_in_steps
+from controlplane_domain.usecases.teams import set_member_in_steps
 from controlplane_domain.workers import Worker
 
 T = TypeVar("T")
@@ -134,6 +136,62 @@ def _set_one_team() -> sa.Update:
     t = tables.agents
     where = (t.c.organization_id == sa.bindparam("where_organization_id"), t.c.id == sa.bindparam("where_id"))
     return hot(t.update().where(*where).values(team_id=sa.bindparam("team_id"), updated_at=sa.bindparam("updated_at")))
+
+
+@functools.cache
+def _set_member(member: bool) -> sa.Select[Any]:
+    """Postgres: `TeamRepository.set_member` as one statement of its own transaction, so that the team's and the
+    agent's rows stay locked only while it runs (reads, two writes and a commit a round trip apart each held
+    them for four round trips, and the changes of one team queued behind each other for all of them).
+
+    `agent`: the agent's team as the statement's snapshot sees it. `bumped`: the team's `updated_at`, if the agent
+    exists and is elsewhere (`member`) or in this team (not `member`); it locks the team's row first. `moved`:
+    the agent into the team or out of it, only once the team was bumped (its condition reads `bumped`, so the
+    team's row is locked before the agent's, as `set_team` after `update` does), and only if the agent's row, once
+    locked, is still where the snapshot saw it (a removal never undoes a concurrent move to another team). Then
+    the team as the snapshot saw it (outer-joined: no team columns mean no such team), whether the agent was found
+    and whether the team was bumped."""
+    tm, ag = tables.teams, tables.agents
+    organization: sa.BindParameter[str] = sa.bindparam("member_organization_id", type_=sa.String())
+    team_id: sa.BindParameter[str] = sa.bindparam("member_team_id", type_=sa.String())
+    agent_id: sa.BindParameter[str] = sa.bindparam("member_agent_id", type_=sa.String())
+    now = sa.bindparam("member_now", type_=tables.UtcDateTime())
+    agent = sa.select(ag.c.team_id).where(ag.c.organization_id == organization, ag.c.id == agent_id).cte("agent")
+
+    def elsewhere(column: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        return column.is_distinct_from(team_id) if member else column == team_id
+
+    bumped = (
+        tm.update()
+        .where(tm.c.organization_id == organization, tm.c.id == team_id, sa.exists().where(elsewhere(agent.c.team_id)))
+        .values(updated_at=now)
+        .returning(tm.c.id)
+        .cte("bumped")
+    )
+    moved = (
+        ag.update()
+        .where(
+            ag.c.organization_id == organization,
+            ag.c.id == agent_id,
+            elsewhere(ag.c.team_id),  # checked again on the row as it is once locked (another change got in first)
+            sa.exists(sa.select(bumped.c.id)),
+        )
+        .values(team_id=team_id if member else sa.null(), updated_at=now)
+        .returning(ag.c.id)
+        .cte("moved")
+    )
+    one = sa.select(sa.literal_column("1").label("one")).subquery("one")
+    team_of = sa.and_(tm.c.organization_id == organization, tm.c.id == team_id)
+    return hot(
+        sa.select(
+            *tm.columns,
+            sa.exists(sa.select(agent.c.team_id)).label("agent_found"),
+            sa.exists(sa.select(bumped.c.id)).label("bumped"),
+        )
+        .select_from(one.outerjoin(tm, team_of))
+        .add_cte(moved),
+        atomic=True,
+    )
 
 
 @functools.cache
@@ -460,6 +518,20 @@ class SqlTeamRepository(_Table[Team]):
     to_row = staticmethod(mapping.team_to_row)
     to_domain = staticmethod(mapping.team_to_domain)
     noun = "team"
+
+    async def set_member(
+        self, organization_id: str, team_id: str, agent_id: str, member: bool, now: datetime
+    ) -> tuple[Team | None, bool]:
+        if self.connection.dialect.name != "postgresql":  # SQLite's writer holds the database lock: reads, then writes
+            agents = SqlAgentRepository(self.connection)
+            return await set_member_in_steps(self, agents, organization_id, team_id, agent_id, member, now)
+        parameters = {"member_organization_id": organization_id, "member_team_id": team_id,
+                      "member_agent_id": agent_id, "member_now": now}  # fmt: skip
+        row = (await self.connection.execute(_set_member(member), parameters)).first()
+        if row.id is None:
+            return None, bool(row.agent_found)
+        team = mapping.team_to_domain(row)
+        return (replace(team, updated_at=now) if row.bumped else team), bool(row.agent_found)
 
 
 class SqlModelRepository(_Table[LlmModel]):

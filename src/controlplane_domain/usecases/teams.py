@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
 from typing import Any
 
 from controlplane_domain.config import (
@@ -15,12 +16,11 @@ from controlplane_domain.config import (
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
-from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.ports import AgentRepository, Ports, TeamRepository, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
 from controlplane_domain.teams import Team, TeamStatus, TeamView
 from controlplane_domain.usecases._common import check_name
-from controlplane_domain.usecases.agents import require_agent
 
 MEMBER_IDS_FIELD = "configuration.member_ids"
 _SETTINGS_FIELDS = frozenset(f.name for f in fields(TeamSettings))
@@ -175,30 +175,45 @@ async def delete_team(ports: Ports, organization_id: str, team_id: str) -> None:
 @retry_transient
 async def add_agent_to_team(ports: Ports, organization_id: str, team_id: str, agent_id: str) -> TeamView:
     """Set the agent's `team_id` to this team (moving it from any other); adding twice changes nothing."""
-    async with ports.uow() as uow:
-        team = await require_team(uow, organization_id, team_id)
-        agent = await require_agent(uow, organization_id, agent_id)
-        if agent.team_id != team.id:
-            now = ports.clock.now()
-            team = replace(team, updated_at=now)
-            await uow.teams.update(team)  # the team row first, then agents: one lock order everywhere
-            await uow.agents.set_team(organization_id, [agent.id], team.id, now)
-        view = await _view(uow, team)
-        await uow.commit()
-    return view
+    return await _set_member(ports, organization_id, team_id, agent_id, member=True)
 
 
 @retry_transient
 async def remove_agent_from_team(ports: Ports, organization_id: str, team_id: str, agent_id: str) -> TeamView:
     """Take the agent out of this team; an agent that is not a member is left as it is."""
+    return await _set_member(ports, organization_id, team_id, agent_id, member=False)
+
+
+async def _set_member(ports: Ports, organization_id: str, team_id: str, agent_id: str, *, member: bool) -> TeamView:
     async with ports.uow() as uow:
-        team = await require_team(uow, organization_id, team_id)
-        agent = await require_agent(uow, organization_id, agent_id)
-        if agent.team_id == team.id:
-            now = ports.clock.now()
-            team = replace(team, updated_at=now)
-            await uow.teams.update(team)
-            await uow.agents.set_team(organization_id, [agent.id], None, now)
+        now = ports.clock.now()
+        team, agent_found = await uow.teams.set_member(organization_id, team_id, agent_id, member, now)
+        if team is None:
+            raise NotFound("team", team_id)
+        if not agent_found:
+            raise NotFound("agent", agent_id)
         view = await _view(uow, team)
         await uow.commit()
     return view
+
+
+async def set_member_in_steps(
+    teams: TeamRepository,
+    agents: AgentRepository,
+    organization_id: str,
+    team_id: str,
+    agent_id: str,
+    member: bool,
+    now: datetime,
+) -> tuple[Team | None, bool]:
+    """`TeamRepository.set_member` for a store that reads first, then writes (memory; SQLite, whose writer holds
+    the database lock)."""
+    team = await teams.get(organization_id, team_id)
+    agent = await agents.get(organization_id, agent_id)
+    if team is None or agent is None:
+        return team, agent is not None
+    if (agent.team_id == team.id) != member:
+        team = replace(team, updated_at=now)
+        await teams.update(team)  # the team row first, then agents: one lock order everywhere
+        await agents.set_team(organization_id, [agent.id], team.id if member else None, now)
+    return team, True
