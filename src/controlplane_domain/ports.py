@@ -24,8 +24,10 @@ from controlplane_domain.workers import Worker
 
 
 class AgentRepository(Protocol):
-    async def add(self, agent: Agent) -> None:
-        """Store a new agent; Conflict when its name is taken in the organization."""
+    async def add(self, agent: Agent, *, alone: bool = False) -> None:
+        """Store a new agent; Conflict when its name is taken in the organization. `alone`: the unit of work
+        writes nothing else, so the store may make the agent durable at once (Postgres: one statement, its own
+        transaction, like `ExecutionRepository.record`); nothing may be written after it."""
 
     async def get(self, organization_id: str, agent_id: str) -> Agent | None: ...
 

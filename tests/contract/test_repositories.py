@@ -101,6 +101,20 @@ async def test_names_are_unique_per_organization(uow: UowFactory) -> None:
         assert (await work.agents.get("org-a", "org-a-other")).name == "other"  # type: ignore[union-attr]
 
 
+async def test_an_agent_added_alone_is_stored_and_its_name_still_unique(uow: UowFactory) -> None:
+    async with uow() as work:
+        await work.agents.add(agent("solo", team_id=None), alone=True)
+        await work.commit()
+    with pytest.raises(Conflict):
+        async with uow() as work:
+            await work.agents.add(replace(agent("solo"), id="another-id"), alone=True)
+            await work.commit()
+    async with uow() as work:
+        stored = await work.agents.get("org-a", "org-a-solo")
+        duplicate = await work.agents.get("org-a", "another-id")
+    assert [stored == agent("solo"), duplicate] == [True, None]
+
+
 async def test_leaving_without_commit_rolls_back(uow: UowFactory) -> None:
     async with uow() as work:
         await work.agents.add(agent("ghost"))

@@ -195,8 +195,10 @@ def _set_member(member: bool) -> sa.Select[Any]:
 
 
 @functools.cache
-def _insert(table: sa.Table) -> sa.Insert:
-    return hot(table.insert())
+def _insert(table: sa.Table, atomic: bool = False) -> sa.Insert:
+    """INSERT of a row; `atomic`: on Postgres a transaction of its own when it is the unit of work's first write
+    (one round trip instead of BEGIN, INSERT and COMMIT; see `hot`)."""
+    return hot(table.insert(), atomic=atomic)
 
 
 @functools.cache
@@ -351,9 +353,12 @@ class _Table(Generic[T]):
         return Conflict(f"{self.noun} with {self.unique_field} '{value}' already exists", {"field": self.unique_field})
 
     async def add(self, obj: T) -> None:
+        await self._add(obj, _insert(self.table))
+
+    async def _add(self, obj: T, insert: sa.Insert) -> None:
         row = type(self).to_row(obj)
         try:
-            await self.connection.execute(_insert(self.table), row)
+            await self.connection.execute(insert, row)
         except IntegrityError as exc:
             raise self._conflict(obj, exc) from exc
         self._seen[row["id"]] = obj
@@ -473,6 +478,9 @@ class SqlAgentRepository(_Table[Agent]):
     to_row = staticmethod(mapping.agent_to_row)
     to_domain = staticmethod(mapping.agent_to_domain)
     noun = "agent"
+
+    async def add(self, obj: Agent, *, alone: bool = False) -> None:
+        await self._add(obj, _insert(self.table, alone))
 
     async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]:
         if not agent_ids:
