@@ -18,7 +18,7 @@ async def _waits_for_a_lock(observer: asyncpg.Connection, deadline: float) -> No
     """Until another session of this database waits for a row lock (polled: it is the server's state)."""
     query = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
     while not await observer.fetchval(query):
-        assert time.monotonic() < deadline, "the removal never waited for the agent's row"
+        assert time.monotonic() < deadline, "the membership change never waited for a row lock"
         await asyncio.sleep(0.01)
 
 
@@ -54,5 +54,35 @@ async def test_a_removal_that_waited_for_a_move_to_another_team_does_not_undo_it
         assert moved.team_id == "org-a-team-c"
     finally:
         await mover.close()
+        await observer.close()
+        await engine.dispose()
+
+
+async def test_an_add_that_waited_for_a_rename_of_the_team_answers_with_the_new_name(postgres_url: str) -> None:
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url)
+    renamer = await asyncpg.connect(asyncpg_dsn(postgres_url))
+    observer = await asyncpg.connect(asyncpg_dsn(postgres_url))
+    try:
+        async with SqlUnitOfWork(engine) as work:
+            await work.teams.add(team("b"))
+            await work.agents.add(agent("a"))
+            await work.commit()
+        rename = renamer.transaction()
+        await rename.start()
+        await renamer.execute("UPDATE teams SET name = 'renamed' WHERE id = 'org-a-team-b'")
+
+        async def add_to_b() -> str | None:
+            async with SqlUnitOfWork(engine) as work:
+                found, _ = await work.teams.set_member("org-a", "org-a-team-b", "org-a-a", True, T0 + timedelta(1))
+                await work.commit()
+            return found.name if found else None
+
+        adding = asyncio.create_task(add_to_b())  # its snapshot still has the old name
+        await _waits_for_a_lock(observer, time.monotonic() + 10)
+        await rename.commit()
+        assert await adding == "renamed"
+    finally:
+        await renamer.close()
         await observer.close()
         await engine.dispose()

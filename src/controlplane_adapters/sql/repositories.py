@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import functools
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -149,8 +148,8 @@ def _set_member(member: bool) -> sa.Select[Any]:
     the agent into the team or out of it, only once the team was bumped (its condition reads `bumped`, so the
     team's row is locked before the agent's, as `set_team` after `update` does), and only if the agent's row, once
     locked, is still where the snapshot saw it (a removal never undoes a concurrent move to another team). Then
-    the team as the snapshot saw it (outer-joined: no team columns mean no such team), whether the agent was found
-    and whether the team was bumped."""
+    the team as the snapshot saw it (outer-joined: no team columns mean no such team), the team as bumped (its
+    row once locked: a change committed meanwhile is in it) and whether the agent was found."""
     tm, ag = tables.teams, tables.agents
     organization: sa.BindParameter[str] = sa.bindparam("member_organization_id", type_=sa.String())
     team_id: sa.BindParameter[str] = sa.bindparam("member_team_id", type_=sa.String())
@@ -165,7 +164,7 @@ def _set_member(member: bool) -> sa.Select[Any]:
         tm.update()
         .where(tm.c.organization_id == organization, tm.c.id == team_id, sa.exists().where(elsewhere(agent.c.team_id)))
         .values(updated_at=now)
-        .returning(tm.c.id)
+        .returning(*tm.columns)
         .cte("bumped")
     )
     moved = (
@@ -185,10 +184,10 @@ def _set_member(member: bool) -> sa.Select[Any]:
     return hot(
         sa.select(
             *tm.columns,
+            *(bumped.c[column.name].label(f"bumped_{column.name}") for column in tm.columns),
             sa.exists(sa.select(agent.c.team_id)).label("agent_found"),
-            sa.exists(sa.select(bumped.c.id)).label("bumped"),
         )
-        .select_from(one.outerjoin(tm, team_of))
+        .select_from(one.outerjoin(tm, team_of).outerjoin(bumped, sa.true()))
         .add_cte(moved),
         atomic=True,
     )
@@ -536,10 +535,10 @@ class SqlTeamRepository(_Table[Team]):
         parameters = {"member_organization_id": organization_id, "member_team_id": team_id,
                       "member_agent_id": agent_id, "member_now": now}  # fmt: skip
         row = (await self.connection.execute(_set_member(member), parameters)).first()
-        if row.id is None:
+        seen, bumped = _slices(row, (tables.teams, tables.teams))
+        if seen is None:
             return None, bool(row.agent_found)
-        team = mapping.team_to_domain(row)
-        return (replace(team, updated_at=now) if row.bumped else team), bool(row.agent_found)
+        return mapping.team_to_domain(bumped or seen), bool(row.agent_found)
 
 
 class SqlModelRepository(_Table[LlmModel]):
