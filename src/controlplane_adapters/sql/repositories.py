@@ -194,7 +194,7 @@ def _set_member(member: bool) -> sa.Select[Any]:
 
 
 @functools.cache
-def _insert(table: sa.Table, atomic: bool = False) -> sa.Insert:
+def _insert(table: sa.Table, *, atomic: bool = False) -> sa.Insert:
     """INSERT of a row; `atomic`: on Postgres a transaction of its own when it is the unit of work's first write
     (one round trip instead of BEGIN, INSERT and COMMIT; see `hot`)."""
     return hot(table.insert(), atomic=atomic)
@@ -479,7 +479,7 @@ class SqlAgentRepository(_Table[Agent]):
     noun = "agent"
 
     async def add(self, obj: Agent, *, alone: bool = False) -> None:
-        await self._add(obj, _insert(self.table, alone))
+        await self._add(obj, _insert(self.table, atomic=True) if alone else _insert(self.table))
 
     async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]:
         if not agent_ids:
