@@ -95,3 +95,27 @@ async def test_an_add_that_waited_for_a_rename_of_the_team_answers_with_the_new_
 
     rename = ["UPDATE teams SET name = 'renamed' WHERE id = 'org-a-team-b'"]
     assert await _behind(postgres_url, rename, add_to_b()) == "renamed"
+
+
+async def test_an_add_that_waited_for_a_delete_of_the_team_finds_no_team(
+    engine: AsyncEngine, postgres_url: str
+) -> None:
+    async with SqlUnitOfWork(engine) as work:
+        await work.teams.add(team("b"))
+        await work.agents.add(agent("a"))
+        await work.commit()
+
+    async def add_to_b() -> tuple[bool, bool]:
+        async with SqlUnitOfWork(engine) as work:
+            found, agent_found = await work.teams.set_member(
+                "org-a", "org-a-team-b", "org-a-a", True, T0 + timedelta(1)
+            )
+            await work.commit()
+        return found is not None, agent_found
+
+    delete = ["DELETE FROM teams WHERE id = 'org-a-team-b'"]
+    assert await _behind(postgres_url, delete, add_to_b()) == (False, True)  # the use case's 404 for the team
+    async with SqlUnitOfWork(engine) as work:
+        left = await work.agents.get("org-a", "org-a-a")
+    assert left is not None
+    assert left.team_id is None

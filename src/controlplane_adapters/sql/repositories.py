@@ -22,7 +22,7 @@ from controlplane_adapters.sql.rendered import postgres_rendered_sql, rendered_r
 from controlplane_domain.agents import Agent
 from controlplane_domain.api_keys import ApiKey
 from controlplane_domain.environments import Environment, QueueStatus, WorkerQueue
-from controlplane_domain.errors import Conflict
+from controlplane_domain.errors import Conflict, DomainError, NotFound, ValidationFailed
 from controlplane_domain.executions import TERMINAL, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
 from controlplane_domain.idempotency import IdempotencyRecord
 from controlplane_domain.llm_models import LlmModel
@@ -149,7 +149,8 @@ def _set_member(member: bool) -> sa.Select[Any]:
     team's row is locked before the agent's, as `set_team` after `update` does), and only if the agent's row, once
     locked, is still where the snapshot saw it (a removal never undoes a concurrent move to another team). Then
     the team as the snapshot saw it (outer-joined: no team columns mean no such team), the team as bumped (its
-    row once locked: a change committed meanwhile is in it) and whether the agent was found."""
+    row once locked: a change committed meanwhile is in it), whether the agent was found and whether the snapshot
+    wanted the change (wanted and not bumped: the team was deleted while the statement waited for its lock)."""
     tm, ag = tables.teams, tables.agents
     organization: sa.BindParameter[str] = sa.bindparam("member_organization_id", type_=sa.String())
     team_id: sa.BindParameter[str] = sa.bindparam("member_team_id", type_=sa.String())
@@ -186,6 +187,7 @@ def _set_member(member: bool) -> sa.Select[Any]:
             *tm.columns,
             *(bumped.c[column.name].label(f"bumped_{column.name}") for column in tm.columns),
             sa.exists(sa.select(agent.c.team_id)).label("agent_found"),
+            sa.exists().where(elsewhere(agent.c.team_id)).label("wanted"),
         )
         .select_from(one.outerjoin(tm, team_of).outerjoin(bumped, sa.true()))
         .add_cte(moved),
@@ -347,9 +349,15 @@ class _Table(Generic[T]):
         self._seen[row.id] = obj
         return obj
 
-    def _conflict(self, obj: T, exc: IntegrityError) -> Conflict:
+    def _conflict(self, obj: T, exc: IntegrityError) -> DomainError:
+        if "foreign key" in str(exc.orig).lower():  # the one the table has; Postgres and SQLite say it alike
+            return self._missing_reference(obj)
         value = getattr(obj, self.unique_field)
         return Conflict(f"{self.noun} with {self.unique_field} '{value}' already exists", {"field": self.unique_field})
+
+    def _missing_reference(self, obj: T) -> DomainError:
+        """What a write answers when the row it names was deleted after the use case checked it (a race)."""
+        return Conflict(f"{self.noun} refers to an object that no longer exists")
 
     async def add(self, obj: T) -> None:
         await self._add(obj, _insert(self.table))
@@ -478,6 +486,9 @@ class SqlAgentRepository(_Table[Agent]):
     to_domain = staticmethod(mapping.agent_to_domain)
     noun = "agent"
 
+    def _missing_reference(self, obj: Agent) -> DomainError:  # the team, as the use case's own check says it
+        return ValidationFailed("team_id", f"team '{obj.team_id}' does not exist")
+
     async def add(self, obj: Agent, *, alone: bool = False) -> None:
         await self._add(obj, _insert(self.table, atomic=True) if alone else _insert(self.table))
 
@@ -536,7 +547,7 @@ class SqlTeamRepository(_Table[Team]):
                       "member_agent_id": agent_id, "member_now": now}  # fmt: skip
         row = (await self.connection.execute(_set_member(member), parameters)).first()
         seen, bumped = _slices(row, (tables.teams, tables.teams))
-        if seen is None:
+        if seen is None or (bumped is None and row.wanted):  # no such team, or deleted while this waited for it
             return None, bool(row.agent_found)
         return mapping.team_to_domain(bumped or seen), bool(row.agent_found)
 
@@ -986,6 +997,9 @@ class SqlQueueRepository(_Table[WorkerQueue]):
     to_row = staticmethod(mapping.queue_to_row)
     to_domain = staticmethod(mapping.queue_to_domain)
     noun = "worker queue"
+
+    def _missing_reference(self, obj: WorkerQueue) -> DomainError:  # the environment, deleted meanwhile
+        return NotFound("environment", obj.environment_id)
 
     async def list_page(
         self, organization_id: str, page: PageRequest, *, environment_id: str | None = None
