@@ -133,7 +133,9 @@ class StoredKeyVerifier:
     """Verifies `cpk_...` keys against the store, remembering good ones for `cache_seconds`.
 
     Any revocation, on this node or another (through the event bus), empties the cache before the next
-    request is verified, so a revoked key is refused from the next request on."""
+    request is verified, so a revoked key is refused from the next request on. A verification whose read was in
+    flight when a revocation arrived answers with what it read (the request began before the revocation) but
+    does not cache it: its read may predate the revocation (`_generation` counts the revocations seen)."""
 
     def __init__(self, ports: Ports, hasher: Sha256SecretHasher, cache_seconds: float = 30.0) -> None:
         self._ports = ports
@@ -141,12 +143,18 @@ class StoredKeyVerifier:
         self._cache_seconds = cache_seconds
         self._cache: dict[str, tuple[Principal, datetime | None, float]] = {}
         self._revocations = ports.bus.subscribe(REVOCATIONS) if ports.bus is not None and cache_seconds > 0 else None
+        self._generation = 0
+
+    def _forget_if_revoked(self) -> None:
+        assert self._revocations is not None
+        if self._revocations.take():
+            self._cache.clear()
+            self._generation += 1
 
     async def verify(self, token: str) -> Principal:
         if self._revocations is None:
             return await authenticate_api_key(self._ports, self._hasher, token)
-        if self._revocations.take():
-            self._cache.clear()
+        self._forget_if_revoked()
         digest = hashlib.sha256(token.encode()).hexdigest()
         cached = self._cache.get(digest)
         if cached is not None:
@@ -154,7 +162,11 @@ class StoredKeyVerifier:
             if time.monotonic() < fresh_until and (expires_at is None or self._ports.clock.now() < expires_at):
                 return principal
             del self._cache[digest]
+        generation = self._generation
         principal, expires_at = await verify_api_key(self._ports, self._hasher, token)
+        self._forget_if_revoked()
+        if generation != self._generation:  # a revocation arrived while the key was read: the read may be stale
+            return principal
         if len(self._cache) >= MAX_CACHED_KEYS:
             self._cache.clear()
         self._cache[digest] = (principal, expires_at, time.monotonic() + self._cache_seconds)
