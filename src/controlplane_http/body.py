@@ -28,6 +28,12 @@ def has_nul(body: bytes) -> bool:
     return b"\\u0000" in body and _NUL.search(body) is not None
 
 
+def _unreadable(exc: UnicodeDecodeError | RecursionError) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"invalid UTF-8 (byte {exc.start})"
+    return "nested too deeply"
+
+
 class StrictJSONBody(AbstractDTO[Any]):
     """Decodes `data` with `msgspec.json.decode(..., strict=True)` into the handler's annotated Struct."""
 
@@ -59,7 +65,10 @@ class StrictJSONBody(AbstractDTO[Any]):
         kind = self._kind()
         if has_nul(value):
             raise ValidationFailed("", "text must not contain NUL (\\u0000) characters")
-        return msgspec.json.decode(value, type=kind, strict=True)
+        try:
+            return msgspec.json.decode(value, type=kind, strict=True)
+        except (UnicodeDecodeError, RecursionError) as exc:  # not UTF-8, or nested deeper than a body can be
+            raise msgspec.DecodeError(f"JSON is malformed: {_unreadable(exc)}") from exc
 
     def decode_builtins(self, value: dict[str, Any]) -> Any:
         kind = self._kind()

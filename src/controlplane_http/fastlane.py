@@ -199,8 +199,8 @@ class FastLane:
             return _Fallback(receive, messages)
         try:
             return msgspec.json.decode(body, type=kind, strict=True)
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            return _Fallback(receive, messages)
+        except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            return _Fallback(receive, messages)  # Litestar's path answers it (a 400 or a 422 in the envelope)
 
 
 def _plain_json(answer: Response[Any]) -> bool:

@@ -296,7 +296,7 @@ class ReferenceWorker:
 def _provider_message(status: int, body: bytes) -> str:
     try:
         decoded = msgspec.json.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):  # whatever the provider sent, its status stands
         decoded = None
     message = None
     if isinstance(decoded, dict):

@@ -83,8 +83,17 @@ def test_invalid_bodies_are_422(client: TestClient[Any], payload: dict[str, Any]
     assert_validation(client.post("/api/v1/agents", json=payload), loc)
 
 
-def test_unparseable_json_is_400(client: TestClient[Any]) -> None:
-    response = client.post("/api/v1/agents", content=b'{"name": "a"', headers={"content-type": "application/json"})
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"name": "a"',
+        b'{"name": "caf\xe9"}',
+        b'{"name": "a", "configuration": {"x": ' + b"[" * 20000 + b"]" * 20000 + b"}}",
+    ],
+    ids=["truncated", "not-utf-8", "nested-too-deeply"],
+)
+def test_unparseable_json_is_400(client: TestClient[Any], body: bytes) -> None:
+    response = client.post("/api/v1/agents", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "BAD_REQUEST"
 

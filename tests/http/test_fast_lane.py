@@ -138,6 +138,14 @@ HEARTBEATS: list[tuple[Any, dict[str, str]]] = [
     (heartbeat_body("{w}", worker_metadata={"x": "a\u0000b"}), JSON),
     ({"environment_name": "prod"}, JSON),
     (b'{"worker_id": "{w}", "environment_name": ', JSON),
+    (b'{"worker_id": "{w}", "environment_name": "caf\xe9"}', JSON),  # not UTF-8
+    (
+        b'{"worker_id": "{w}", "environment_name": "prod", "worker_metadata": {"a": '
+        + b"[" * 20000
+        + b"]" * 20000
+        + b"}}",
+        JSON,
+    ),
     (b"", JSON),
     ([heartbeat_body("{w}")], JSON),
 ]
