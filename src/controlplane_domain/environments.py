@@ -8,6 +8,8 @@ from enum import StrEnum
 
 from controlplane_domain.config import JSONObject
 
+MAX_QUEUE_WORKERS = 2**31 - 1  # a signed 32-bit count: what every store keeps
+
 
 class EnvironmentStatus(StrEnum):
     ACTIVE = "active"

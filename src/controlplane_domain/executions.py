@@ -11,6 +11,8 @@ from typing import Any
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import Conflict
 
+MAX_ATTEMPT = 2**31 - 1  # attempts are signed 32-bit numbers in every store
+
 
 class ExecutionStatus(StrEnum):
     PENDING = "pending"

@@ -9,6 +9,7 @@ from enum import StrEnum
 from controlplane_domain.config import JSONObject
 
 MISSED_HEARTBEATS_BEFORE_OFFLINE = 3
+MAX_TASKS_PROCESSED = 2**63 - 1  # a signed 64-bit count: what every store keeps
 
 
 class WorkerStatus(StrEnum):

@@ -75,17 +75,19 @@ def test_heartbeats_waiting_during_an_outage_are_written_after_it(
     ports: Ports = app.state["ports"]
     with TestClient(app) as client:
         client.headers.update(bearer(SERVICE_KEY))
-        beat = {"worker_id": "w", "environment_name": "e"}
-        assert client.post("/api/v1/workers/heartbeat", json={**beat, "tasks_processed": 1}).json()["registered"]
-        client.post("/api/v1/workers/heartbeat", json={**beat, "tasks_processed": 2})  # waits in the buffer
+        for worker_id in ("w", "w2"):  # two reports: a failed flush of several tries each on its own
+            beat = {"worker_id": worker_id, "environment_name": "e"}
+            assert client.post("/api/v1/workers/heartbeat", json={**beat, "tasks_processed": 1}).json()["registered"]
+            client.post("/api/v1/workers/heartbeat", json={**beat, "tasks_processed": 2})  # waits in the buffer
         proxy.cut()
         with pytest.raises(DomainError):
             client.blocking_portal.call(flush_heartbeats, ports)
         assert client.get("/api/v1/workers/w").status_code == 503
         proxy.start()
         wait_until(lambda: client.get("/api/health").status_code == 200, timeout=30)
-        assert client.blocking_portal.call(flush_heartbeats, ports) == 1
+        assert client.blocking_portal.call(flush_heartbeats, ports) == 2, "none was dropped during the outage"
     assert asyncio.run(stored_tasks_processed(postgres_url, "w")) == 2
+    assert asyncio.run(stored_tasks_processed(postgres_url, "w2")) == 2
 
 
 async def stored_tasks_processed(url: str, worker_id: str) -> int:

@@ -314,3 +314,27 @@ def test_a_node_whose_last_write_is_stale_still_answers_from_what_is_stored(tmp_
         events = b.get(f"{path}/events").json()["items"]
         assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
         assert [e["type"] for e in events][-3:] == ["log", "status", "done"]
+
+
+def test_numbers_beyond_what_the_stores_keep_are_422(client: TestClient[Any]) -> None:
+    agent = create_agent(client)
+    environment_id, queue_id = setup_queue(client)
+    too_many = {"name": "big", "max_workers": 2**31}
+    assert_validation(client.post(f"/api/v1/environments/{environment_id}/worker-queues", json=too_many),
+                      ["body", "max_workers"])  # fmt: skip
+    assert_validation(client.patch(f"/api/v1/worker-queues/{queue_id}", json={"max_workers": 2**31}),
+                      ["body", "max_workers"])  # fmt: skip
+    execution = execute(client, agent["id"], queue_id)
+    lease(client, queue_id)
+    path = f"/api/v1/executions/{execution['id']}"
+    log = [{"type": "log", "data": {}}]
+    assert_validation(client.post(f"{path}/events", json={"worker_id": "w1", "attempt": 2**31, "events": log}),
+                      ["body", "attempt"])  # fmt: skip
+    done = {"worker_id": "w1", "attempt": 2**63, "status": "completed"}
+    assert_validation(client.post(f"{path}/complete", json=done), ["body", "attempt"])
+    for worker_id in ("new", "w1"):  # a registration and a known worker's report
+        beat = {"worker_id": worker_id, "environment_name": "e", "tasks_processed": 2**63}
+        assert_validation(client.post("/api/v1/workers/heartbeat", json=beat), ["body", "tasks_processed"])
+    top = {"worker_id": "w1", "environment_name": "e", "tasks_processed": 2**63 - 1}
+    assert client.post("/api/v1/workers/heartbeat", json=top).status_code == 200
+    assert client.get("/api/v1/workers/w1").json()["tasks_processed"] == 2**63 - 1

@@ -134,6 +134,7 @@ HEARTBEATS: list[tuple[Any, dict[str, str]]] = [
     (heartbeat_body("{w}"), {**JSON, "idempotency-key": "k-{w}"}),
     (heartbeat_body("{w}"), {**JSON, **VIEWER}),
     (heartbeat_body("{w}", tasks_processed=-1), JSON),
+    (heartbeat_body("{w}", tasks_processed=2**63), JSON),
     (heartbeat_body("{w}", colour="red"), JSON),
     (heartbeat_body("{w}", worker_metadata={"x": "a\u0000b"}), JSON),
     ({"environment_name": "prod"}, JSON),

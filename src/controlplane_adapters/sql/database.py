@@ -587,7 +587,8 @@ def translate_driver_error(exc: BaseException) -> DomainError | None:
         return TransientFailure("a concurrent change got in the way; please retry")
     if isinstance(exc, IntegrityError):
         return Conflict("the change conflicts with existing data")
-    if isinstance(exc, DataError):
+    original = exc.orig if isinstance(exc, sa.exc.StatementError) else exc
+    if isinstance(exc, DataError) or isinstance(original, OverflowError):  # OverflowError: SQLite's 64-bit integers
         return ValidationFailed("", "a value cannot be stored by the database")
     if isinstance(exc, OperationalError | OSError | ConnectionError) or (
         isinstance(exc, DBAPIError) and exc.connection_invalidated

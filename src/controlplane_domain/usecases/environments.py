@@ -8,7 +8,14 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from controlplane_domain.config import JSONObject
-from controlplane_domain.environments import Environment, EnvironmentStatus, QueueStatus, QueueView, WorkerQueue
+from controlplane_domain.environments import (
+    MAX_QUEUE_WORKERS,
+    Environment,
+    EnvironmentStatus,
+    QueueStatus,
+    QueueView,
+    WorkerQueue,
+)
 from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
@@ -150,8 +157,8 @@ async def delete_environment(ports: Ports, organization_id: str, environment_id:
 
 def _check_queue(queue: WorkerQueue) -> None:
     check_name("name", queue.name)
-    if queue.max_workers is not None and queue.max_workers < 1:
-        raise ValidationFailed("max_workers", "must be 1 or more")
+    if queue.max_workers is not None and not 1 <= queue.max_workers <= MAX_QUEUE_WORKERS:
+        raise ValidationFailed("max_workers", f"must be between 1 and {MAX_QUEUE_WORKERS}")
     if not 1 <= queue.heartbeat_interval_seconds <= 3600:
         raise ValidationFailed("heartbeat_interval_seconds", "must be between 1 and 3600")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -9,11 +10,14 @@ from datetime import datetime, timedelta
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.executions import Execution
+from controlplane_domain.heartbeats import HeartbeatBuffer
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
-from controlplane_domain.workers import Worker, WorkerStatus
+from controlplane_domain.workers import MAX_TASKS_PROCESSED, Worker, WorkerStatus
+
+log = logging.getLogger("controlplane.heartbeats")
 
 LAST_SEEN_PRECISION = timedelta(seconds=1)
 
@@ -57,8 +61,8 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
     check_rule(TextIsNotBlank("worker_id", command.worker_id))
     check_rule(TextIsNotTooLong("worker_id", command.worker_id, 255))
     check_rule(TextIsNotBlank("environment_name", command.environment_name))
-    if command.tasks_processed < 0:
-        raise ValidationFailed("tasks_processed", "must be greater than or equal to 0")
+    if not 0 <= command.tasks_processed <= MAX_TASKS_PROCESSED:
+        raise ValidationFailed("tasks_processed", f"must be between 0 and {MAX_TASKS_PROCESSED}")
     now = ports.clock.now()
     buffer = ports.heartbeats
     async with ports.read() as uow:
@@ -89,21 +93,57 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
 
 
 async def flush_heartbeats(ports: Ports) -> int:
-    """Write every report waiting in the heartbeat buffer in one transaction; how many were written.
+    """Write every report waiting in the heartbeat buffer, in one transaction; how many were written.
 
-    Reports that cannot be written (the database is away) go back to the buffer for the next flush."""
+    Reports that cannot be written (the database is away) go back to the buffer for the next flush. When the
+    transaction of several fails, each report is tried in a transaction of its own, so that a report the store
+    will never take cannot hold back every other worker's at every flush: if the store takes some and refuses
+    others, the refused are dropped and logged (the worker's next heartbeat is a new report)."""
     buffer = ports.heartbeats
     reports = buffer.drain() if buffer is not None else []
     if not reports or buffer is None:
         return 0
     try:
-        async with ports.uow() as uow:
-            await uow.workers.save_reports(reports)
-            await uow.commit()
-    except BaseException:
+        await _save_reports(ports, reports)
+    except Exception:
+        if len(reports) == 1:
+            buffer.restore(reports)
+            raise
+    except BaseException:  # cancelled: the reports wait for the next flush
         buffer.restore(reports)
         raise
-    return len(reports)
+    else:
+        return len(reports)
+    return await _save_each(ports, buffer, reports)
+
+
+async def _save_reports(ports: Ports, reports: Sequence[Worker]) -> None:
+    async with ports.uow() as uow:
+        await uow.workers.save_reports(reports)
+        await uow.commit()
+
+
+async def _save_each(ports: Ports, buffer: HeartbeatBuffer, reports: list[Worker]) -> int:
+    """`reports` one transaction each; how many were written (see `flush_heartbeats`)."""
+    refused: list[Worker] = []
+    failure: Exception | None = None
+    for index, report in enumerate(reports):
+        try:
+            await _save_reports(ports, [report])
+        except Exception as exc:
+            refused.append(report)
+            failure = failure or exc
+        except BaseException:
+            buffer.restore([*refused, *reports[index:]])
+            raise
+    if failure is None:
+        return len(reports)
+    if len(refused) == len(reports):  # nothing was taken: the store is away, not the reports at fault
+        buffer.restore(refused)
+        raise failure
+    workers = ", ".join(f"{report.organization_id}/{report.worker_id}" for report in refused)
+    log.error("dropped heartbeat reports the store refused (%s): %r", workers, failure)
+    return len(reports) - len(refused)
 
 
 def _reported(

@@ -8,16 +8,16 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from controlplane_domain.environments import EnvironmentStatus, QueueStatus
-from controlplane_domain.executions import EventType, ExecutionStatus, TargetType
+from controlplane_domain.environments import MAX_QUEUE_WORKERS, EnvironmentStatus, QueueStatus
+from controlplane_domain.executions import MAX_ATTEMPT, EventType, ExecutionStatus, TargetType
 from controlplane_http.wire.agents import Agent, Name
 from controlplane_http.wire.common import Request
 from controlplane_http.wire.teams import TeamWithAgentsResponse
 
 Interval = Annotated[int, Meta(ge=1, le=3600)]
-MaxWorkers = Annotated[int, Meta(ge=1)]
+MaxWorkers = Annotated[int, Meta(ge=1, le=MAX_QUEUE_WORKERS)]
 WorkerId = Annotated[str, Meta(min_length=1, max_length=255)]
-Attempt = Annotated[int, Meta(ge=1)]
+Attempt = Annotated[int, Meta(ge=1, le=MAX_ATTEMPT)]
 
 
 class EnvironmentCreate(Request, kw_only=True):

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta
 
-from controlplane_domain.workers import WorkerStatus
+from controlplane_domain.workers import MAX_TASKS_PROCESSED, WorkerStatus
 from controlplane_http.wire.common import Request
 from controlplane_http.wire.config import zero_edges
 
@@ -17,7 +17,7 @@ class WorkerHeartbeat(Request, kw_only=True):
     worker_id: Annotated[str, Meta(min_length=1, max_length=255)]
     environment_name: Annotated[str, Meta(min_length=1, max_length=255)]
     status: WorkerStatus = WorkerStatus.ACTIVE
-    tasks_processed: Annotated[int, Meta(ge=0, extra_json_schema=zero_edges(ge=0))] = 0
+    tasks_processed: Annotated[int, Meta(ge=0, le=MAX_TASKS_PROCESSED, extra_json_schema=zero_edges(ge=0))] = 0
     current_task_id: str | None = None
     worker_metadata: dict[str, Any] = {}
 
