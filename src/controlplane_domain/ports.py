@@ -29,7 +29,10 @@ class AgentRepository(Protocol):
         writes nothing else, so the store may make the agent durable at once (Postgres: one statement, its own
         transaction, like `ExecutionRepository.record`); nothing may be written after it."""
 
-    async def get(self, organization_id: str, agent_id: str) -> Agent | None: ...
+    async def get(self, organization_id: str, agent_id: str, *, for_update: bool = False) -> Agent | None:
+        """With `for_update`, the row stays locked until the unit of work ends (Postgres; the other stores
+        serialize writers): a change read this way cannot be lost to, or outlive, a concurrent one. The same
+        holds for every repository's `get(..., for_update=True)`."""
 
     async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]: ...
 
@@ -44,15 +47,22 @@ class AgentRepository(Protocol):
         """Members of the given teams, ordered by (created_at, id)."""
 
     async def set_team(
-        self, organization_id: str, agent_ids: Sequence[str], team_id: str | None, now: datetime
+        self,
+        organization_id: str,
+        agent_ids: Sequence[str],
+        team_id: str | None,
+        now: datetime,
+        *,
+        only_from: str | None = None,
     ) -> None:
-        """Point the given agents at `team_id` (None removes them from any team)."""
+        """Point the given agents at `team_id` (None removes them from any team). `only_from`: only those still in
+        that team once their rows are locked (a removal never undoes a concurrent move to another team)."""
 
 
 class TeamRepository(Protocol):
     async def add(self, team: Team) -> None: ...
 
-    async def get(self, organization_id: str, team_id: str) -> Team | None: ...
+    async def get(self, organization_id: str, team_id: str, *, for_update: bool = False) -> Team | None: ...
 
     async def update(self, team: Team) -> None: ...
 
@@ -93,7 +103,7 @@ class WorkerRepository(Protocol):
 class ModelRepository(Protocol):
     async def add(self, model: LlmModel) -> None: ...
 
-    async def get(self, organization_id: str, model_id: str) -> LlmModel | None: ...
+    async def get(self, organization_id: str, model_id: str, *, for_update: bool = False) -> LlmModel | None: ...
 
     async def update(self, model: LlmModel) -> None: ...
 
@@ -107,7 +117,7 @@ class ModelRepository(Protocol):
 class ApiKeyRepository(Protocol):
     async def add(self, key: ApiKey) -> None: ...
 
-    async def get(self, organization_id: str, key_id: str) -> ApiKey | None: ...
+    async def get(self, organization_id: str, key_id: str, *, for_update: bool = False) -> ApiKey | None: ...
 
     async def find_for_authentication(self, key_id: str) -> ApiKey | None:
         """Operator lookup across organizations: the key a presented credential names."""
@@ -138,7 +148,9 @@ class IdempotencyRepository(Protocol):
 class EnvironmentRepository(Protocol):
     async def add(self, environment: Environment) -> None: ...
 
-    async def get(self, organization_id: str, environment_id: str) -> Environment | None: ...
+    async def get(
+        self, organization_id: str, environment_id: str, *, for_update: bool = False
+    ) -> Environment | None: ...
 
     async def update(self, environment: Environment) -> None: ...
 
@@ -150,7 +162,7 @@ class EnvironmentRepository(Protocol):
 class QueueRepository(Protocol):
     async def add(self, queue: WorkerQueue) -> None: ...
 
-    async def get(self, organization_id: str, queue_id: str) -> WorkerQueue | None: ...
+    async def get(self, organization_id: str, queue_id: str, *, for_update: bool = False) -> WorkerQueue | None: ...
 
     async def update(self, queue: WorkerQueue) -> None: ...
 
@@ -205,7 +217,10 @@ class ExecutionRepository(Protocol):
 
     async def count_queued(self, organization_id: str, queue_ids: Sequence[str]) -> dict[str, int]: ...
 
-    async def count_unfinished(self, organization_id: str, queue_id: str) -> int: ...
+    async def count_unfinished(self, organization_id: str, queue_id: str) -> int:
+        """The queue's queued and running executions, once every write of an execution in flight has committed;
+        none can be added until the unit of work ends (Postgres: a SHARE lock on the table; the other stores
+        serialize writers), so that a queue deleted on a count of 0 never ends up holding one."""
 
     async def record(self, before: Execution | None, after: Execution, events: Sequence[ExecutionEvent]) -> bool:
         """Store a change of one execution with the events that tell it, as one atomic write: `after` is added

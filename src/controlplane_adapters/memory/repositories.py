@@ -74,7 +74,7 @@ class _Named(Generic[K]):
         self._check_unique(obj)
         self.rows[obj.id] = obj
 
-    async def get(self, organization_id: str, object_id: str) -> K | None:
+    async def get(self, organization_id: str, object_id: str, *, for_update: bool = False) -> K | None:
         obj = self.rows.get(object_id)
         return obj if obj is not None and obj.organization_id == organization_id else None
 
@@ -111,10 +111,17 @@ class MemoryAgentRepository(_Named[Agent]):
         return sorted(members, key=lambda agent: (agent.created_at, agent.id))
 
     async def set_team(
-        self, organization_id: str, agent_ids: Sequence[str], team_id: str | None, now: datetime
+        self,
+        organization_id: str,
+        agent_ids: Sequence[str],
+        team_id: str | None,
+        now: datetime,
+        *,
+        only_from: str | None = None,
     ) -> None:
         for agent in await self.get_many(organization_id, agent_ids):
-            self.rows[agent.id] = replace(agent, team_id=team_id, updated_at=now)
+            if only_from is None or agent.team_id == only_from:
+                self.rows[agent.id] = replace(agent, team_id=team_id, updated_at=now)
 
 
 class MemoryTeamRepository(_Named[Team]):
@@ -191,7 +198,7 @@ class MemoryApiKeyRepository:
             raise Conflict("api key id collision")
         self.rows[key.id] = key
 
-    async def get(self, organization_id: str, key_id: str) -> ApiKey | None:
+    async def get(self, organization_id: str, key_id: str, *, for_update: bool = False) -> ApiKey | None:
         key = self.rows.get(key_id)
         return key if key is not None and key.organization_id == organization_id else None
 

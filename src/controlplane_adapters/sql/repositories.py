@@ -131,9 +131,12 @@ def _team_members() -> sa.Select[Any]:
 
 
 @functools.cache
-def _set_one_team() -> sa.Update:
+def _set_one_team(only_from: bool = False) -> sa.Update:
+    """`only_from`: only if the agent is in team `only_from` (re-checked on Postgres once its row is locked)."""
     t = tables.agents
-    where = (t.c.organization_id == sa.bindparam("where_organization_id"), t.c.id == sa.bindparam("where_id"))
+    where = [t.c.organization_id == sa.bindparam("where_organization_id"), t.c.id == sa.bindparam("where_id")]
+    if only_from:
+        where.append(t.c.team_id == sa.bindparam("only_from"))
     return hot(t.update().where(*where).values(team_id=sa.bindparam("team_id"), updated_at=sa.bindparam("updated_at")))
 
 
@@ -370,14 +373,14 @@ class _Table(Generic[T]):
             raise self._conflict(obj, exc) from exc
         self._seen[row["id"]] = obj
 
-    async def get(self, organization_id: str, object_id: str) -> T | None:
-        coalescing = _coalescing(self.connection)
+    async def get(self, organization_id: str, object_id: str, *, for_update: bool = False) -> T | None:
+        coalescing = None if for_update else _coalescing(self.connection)
         if coalescing is not None:  # a Postgres reader: one statement for this turn's gets of this table
             for row in await _coalesced(coalescing, _by_ids(self.table), object_id, _row_id, _ids):
                 if row.organization_id == organization_id:
                     return self._saw(row)
             return None
-        statement = _by_id(self.table)
+        statement = _by_id(self.table, for_update and self.connection.dialect.name == "postgresql")
         row = (await self.connection.execute(statement, {"organization_id": organization_id, "id": object_id})).first()
         return None if row is None else self._saw(row)
 
@@ -516,15 +519,25 @@ class SqlAgentRepository(_Table[Agent]):
         return [mapping.agent_to_domain(row) for row in rows]
 
     async def set_team(
-        self, organization_id: str, agent_ids: Sequence[str], team_id: str | None, now: datetime
+        self,
+        organization_id: str,
+        agent_ids: Sequence[str],
+        team_id: str | None,
+        now: datetime,
+        *,
+        only_from: str | None = None,
     ) -> None:
         t = self.table
         ids = sorted(set(agent_ids))
         if len(ids) == 1:  # one agent joins or leaves: its UPDATE locks the one row (no lock order to keep)
-            where_one = {"where_organization_id": organization_id, "where_id": ids[0]}
-            await self.connection.execute(_set_one_team(), {**where_one, "team_id": team_id, "updated_at": now})
+            one = {"where_organization_id": organization_id, "where_id": ids[0], "team_id": team_id, "updated_at": now}
+            if only_from is not None:
+                one["only_from"] = only_from
+            await self.connection.execute(_set_one_team(only_from is not None), one)
             return
-        where = (t.c.organization_id == organization_id, t.c.id.in_(ids))
+        where = [t.c.organization_id == organization_id, t.c.id.in_(ids)]
+        if only_from is not None:  # READ COMMITTED evaluates it again on a row a concurrent change updated
+            where.append(t.c.team_id == only_from)
         if self.connection.dialect.name == "postgresql":
             # Lock the rows in one global order so concurrent membership changes cannot deadlock.
             await self.connection.execute(sa.select(t.c.id).where(*where).order_by(t.c.id).with_for_update())
@@ -1024,13 +1037,6 @@ class SqlExecutionRepository(_Table[Execution]):
     def _postgres(self) -> bool:
         return self.connection.dialect.name == "postgresql"
 
-    async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
-        if not for_update:
-            return await super().get(organization_id, execution_id)  # coalesced on a Postgres reader
-        query = _by_id(self.table, self._postgres)
-        row = (await self.connection.execute(query, {"organization_id": organization_id, "id": execution_id})).first()
-        return None if row is None else self._saw(row)
-
     async def list_page(  # type: ignore[override]
         self, organization_id: str, page: PageRequest, where: ExecutionFilter
     ) -> tuple[list[Execution], int]:
@@ -1111,6 +1117,8 @@ class SqlExecutionRepository(_Table[Execution]):
 
     async def count_unfinished(self, organization_id: str, queue_id: str) -> int:
         t = self.table
+        if self._postgres:  # waits for the executions being written; holds off new ones until the commit
+            await self.connection.execute(sa.text(f"LOCK TABLE {t.name} IN SHARE MODE"))
         unfinished = [s.value for s in ExecutionStatus if s not in TERMINAL]
         result = await self.connection.execute(
             sa.select(sa.func.count()).where(

@@ -45,9 +45,9 @@ class UpdateAgent:
     configuration: JSONObject | Unset = UNSET
 
 
-async def require_agent(uow: UnitOfWork, organization_id: str, agent_id: str) -> Agent:
-    """The agent of this organization, or NotFound."""
-    agent = await uow.agents.get(organization_id, agent_id)
+async def require_agent(uow: UnitOfWork, organization_id: str, agent_id: str, *, lock: bool = False) -> Agent:
+    """The agent of this organization, or NotFound; `lock`: locked until the unit of work ends (a change's read)."""
+    agent = await uow.agents.get(organization_id, agent_id, for_update=lock)
     if agent is None:
         raise NotFound("agent", agent_id)
     return agent
@@ -109,7 +109,7 @@ async def list_agents(ports: Ports, organization_id: str, page: PageRequest) -> 
 async def update_agent(ports: Ports, organization_id: str, agent_id: str, command: UpdateAgent) -> Agent:
     """Change the given fields; a new `team_id` moves the agent, null takes it out of its team."""
     async with ports.uow() as uow:
-        agent = await require_agent(uow, organization_id, agent_id)
+        agent = await require_agent(uow, organization_id, agent_id, lock=True)
         updated = replace(
             agent,
             name=pick(command.name, agent.name),
@@ -137,6 +137,6 @@ async def update_agent(ports: Ports, organization_id: str, agent_id: str, comman
 async def delete_agent(ports: Ports, organization_id: str, agent_id: str) -> None:
     """Delete an agent; its team simply no longer lists it (membership lives on the agent)."""
     async with ports.uow() as uow:
-        await require_agent(uow, organization_id, agent_id)
+        await require_agent(uow, organization_id, agent_id, lock=True)
         await uow.agents.delete(organization_id, agent_id)
         await uow.commit()

@@ -75,7 +75,7 @@ async def list_api_keys(ports: Ports, organization_id: str, page: PageRequest) -
 async def revoke_api_key(ports: Ports, organization_id: str, key_id: str) -> ApiKey:
     """Revoke a key; it stops working on the next request. Revoking twice changes nothing."""
     async with ports.uow() as uow:
-        key = await uow.api_keys.get(organization_id, key_id)
+        key = await uow.api_keys.get(organization_id, key_id, for_update=True)
         if key is None:
             raise NotFound("api key", key_id)
         if key.revoked_at is None:

@@ -76,15 +76,19 @@ def is_uuid(value: str) -> bool:
     return True
 
 
-async def require_environment(uow: UnitOfWork, organization_id: str, environment_id: str) -> Environment:
-    environment = await uow.environments.get(organization_id, environment_id)
+async def require_environment(
+    uow: UnitOfWork, organization_id: str, environment_id: str, *, lock: bool = False
+) -> Environment:
+    """The environment of this organization, or NotFound; `lock`: locked until the unit of work ends."""
+    environment = await uow.environments.get(organization_id, environment_id, for_update=lock)
     if environment is None:
         raise NotFound("environment", environment_id)
     return environment
 
 
-async def require_queue(uow: UnitOfWork, organization_id: str, queue_id: str) -> WorkerQueue:
-    queue = await uow.queues.get(organization_id, queue_id) if is_uuid(queue_id) else None
+async def require_queue(uow: UnitOfWork, organization_id: str, queue_id: str, *, lock: bool = False) -> WorkerQueue:
+    """The queue of this organization, or NotFound; `lock`: locked until the unit of work ends."""
+    queue = await uow.queues.get(organization_id, queue_id, for_update=lock) if is_uuid(queue_id) else None
     if queue is None:
         raise NotFound("worker queue", queue_id)
     return queue
@@ -127,7 +131,7 @@ async def update_environment(
     ports: Ports, organization_id: str, environment_id: str, command: UpdateEnvironment
 ) -> Environment:
     async with ports.uow() as uow:
-        environment = await require_environment(uow, organization_id, environment_id)
+        environment = await require_environment(uow, organization_id, environment_id, lock=True)
         updated = replace(
             environment,
             name=pick(command.name, environment.name),
@@ -147,7 +151,7 @@ async def update_environment(
 async def delete_environment(ports: Ports, organization_id: str, environment_id: str) -> None:
     """Delete an environment that holds no worker queues (409 otherwise)."""
     async with ports.uow() as uow:
-        await require_environment(uow, organization_id, environment_id)
+        await require_environment(uow, organization_id, environment_id, lock=True)
         _, queues = await uow.queues.list_page(organization_id, PageRequest(limit=1), environment_id=environment_id)
         if queues:
             raise Conflict("the environment still has worker queues; delete them first")
@@ -218,7 +222,7 @@ async def list_queues(
 @retry_transient
 async def update_queue(ports: Ports, organization_id: str, queue_id: str, command: UpdateQueue) -> QueueView:
     async with ports.uow() as uow:
-        queue = await require_queue(uow, organization_id, queue_id)
+        queue = await require_queue(uow, organization_id, queue_id, lock=True)
         updated = replace(
             queue,
             name=pick(command.name, queue.name),
@@ -241,7 +245,7 @@ async def update_queue(ports: Ports, organization_id: str, queue_id: str, comman
 async def delete_queue(ports: Ports, organization_id: str, queue_id: str) -> None:
     """Delete a queue with no queued or running executions (409 otherwise)."""
     async with ports.uow() as uow:
-        await require_queue(uow, organization_id, queue_id)
+        await require_queue(uow, organization_id, queue_id, lock=True)
         if await uow.executions.count_unfinished(organization_id, queue_id):
             raise Conflict("the queue still has unfinished executions; cancel them or let them finish")
         await uow.queues.delete(organization_id, queue_id)

@@ -85,7 +85,7 @@ async def list_models(
 @retry_transient
 async def update_model(ports: Ports, organization_id: str, model_id: str, command: UpdateModel) -> LlmModel:
     async with ports.uow() as uow:
-        model = await uow.models.get(organization_id, model_id)
+        model = await uow.models.get(organization_id, model_id, for_update=True)
         if model is None:
             raise NotFound("model", model_id)
         updated = replace(
@@ -107,7 +107,7 @@ async def update_model(ports: Ports, organization_id: str, model_id: str, comman
 @retry_transient
 async def delete_model(ports: Ports, organization_id: str, model_id: str) -> None:
     async with ports.uow() as uow:
-        if await uow.models.get(organization_id, model_id) is None:
+        if await uow.models.get(organization_id, model_id, for_update=True) is None:
             raise NotFound("model", model_id)
         await uow.models.delete(organization_id, model_id)
         await uow.commit()

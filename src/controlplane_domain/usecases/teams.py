@@ -58,9 +58,9 @@ def _check_team(team: Team) -> None:
         check_execution_environment("execution_environment", team.execution_environment)
 
 
-async def require_team(uow: UnitOfWork, organization_id: str, team_id: str) -> Team:
-    """The team of this organization, or NotFound."""
-    team = await uow.teams.get(organization_id, team_id)
+async def require_team(uow: UnitOfWork, organization_id: str, team_id: str, *, lock: bool = False) -> Team:
+    """The team of this organization, or NotFound; `lock`: locked until the unit of work ends (a change's read)."""
+    team = await uow.teams.get(organization_id, team_id, for_update=lock)
     if team is None:
         raise NotFound("team", team_id)
     return team
@@ -82,8 +82,8 @@ async def _set_members(ports: Ports, uow: UnitOfWork, team: Team, member_ids: Se
     leaving = [agent.id for agent in current if agent.id not in set(wanted)]
     current_ids = {agent.id for agent in current}
     joining = [agent_id for agent_id in wanted if agent_id not in current_ids]
-    if leaving:
-        await uow.agents.set_team(team.organization_id, leaving, None, now)
+    if leaving:  # only those still here once locked: a concurrent move elsewhere stands
+        await uow.agents.set_team(team.organization_id, leaving, None, now, only_from=team.id)
     if joining:
         await uow.agents.set_team(team.organization_id, joining, team.id, now)
 
@@ -139,7 +139,7 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
     if unknown:
         raise ValidationFailed(f"configuration.{sorted(unknown)[0]}", "unknown configuration field")
     async with ports.uow() as uow:
-        team = await require_team(uow, organization_id, team_id)
+        team = await require_team(uow, organization_id, team_id, lock=True)
         updated = replace(
             team,
             name=pick(command.name, team.name),
@@ -164,11 +164,12 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
 async def delete_team(ports: Ports, organization_id: str, team_id: str) -> None:
     """Delete a team; its members stay, with no team."""
     async with ports.uow() as uow:
-        team = await require_team(uow, organization_id, team_id)
+        team = await require_team(uow, organization_id, team_id, lock=True)
         members = await uow.agents.list_by_teams(organization_id, [team.id])
         await uow.teams.delete(organization_id, team_id)
-        if members:
-            await uow.agents.set_team(organization_id, [agent.id for agent in members], None, ports.clock.now())
+        if members:  # (SQL stores: the foreign key's ON DELETE SET NULL did it already, on the rows as locked)
+            ids = [agent.id for agent in members]
+            await uow.agents.set_team(organization_id, ids, None, ports.clock.now(), only_from=team.id)
         await uow.commit()
 
 
