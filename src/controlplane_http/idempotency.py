@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from controlplane_domain.ports import Ports
-from controlplane_domain.usecases.idempotency import Replay, begin_idempotent_request, finish_idempotent_request
+from controlplane_domain.usecases.idempotency import (
+    Replay,
+    Reservation,
+    begin_idempotent_request,
+    finish_idempotent_request,
+)
 
-__all__ = ["Idempotency", "Replay"]
+__all__ = ["Idempotency", "Replay", "Reservation"]
 
 
 class Idempotency:
     def __init__(self, ports: Ports) -> None:
         self.ports = ports
 
-    async def begin(self, organization_id: str, key: str, fingerprint: str) -> Replay | None:
+    async def begin(self, organization_id: str, key: str, fingerprint: str) -> Replay | Reservation:
         return await begin_idempotent_request(self.ports, organization_id, key, fingerprint)
 
-    async def finish(self, organization_id: str, key: str, status: int, content_type: str, body: bytes) -> None:
-        await finish_idempotent_request(self.ports, organization_id, key, status, content_type, body)
+    async def finish(
+        self, organization_id: str, key: str, reservation: Reservation, status: int, content_type: str, body: bytes
+    ) -> None:
+        await finish_idempotent_request(self.ports, organization_id, key, reservation, status, content_type, body)

@@ -18,7 +18,7 @@ from controlplane_domain.errors import Conflict, DomainError, Unauthenticated, V
 from controlplane_domain.ports import Ports, TokenVerifier
 from controlplane_domain.principal import Principal
 from controlplane_http.errors import domain_error, envelope, validation_body
-from controlplane_http.idempotency import Idempotency, Replay
+from controlplane_http.idempotency import Idempotency, Replay, Reservation
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.security import authorize
 
@@ -233,10 +233,10 @@ class IdempotencyMiddleware:
         except Conflict as exc:
             await send_json(send, 409, envelope(409, "IDEMPOTENCY_IN_FLIGHT", exc.message))
             return
-        if replay is not None:
+        if isinstance(replay, Replay):
             await self._replay(send, replay)
             return
-        await self._run_and_record(scope, body, send, principal.organization_id, key)
+        await self._run_and_record(scope, body, send, principal.organization_id, key, replay)
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         chunks: list[bytes] = []
@@ -260,7 +260,9 @@ class IdempotencyMiddleware:
         await send({"type": "http.response.start", "status": replay.status_code, "headers": headers})
         await send({"type": "http.response.body", "body": replay.body})
 
-    async def _run_and_record(self, scope: Scope, body: bytes, send: Send, organization_id: str, key: str) -> None:
+    async def _run_and_record(
+        self, scope: Scope, body: bytes, send: Send, organization_id: str, key: str, reservation: Reservation
+    ) -> None:
         delivered = False
 
         async def replay_body() -> Message:
@@ -288,4 +290,4 @@ class IdempotencyMiddleware:
         try:
             await self.app(scope, replay_body, capture)
         finally:
-            await self.idempotency.finish(organization_id, key, status, content_type, b"".join(chunks))
+            await self.idempotency.finish(organization_id, key, reservation, status, content_type, b"".join(chunks))

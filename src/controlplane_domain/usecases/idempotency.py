@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from controlplane_domain.errors import Conflict, ValidationFailed
 from controlplane_domain.idempotency import IDEMPOTENCY_TTL, IdempotencyRecord, RecordState
@@ -21,6 +21,13 @@ class Replay:
     body: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """The key, reserved for this request to run now; `finish_idempotent_request` records its answer."""
+
+    reserved_at: datetime
+
+
 def _is_stale(record: IdempotencyRecord, now: object) -> bool:
     if record.state is RecordState.IN_FLIGHT:
         return record.created_at + IN_FLIGHT_TIMEOUT <= now  # type: ignore[operator]
@@ -28,8 +35,10 @@ def _is_stale(record: IdempotencyRecord, now: object) -> bool:
 
 
 @retry_transient
-async def begin_idempotent_request(ports: Ports, organization_id: str, key: str, fingerprint: str) -> Replay | None:
-    """None when this request runs now (the key is reserved); the stored response when it already ran.
+async def begin_idempotent_request(
+    ports: Ports, organization_id: str, key: str, fingerprint: str
+) -> Replay | Reservation:
+    """A reservation when this request runs now; the stored response when it already ran.
 
     ValidationFailed when the key was used with another request; Conflict while the first is in flight.
     """
@@ -55,7 +64,7 @@ async def begin_idempotent_request(ports: Ports, organization_id: str, key: str,
             except Conflict:
                 raise Conflict("a request with this Idempotency-Key is in flight") from None
             await uow.commit()
-            return None
+            return Reservation(now)
     if existing.fingerprint != fingerprint:
         raise ValidationFailed("Idempotency-Key", "was already used with a different request body or path", "header")
     if existing.state is RecordState.IN_FLIGHT or existing.status_code is None:
@@ -65,12 +74,20 @@ async def begin_idempotent_request(ports: Ports, organization_id: str, key: str,
 
 @retry_transient
 async def finish_idempotent_request(
-    ports: Ports, organization_id: str, key: str, status_code: int, content_type: str, body: bytes
+    ports: Ports,
+    organization_id: str,
+    key: str,
+    reservation: Reservation,
+    status_code: int,
+    content_type: str,
+    body: bytes,
 ) -> None:
-    """Keep the response for replay; after a server error, release the key so a retry runs again."""
+    """Keep the response for replay; after a server error, release the key so a retry runs again. Only the
+    reservation's own record: a request that ran past `IN_FLIGHT_TIMEOUT` may find the key reserved anew by a
+    retry, whose record it must neither overwrite nor release."""
     async with ports.uow() as uow:
         record = await uow.idempotency.get(organization_id, key)
-        if record is None:
+        if record is None or record.state is not RecordState.IN_FLIGHT or record.created_at != reservation.reserved_at:
             return
         if status_code >= 500:
             await uow.idempotency.delete(organization_id, key)
