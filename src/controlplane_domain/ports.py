@@ -88,11 +88,16 @@ class WorkerRepository(Protocol):
         concurrent first heartbeats, exactly one)."""
 
     async def save(self, worker: Worker) -> None:
-        """Insert or replace the worker (keyed by organization and worker id)."""
+        """Insert or replace the worker (keyed by organization and worker id); a stored worker keeps its
+        registered_at and its queue (which only `move_to_queue` changes: a report's queue may be read before a
+        concurrent lease moved the worker)."""
 
     async def save_reports(self, workers: Sequence[Worker]) -> None:
         """Insert or replace each worker, except where the stored one heartbeated later (written by another
-        process meanwhile); registered_at keeps the stored value."""
+        process meanwhile); registered_at and the queue keep their stored values, as with `save`."""
+
+    async def move_to_queue(self, organization_id: str, worker_id: str, queue_id: str) -> None:
+        """The worker polls this queue now (a lease): its queue, and nothing else, changes."""
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]: ...
 

@@ -345,3 +345,30 @@ async def test_set_member_takes_an_agent_out_of_its_team_only(uow: UowFactory) -
         members = await work.agents.list_by_teams("org-a", ["org-a-team-t1"])
     assert [out.updated_at if out else None, found] == [later, True]
     assert [(a.team_id, a.updated_at) if a else None, members] == [(None, later), []]
+
+
+async def test_a_workers_queue_changes_only_by_a_move(uow: UowFactory) -> None:
+    """A heartbeat's report carries the queue as read before it, maybe before a concurrent lease moved the worker:
+    saving it keeps the stored queue, which only `move_to_queue` (a lease) changes."""
+    registered = replace(worker("w"), queue_id="q1")
+    async with uow() as work:
+        assert await work.workers.register(registered)
+        await work.commit()
+    async with uow() as work:
+        await work.workers.move_to_queue("org-a", "w", "q2")  # a lease on q2
+        await work.commit()
+    stale = replace(registered, tasks_processed=5, last_heartbeat_at=registered.last_heartbeat_at + timedelta(1))
+    async with uow() as work:
+        await work.workers.save_reports([stale])  # a report read before the move
+        await work.commit()
+    async with uow() as work:
+        stored = await work.workers.get("org-a", "w")
+    assert stored is not None
+    assert (stored.queue_id, stored.tasks_processed) == ("q2", 5)
+    async with uow() as work:
+        await work.workers.save(replace(stale, tasks_processed=6))  # written through (a lease renewal)
+        await work.commit()
+    async with uow() as work:
+        stored = await work.workers.get("org-a", "w")
+    assert stored is not None
+    assert (stored.queue_id, stored.tasks_processed) == ("q2", 6)

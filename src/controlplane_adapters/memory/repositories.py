@@ -151,15 +151,22 @@ class MemoryWorkerRepository:
         return True
 
     async def save(self, worker: Worker) -> None:
-        self.rows[(worker.organization_id, worker.worker_id)] = worker
+        key = (worker.organization_id, worker.worker_id)
+        stored = self.rows.get(key)
+        if stored is not None:
+            worker = replace(worker, registered_at=stored.registered_at, queue_id=stored.queue_id)
+        self.rows[key] = worker
 
     async def save_reports(self, workers: Sequence[Worker]) -> None:
         for worker in workers:
             stored = self.rows.get((worker.organization_id, worker.worker_id))
-            if stored is None:
+            if stored is None or stored.last_heartbeat_at <= worker.last_heartbeat_at:
                 await self.save(worker)
-            elif stored.last_heartbeat_at <= worker.last_heartbeat_at:
-                await self.save(replace(worker, registered_at=stored.registered_at))
+
+    async def move_to_queue(self, organization_id: str, worker_id: str, queue_id: str) -> None:
+        stored = self.rows.get((organization_id, worker_id))
+        if stored is not None:
+            self.rows[(organization_id, worker_id)] = replace(stored, queue_id=queue_id)
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
         mine = (worker for (org, _), worker in self.rows.items() if org == organization_id)

@@ -893,6 +893,14 @@ _EVENTS_JSON = msgspec.json.Encoder()
 
 
 _WORKER_KEY = ("organization_id", "worker_id")
+_WORKER_KEPT = ("registered_at", "queue_id")  # what an upsert of a stored worker leaves as it is
+
+
+@functools.cache
+def _move_worker() -> sa.Update:
+    t = tables.workers
+    where = (t.c.organization_id == sa.bindparam("where_organization_id"), t.c.worker_id == sa.bindparam("where_id"))
+    return hot(t.update().where(*where).values(queue_id=sa.bindparam("queue_id")))
 
 
 class SqlWorkerRepository:
@@ -912,15 +920,19 @@ class SqlWorkerRepository:
         return bool(result.rowcount == 1)
 
     async def save(self, worker: Worker) -> None:
-        """Insert or update in one statement; registered_at keeps the first heartbeat's value."""
-        statement = _upsert(self.connection.dialect.name, tables.workers, _WORKER_KEY, ("registered_at",))
+        """Insert or update in one statement; registered_at and queue_id keep their stored values."""
+        statement = _upsert(self.connection.dialect.name, tables.workers, _WORKER_KEY, _WORKER_KEPT)
         await self.connection.execute(statement, mapping.worker_to_row(worker))
 
     async def save_reports(self, workers: Sequence[Worker]) -> None:
         """One executemany of the upsert, which leaves a row alone where the stored heartbeat is later."""
         dialect = self.connection.dialect.name
-        statement = _upsert(dialect, tables.workers, _WORKER_KEY, ("registered_at",), newer="last_heartbeat_at")
+        statement = _upsert(dialect, tables.workers, _WORKER_KEY, _WORKER_KEPT, newer="last_heartbeat_at")
         await self.connection.execute(statement, [mapping.worker_to_row(worker) for worker in workers])
+
+    async def move_to_queue(self, organization_id: str, worker_id: str, queue_id: str) -> None:
+        parameters = {"where_organization_id": organization_id, "where_id": worker_id, "queue_id": queue_id}
+        await self.connection.execute(_move_worker(), parameters)
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
         count, rows = _page_of(tables.workers, ("registered_at", "worker_id"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from controlplane_domain.agents import Agent
@@ -235,7 +235,7 @@ async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id
     worker = waiting or outcome.worker
     if worker is not None and worker.queue_id != queue_id:
         async with ports.uow() as uow:
-            await uow.workers.save(replace(worker, queue_id=queue_id))
+            await uow.workers.move_to_queue(organization_id, worker_id, queue_id)
             await uow.commit()
         if ports.heartbeats is not None:  # a report waiting to be written must not move it back
             ports.heartbeats.move_to_queue(organization_id, worker_id, queue_id)
