@@ -32,15 +32,14 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 PUBLIC_PREFIXES = ("/api/openapi", "/api/docs")
-WORKER_PREFIXES = ("/api/v1/workers",)
+HEARTBEAT_PATH = "/api/v1/workers/heartbeat"
 WORKER_SUFFIXES = ("/lease", "/complete", "/events")
 
 
 def is_worker_traffic(method: str, path: str) -> bool:
-    """Heartbeats, leases, event batches and completions count against the worker budget."""
-    if path.startswith(WORKER_PREFIXES):
-        return True
-    return method == "POST" and path.endswith(WORKER_SUFFIXES)
+    """Heartbeats, leases, event batches and completions (the worker protocol's POSTs) count against the worker
+    budget; everything else, reading workers included, against the credential's API budget."""
+    return method == "POST" and (path == HEARTBEAT_PATH or path.endswith(WORKER_SUFFIXES))
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

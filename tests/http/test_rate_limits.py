@@ -88,6 +88,7 @@ def test_worker_traffic_has_its_own_budget(tmp_path: Path) -> None:
         assert [r.status_code for r in responses] == [200] * 10
         assert responses[0].headers["x-ratelimit-limit"] == "10"
         assert client.post("/api/v1/workers/heartbeat", json=beat).status_code == 429
+        assert client.get("/api/v1/workers").status_code == 429, "reading workers is API traffic"
 
 
 def test_enterprise_figure_is_set_by_an_operator(tmp_path: Path) -> None:
