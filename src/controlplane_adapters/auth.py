@@ -92,8 +92,14 @@ class JwtVerifier:
         subject = claims.get("sub")
         if not isinstance(organization, str) or not organization or not isinstance(subject, str) or not subject:
             raise Unauthenticated()
-        principal = Principal(organization, subject, _role_from_claims(claims), "jwt", f"jwt:{organization}:{subject}")
-        return principal, float(claims["exp"])
+        try:
+            expires = float(claims["exp"])  # pyjwt checked it is a number; one too large for a float is no time
+        except (OverflowError, ValueError, TypeError) as exc:
+            raise Unauthenticated() from exc
+        # The credential (the rate-limit bucket) names the organization with its length: "a" and "b:c" can never
+        # share one with "a:b" and "c".
+        credential = f"jwt:{len(organization)}:{organization}:{subject}"
+        return Principal(organization, subject, _role_from_claims(claims), "jwt", credential), expires
 
 
 class ServiceKeyVerifier:

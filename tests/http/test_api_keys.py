@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
+from tests.http.test_agents import assert_validation
 from tests.http.test_auth import UNAUTHORIZED
 from tests.support import bearer, make_jwt
 
@@ -107,6 +108,11 @@ def test_a_role_cannot_be_exceeded_and_names_are_required(client: TestClient[Any
 def test_jwt_not_yet_valid_is_401(client: TestClient[Any]) -> None:
     token = make_jwt("acme", nbf=int(time.time()) + 3600)
     assert client.get("/api/v1/agents", headers=bearer(token)).json() == UNAUTHORIZED
+
+
+def test_an_expiry_without_a_utc_offset_is_422(client: TestClient[Any]) -> None:
+    response = client.post("/api/v1/api-keys", json={"name": "k", "expires_at": "2099-01-01T00:00:00"})
+    assert_validation(response, ["body", "expires_at"])
 
 
 def test_expiry_dates_are_returned_in_utc(client: TestClient[Any]) -> None:

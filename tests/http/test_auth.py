@@ -35,6 +35,7 @@ BAD_CREDENTIALS = {
     "alg none": bearer(_unsigned({"sub": "u", "org_id": "acme", "exp": int(time.time()) + 600})),
     "hs512": bearer(make_jwt("acme", algorithm="HS512")),
     "malformed jwt": bearer("abc.def.ghi"),
+    "exp beyond a float": bearer(make_jwt("acme", expires_in=10**400)),  # signed, but no time
 }
 
 

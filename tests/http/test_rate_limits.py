@@ -113,3 +113,14 @@ def test_enterprise_figure_is_set_by_an_operator(tmp_path: Path) -> None:
         assert client.get("/api/v1/agents").status_code == 200, "the default organization keeps the standard tier"
         missing_figure = client.put("/api/v1/organizations/acme/settings", json={"tier": "enterprise"})
         assert missing_figure.status_code == 422
+
+
+def test_organizations_and_subjects_never_share_a_bucket(tmp_path: Path) -> None:
+    with limited_client(tmp_path, rate_limit=2) as client:
+        first = bearer(make_jwt("a", sub="b:c"))
+        for _ in range(2):
+            assert client.get("/api/v1/agents", headers=first).status_code == 200
+        assert client.get("/api/v1/agents", headers=first).status_code == 429
+        other = client.get("/api/v1/agents", headers=bearer(make_jwt("a:b", sub="c")))
+        assert other.status_code == 200
+        assert other.headers["x-ratelimit-remaining"] == "1"

@@ -38,6 +38,8 @@ async def create_api_key(
     if not principal.can(command.role):
         raise Forbidden(f"a {principal.role} may not issue {command.role} keys")
     now = ports.clock.now()
+    if command.expires_at is not None and command.expires_at.utcoffset() is None:
+        raise ValidationFailed("expires_at", "must carry a UTC offset (e.g. 2030-01-01T00:00:00Z)")
     if command.expires_at is not None and command.expires_at <= now:
         raise ValidationFailed("expires_at", "must be in the future")
     key_id, secret = hasher.new_key_id(), hasher.new_secret()
