@@ -203,8 +203,13 @@ class AuthorizationMiddleware:
         await self.app(scope, receive, send)
 
 
+# Creating POSTs whose answer must never be stored: a new API key's secret is shown once, and kept only hashed.
+UNRECORDED_PATHS = frozenset({"/api/v1/api-keys"})
+
+
 class IdempotencyMiddleware:
-    """Replays the first response to a creating POST that carries the same `Idempotency-Key` and body."""
+    """Replays the first response to a creating POST that carries the same `Idempotency-Key` and body (but for
+    `UNRECORDED_PATHS`, where the header is ignored)."""
 
     def __init__(self, app: ASGIApp, idempotency: Idempotency, max_body_bytes: int) -> None:
         self.app = app
@@ -212,7 +217,8 @@ class IdempotencyMiddleware:
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        key = _header(scope, b"idempotency-key") if scope["type"] == "http" and scope["method"] == "POST" else None
+        recorded = scope["type"] == "http" and scope["method"] == "POST" and scope["path"] not in UNRECORDED_PATHS
+        key = _header(scope, b"idempotency-key") if recorded else None
         principal = scope.get("user")
         if key is None or not isinstance(principal, Principal):
             await self.app(scope, receive, send)

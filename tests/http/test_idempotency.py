@@ -9,15 +9,16 @@ import pytest
 from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
+from controlplane_domain.idempotency import IdempotencyRecord
+from controlplane_domain.ports import Ports
 from tests.conftest import build_test_app
-from tests.support import SERVICE_KEY, bearer, make_jwt
+from tests.support import DEFAULT_ORG, SERVICE_KEY, bearer, make_jwt
 
 CREATES = [
     ("/api/v1/agents", {"name": "a"}),
     ("/api/v1/teams", {"name": "t"}),
     ("/api/v1/models", {"value": "m", "provider": "p"}),
-    ("/api/v1/api-keys", {"name": "k"}),
-]
+]  # and not API keys: test_a_new_api_keys_answer_is_never_stored
 
 
 @pytest.mark.parametrize(("path", "body"), CREATES)
@@ -97,3 +98,20 @@ def test_bodies_over_the_limit_are_413(tmp_path: Path) -> None:
             assert response.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
         assert client.post("/api/v1/agents", json={"name": "small"}).status_code == 201
         assert client.get("/api/v1/agents").json()["total"] == 1
+
+
+def test_a_new_api_keys_answer_is_never_stored(client: TestClient[Any]) -> None:
+    """Its secret is shown once and kept only hashed: the key is ignored on this route, nothing is replayed."""
+    headers = {"Idempotency-Key": "k-key"}
+    body = {"name": "ci", "role": "member"}
+    first, second = (client.post("/api/v1/api-keys", json=body, headers=headers) for _ in range(2))
+    assert (first.status_code, second.status_code) == (201, 201)
+    assert "idempotent-replayed" not in second.headers
+    assert first.json()["id"] != second.json()["id"]
+    ports: Ports = client.app.state["ports"]
+
+    async def stored() -> IdempotencyRecord | None:
+        async with ports.read() as uow:
+            return await uow.idempotency.get(DEFAULT_ORG, "k-key")
+
+    assert client.blocking_portal.call(stored) is None
