@@ -31,7 +31,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-PUBLIC_PREFIXES = ("/api/openapi", "/api/docs")
+# The OpenAPI document and its Swagger page: the only paths served without credentials (exactly these).
+PUBLIC_PATHS = frozenset({"/api/openapi.json", "/api/docs", "/api/docs/"})
 HEARTBEAT_PATH = "/api/v1/workers/heartbeat"
 WORKER_SUFFIXES = ("/lease", "/complete", "/events")
 
@@ -132,7 +133,7 @@ class SecurityMiddleware:
         client = scope.get("client") or ("unknown", 0)
         failure: DomainError | None = None
         principal: Principal | None = None
-        if path.startswith(PUBLIC_PREFIXES):
+        if path in PUBLIC_PATHS:
             decision = await self.limiter.hit(f"ip:{client[0]}", self.limits.anonymous_per_minute)
         else:
             try:

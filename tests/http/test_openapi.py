@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from litestar.testing import TestClient
 
 EXPECTED_OPERATIONS = {
@@ -86,3 +87,19 @@ def test_docs_ui_is_served(client: TestClient[Any]) -> None:
     assert response.status_code == 200
     assert "swagger" in response.text.lower()
     assert "Agent Control Plane API" in response.text
+
+
+@pytest.mark.parametrize("path", ["/api/openapi.json", "/api/docs"])
+def test_the_document_and_its_page_need_no_credentials(client: TestClient[Any], path: str) -> None:
+    client.headers.pop("Authorization", None)
+    assert client.get(path).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/openapi", "/api/openapi.jsonx", "/api/openapi.yaml", "/api/docsx", "/api/docs/x"]
+)
+def test_paths_that_only_look_like_the_document_need_credentials(client: TestClient[Any], path: str) -> None:
+    client.headers.pop("Authorization", None)
+    response = client.get(path)
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "UNAUTHORIZED"
