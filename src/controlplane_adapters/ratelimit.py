@@ -13,6 +13,8 @@ from limits.storage import storage_from_string
 log = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60
+REDIS_TIMEOUT_SECONDS = 0.25  # a Redis that does not answer within this admits the request (see `hit`)
+REDIS_PAUSE_SECONDS = 5.0  # after a failure, Redis is left alone this long: requests are admitted meanwhile
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,26 +76,46 @@ class RateLimiter:
     """Counts hits in fixed one-minute windows: in process, or in Redis through `limits`' storage (an atomic
     increment-and-expire script) when several nodes share the budget."""
 
-    def __init__(self, redis_url: str | None = None, namespace: str = "controlplane") -> None:
+    def __init__(
+        self,
+        redis_url: str | None = None,
+        namespace: str = "controlplane",
+        *,
+        redis_timeout: float = REDIS_TIMEOUT_SECONDS,
+        redis_pause: float = REDIS_PAUSE_SECONDS,
+    ) -> None:
         self.namespace = namespace
         self._memory: FixedWindows | None = None
         self._redis: Any = None
+        self._pause = redis_pause
+        self._paused_until = 0.0  # monotonic time until which Redis is not asked (it failed)
         if redis_url:
             uri = redis_url.replace("redis://", "async+redis://", 1).replace("rediss://", "async+rediss://", 1)
-            self._redis = storage_from_string(uri, implementation="redispy")
+            timeouts = {"socket_timeout": redis_timeout, "socket_connect_timeout": redis_timeout}
+            self._redis = storage_from_string(uri, implementation="redispy", **timeouts)
         else:
             self._memory = FixedWindows()
         self.backend = "redis" if redis_url else "memory"
 
     async def hit(self, bucket: str, per_minute: int) -> RateDecision:
+        """Count a request. When Redis fails or does not answer within its timeout, the request is admitted
+        (availability first), and so is every request for the next `redis_pause` seconds without asking Redis:
+        a Redis that hangs costs one request a timeout, not every request, and the log one warning a pause."""
         key = f"{self.namespace}:{bucket}"
+        if self._memory is not None:
+            count, reset = self._memory.incr(key, time.time())
+            return RateDecision(count <= per_minute, per_minute, max(0, per_minute - count), math.ceil(reset))
+        if time.monotonic() < self._paused_until:
+            return self._admitted(per_minute)
         try:
-            if self._memory is not None:
-                count, reset = self._memory.incr(key, time.time())
-            else:
-                count = await self._redis.incr(key, WINDOW_SECONDS)
-                reset = await self._redis.get_expiry(key)
-        except Exception:  # the store is down: admit (availability first) and say so in the log
-            log.exception("rate-limit store unavailable; admitting the request")
-            return RateDecision(True, per_minute, per_minute, math.ceil(time.time() + WINDOW_SECONDS))
+            count = await self._redis.incr(key, WINDOW_SECONDS)
+            reset = await self._redis.get_expiry(key)
+        except Exception as exc:
+            self._paused_until = time.monotonic() + self._pause
+            log.warning("rate-limit store unavailable (%r); admitting requests for %.0f s", exc, self._pause)
+            return self._admitted(per_minute)
         return RateDecision(count <= per_minute, per_minute, max(0, per_minute - count), math.ceil(reset))
+
+    @staticmethod
+    def _admitted(per_minute: int) -> RateDecision:
+        return RateDecision(True, per_minute, per_minute, math.ceil(time.time() + WINDOW_SECONDS))
