@@ -75,9 +75,11 @@ def encode_event(event: ExecutionEvent) -> bytes:
 
 
 def parse_last_event_id(header: str | None, query: int | None) -> int:
-    """The sequence number to resume after: the `Last-Event-ID` header wins over the query parameter."""
+    """The sequence number to resume after: the `Last-Event-ID` header wins over the query parameter. (A number past
+    the execution's last event is taken as its last: see `event_stream`.)"""
     if header is not None and header.strip().isdigit():
-        return int(header.strip())
+        digits = header.strip()
+        return int(digits) if len(digits) <= 18 else 10**18  # (int() refuses thousands of digits)
     return query or 0
 
 
@@ -95,8 +97,11 @@ async def _frames(
 async def event_stream(
     ports: Ports, organization_id: str, execution_id: str, after_seq: int, options: StreamOptions, status: int = 200
 ) -> Stream:
-    """404 before the stream starts when the execution is not the caller's; then the events, live."""
-    await executions.get_execution(ports, organization_id, execution_id)
+    """404 before the stream starts when the execution is not the caller's; then the events, live. A stream asked
+    to resume past the last event resumes after the last event: the events it claims to have seen do not exist,
+    and the node's broadcast of the execution, which it may start, must not wait for them."""
+    execution = await executions.get_execution(ports, organization_id, execution_id)
+    after_seq = min(after_seq, execution.last_seq)
     headers: dict[str, Any] = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return EventStream(
         Followed(ports, organization_id, execution_id, after_seq, options),

@@ -244,3 +244,29 @@ def test_an_idle_stream_gets_keepalives_and_ends_on_cancel(server: Server) -> No
     frames = sse(text)
     assert frames[-1]["event"] == "done"
     assert '"status":"cancelled"' in frames[-1]["data"]
+
+
+def test_a_stream_resumed_at_or_past_the_end_leaves_the_next_streams_whole(server: Server) -> None:
+    """A browser reconnects after `done` with the last id (or a client sends one past the end, or absurdly long):
+    its stream ends at once, and the streams opened after it on the node still get every event and the end (an
+    idle stream, a keep-alive every second here, has missed them)."""
+    with server.client() as client:
+        queue_id = make_queue(client)
+        agent_id = make_agent(client)
+        execution = run(client, agent_id, queue_id, "p")
+        assert client.post(f"/api/v1/executions/{execution['id']}/cancel").status_code == 200
+        path = f"/api/v1/executions/{execution['id']}/stream"
+
+        def frames(headers: dict[str, str]) -> list[str]:
+            text = ""
+            with client.stream("GET", path, headers=headers) as response:
+                assert response.status_code == 200
+                for chunk in response.iter_text():
+                    text += chunk
+                    if ": keep-alive" in text:
+                        break
+            return [block.split("\n")[0] for block in text.split("\n\n") if block.startswith(("id:", ":"))]
+
+        for last in ("3", "99999999999999999999", "9" * 5000):
+            assert frames({"Last-Event-ID": last}) == []
+            assert frames({}) == ["id: 1", "id: 2", "id: 3"]

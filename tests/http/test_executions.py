@@ -338,3 +338,14 @@ def test_numbers_beyond_what_the_stores_keep_are_422(client: TestClient[Any]) ->
     top = {"worker_id": "w1", "environment_name": "e", "tasks_processed": 2**63 - 1}
     assert client.post("/api/v1/workers/heartbeat", json=top).status_code == 200
     assert client.get("/api/v1/workers/w1").json()["tasks_processed"] == 2**63 - 1
+
+
+def test_an_events_page_past_the_end_is_empty(client: TestClient[Any]) -> None:
+    agent = create_agent(client)
+    _, queue_id = setup_queue(client)
+    execution = execute(client, agent["id"], queue_id)
+    client.post(f"/api/v1/executions/{execution['id']}/cancel")
+    for offset in (3, 2**31, 2**62):  # past what any store's sequence numbers reach, too
+        page = client.get(f"/api/v1/executions/{execution['id']}/events?offset={offset}")
+        assert page.status_code == 200, page.text
+        assert (page.json()["items"], page.json()["total"]) == ([], 3)

@@ -173,3 +173,23 @@ async def test_a_follower_that_goes_away_while_waiting_leaves_the_read_and_the_o
     assert [[e.seq for e in answer] for answer in answers] == [[1, 2]] * 3
     assert reads == 1
     assert waiting[0].cancelled()
+
+
+async def test_a_first_read_at_the_end_of_the_log_says_nothing_of_the_events_before() -> None:
+    """A reader that resumed at the end (a browser reconnecting after `done`) must not make the cache answer
+    "nothing after 0", nor "nothing after 2", to the readers that come next."""
+    from controlplane_adapters.memory.bus import LocalEventBus
+
+    log = [event(seq) for seq in range(1, 8)]
+    reads: list[int] = []
+
+    async def fetch(org: str, execution_id: str, after: int) -> list[ExecutionEvent]:
+        reads.append(after)
+        return [e for e in log if e.seq > after]
+
+    tail = EventTail(fetch, bus=LocalEventBus())
+    assert await tail.after("org", "e", 7) == []
+    assert await tail.after("org", "e", 7) == [], "at the end: answered from the cache"
+    assert reads == [7]
+    assert [e.seq for e in await tail.after("org", "e", 0)] == list(range(1, 8))
+    assert [e.seq for e in await tail.after("org", "e", 2)] == list(range(3, 8))

@@ -22,16 +22,24 @@ class _Tail:
     reading: bool = False  # a read is in flight: every other follower waits for it
     waiting: list[asyncio.Future[None]] = field(default_factory=list)  # theirs, each its own (see `after`)
     subscription: Subscription | None = None  # the execution's wake-ups, seen by the cache itself
-    fetched: bool = False
+    # The cache holds every event after `base` (as of its last read); None until a read. A first read after seq N
+    # learns nothing of the events up to N: `current(0)` must not say "nothing after 0" because a reader that
+    # resumed at the end of the log found nothing after N.
+    base: int | None = None
     stale: bool = True  # something was published since the last read began
 
     @property
     def last_seq(self) -> int:
-        return self.seqs[-1] if self.seqs else 0
+        """The last event the cache knows of (held, or, for an empty cache, the sequence number it read after)."""
+        return self.seqs[-1] if self.seqs else (self.base or 0)
+
+    def knows(self, seq: int) -> bool:
+        """Every event after `seq` that the last read found is in the cache."""
+        return self.base is not None and self.base <= seq
 
     def covers(self, seq: int) -> bool:
         """The cache holds every event after `seq` it knows of, and at least one."""
-        return bool(self.seqs) and self.seqs[0] <= seq + 1 and seq < self.seqs[-1]
+        return self.knows(seq) and bool(self.seqs) and seq < self.seqs[-1]
 
     def after(self, seq: int) -> list[ExecutionEvent]:
         return self.events[bisect.bisect_right(self.seqs, seq) :]
@@ -40,7 +48,7 @@ class _Tail:
         """Nothing follows `seq`: it is the last event read, and nothing was published since that read began
         (events are published after they commit, so one committed later would have marked the cache stale).
         Only meaningful when no read is under way: a read in flight has cleared the staleness it will answer."""
-        if self.subscription is None or not self.fetched or seq != self.last_seq:
+        if self.subscription is None or not self.knows(seq) or seq != self.last_seq:
             return False
         if self.subscription.take():
             self.stale = True
@@ -88,7 +96,7 @@ class EventTail:
             if tail.current(seq):
                 return []
             break
-        if tail.seqs and tail.seqs[0] > seq + 1:
+        if tail.base is not None and seq < tail.base:
             return await self._fetch(organization_id, execution_id, seq)  # older than the cache holds
         tail.reading = True
         try:
@@ -104,6 +112,8 @@ class EventTail:
         if tail.subscription is not None:
             tail.subscription.take()  # what is published from here on marks the cache stale again
         tail.stale = False
+        if tail.base is None:
+            tail.base = seq  # what this read brings is every event after seq
         try:
             while True:  # to the end of the log, so that the cache is complete as of this read
                 fresh = await self._fetch(organization_id, execution_id, max(seq, tail.last_seq))
@@ -116,9 +126,9 @@ class EventTail:
         except BaseException:
             tail.stale = True
             raise
-        tail.fetched = True
         answer = tail.after(seq)
         if len(tail.seqs) > MAX_EVENTS_KEPT:  # keep the recent half; laggards read the log directly
+            tail.base = tail.seqs[MAX_EVENTS_KEPT // 2 - 1]
             del tail.events[: MAX_EVENTS_KEPT // 2], tail.seqs[: MAX_EVENTS_KEPT // 2]
         return answer
 

@@ -403,7 +403,12 @@ async def list_events(ports: Ports, organization_id: str, execution_id: str, pag
     """Events in sequence order; `offset` skips that many (so it equals the last sequence number seen)."""
     async with ports.read() as uow:
         execution = await _require(uow, organization_id, execution_id)
-        items = await uow.executions.events_after(organization_id, execution_id, page.offset, page.limit)
+        past_the_end = page.offset >= execution.last_seq  # (an offset no store's sequence numbers reach included)
+        items = (
+            []
+            if past_the_end
+            else await uow.executions.events_after(organization_id, execution_id, page.offset, page.limit)
+        )
     return Page(items=items, total=execution.last_seq, limit=page.limit, offset=page.offset)
 
 
