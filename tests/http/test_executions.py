@@ -196,6 +196,10 @@ def test_an_expired_lease_is_requeued_then_failed(client: TestClient[Any], clock
     assert final["status"] == "failed"
     assert "lease expired" in final["error"]
     assert lease(client, queue_id) is None
+    late = {"worker_id": "w3", "attempt": 3, "status": "failed", "error": "the worker's own error"}
+    refused = client.post(f"/api/v1/executions/{execution['id']}/complete", json=late)
+    assert refused.status_code == 409, "not a repeat of the reaper's failure: the lease had expired"
+    assert refused.json()["error"]["code"] == "STALE_ATTEMPT"
 
 
 def test_heartbeats_keep_a_lease_alive(client: TestClient[Any], clock: Any) -> None:

@@ -320,6 +320,8 @@ async def complete(ports: Ports, organization_id: str, execution_id: str, comman
             and execution.attempt == command.attempt
             and execution.worker_id == command.worker_id
             and execution.status is command.status
+            and execution.response == command.response
+            and execution.error == command.error  # (the reaper's failure of an expired lease is not this one)
         ):
             return execution
         _check_lease(execution, command.worker_id, command.attempt)
