@@ -21,6 +21,7 @@ from controlplane_domain.usecases.api_keys import REVOCATIONS, authenticate_api_
 log = logging.getLogger(__name__)
 
 MAX_CACHED_KEYS = 10_000
+MAX_TOKEN_LENGTH = 8192  # longer bearer tokens are refused unread (no signature check, no JSON parse)
 
 
 def looks_like_jwt(token: str) -> bool:
@@ -191,6 +192,8 @@ class CredentialVerifier:
         self._stored_keys = stored_keys
 
     async def verify(self, token: str) -> Principal:
+        if len(token) > MAX_TOKEN_LENGTH:
+            raise Unauthenticated()
         if looks_like_jwt(token):
             if "jwt" not in self._settings.methods:
                 raise Unauthenticated()

@@ -36,6 +36,7 @@ BAD_CREDENTIALS = {
     "hs512": bearer(make_jwt("acme", algorithm="HS512")),
     "malformed jwt": bearer("abc.def.ghi"),
     "exp beyond a float": bearer(make_jwt("acme", expires_in=10**400)),  # signed, but no time
+    "token over 8 KiB": bearer(make_jwt("acme", padding="x" * 8192)),  # signed, but refused unread
 }
 
 
