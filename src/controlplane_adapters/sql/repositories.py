@@ -164,9 +164,10 @@ def _set_member(member: bool) -> sa.Select[Any]:
     def elsewhere(column: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         return column.is_distinct_from(team_id) if member else column == team_id
 
+    wanted = sa.exists().where(elsewhere(agent.c.team_id))  # the snapshot's agent is where the change moves it from
     bumped = (
         tm.update()
-        .where(tm.c.organization_id == organization, tm.c.id == team_id, sa.exists().where(elsewhere(agent.c.team_id)))
+        .where(tm.c.organization_id == organization, tm.c.id == team_id, wanted)
         .values(updated_at=now)
         .returning(*tm.columns)
         .cte("bumped")
@@ -190,7 +191,7 @@ def _set_member(member: bool) -> sa.Select[Any]:
             *tm.columns,
             *(bumped.c[column.name].label(f"bumped_{column.name}") for column in tm.columns),
             sa.exists(sa.select(agent.c.team_id)).label("agent_found"),
-            sa.exists().where(elsewhere(agent.c.team_id)).label("wanted"),
+            wanted.label("wanted"),
         )
         .select_from(one.outerjoin(tm, team_of).outerjoin(bumped, sa.true()))
         .add_cte(moved),

@@ -103,17 +103,15 @@ async def flush_heartbeats(ports: Ports) -> int:
     reports = buffer.drain() if buffer is not None else []
     if not reports or buffer is None:
         return 0
-    try:
-        await _save_reports(ports, reports)
-    except Exception:
-        if len(reports) == 1:
+    if len(reports) > 1:  # (one report alone is what `_save_each` writes, without a second try)
+        try:
+            await _save_reports(ports, reports)
+            return len(reports)
+        except Exception as exc:  # some report may be at fault: each on its own
+            log.info("writing %d heartbeat reports failed (%r); writing each on its own", len(reports), exc)
+        except BaseException:  # cancelled: the reports wait for the next flush
             buffer.restore(reports)
             raise
-    except BaseException:  # cancelled: the reports wait for the next flush
-        buffer.restore(reports)
-        raise
-    else:
-        return len(reports)
     return await _save_each(ports, buffer, reports)
 
 
