@@ -28,6 +28,10 @@ def has_nul(body: bytes) -> bool:
     return b"\\u0000" in body and _NUL.search(body) is not None
 
 
+# What msgspec raises, besides DecodeError, for bytes it cannot read as JSON: not UTF-8, or nested too deeply.
+UNREADABLE_JSON = (UnicodeDecodeError, RecursionError)
+
+
 def _unreadable(exc: UnicodeDecodeError | RecursionError) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return f"invalid UTF-8 (byte {exc.start})"
@@ -67,7 +71,7 @@ class StrictJSONBody(AbstractDTO[Any]):
             raise ValidationFailed("", "text must not contain NUL (\\u0000) characters")
         try:
             return msgspec.json.decode(value, type=kind, strict=True)
-        except (UnicodeDecodeError, RecursionError) as exc:  # not UTF-8, or nested deeper than a body can be
+        except UNREADABLE_JSON as exc:
             raise msgspec.DecodeError(f"JSON is malformed: {_unreadable(exc)}") from exc
 
     def decode_builtins(self, value: dict[str, Any]) -> Any:

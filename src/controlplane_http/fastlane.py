@@ -29,7 +29,7 @@ from litestar.serialization import encode_json
 from litestar.types import Empty
 
 from controlplane_domain.principal import Principal, Role
-from controlplane_http.body import StrictJSONBody, has_nul
+from controlplane_http.body import UNREADABLE_JSON, StrictJSONBody, has_nul
 from controlplane_http.errors import handle_exception
 from controlplane_http.middleware import ASGIApp, Message, Receive, Scope, Send
 from controlplane_http.security import READ_METHODS
@@ -199,7 +199,7 @@ class FastLane:
             return _Fallback(receive, messages)
         try:
             return msgspec.json.decode(body, type=kind, strict=True)
-        except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        except (msgspec.ValidationError, msgspec.DecodeError, *UNREADABLE_JSON):
             return _Fallback(receive, messages)  # Litestar's path answers it (a 400 or a 422 in the envelope)
 
 
