@@ -7,6 +7,7 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.sql.database import SqlUnitOfWork
+from controlplane_domain.teams import Team
 from tests.contract.conftest import behind
 from tests.contract.test_repositories import T0, agent, team
 
@@ -37,42 +38,37 @@ async def test_a_removal_that_waited_for_a_move_to_another_team_does_not_undo_it
     assert moved.team_id == "org-a-team-c"
 
 
-async def test_an_add_that_waited_for_a_rename_of_the_team_answers_with_the_new_name(
-    postgres_engine: AsyncEngine, postgres_url: str
-) -> None:
-    async with SqlUnitOfWork(postgres_engine) as work:
+async def _seed_team_b_and_agent_a(engine: AsyncEngine) -> None:
+    async with SqlUnitOfWork(engine) as work:
         await work.teams.add(team("b"))
         await work.agents.add(agent("a"))
         await work.commit()
 
-    async def add_to_b() -> str | None:
-        async with SqlUnitOfWork(postgres_engine) as work:
-            found, _ = await work.teams.set_member("org-a", "org-a-team-b", "org-a-a", True, T0 + timedelta(1))
-            await work.commit()
-        return found.name if found else None
 
+async def _add_a_to_b(engine: AsyncEngine) -> tuple[Team | None, bool]:
+    async with SqlUnitOfWork(engine) as work:
+        answer = await work.teams.set_member("org-a", "org-a-team-b", "org-a-a", True, T0 + timedelta(1))
+        await work.commit()
+    return answer
+
+
+async def test_an_add_that_waited_for_a_rename_of_the_team_answers_with_the_new_name(
+    postgres_engine: AsyncEngine, postgres_url: str
+) -> None:
+    await _seed_team_b_and_agent_a(postgres_engine)
     rename = ["UPDATE teams SET name = 'renamed' WHERE id = 'org-a-team-b'"]
-    assert await behind(postgres_url, rename, add_to_b()) == "renamed"
+    found, _ = await behind(postgres_url, rename, _add_a_to_b(postgres_engine))
+    assert found is not None
+    assert found.name == "renamed"
 
 
 async def test_an_add_that_waited_for_a_delete_of_the_team_finds_no_team(
     postgres_engine: AsyncEngine, postgres_url: str
 ) -> None:
-    async with SqlUnitOfWork(postgres_engine) as work:
-        await work.teams.add(team("b"))
-        await work.agents.add(agent("a"))
-        await work.commit()
-
-    async def add_to_b() -> tuple[bool, bool]:
-        async with SqlUnitOfWork(postgres_engine) as work:
-            found, agent_found = await work.teams.set_member(
-                "org-a", "org-a-team-b", "org-a-a", True, T0 + timedelta(1)
-            )
-            await work.commit()
-        return found is not None, agent_found
-
+    await _seed_team_b_and_agent_a(postgres_engine)
     delete = ["DELETE FROM teams WHERE id = 'org-a-team-b'"]
-    assert await behind(postgres_url, delete, add_to_b()) == (False, True)  # the use case's 404 for the team
+    found, agent_found = await behind(postgres_url, delete, _add_a_to_b(postgres_engine))
+    assert (found, agent_found) == (None, True)  # the use case's 404 for the team
     async with SqlUnitOfWork(postgres_engine) as work:
         left = await work.agents.get("org-a", "org-a-a")
     assert left is not None
