@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import uuid
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
+from controlplane_domain.executions import TargetType
+from controlplane_domain.usecases import executions as usecases
 from tests.http.test_agents import assert_validation, create_agent
 from tests.http.test_teams import create_team
+from tests.support import DEFAULT_ORG, SERVICE_KEY
 
 
 def setup_queue(client: TestClient[Any], name: str = "default") -> tuple[str, str]:
@@ -353,3 +358,55 @@ def test_an_events_page_past_the_end_is_empty(client: TestClient[Any]) -> None:
         page = client.get(f"/api/v1/executions/{execution['id']}/events?offset={offset}")
         assert page.status_code == 200, page.text
         assert (page.json()["items"], page.json()["total"]) == ([], 3)
+
+
+def test_a_worker_that_hangs_up_as_work_arrives_leaves_it_in_the_queue(client: TestClient[Any]) -> None:
+    """The worker's long poll is woken by an execute, and the worker hangs up in the same moment: the poll answers
+    a 204 nobody reads, and the execution waits in the queue for the next worker with its first attempt unspent."""
+    agent = create_agent(client)
+    _, queue_id = setup_queue(client)
+    ports = client.app.state["ports"]
+    body = json.dumps({"worker_id": "w1", "wait_seconds": 30}).encode()
+    path = f"/api/v1/worker-queues/{queue_id}/lease"
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8001),
+        "headers": [
+            (b"authorization", f"Bearer {SERVICE_KEY}".encode()),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }  # fmt: skip
+
+    async def hang_up_as_work_arrives() -> list[dict[str, Any]]:
+        polling, hung_up = asyncio.Event(), asyncio.Event()
+        reads = 0
+
+        async def receive() -> dict[str, Any]:
+            nonlocal reads
+            reads += 1
+            if reads == 1:
+                return {"type": "http.request", "body": body, "more_body": False}
+            polling.set()  # the body is read: the server watches for the hang-up while it waits for work
+            await hung_up.wait()
+            return {"type": "http.disconnect"}
+
+        sent: list[dict[str, Any]] = []
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        call = asyncio.ensure_future(client.app(scope, receive, send))  # type: ignore[arg-type]
+        await polling.wait()
+        command = usecases.ExecuteCommand(prompt="hello", worker_queue_id=queue_id)
+        await usecases.execute(ports, DEFAULT_ORG, TargetType.AGENT, agent["id"], command)  # wakes the poll
+        hung_up.set()
+        await call
+        return sent
+
+    sent = client.blocking_portal.call(hang_up_as_work_arrives)
+    assert sent[0]["status"] == 204
+    leased = lease(client, queue_id, "w2")
+    assert leased is not None
+    assert (leased["attempt"], leased["execution"]["worker_id"]) == (1, "w2")

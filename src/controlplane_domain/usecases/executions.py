@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -272,22 +274,73 @@ async def _work_waiting(ports: Ports, organization_id: str, queue_id: str) -> bo
 
 
 async def lease(ports: Ports, organization_id: str, queue_id: str, worker_id: str, wait_seconds: float) -> Lease | None:
-    """Long poll: return as soon as work is leased, or None after `wait_seconds` without work."""
+    """Long poll: return as soon as work is leased, or None after `wait_seconds` without work.
+
+    Cancelling it (the worker hung up) loses no work: a lease being recorded at that moment is finished, then
+    handed back to the queue (`hand_back`), and the cancellation goes on."""
     deadline = time.monotonic() + wait_seconds
     subscription = ports.bus.subscribe(f"queue:{queue_id}") if ports.bus is not None else None
     try:
-        found = await try_lease(ports, organization_id, queue_id, worker_id)
+        found = await _lease_whole(ports, organization_id, queue_id, worker_id)
         while found is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or subscription is None:
                 return None
             await subscription.wait(remaining)
             if await _work_waiting(ports, organization_id, queue_id):
-                found = await try_lease(ports, organization_id, queue_id, worker_id)
+                found = await _lease_whole(ports, organization_id, queue_id, worker_id)
         return found
     finally:
         if subscription is not None:
             subscription.close()
+
+
+async def _lease_whole(ports: Ports, organization_id: str, queue_id: str, worker_id: str) -> Lease | None:
+    """`try_lease`, which a cancellation does not cut short: cut in the middle, its transaction may have committed
+    or not (and the worker's move to the queue, after it, may be undone). Cancelled, it waits for the lease to be
+    recorded, hands it back, and raises the cancellation."""
+    leasing = asyncio.ensure_future(try_lease(ports, organization_id, queue_id, worker_id))
+    try:
+        return await asyncio.shield(leasing)
+    except asyncio.CancelledError:
+        found = None
+        with contextlib.suppress(DomainError):  # then no lease was recorded (the queue was deleted meanwhile, say)
+            found = await leasing
+        if found is not None:
+            await hand_back(ports, found.execution)
+        raise
+
+
+@retry_transient
+async def hand_back(ports: Ports, leased: Execution) -> Execution | None:
+    """Give a lease that never reached its worker (it hung up first) back to its queue, without spending an
+    attempt: queued again, with the attempt it had before (the next lease gives the same number again; a lease is
+    fenced by worker and attempt together, so this worker's number reused by another is still refused to it). An
+    execution whose cancellation was asked for meanwhile is cancelled instead. Nothing changes when the lease is no
+    longer current (it expired and was reaped, say); the execution as it then is, or None when it is gone."""
+
+    def give_back(execution: Execution, now: datetime) -> Change | Execution:
+        if (
+            execution.status is not S.RUNNING
+            or execution.worker_id != leased.worker_id
+            or execution.attempt != leased.attempt
+        ):
+            return execution
+        if execution.cancel_requested:
+            changed = execution.transition(S.CANCELLED, now, error="cancelled before its worker started it")
+            return changed, [_status(changed), _done(changed)]
+        changed = execution.transition(
+            S.QUEUED, now, attempt=execution.attempt - 1, worker_id=None, lease_expires_at=None
+        )
+        return changed, [_status(changed, reason="handed back: the worker hung up before the lease reached it")]
+
+    try:
+        handed = await _change(ports, leased.organization_id, leased.id, give_back)
+    except NotFound:
+        return None
+    if handed.status is S.QUEUED:
+        await _publish(ports, f"queue:{handed.worker_queue_id}")
+    return handed
 
 
 @retry_transient

@@ -245,12 +245,14 @@ class LeaseController(Controller):
                 usecases.lease(ports, organization_id, queue_id, data.worker_id, data.wait_seconds)
             )
             gone = asyncio.create_task(_disconnected(request))
-            await asyncio.wait({polling, gone}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait({polling, gone}, return_when=asyncio.FIRST_COMPLETED)
             gone.cancel()
-            if not polling.done():  # the worker hung up: stop waiting for it
-                polling.cancel()
+            if gone in done:  # the worker hung up: stop waiting for it, and give back what it can no longer get
+                polling.cancel()  # (a lease being recorded is handed back by the use case)
                 with contextlib.suppress(asyncio.CancelledError):
-                    await polling
+                    found = await polling
+                    if found is not None:  # leased in the same turn as the hang-up
+                        await usecases.hand_back(ports, found.execution)
                 return Response(None, status_code=204)
             leased = polling.result()
         if leased is None:

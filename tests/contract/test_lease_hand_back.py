@@ -1,0 +1,105 @@
+"""A lease that never reached its worker (it hung up) goes back to its queue without spending an attempt."""
+
+# ruff: noqa: S608  (the holder's SQL names ids the tests generated)
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import asyncpg
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from controlplane_adapters.clock import SystemClock, UuidGenerator
+from controlplane_adapters.sql.database import SqlUnitOfWork
+from controlplane_adapters.sql.notify import asyncpg_dsn
+from controlplane_domain.executions import EventType, ExecutionStatus, TargetType
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.ports import Ports
+from controlplane_domain.usecases import agents, environments, executions, workers
+from tests.support import memory_ports
+
+ORG = "org-a"
+S = ExecutionStatus
+
+
+async def _queued(ports: Ports) -> tuple[str, str]:
+    """A queue holding one queued execution of an agent: (queue id, execution id)."""
+    agent = await agents.create_agent(ports, ORG, agents.CreateAgent(name="a"))
+    environment = await environments.create_environment(ports, ORG, environments.CreateEnvironment(name="e"))
+    queue = (await environments.create_queue(ports, ORG, environment.id, environments.CreateQueue(name="q"))).queue
+    command = executions.ExecuteCommand(prompt="do it", worker_queue_id=queue.id)
+    execution = await executions.execute(ports, ORG, TargetType.AGENT, agent.id, command)
+    return queue.id, execution.id
+
+
+async def _statuses(ports: Ports, execution_id: str) -> list[tuple[str, int, str | None]]:
+    page = await executions.list_events(ports, ORG, execution_id, PageRequest(limit=100, offset=0))
+    return [
+        (event.data["status"], event.data["attempt"], event.data.get("reason"))
+        for event in page.items
+        if event.type is EventType.STATUS
+    ]
+
+
+async def test_a_long_poll_cancelled_while_its_lease_is_recorded_hands_the_lease_back(
+    postgres_engine: AsyncEngine, postgres_url: str
+) -> None:
+    """The worker hangs up (the server cancels its long poll) after the lease committed, while the worker's move to
+    the queue waits for a lock: the execution is queued again, and the next lease is attempt 1, not 2."""
+    ports = Ports(uow=lambda: SqlUnitOfWork(postgres_engine), clock=SystemClock(), ids=UuidGenerator())
+    queue_id, execution_id = await _queued(ports)
+    await workers.record_heartbeat(ports, ORG, workers.RecordHeartbeat(worker_id="w", environment_name="e"))
+    holder = await asyncpg.connect(asyncpg_dsn(postgres_url))
+    observer = await asyncpg.connect(asyncpg_dsn(postgres_url))
+    try:
+        transaction = holder.transaction()
+        await transaction.start()
+        await holder.execute(f"SELECT 1 FROM workers WHERE organization_id = '{ORG}' AND worker_id = 'w' FOR UPDATE")
+        polling = asyncio.ensure_future(executions.lease(ports, ORG, queue_id, "w", wait_seconds=5))
+        query = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        deadline = time.monotonic() + 10
+        while not await observer.fetchval(query):  # the lease is committed; the worker's move waits for the holder
+            assert time.monotonic() < deadline, "the lease never waited for the worker's row"
+            await asyncio.sleep(0.01)
+        polling.cancel()
+        await transaction.commit()
+        with pytest.raises(asyncio.CancelledError):
+            await polling
+    finally:
+        await holder.close()
+        await observer.close()
+    handed = await executions.get_execution(ports, ORG, execution_id)
+    assert (handed.status, handed.attempt, handed.worker_id, handed.lease_expires_at) == (S.QUEUED, 0, None, None)
+    again = await executions.try_lease(ports, ORG, queue_id, "w2")
+    assert again is not None
+    assert (again.execution.id, again.execution.attempt) == (execution_id, 1)
+    reason = "handed back: the worker hung up before the lease reached it"
+    assert await _statuses(ports, execution_id) == [
+        ("queued", 0, None), ("running", 1, None), ("queued", 0, reason), ("running", 1, None)
+    ]  # fmt: skip
+
+
+async def test_a_lease_handed_back_after_a_cancellation_was_asked_for_is_cancelled() -> None:
+    ports = memory_ports(SystemClock())
+    queue_id, execution_id = await _queued(ports)
+    leased = await executions.try_lease(ports, ORG, queue_id, "w")
+    assert leased is not None
+    await executions.cancel(ports, ORG, execution_id)
+    handed = await executions.hand_back(ports, leased.execution)
+    assert handed is not None
+    assert (handed.status, handed.attempt) == (S.CANCELLED, 1)
+    assert await executions.try_lease(ports, ORG, queue_id, "w") is None
+
+
+async def test_a_lease_that_is_no_longer_current_is_not_handed_back() -> None:
+    ports = memory_ports(SystemClock())
+    queue_id, execution_id = await _queued(ports)
+    leased = await executions.try_lease(ports, ORG, queue_id, "w")
+    assert leased is not None
+    done = executions.CompleteCommand(worker_id="w", attempt=1, status=S.COMPLETED, response="ok")
+    await executions.complete(ports, ORG, execution_id, done)
+    handed = await executions.hand_back(ports, leased.execution)
+    assert handed is not None
+    assert (handed.status, handed.attempt, handed.response) == (S.COMPLETED, 1, "ok")
