@@ -10,15 +10,45 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 AUTH_METHODS = frozenset({"api_key", "jwt"})
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
+MEMORY_URL = "memory://"
+DATABASE_DRIVERS = {
+    "sqlite+aiosqlite": "sqlite+aiosqlite:///PATH",
+    "postgresql+asyncpg": "postgresql+asyncpg://USER:PASS@HOST:PORT/DB",
+}
+REDIS_SCHEMES = ("redis://", "rediss://")
+MAX_PORT = 65535
+MAX_RATE_PER_MINUTE = 1_000_000
+MAX_BODY_BYTES = 1024**3
+MAX_LEASE_TIMEOUT_SECONDS = 86_400
+# The YAML file's keys, section by section ("" is the top level); any other key is refused (a typo such as
+# `databse:` would otherwise leave the server on its default store without a word).
+YAML_KEYS: dict[str, frozenset[str]] = {
+    "": frozenset({"server", "database", "redis"}),
+    "server": frozenset({
+        "host", "port", "default_organization", "auth", "rate_limit_per_minute", "worker_rate_limit_per_minute",
+        "max_body_bytes",
+    }),
+    "server.auth": frozenset({
+        "required", "methods", "api_key_header", "jwt_secret", "api_key", "jwt_audience", "jwt_issuer",
+    }),
+    "database": frozenset({"url", "auto_migrate"}),
+    "redis": frozenset({"url"}),
+}  # fmt: skip
 _REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^env:([A-Za-z_][A-Za-z0-9_]*)$")
 
 
 class ConfigError(ValueError):
     """A setting has a value the service cannot start with."""
+
+
+class StartupFailed(RuntimeError):
+    """The store cannot be used: unreachable, or its schema is not one this release can run on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +108,68 @@ def parse_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = 
 
 
 def _methods(name: str, value: Any) -> frozenset[str]:
-    items = [part.strip() for part in value.split(",")] if isinstance(value, str) else list(value or [])
+    if isinstance(value, str):
+        items = [part.strip() for part in value.split(",")]
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        items = [item.strip() for item in value]
+    else:
+        raise ConfigError(f"{name} must list one or more of api_key, jwt; got {value!r}")
     methods = frozenset(item for item in items if item)
     unknown = methods - AUTH_METHODS
     if unknown or not methods:
         raise ConfigError(f"{name} must list one or more of api_key, jwt; got {value!r}")
     return methods
+
+
+def database_url(name: str, value: str) -> str:
+    """`value` if it names a store the service runs on: `memory://`, SQLite through aiosqlite with a file, or
+    Postgres through asyncpg."""
+    if value == MEMORY_URL:
+        return value
+    expected = f"{MEMORY_URL}, {' or '.join(DATABASE_DRIVERS.values())}"
+    try:
+        url = make_url(value)
+    except ArgumentError:
+        raise ConfigError(f"{name} must be a database URL ({expected}), got {value!r}") from None
+    if url.drivername not in DATABASE_DRIVERS:
+        raise ConfigError(
+            f"{name} must use one of the drivers {', '.join(DATABASE_DRIVERS)} ({expected}); got {url.drivername!r}"
+        )
+    if url.drivername.startswith("sqlite") and url.database in (None, "", ":memory:"):
+        raise ConfigError(
+            f"{name} must name a SQLite file (for a store that is not kept, use {MEMORY_URL}); got {value!r}"
+        )
+    return value
+
+
+def redis_url(name: str, value: str) -> str | None:
+    """`value` if it is a Redis URL the rate limiter can use; empty means none."""
+    if not value:
+        return None
+    if not value.startswith(REDIS_SCHEMES):
+        raise ConfigError(f"{name} must start with redis:// or rediss://, got {value!r}")
+    return value
+
+
+def _text(name: str, value: Any) -> str:
+    if isinstance(value, (Mapping, list)):
+        raise ConfigError(f"{name} must be a single value, got {value!r}")
+    return str(value)
+
+
+def _check_keys(path: Path, data: Mapping[Any, Any], section: str = "") -> None:
+    """Refuse keys the file may not hold, and sections that are not mappings."""
+    for key, value in data.items():
+        dotted = f"{section}.{key}" if section else str(key)
+        known = YAML_KEYS[section]
+        if key not in known:
+            raise ConfigError(
+                f"configuration file {path}: unknown key {dotted!r} (known here: {', '.join(sorted(known))})"
+            )
+        if dotted in YAML_KEYS and value is not None:
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"configuration file {path}: {dotted} must be a mapping, got {value!r}")
+            _check_keys(path, value, dotted)
 
 
 def _resolve_reference(value: str, env: Mapping[str, str]) -> str | None:
@@ -105,11 +191,12 @@ def _dig(data: Mapping[str, Any], dotted: str) -> Any:
 
 def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read configuration file {path}: {exc}") from exc
     if not isinstance(data, Mapping):
         raise ConfigError(f"configuration file {path} must hold a mapping")
+    _check_keys(path, data)
     settings = Settings()
     auth = settings.auth
     if (value := _dig(data, "server.auth.required")) is not None:
@@ -117,35 +204,41 @@ def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
     if (value := _dig(data, "server.auth.methods")) is not None:
         auth = replace(auth, methods=_methods("server.auth.methods", value))
     if (value := _dig(data, "server.auth.api_key_header")) is not None:
-        auth = replace(auth, api_key_header=str(value))
+        auth = replace(auth, api_key_header=_text("server.auth.api_key_header", value))
     if (value := _dig(data, "server.auth.jwt_secret")) is not None:
-        auth = replace(auth, jwt_secret=_resolve_reference(str(value), env))
+        auth = replace(auth, jwt_secret=_resolve_reference(_text("server.auth.jwt_secret", value), env))
     if (value := _dig(data, "server.auth.jwt_audience")) is not None:
-        auth = replace(auth, jwt_audience=str(value))
+        auth = replace(auth, jwt_audience=_text("server.auth.jwt_audience", value))
     if (value := _dig(data, "server.auth.jwt_issuer")) is not None:
-        auth = replace(auth, jwt_issuer=str(value))
+        auth = replace(auth, jwt_issuer=_text("server.auth.jwt_issuer", value))
     if (value := _dig(data, "server.auth.api_key")) is not None:
-        settings = replace(settings, service_api_key=_resolve_reference(str(value), env))
+        settings = replace(settings, service_api_key=_resolve_reference(_text("server.auth.api_key", value), env))
     if (value := _dig(data, "server.host")) is not None:
-        settings = replace(settings, host=str(value))
+        settings = replace(settings, host=_text("server.host", value))
     if (value := _dig(data, "server.port")) is not None:
-        settings = replace(settings, port=parse_int("server.port", value, maximum=65535))
+        settings = replace(settings, port=parse_int("server.port", value, maximum=MAX_PORT))
     if (value := _dig(data, "database.url")) is not None:
-        settings = replace(settings, database_url=str(value))
+        settings = replace(settings, database_url=database_url("database.url", _text("database.url", value)))
     if (value := _dig(data, "database.auto_migrate")) is not None:
         settings = replace(settings, auto_migrate=parse_bool("database.auto_migrate", value))
     if (value := _dig(data, "server.rate_limit_per_minute")) is not None:
-        settings = replace(settings, rate_limit_per_minute=parse_int("server.rate_limit_per_minute", value))
+        settings = replace(
+            settings,
+            rate_limit_per_minute=parse_int("server.rate_limit_per_minute", value, maximum=MAX_RATE_PER_MINUTE),
+        )
     if (value := _dig(data, "server.worker_rate_limit_per_minute")) is not None:
         settings = replace(
-            settings, worker_rate_limit_per_minute=parse_int("server.worker_rate_limit_per_minute", value)
+            settings,
+            worker_rate_limit_per_minute=parse_int(
+                "server.worker_rate_limit_per_minute", value, maximum=MAX_RATE_PER_MINUTE
+            ),
         )
     if (value := _dig(data, "server.max_body_bytes")) is not None:
-        settings = replace(settings, max_body_bytes=parse_int("server.max_body_bytes", value))
+        settings = replace(settings, max_body_bytes=parse_int("server.max_body_bytes", value, maximum=MAX_BODY_BYTES))
     if (value := _dig(data, "redis.url")) is not None:
-        settings = replace(settings, redis_url=str(value))
+        settings = replace(settings, redis_url=redis_url("redis.url", _text("redis.url", value)))
     if (value := _dig(data, "server.default_organization")) is not None:
-        settings = replace(settings, default_organization=str(value))
+        settings = replace(settings, default_organization=_text("server.default_organization", value))
     return replace(settings, auth=auth)
 
 
@@ -175,7 +268,9 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         leeway = parse_int("CONTROLPLANE_JWT_LEEWAY_SECONDS", env["CONTROLPLANE_JWT_LEEWAY_SECONDS"], minimum=0)
         auth = replace(auth, jwt_leeway_seconds=leeway)
     if "CONTROLPLANE_DATABASE_URL" in env:
-        settings = replace(settings, database_url=env["CONTROLPLANE_DATABASE_URL"])
+        settings = replace(
+            settings, database_url=database_url("CONTROLPLANE_DATABASE_URL", env["CONTROLPLANE_DATABASE_URL"])
+        )
     if "CONTROLPLANE_AUTO_MIGRATE" in env:
         settings = replace(
             settings, auto_migrate=parse_bool("CONTROLPLANE_AUTO_MIGRATE", env["CONTROLPLANE_AUTO_MIGRATE"])
@@ -183,7 +278,7 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     if "CONTROLPLANE_HOST" in env:
         settings = replace(settings, host=env["CONTROLPLANE_HOST"])
     if "CONTROLPLANE_PORT" in env:
-        settings = replace(settings, port=parse_int("CONTROLPLANE_PORT", env["CONTROLPLANE_PORT"], maximum=65535))
+        settings = replace(settings, port=parse_int("CONTROLPLANE_PORT", env["CONTROLPLANE_PORT"], maximum=MAX_PORT))
     if "CONTROLPLANE_WORKER_HEARTBEAT_INTERVAL_SECONDS" in env:
         interval = parse_int(
             "CONTROLPLANE_WORKER_HEARTBEAT_INTERVAL_SECONDS",
@@ -192,15 +287,22 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         )
         settings = replace(settings, worker_heartbeat_interval_seconds=interval)
     if (value := env.get("CONTROLPLANE_RATE_LIMIT_PER_MINUTE")) is not None:
-        rate = parse_int("CONTROLPLANE_RATE_LIMIT_PER_MINUTE", value, maximum=1_000_000)
+        rate = parse_int("CONTROLPLANE_RATE_LIMIT_PER_MINUTE", value, maximum=MAX_RATE_PER_MINUTE)
         settings = replace(settings, rate_limit_per_minute=rate)
     if (value := env.get("CONTROLPLANE_WORKER_RATE_LIMIT_PER_MINUTE")) is not None:
-        rate = parse_int("CONTROLPLANE_WORKER_RATE_LIMIT_PER_MINUTE", value, maximum=1_000_000)
+        rate = parse_int("CONTROLPLANE_WORKER_RATE_LIMIT_PER_MINUTE", value, maximum=MAX_RATE_PER_MINUTE)
         settings = replace(settings, worker_rate_limit_per_minute=rate)
     if (value := env.get("CONTROLPLANE_MAX_BODY_BYTES")) is not None:
-        settings = replace(settings, max_body_bytes=parse_int("CONTROLPLANE_MAX_BODY_BYTES", value, maximum=1024**3))
+        settings = replace(
+            settings, max_body_bytes=parse_int("CONTROLPLANE_MAX_BODY_BYTES", value, maximum=MAX_BODY_BYTES)
+        )
     if (value := env.get("CONTROLPLANE_LEASE_TIMEOUT_SECONDS")) is not None:
-        settings = replace(settings, lease_timeout_seconds=parse_int("CONTROLPLANE_LEASE_TIMEOUT_SECONDS", value))
+        settings = replace(
+            settings,
+            lease_timeout_seconds=parse_int(
+                "CONTROLPLANE_LEASE_TIMEOUT_SECONDS", value, maximum=MAX_LEASE_TIMEOUT_SECONDS
+            ),
+        )
     if (value := env.get("CONTROLPLANE_MAX_ATTEMPTS")) is not None:
         settings = replace(settings, max_attempts=parse_int("CONTROLPLANE_MAX_ATTEMPTS", value, maximum=100))
     if (value := env.get("CONTROLPLANE_SSE_KEEPALIVE_SECONDS")) is not None:
@@ -218,7 +320,7 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     if "CONTROLPLANE_REDIS_NAMESPACE" in env:
         settings = replace(settings, redis_namespace=env["CONTROLPLANE_REDIS_NAMESPACE"] or "controlplane")
     if "CONTROLPLANE_REDIS_URL" in env:
-        settings = replace(settings, redis_url=env["CONTROLPLANE_REDIS_URL"] or None)
+        settings = replace(settings, redis_url=redis_url("CONTROLPLANE_REDIS_URL", env["CONTROLPLANE_REDIS_URL"]))
     if not settings.default_organization.strip():
         raise ConfigError("SERVICE_DEFAULT_ORG must not be empty")
     if not auth.api_key_header.strip():

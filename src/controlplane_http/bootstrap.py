@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 from litestar import Litestar
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher, StoredKeyVerifier
 from controlplane_adapters.clock import SystemClock, UuidGenerator
@@ -16,7 +18,7 @@ from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.ratelimit import RateLimiter
-from controlplane_adapters.settings import Settings
+from controlplane_adapters.settings import MEMORY_URL, Settings, StartupFailed
 from controlplane_adapters.sql import migrate, tables
 from controlplane_adapters.sql.checkpoint import WalCheckpointer
 from controlplane_adapters.sql.database import (
@@ -43,11 +45,47 @@ from controlplane_http.streaming import StreamOptions
 
 log = logging.getLogger("controlplane")
 
-MEMORY_URL = "memory://"
 
-
-class SchemaOutOfDate(RuntimeError):
+class SchemaOutOfDate(StartupFailed):
     """The database schema is older than this release and auto-migration is off."""
+
+
+async def prepare_schema(engine: AsyncEngine, *, auto_migrate: bool) -> None:
+    """Bring the schema to this release's revision (`auto_migrate`) or check that it is there. A database that
+    cannot be reached, or whose schema a newer release migrated, is a StartupFailed that says so."""
+    where = engine.url.render_as_string(hide_password=True)
+    head = migrate.head_revision()
+    try:
+        current = await migrate.current_revision(engine)
+        if current is not None and current not in migrate.known_revisions():
+            raise StartupFailed(
+                f"database schema is at revision {current}, which this release does not know (its newest is {head}):"
+                " a newer release migrated it. Run that release, or restore a backup taken before it ran"
+            )
+        if auto_migrate:
+            if current != head:
+                await migrate.upgrade(engine)
+            return
+    except (OSError, TimeoutError, DBAPIError) as exc:
+        reason = exc.orig if isinstance(exc, DBAPIError) else exc
+        raise StartupFailed(f"cannot use the database {where} (CONTROLPLANE_DATABASE_URL): {reason}") from exc
+    if current != head:
+        raise SchemaOutOfDate(
+            f"database schema is at revision {current or 'none'}, this release needs {head}; "
+            "run `controlplane migrate` or unset CONTROLPLANE_AUTO_MIGRATE=false"
+        )
+
+
+async def check_store(settings: Settings) -> None:
+    """What the server's start-up does to its store, on an engine of its own: the CLI runs it before it starts
+    the server (and its processes), so that a store that cannot be used stops it with one clear line."""
+    if settings.database_url == MEMORY_URL:
+        return
+    engine = create_engine(settings.database_url, pool_size=1)
+    try:
+        await prepare_schema(engine, auto_migrate=settings.auto_migrate)
+    finally:
+        await engine.dispose()
 
 
 Hook = Callable[[], Awaitable[None]]
@@ -75,15 +113,7 @@ def _sql_store(settings: Settings) -> Store:
     engine = create_engine(settings.database_url, pool_size=settings.database_pool_size)
 
     async def prepare_database() -> None:
-        if settings.auto_migrate:
-            await migrate.upgrade(engine)
-            return
-        current, head = await migrate.current_revision(engine), migrate.head_revision()
-        if current != head:
-            raise SchemaOutOfDate(
-                f"database schema is at revision {current or 'none'}, this release needs {head}; "
-                "run `controlplane migrate` or unset CONTROLPLANE_AUTO_MIGRATE=false"
-            )
+        await prepare_schema(engine, auto_migrate=settings.auto_migrate)
 
     async def close_database() -> None:
         await close_idle_async_connections(engine)

@@ -9,18 +9,22 @@ import os
 import sys
 from typing import Any
 
-from controlplane_adapters.settings import ConfigError, load_settings
+from controlplane_adapters.settings import MEMORY_URL, ConfigError, StartupFailed, load_settings
 from controlplane_domain.errors import DomainError
 
 CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
+LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 
 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from controlplane_http.bootstrap import build_app
+    from controlplane_http.bootstrap import build_app, check_store
 
+    if args.log_level not in LOG_LEVELS:  # (argparse checks the flag, not a default from the environment)
+        raise ConfigError(f"CONTROLPLANE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {args.log_level!r}")
     settings = load_settings(config_file=args.config)
+    asyncio.run(check_store(settings))  # an unusable store stops here, before any server process starts
     host = args.host or settings.host
     port = args.port or settings.port
     options: dict[str, Any] = {
@@ -49,8 +53,11 @@ def _serve(args: argparse.Namespace) -> int:
 def _migrate(args: argparse.Namespace) -> int:
     from controlplane_adapters.sql import migrate
     from controlplane_adapters.sql.database import create_engine
+    from controlplane_http.bootstrap import prepare_schema
 
     settings = load_settings(config_file=args.config)
+    if settings.database_url == MEMORY_URL:
+        raise ConfigError("CONTROLPLANE_DATABASE_URL is memory://: there is no schema to migrate")
     if args.sql:
         sys.stdout.write(migrate.offline_sql(settings.database_url.replace("+aiosqlite", "").replace("+asyncpg", "")))
         return 0
@@ -58,7 +65,7 @@ def _migrate(args: argparse.Namespace) -> int:
     async def run() -> str | None:
         engine = create_engine(settings.database_url)
         try:
-            await migrate.upgrade(engine)
+            await prepare_schema(engine, auto_migrate=True)
             return await migrate.current_revision(engine)
         finally:
             await engine.dispose()
@@ -73,13 +80,15 @@ def _create_api_key(args: argparse.Namespace) -> int:
 
     from controlplane_adapters.auth import Sha256SecretHasher
     from controlplane_adapters.clock import SystemClock, UuidGenerator
-    from controlplane_adapters.sql import migrate
     from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
     from controlplane_domain.ports import Ports
     from controlplane_domain.principal import Principal, Role
     from controlplane_domain.usecases.api_keys import CreateApiKey, create_api_key
+    from controlplane_http.bootstrap import prepare_schema
 
     settings = load_settings(config_file=args.config)
+    if settings.database_url == MEMORY_URL:
+        raise ConfigError("CONTROLPLANE_DATABASE_URL is memory://: a key issued there would be gone at once")
     expires_at = datetime.fromisoformat(args.expires_at) if args.expires_at else None
     if expires_at is not None and expires_at.tzinfo is None:
         raise ConfigError("--expires-at needs a timezone, e.g. 2027-01-01T00:00:00+00:00")
@@ -87,7 +96,7 @@ def _create_api_key(args: argparse.Namespace) -> int:
     async def run() -> str:
         engine = create_engine(settings.database_url)
         try:
-            await migrate.upgrade(engine)
+            await prepare_schema(engine, auto_migrate=settings.auto_migrate)  # as `serve` would
             ports = Ports(uow=lambda: SqlUnitOfWork(engine), clock=SystemClock(), ids=UuidGenerator())
             operator = Principal(args.org, "cli", Role.ADMIN, "cli", "cli", operator=True)
             command = CreateApiKey(name=args.name, role=Role(args.role), expires_at=expires_at)
@@ -131,7 +140,12 @@ def parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the HTTP server")
     serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default 8001)")
-    serve.add_argument("--log-level", default=os.environ.get("CONTROLPLANE_LOG_LEVEL", "info"))
+    serve.add_argument(
+        "--log-level",
+        default=os.environ.get("CONTROLPLANE_LOG_LEVEL", "info").lower(),
+        choices=LOG_LEVELS,
+        help="uvicorn's log level (or CONTROLPLANE_LOG_LEVEL)",
+    )
     serve.add_argument("--access-log", action="store_true", help="log every request")
     serve.add_argument("--workers", type=int, default=1, help="server processes (Postgres only; default 1)")
     serve.add_argument("--graceful-seconds", type=int, default=10, help="how long a stop waits for open requests")
@@ -171,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, DomainError) as exc:
         print(f"controlplane: configuration error: {exc}", file=sys.stderr)
         return 2
+    except StartupFailed as exc:
+        print(f"controlplane: cannot start: {exc}", file=sys.stderr)
+        return 3
     return code
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Server, start_server, stop_server
+from tests.e2e.conftest import Server, free_port, start_server, stop_server
 from tests.support import bearer, make_jwt
 
 pytestmark = pytest.mark.e2e
@@ -83,10 +84,59 @@ def test_serve_refuses_an_old_schema_when_auto_migrate_is_off(tmp_path: Path) ->
     assert "database is at revision" in migrated.stdout
 
 
-def test_bad_configuration_is_a_clear_error(tmp_path: Path) -> None:
-    result = run_cli("serve", env={"SERVICE_AUTH_REQUIRED": "maybe"}, cwd=tmp_path)
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SERVICE_AUTH_REQUIRED": "maybe"}, "SERVICE_AUTH_REQUIRED must be true or false"),
+        ({"CONTROLPLANE_DATABASE_URL": "postgresql://db/cp"}, "CONTROLPLANE_DATABASE_URL must use one of the drivers"),
+        ({"CONTROLPLANE_LOG_LEVEL": "loud"}, "CONTROLPLANE_LOG_LEVEL must be one of critical, error"),
+    ],
+)
+def test_bad_configuration_is_a_clear_error(tmp_path: Path, env: dict[str, str], message: str) -> None:
+    result = run_cli("serve", env=env, cwd=tmp_path)
     assert result.returncode == 2
-    assert "SERVICE_AUTH_REQUIRED must be true or false" in result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_unreachable_database_stops_serve_at_once_with_one_line(tmp_path: Path, workers: str) -> None:
+    url = f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/nothing"  # nobody listens there
+    result = run_cli("serve", "--port", str(free_port()), "--workers", workers,
+                     env={"CONTROLPLANE_DATABASE_URL": url}, cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert f"controlplane: cannot start: cannot use the database {url} (CONTROLPLANE_DATABASE_URL)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_sqlite_file_in_a_missing_directory_stops_serve_with_one_line(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'missing' / 'cp.db'}"
+    result = run_cli("serve", "--port", str(free_port()), env={"CONTROLPLANE_DATABASE_URL": url}, cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert "unable to open database file" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_schema_migrated_by_a_newer_release_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "newer.db"
+    env = {"CONTROLPLANE_DATABASE_URL": f"sqlite+aiosqlite:///{path}"}
+    assert run_cli("migrate", env=env, cwd=tmp_path).returncode == 0
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE alembic_version SET version_num = '9999'")
+    for command in (["serve", "--port", str(free_port())], ["migrate"]):
+        result = run_cli(*command, env=env, cwd=tmp_path)
+        assert result.returncode == 3, result.stderr
+        assert "database schema is at revision 9999, which this release does not know" in result.stderr
+
+
+def test_issuing_a_key_does_not_migrate_when_auto_migrate_is_off(tmp_path: Path) -> None:
+    path = tmp_path / "unmigrated.db"
+    env = {"CONTROLPLANE_DATABASE_URL": f"sqlite+aiosqlite:///{path}", "CONTROLPLANE_AUTO_MIGRATE": "false"}
+    result = run_cli("api-keys", "create", "--org", "acme", "--name", "k", env=env, cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert "run `controlplane migrate`" in result.stderr
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall() == []
 
 
 def test_cli_issues_a_bootstrap_key_that_the_server_accepts(tmp_path: Path) -> None:

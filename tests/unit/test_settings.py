@@ -74,8 +74,82 @@ def test_environment_wins_over_the_file(tmp_path: Path) -> None:
         ({"SERVICE_DEFAULT_ORG": " "}, "SERVICE_DEFAULT_ORG"),
         ({"CONTROLPLANE_CONFIG": "/nonexistent/file.yaml"}, "cannot read configuration file"),
         ({"CONTROLPLANE_HEARTBEAT_FLUSH_MS": "5"}, "CONTROLPLANE_HEARTBEAT_FLUSH_MS"),
+        ({"CONTROLPLANE_LEASE_TIMEOUT_SECONDS": "99999999999999999999"}, "CONTROLPLANE_LEASE_TIMEOUT_SECONDS"),
+        ({"CONTROLPLANE_DATABASE_URL": "mysql://db/cp"}, "CONTROLPLANE_DATABASE_URL must use one of the drivers"),
+        ({"CONTROLPLANE_DATABASE_URL": "postgresql://db/cp"}, "CONTROLPLANE_DATABASE_URL must use one of the drivers"),
+        ({"CONTROLPLANE_DATABASE_URL": "sqlite:///x.db"}, "CONTROLPLANE_DATABASE_URL must use one of the drivers"),
+        ({"CONTROLPLANE_DATABASE_URL": "not-a-url"}, "CONTROLPLANE_DATABASE_URL must be a database URL"),
+        ({"CONTROLPLANE_DATABASE_URL": ""}, "CONTROLPLANE_DATABASE_URL must be a database URL"),
+        ({"CONTROLPLANE_DATABASE_URL": "sqlite+aiosqlite://"}, "CONTROLPLANE_DATABASE_URL must name a SQLite file"),
+        ({"CONTROLPLANE_DATABASE_URL": "sqlite+aiosqlite:///:memory:"}, "must name a SQLite file"),
+        ({"CONTROLPLANE_REDIS_URL": "http://cache:6379"}, "CONTROLPLANE_REDIS_URL must start with redis://"),
     ],
 )
 def test_bad_values_name_the_setting(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_settings(env=env)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("databse:\n  url: postgresql+asyncpg://db/cp\n", "unknown key 'databse'"),
+        ("server:\n  auth:\n    method: [jwt]\n", "unknown key 'server.auth.method'"),
+        ("database: postgresql+asyncpg://db/cp\n", "database must be a mapping"),
+        ("server: 5\n", "server must be a mapping"),
+        ("server:\n  auth: [jwt]\n", "server.auth must be a mapping"),
+        ("server:\n  auth:\n    methods: 5\n", "server.auth.methods must list"),
+        ("database:\n  url: [1]\n", "database.url must be a single value"),
+        ("database:\n  url: mysql://db/cp\n", "database.url must use one of the drivers"),
+        ("redis:\n  url: http://cache\n", "redis.url must start with redis://"),
+        ("server:\n  rate_limit_per_minute: 100000000000000000000000\n", "server.rate_limit_per_minute"),
+        ("server:\n  max_body_bytes: 10000000000000\n", "server.max_body_bytes"),
+    ],
+)
+def test_bad_files_name_the_key(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_settings(env={}, config_file=str(path))
+
+
+def test_a_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"server:\n  host: \xff\xfe\n")
+    with pytest.raises(ConfigError, match="cannot read configuration file"):
+        load_settings(env={}, config_file=str(path))
+
+
+def test_empty_sections_and_every_known_key_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        """
+server:
+  host: 0.0.0.0
+  port: 8002
+  default_organization: acme
+  rate_limit_per_minute: 50
+  worker_rate_limit_per_minute: 500
+  max_body_bytes: 2048
+  auth:
+    required: true
+    methods: api_key
+    api_key_header: X-Key
+    jwt_secret: s
+    api_key: k
+    jwt_audience: a
+    jwt_issuer: i
+database:
+  url: memory://
+  auto_migrate: false
+redis:
+"""
+    )
+    settings = load_settings(env={}, config_file=str(path))
+    assert (settings.host, settings.port, settings.default_organization) == ("0.0.0.0", 8002, "acme")  # noqa: S104
+    assert (settings.rate_limit_per_minute, settings.worker_rate_limit_per_minute) == (50, 500)
+    assert (settings.max_body_bytes, settings.database_url, settings.auto_migrate) == (2048, "memory://", False)
+    assert settings.redis_url is None
+    assert settings.auth.methods == {"api_key"}
+    assert (settings.auth.api_key_header, settings.auth.jwt_audience, settings.auth.jwt_issuer) == ("X-Key", "a", "i")
+    assert (settings.auth.jwt_secret, settings.service_api_key) == ("s", "k")

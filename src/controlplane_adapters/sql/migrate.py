@@ -28,6 +28,11 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
+def known_revisions() -> frozenset[str]:
+    """Every revision this release's migrations hold."""
+    return frozenset(script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions())
+
+
 def _upgrade(connection: Connection) -> None:
     config = alembic_config()
     config.attributes["connection"] = connection
