@@ -8,7 +8,8 @@ import threading
 
 
 class TcpProxy:
-    """Forwards 127.0.0.1:<port> to a target; `cut()` drops every connection and stops listening."""
+    """Forwards 127.0.0.1:<port> to a target; `cut()` drops every connection and stops listening; `stall()` keeps
+    every connection open and forwards nothing more (a database that stops answering)."""
 
     def __init__(self, target_host: str, target_port: int) -> None:
         self.target = (target_host, target_port)
@@ -18,6 +19,7 @@ class TcpProxy:
         self.server: asyncio.Server | None = None
         self.writers: set[asyncio.StreamWriter] = set()
         self.port = 0
+        self.stalled = False
 
     def _call(self, coroutine: object) -> object:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=10)  # type: ignore[arg-type]
@@ -25,6 +27,8 @@ class TcpProxy:
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, OSError):
             while data := await reader.read(65536):
+                if self.stalled:
+                    continue
                 writer.write(data)
                 await writer.drain()
         writer.close()
@@ -56,6 +60,9 @@ class TcpProxy:
     def start(self) -> int:
         self._call(self._start())
         return self.port
+
+    def stall(self) -> None:
+        self.stalled = True
 
     def cut(self) -> None:
         self._call(self._cut())

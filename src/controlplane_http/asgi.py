@@ -9,4 +9,4 @@ from controlplane_http.bootstrap import build_app
 
 
 def create() -> Litestar:
-    return build_app(load_settings(), freeze_after_start=True)
+    return build_app(load_settings(), freeze_after_start=True, stop_on_signals=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 from collections.abc import Awaitable, Callable
@@ -41,6 +42,7 @@ from controlplane_domain.usecases.executions import EVENTS_PAGE, read_events_aft
 from controlplane_http.app import create_app
 from controlplane_http.background import Periodic, heartbeat_flusher, lease_reaper
 from controlplane_http.limits import LimitPolicy
+from controlplane_http.stopping import Stopping
 from controlplane_http.streaming import StreamOptions
 
 log = logging.getLogger("controlplane")
@@ -177,10 +179,41 @@ def freeze_heap() -> None:
     gc.set_threshold(GC_YOUNG_THRESHOLD, 20, 10)
 
 
-def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_start: bool = False) -> Litestar:
+SHUTDOWN_STEP_SECONDS = 5.0
+
+
+def _bounded(hook: Hook) -> Hook:
+    """`hook`, given SHUTDOWN_STEP_SECONDS: a stop must end even when the database stops answering (a connection
+    closed politely waits for the server's reply), or the process would wait for SIGKILL."""
+
+    async def bounded() -> None:
+        try:
+            await asyncio.wait_for(hook(), SHUTDOWN_STEP_SECONDS)
+        except TimeoutError:
+            log.error("stopping: %s did not finish within %.0f s; going on", _name(hook), SHUTDOWN_STEP_SECONDS)
+
+    return bounded
+
+
+def _name(hook: Hook) -> str:
+    owner = getattr(hook, "__self__", None)
+    label = getattr(owner, "name", None) or (type(owner).__name__ if owner is not None else None)
+    return f"{label}.{hook.__name__}" if label else hook.__name__
+
+
+def build_app(
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    freeze_after_start: bool = False,
+    stop_on_signals: bool = False,
+) -> Litestar:
     """The app on the store `settings.database_url` names: SQL (migrated on start unless told not to) or `memory://`.
 
-    `freeze_after_start` (the server does; tests and embedders need not) freezes the heap once started."""
+    `freeze_after_start` (the server does; tests and embedders need not) freezes the heap once started.
+    `stop_on_signals` (the server does): SIGINT and SIGTERM end long polls and event streams at once (see
+    stopping.py), before the ASGI server's own handler waits for them; embedders can call
+    `app.state["stream_options"].stopping.stop()` from their own."""
     if not settings.auth.required:
         log.warning(
             "AUTHENTICATION IS OFF (SERVICE_AUTH_REQUIRED=false): anonymous requests act as admin of organization %r."
@@ -200,6 +233,7 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
         heartbeats=HeartbeatBuffer(),
         recent=RecentExecutions(),
     )
+    stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
     flusher = heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000)
     hasher = Sha256SecretHasher()
@@ -226,6 +260,7 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
         max_body_bytes=settings.max_body_bytes,
         fast_lane=settings.fast_lane,
         stream_options=StreamOptions(
+            stopping=stopping,
             keepalive_seconds=settings.sse_keepalive_seconds,
             tail=EventTail(
                 lambda org, execution, seq: read_events_after(ports, org, execution, seq),
@@ -236,6 +271,12 @@ def build_app(settings: Settings, *, clock: Clock | None = None, freeze_after_st
         backend=store.backend,
         # SQLite and Postgres render list pages themselves (controlplane_adapters/sql/rendered.py)
         rendered_pages=store.backend == "postgresql" or (store.backend == "sqlite" and sqlite_can_render()),
-        on_startup=[*store.startup, reaper.start, flusher.start, *([freeze_heap] if freeze_after_start else [])],
-        on_shutdown=[reaper.stop, flusher.stop, *store.shutdown],
+        on_startup=[
+            *store.startup,
+            reaper.start,
+            flusher.start,
+            *([freeze_heap] if freeze_after_start else []),
+            *([stopping.watch_signals] if stop_on_signals else []),
+        ],
+        on_shutdown=[_async(stopping.stop), *map(_bounded, [reaper.stop, flusher.stop, *store.shutdown])],
     )

@@ -46,7 +46,7 @@ def _serve(args: argparse.Namespace) -> int:
             os.environ["CONTROLPLANE_CONFIG"] = args.config
         uvicorn.run("controlplane_http.asgi:create", factory=True, workers=args.workers, **options)
         return 0
-    uvicorn.run(build_app(settings, freeze_after_start=True), **options)
+    uvicorn.run(build_app(settings, freeze_after_start=True, stop_on_signals=True), **options)
     return 0
 
 

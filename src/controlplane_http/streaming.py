@@ -18,6 +18,7 @@ from controlplane_adapters.memory.tail import EventTail
 from controlplane_domain.executions import EventType, ExecutionEvent
 from controlplane_domain.ports import Ports
 from controlplane_domain.usecases import executions
+from controlplane_http.stopping import Stopping
 
 if TYPE_CHECKING:
     from litestar.app import Litestar
@@ -59,6 +60,7 @@ class StreamOptions:
     tail: EventTail | None = None
     frames: Frames = field(default_factory=Frames)
     broadcasts: Broadcasts = field(default_factory=lambda: Broadcasts())
+    stopping: Stopping = field(default_factory=Stopping)  # the server's stop ends every stream (and long poll)
 
     @property
     def read_after(self) -> Callable[[str, str, int], Awaitable[list[ExecutionEvent]]] | None:
@@ -133,12 +135,14 @@ class Followed:
         listening = asyncio.ensure_future(_until_disconnect(receive))
         listening.add_done_callback(follower.gone)
         broadcasts = self.options.broadcasts
+        forget = self.options.stopping.on_stop(follower.end)  # its client resumes with Last-Event-ID elsewhere
         try:
             await broadcasts.join(self, follower)
             await follower.ended
             if follower.writer is not None and not listening.done():
                 await follower.writer  # what a slow client has not taken yet goes before the end
         finally:
+            forget()
             listening.cancel()
             broadcasts.leave(self, follower)
             if follower.writer is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,3 +100,25 @@ async def stored_tasks_processed(url: str, worker_id: str) -> int:
     finally:
         await connection.close()
     return int(value)
+
+
+def test_a_stop_ends_when_the_database_stops_answering(tmp_path: Path, postgres_url: str, proxy: TcpProxy) -> None:
+    """Postgres hangs (connections open, nothing answered) and the server gets SIGTERM: each step of the stop
+    (the last heartbeat flush, the notification listener's close, the pool's) is given a few seconds, and the
+    process ends instead of waiting for SIGKILL."""
+    asyncio.run(truncate(postgres_url))
+    through_proxy = sa.make_url(postgres_url).set(host="127.0.0.1", port=proxy.port)
+    server = start_server(tmp_path, through_proxy.render_as_string(hide_password=False))
+    try:
+        with server.client() as client:
+            beat = {"worker_id": "w", "environment_name": "e"}
+            assert client.post("/api/v1/workers/heartbeat", json=beat).status_code == 200
+            assert client.post("/api/v1/workers/heartbeat", json={**beat, "tasks_processed": 1}).status_code == 200
+        proxy.stall()
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=90)  # raises if the stop hangs
+    finally:
+        stop_server(server)
+    log = server.log.read_text()
+    assert "did not finish within" in log, log[-3000:]
+    assert "Application shutdown complete" in log

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import FAST, Server, start_server, start_worker, stop_server
-from tests.support import wait_until
+from tests.support import SERVICE_KEY, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -270,3 +272,68 @@ def test_a_stream_resumed_at_or_past_the_end_leaves_the_next_streams_whole(serve
         for last in ("3", "99999999999999999999", "9" * 5000):
             assert frames({"Last-Event-ID": last}) == []
             assert frames({}) == ["id: 1", "id: 2", "id: 3"]
+
+
+def _server_read_everything_from(server: Server, client: socket.socket) -> None:
+    """Wait until the server has read all that `client` sent (its socket's receive queue, in /proc/net/tcp, is
+    empty): the request is in the server's hands."""
+    server_port = int(server.url.rsplit(":", 1)[1])
+    client_port = client.getsockname()[1]
+
+    def read() -> bool:
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            local, remote, queues = fields[1], fields[2], fields[4]
+            if int(local.split(":")[1], 16) == server_port and int(remote.split(":")[1], 16) == client_port:
+                return int(queues.split(":")[1], 16) == 0
+        return False
+
+    wait_until(read, timeout=10, interval=0.01)
+
+
+def _request(server: Server, method: str, path: str, body: bytes = b"") -> socket.socket:
+    port = int(server.url.rsplit(":", 1)[1])
+    connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {SERVICE_KEY}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    connection.sendall(head.encode() + body)
+    return connection
+
+
+def _read_to_end(connection: socket.socket) -> bytes:
+    received = b""
+    while chunk := connection.recv(65536):
+        received += chunk
+    connection.close()
+    return received
+
+
+def test_a_stop_answers_long_polls_and_ends_streams_at_once(tmp_path: Path) -> None:
+    """SIGTERM: a worker's long poll answers 204 and an event stream ends with the end of its chunked body (the
+    clients poll again and resume elsewhere), inside the grace period (10 s); cut at its end, the poll would be
+    a 500 and the stream a truncated body."""
+    server = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'stop.db'}", **FAST)
+    try:
+        with server.client() as client:
+            queue_id = make_queue(client)
+            execution = run(client, make_agent(client), queue_id, "nobody will run this")
+            environment = client.post("/api/v1/environments", json={"name": "idle"}).json()
+            idle = client.post(f"/api/v1/environments/{environment['id']}/worker-queues", json={"name": "idle"})
+            other_queue = idle.json()["id"]  # empty: the long poll waits
+        poll = _request(server, "POST", f"/api/v1/worker-queues/{other_queue}/lease",
+                        json.dumps({"worker_id": "w1", "wait_seconds": 60}).encode())  # fmt: skip
+        stream = _request(server, "GET", f"/api/v1/executions/{execution['id']}/stream")
+        first = stream.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200"), first
+        _server_read_everything_from(server, poll)
+        server.process.send_signal(signal.SIGTERM)
+        answered = _read_to_end(poll)
+        streamed = first + _read_to_end(stream)
+        server.process.wait(timeout=60)
+    finally:
+        stop_server(server)
+    assert answered.startswith(b"HTTP/1.1 204"), answered
+    assert streamed.endswith(b"0\r\n\r\n"), streamed[-200:]  # the chunked body's end: a stream ended, not cut
+    assert "ending 2 long poll(s) and event stream(s)" in server.log.read_text()

@@ -76,8 +76,8 @@ class PostgresEventBus:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._keeper
         if self._connection is not None:
-            with contextlib.suppress(Exception):
-                await self._connection.close()
+            with contextlib.suppress(Exception):  # past STOP_SECONDS (Postgres hangs), the socket is just closed
+                await self._connection.close(timeout=STOP_SECONDS)
 
     async def _connect(self) -> None:
         connection = await asyncpg.connect(self._dsn, server_settings={"application_name": BUS_NAME})

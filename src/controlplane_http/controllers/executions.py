@@ -237,15 +237,20 @@ class LeaseController(Controller):
         """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204."""
         ports, principal = caller(scope)
         organization_id = principal.organization_id
+        stopping = stream_options(scope).stopping
         # Work waiting is leased at once; only an empty queue starts the long poll (a task, and another that
-        # watches for the worker hanging up).
+        # watches for the worker hanging up), unless the server is stopping.
         leased = await usecases.try_lease(ports, organization_id, queue_id, data.worker_id)
-        if leased is None and data.wait_seconds > 0:
+        if leased is None and data.wait_seconds > 0 and not stopping.stopped:
             polling = asyncio.create_task(
                 usecases.lease(ports, organization_id, queue_id, data.worker_id, data.wait_seconds)
             )
             gone = asyncio.create_task(_disconnected(request))
-            done, _ = await asyncio.wait({polling, gone}, return_when=asyncio.FIRST_COMPLETED)
+            forget = stopping.on_stop(polling.cancel)  # the server's stop ends the wait: 204, the worker polls again
+            try:
+                done, _ = await asyncio.wait({polling, gone}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                forget()
             gone.cancel()
             if gone in done:  # the worker hung up: stop waiting for it, and give back what it can no longer get
                 polling.cancel()  # (a lease being recorded is handed back by the use case)
@@ -253,6 +258,8 @@ class LeaseController(Controller):
                     found = await polling
                     if found is not None:  # leased in the same turn as the hang-up
                         await usecases.hand_back(ports, found.execution)
+                return Response(None, status_code=204)
+            if polling.cancelled():  # the server is stopping
                 return Response(None, status_code=204)
             leased = polling.result()
         if leased is None:
