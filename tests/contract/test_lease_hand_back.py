@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 
 import asyncpg
 import pytest
@@ -18,6 +19,7 @@ from controlplane_domain.executions import EventType, ExecutionStatus, TargetTyp
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.usecases import agents, environments, executions, workers
+from controlplane_domain.workers import WorkerStatus
 from tests.support import memory_ports
 
 ORG = "org-a"
@@ -103,3 +105,79 @@ async def test_a_lease_that_is_no_longer_current_is_not_handed_back() -> None:
     handed = await executions.hand_back(ports, leased.execution)
     assert handed is not None
     assert (handed.status, handed.attempt, handed.response) == (S.COMPLETED, 1, "ok")
+
+
+def _offline(worker_id: str) -> workers.RecordHeartbeat:
+    return workers.RecordHeartbeat(worker_id=worker_id, environment_name="e", status=WorkerStatus.OFFLINE)
+
+
+async def test_a_worker_going_offline_gives_back_a_lease_it_never_touched_with_its_attempt_unspent() -> None:
+    """A worker stopped as its lease was answered (it never read the answer) says it goes offline: the execution
+    is queued again at once, not after the lease expires, and its next lease is attempt 1."""
+    ports = memory_ports(SystemClock())
+    queue_id, execution_id = await _queued(ports)
+    assert await executions.try_lease(ports, ORG, queue_id, "w") is not None
+    await workers.record_heartbeat(ports, ORG, _offline("w"))
+    handed = await executions.get_execution(ports, ORG, execution_id)
+    assert (handed.status, handed.attempt, handed.worker_id) == (S.QUEUED, 0, None)
+    assert (await _statuses(ports, execution_id))[-1] == ("queued", 0, executions.WENT_OFFLINE)
+
+
+@pytest.mark.parametrize(
+    ("max_attempts", "status", "attempt", "worker"), [(3, S.QUEUED, 1, None), (1, S.FAILED, 1, "w")]
+)
+async def test_a_worker_going_offline_gives_back_a_lease_it_started_with_its_attempt_spent(
+    max_attempts: int, status: S, attempt: int, worker: str | None
+) -> None:
+    """(A failed execution keeps the worker that last held it, as the reaper leaves it.)"""
+    ports = replace(memory_ports(SystemClock()), max_attempts=max_attempts)
+    queue_id, execution_id = await _queued(ports)
+    assert await executions.try_lease(ports, ORG, queue_id, "w") is not None
+    started = [executions.NewEvent(type=EventType.MESSAGE_CHUNK, data={"text": "hel"})]
+    await executions.append_events(ports, ORG, execution_id, "w", 1, started)
+    await workers.record_heartbeat(ports, ORG, _offline("w"))
+    handed = await executions.get_execution(ports, ORG, execution_id)
+    assert (handed.status, handed.attempt, handed.worker_id) == (status, attempt, worker)
+
+
+async def test_without_a_bus_a_long_poll_waits_for_work_instead_of_answering_at_once() -> None:
+    ports = memory_ports(SystemClock())  # no event bus, as an embedder's Ports may be
+    queue_id, execution_id = await _queued(ports)
+    assert await executions.try_lease(ports, ORG, queue_id, "w0") is not None  # the queue is empty again
+    polling = asyncio.ensure_future(executions.lease(ports, ORG, queue_id, "w", wait_seconds=30))
+    for _ in range(50):  # turns of the loop: the memory store's lease takes a few, then the poll waits
+        await asyncio.sleep(0)
+    assert not polling.done(), "the long poll answered at once"
+    agent_id = (await executions.get_execution(ports, ORG, execution_id)).agent_id
+    assert agent_id is not None
+    command = executions.ExecuteCommand(prompt="more", worker_queue_id=queue_id)
+    queued = await executions.execute(ports, ORG, TargetType.AGENT, agent_id, command)
+    leased = await polling
+    assert leased is not None
+    assert leased.execution.id == queued.id
+
+
+async def test_without_a_bus_a_stream_waits_between_keepalives_and_sees_new_events() -> None:
+    """Nothing wakes a stream without a bus: it looks again every little while, letting the rest of the program
+    run (it spun, yielding keep-alives without ever waiting, and starved the event loop)."""
+    ports = memory_ports(SystemClock())
+    queue_id, execution_id = await _queued(ports)
+    assert await executions.try_lease(ports, ORG, queue_id, "w") is not None
+    first_keepalive = asyncio.Event()
+
+    async def append_after_the_first_keepalive() -> None:
+        await first_keepalive.wait()
+        chunk = [executions.NewEvent(type=EventType.MESSAGE_CHUNK, data={"text": "hi"})]
+        await executions.append_events(ports, ORG, execution_id, "w", 1, chunk)
+
+    appending = asyncio.ensure_future(append_after_the_first_keepalive())
+    keepalives = 0
+    async for item in executions.follow(ports, ORG, execution_id, 2, keepalive_seconds=0.2):
+        if item is None:
+            keepalives += 1
+            first_keepalive.set()
+            assert keepalives < 50, "the stream yields keep-alives without waiting"
+            continue
+        assert item.type is EventType.MESSAGE_CHUNK
+        break
+    await appending

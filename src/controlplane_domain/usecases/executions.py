@@ -72,6 +72,9 @@ class CompleteCommand:
     usage: JSONObject = field(default_factory=dict)
 
 
+NO_BUS_POLL_SECONDS = 0.5  # without an event bus, how often long polls and streams look for news
+
+
 def _topic(execution: Execution) -> str:
     return f"execution:{execution.id}"
 
@@ -284,9 +287,12 @@ async def lease(ports: Ports, organization_id: str, queue_id: str, worker_id: st
         found = await _lease_whole(ports, organization_id, queue_id, worker_id)
         while found is None:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or subscription is None:
+            if remaining <= 0:
                 return None
-            await subscription.wait(remaining)
+            if subscription is None:  # no bus (an embedder's Ports): nothing wakes the poll, so it looks again
+                await asyncio.sleep(min(remaining, NO_BUS_POLL_SECONDS))
+            else:
+                await subscription.wait(remaining)
             if await _work_waiting(ports, organization_id, queue_id):
                 found = await _lease_whole(ports, organization_id, queue_id, worker_id)
         return found
@@ -311,13 +317,20 @@ async def _lease_whole(ports: Ports, organization_id: str, queue_id: str, worker
         raise
 
 
+HUNG_UP = "handed back: the worker hung up before the lease reached it"
+WENT_OFFLINE = "its worker went offline"
+
+
 @retry_transient
-async def hand_back(ports: Ports, leased: Execution) -> Execution | None:
-    """Give a lease that never reached its worker (it hung up first) back to its queue, without spending an
-    attempt: queued again, with the attempt it had before (the next lease gives the same number again; a lease is
-    fenced by worker and attempt together, so this worker's number reused by another is still refused to it). An
-    execution whose cancellation was asked for meanwhile is cancelled instead. Nothing changes when the lease is no
-    longer current (it expired and was reaped, say); the execution as it then is, or None when it is gone."""
+async def hand_back(
+    ports: Ports, leased: Execution, *, reason: str = HUNG_UP, unspent: bool = True
+) -> Execution | None:
+    """Take a lease back from its worker. `unspent` (a lease that never reached its worker: it hung up first):
+    queued again with the attempt it had before (the next lease gives the same number again; a lease is fenced by
+    worker and attempt together, so this worker's number reused by another is still refused to it). Otherwise as
+    the reaper does with an expired lease: queued again with the attempt spent, or failed after the last one.
+    An execution whose cancellation was asked for is cancelled instead. Nothing changes when the lease is no longer
+    current (it expired and was reaped, say); the execution as it then is, or None when it is gone."""
 
     def give_back(execution: Execution, now: datetime) -> Change | Execution:
         if (
@@ -327,12 +340,15 @@ async def hand_back(ports: Ports, leased: Execution) -> Execution | None:
         ):
             return execution
         if execution.cancel_requested:
-            changed = execution.transition(S.CANCELLED, now, error="cancelled before its worker started it")
+            changed = execution.transition(S.CANCELLED, now, error="cancelled; its worker let it go")
             return changed, [_status(changed), _done(changed)]
-        changed = execution.transition(
-            S.QUEUED, now, attempt=execution.attempt - 1, worker_id=None, lease_expires_at=None
-        )
-        return changed, [_status(changed, reason="handed back: the worker hung up before the lease reached it")]
+        if unspent or execution.attempt < execution.max_attempts:
+            attempt = execution.attempt - 1 if unspent else execution.attempt
+            changed = execution.transition(S.QUEUED, now, attempt=attempt, worker_id=None, lease_expires_at=None)
+            return changed, [_status(changed, reason=reason)]
+        error = f"{reason} on attempt {execution.attempt} of {execution.max_attempts}"
+        changed = execution.transition(S.FAILED, now, error=error, lease_expires_at=None)
+        return changed, [_status(changed), _done(changed)]
 
     try:
         handed = await _change(ports, leased.organization_id, leased.id, give_back)
@@ -341,6 +357,23 @@ async def hand_back(ports: Ports, leased: Execution) -> Execution | None:
     if handed.status is S.QUEUED:
         await _publish(ports, f"queue:{handed.worker_queue_id}")
     return handed
+
+
+async def release_held(ports: Ports, organization_id: str, worker_id: str) -> int:
+    """A worker that reports itself offline holds nothing any more: each execution it still holds is taken back
+    at once rather than when its lease expires. One it never touched (no event since its lease: a lease whose
+    answer it did not get, as it stopped) goes back with its attempt unspent; one it started, with the attempt
+    spent, as the reaper would. How many were taken back."""
+    async with ports.read() as uow:
+        held = await uow.executions.running_for_worker(organization_id, worker_id)
+        untouched = set()
+        for execution in held:
+            last = await uow.executions.events_after(organization_id, execution.id, execution.last_seq - 1, 1)
+            if last and last[0].type is EventType.STATUS and last[0].data.get("status") == S.RUNNING.value:
+                untouched.add(execution.id)
+    for execution in held:
+        await hand_back(ports, execution, reason=WENT_OFFLINE, unspent=execution.id in untouched)
+    return len(held)
 
 
 @retry_transient
@@ -501,6 +534,7 @@ async def follow(
     # silence: every terminal change appends a done event (which ends the stream), so after a batch or a
     # wake-up an empty read only means "caught up", and a thousand woken streams make no thousand lookups.
     look = True
+    quiet_since = time.monotonic()
     try:
         while True:
             events = await reader(organization_id, execution_id, last)
@@ -517,10 +551,16 @@ async def follow(
                 return
             if events:
                 look = False
+                quiet_since = time.monotonic()
                 continue
-            woke = await subscription.wait(keepalive_seconds) if subscription is not None else False
+            if subscription is not None:
+                woke = await subscription.wait(keepalive_seconds)
+            else:  # no bus (an embedder's Ports): nothing wakes the stream, so it looks again every little while
+                await asyncio.sleep(min(keepalive_seconds, NO_BUS_POLL_SECONDS))
+                woke = time.monotonic() - quiet_since < keepalive_seconds
             if not woke:
                 yield None
+                quiet_since = time.monotonic()
             look = not woke
     finally:
         if subscription is not None:

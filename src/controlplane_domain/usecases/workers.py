@@ -15,6 +15,7 @@ from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
+from controlplane_domain.usecases.executions import release_held
 from controlplane_domain.workers import MAX_TASKS_PROCESSED, Worker, WorkerStatus
 
 log = logging.getLogger("controlplane.heartbeats")
@@ -69,6 +70,9 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
         known = buffer.latest(organization_id, command.worker_id) if buffer is not None else None
         known = known or await uow.workers.get(organization_id, command.worker_id)
         held = await uow.executions.running_for_worker(organization_id, command.worker_id)
+    if command.status is WorkerStatus.OFFLINE and held:  # it holds nothing any more: take its leases back now
+        await release_held(ports, organization_id, command.worker_id)
+        held = []
     worker = _reported(ports, organization_id, command, known, held, now)
     commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
     if known is not None and not _leases_need_renewal(ports, held, now):
