@@ -127,10 +127,14 @@ def _worker(args: argparse.Namespace) -> int:
         llm_api_key=args.llm_api_key,
         default_model=args.default_model,
         wait_seconds=args.wait_seconds,
+        llm_timeout_seconds=args.llm_timeout_seconds,
     )
     if args.worker_id:
         config.worker_id = args.worker_id
-    return run_worker(config)
+    try:
+        return run_worker(config)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def parser() -> argparse.ArgumentParser:
@@ -164,7 +168,13 @@ def parser() -> argparse.ArgumentParser:
     worker.add_argument("--llm-base-url", default=env("OPENAI_BASE_URL", "https://api.openai.com/v1"))
     worker.add_argument("--llm-api-key", default=env("OPENAI_API_KEY"))
     worker.add_argument("--default-model", default=env("CONTROLPLANE_DEFAULT_MODEL", "gpt-4o-mini"))
-    worker.add_argument("--wait-seconds", type=float, default=20.0, help="long-poll wait per lease request")
+    worker.add_argument("--wait-seconds", type=float, default=20.0, help="long-poll wait per lease request (0-60)")
+    worker.add_argument(
+        "--llm-timeout-seconds",
+        type=float,
+        default=env("CONTROLPLANE_LLM_TIMEOUT_SECONDS", "120"),  # (argparse applies `type` to a text default)
+        help="the longest a model may take over one answer, start to end",
+    )
     worker.set_defaults(run=_worker)
     keys = commands.add_parser("api-keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", help="issue a key and print it (shown only this once)")

@@ -7,12 +7,14 @@ import asyncio
 import contextlib
 import logging
 import os
+import random
 import signal
 import socket
 import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -22,18 +24,25 @@ log = logging.getLogger("controlplane.worker")
 
 FLUSH_SECONDS = 0.05
 FLUSH_EVENTS = 32
+MAX_BATCH = 500  # the most events the control plane takes in one batch
+RETRY_FIRST_SECONDS = 0.5
+RETRY_MAX_SECONDS = 15.0
+QUICK_POLL_SECONDS = 1.0  # a lease answered 204 sooner than this (the server stopping, or no wait) waits a little
+MAX_WAIT_SECONDS = 60.0  # the longest long poll the control plane accepts
 
 
 class LlmError(Exception):
-    """The model provider answered with an error, or not at all."""
+    """The model provider answered with an error, with something that is not a chat-completion stream, or not at
+    all within the time allowed."""
 
 
 class Stale(Exception):
     """The lease moved on (cancelled, expired, given to another worker): stop without completing."""
 
 
-class Cancelled(Exception):
-    """The execution's cancellation was requested."""
+class Refused(Exception):
+    """The control plane refused a request for good (a 4xx other than 409 and 429): the worker's configuration
+    (key, queue) or the worker itself is wrong; retrying would not help."""
 
 
 @dataclass
@@ -54,9 +63,15 @@ class WorkerConfig:
 class Task:
     execution_id: str
     attempt: int
+    lease_seconds: float = 60.0
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     pending: list[dict[str, Any]] = field(default_factory=list)
-    last_flush: float = field(default_factory=time.monotonic)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    sending: asyncio.Lock = field(default_factory=asyncio.Lock)
+    last_flush: float = 0.0
+
+
+Outcome = tuple[str, str | None, str | None, dict[str, Any]]  # status, response, error, usage
 
 
 class ReferenceWorker:
@@ -76,77 +91,122 @@ class ReferenceWorker:
             base_url=config.llm_base_url.rstrip("/"), headers=llm_headers, timeout=config.llm_timeout_seconds
         )
         self._lease_call: asyncio.Task[httpx.Response] | None = None
+        self._work: asyncio.Task[Outcome] | None = None
 
     # -- control plane --------------------------------------------------------------------------------
 
-    async def heartbeat(self) -> None:
-        body = {
+    async def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
+        """POST to the control plane until it answers for good: an unreachable server, a 429 and a 5xx are tried
+        again after an exponential, jittered back-off (at least what Retry-After asks), so that a restart or an
+        outage of the control plane costs the worker time, never its task. A 409 is returned (the caller knows
+        what it means); any other 4xx is Refused."""
+        delay = RETRY_FIRST_SECONDS
+        while True:
+            try:
+                response = await self.api.post(path, json=body)
+            except httpx.TransportError as exc:
+                reason = repr(exc)
+            else:
+                if response.status_code < 400 or response.status_code == 409:
+                    return response
+                if response.status_code != 429 and response.status_code < 500:
+                    raise Refused(f"{path}: {response.status_code} {response.text[:500]}")
+                reason = f"{response.status_code} {response.text[:200]}"
+                delay = max(delay, _retry_after(response))
+            wait = delay * random.uniform(0.5, 1.0)  # noqa: S311 - jitter, not crypto
+            log.warning("control plane: %s failed (%s); trying again in %.1f s", path, reason, wait)
+            await asyncio.sleep(wait)
+            delay = min(delay * 2, RETRY_MAX_SECONDS)
+
+    def _report(self, status: str) -> dict[str, Any]:
+        return {
             "worker_id": self.config.worker_id,
             "environment_name": self.config.environment,
-            "status": "busy" if self.task else "idle",
+            "status": status,
             "tasks_processed": self.tasks_processed,
             "current_task_id": self.task.execution_id if self.task else None,
             "worker_metadata": {"kind": "reference", "queue_id": self.config.queue_id},
         }
-        response = await self.api.post("/api/v1/workers/heartbeat", json=body)
-        response.raise_for_status()
+
+    async def heartbeat(self) -> None:
+        response = await self.post("/api/v1/workers/heartbeat", self._report("busy" if self.task else "idle"))
         answer = response.json()
         self.heartbeat_interval = float(answer.get("heartbeat_interval_seconds", 30))
         for command in answer.get("commands", []):
             if command.get("type") == "cancel" and self.task and command.get("execution_id") == self.task.execution_id:
                 self.task.cancelled.set()
 
+    def heartbeat_period(self) -> float:
+        """A third of the interval the control plane asks for, or of the lease held, whichever is shorter:
+        heartbeats are what keep a lease alive."""
+        period = self.heartbeat_interval / 3
+        if self.task is not None:
+            period = min(period, self.task.lease_seconds / 3)
+        return max(0.2, period)
+
     async def heartbeat_loop(self) -> None:
         while True:
-            await asyncio.sleep(max(0.2, self.heartbeat_interval / 3))
+            await asyncio.sleep(self.heartbeat_period())
             try:
                 await self.heartbeat()
-            except httpx.HTTPError:
-                log.warning("heartbeat failed; retrying", exc_info=True)
+            except Refused:
+                log.error("the control plane refused a heartbeat", exc_info=True)
 
     async def lease(self) -> dict[str, Any] | None:
         body = {"worker_id": self.config.worker_id, "wait_seconds": self.config.wait_seconds}
-        self._lease_call = asyncio.create_task(
-            self.api.post(f"/api/v1/worker-queues/{self.config.queue_id}/lease", json=body)
-        )
+        self._lease_call = asyncio.create_task(self.post(f"/api/v1/worker-queues/{self.config.queue_id}/lease", body))
         try:
             response = await self._lease_call
         finally:
             self._lease_call = None
         if response.status_code == 204:
             return None
-        response.raise_for_status()
+        if response.status_code == 409:
+            raise Refused(f"lease: 409 {response.text[:500]}")
         leased: dict[str, Any] = response.json()
         return leased
 
     async def emit(self, event_type: str, data: dict[str, Any], *, force: bool = False) -> None:
+        """Queue an event; the task's flusher sends what is queued every FLUSH_SECONDS at most (or at once from
+        FLUSH_EVENTS events); `force` sends it now."""
         task = self.task
         if task is None:
             return
         task.pending.append({"type": event_type, "data": data})
-        if force or len(task.pending) >= FLUSH_EVENTS or time.monotonic() - task.last_flush >= FLUSH_SECONDS:
-            await self.flush()
+        if force:
+            await self.flush(task)
+        else:
+            task.wake.set()
 
-    async def flush(self) -> None:
-        task = self.task
-        if task is None or not task.pending:
-            return
-        batch, task.pending = task.pending, []
-        task.last_flush = time.monotonic()
-        response = await self.api.post(
-            f"/api/v1/executions/{task.execution_id}/events",
-            json={"worker_id": self.config.worker_id, "attempt": task.attempt, "events": batch},
-        )
-        if response.status_code == 409:
-            raise Stale(response.text)
-        response.raise_for_status()
-        if response.json().get("cancel_requested"):
-            task.cancelled.set()
+    async def flush(self, task: Task) -> None:
+        """Send the task's queued events, in order, a batch at a time; a batch leaves the queue only once the
+        control plane took it."""
+        async with task.sending:
+            while task.pending:
+                batch = task.pending[:MAX_BATCH]
+                response = await self.post(
+                    f"/api/v1/executions/{task.execution_id}/events",
+                    {"worker_id": self.config.worker_id, "attempt": task.attempt, "events": batch},
+                )
+                if response.status_code == 409:
+                    raise Stale(response.text)
+                del task.pending[: len(batch)]
+                task.last_flush = time.monotonic()
+                if response.json().get("cancel_requested"):
+                    task.cancelled.set()
 
-    async def complete(self, status: str, response: str | None, error: str | None, usage: dict[str, Any]) -> None:
-        task = self.task
-        assert task is not None
-        await self.flush()
+    async def flusher(self, task: Task) -> None:
+        while True:
+            await task.wake.wait()
+            task.wake.clear()
+            delay = task.last_flush + FLUSH_SECONDS - time.monotonic()
+            if delay > 0 and len(task.pending) < FLUSH_EVENTS:
+                await asyncio.sleep(delay)
+            await self.flush(task)
+
+    async def complete(self, task: Task, outcome: Outcome) -> None:
+        status, response, error, usage = outcome
+        await self.flush(task)
         body = {
             "worker_id": self.config.worker_id,
             "attempt": task.attempt,
@@ -155,41 +215,47 @@ class ReferenceWorker:
             "error": error,
             "usage": usage,
         }
-        answer = await self.api.post(f"/api/v1/executions/{task.execution_id}/complete", json=body)
+        answer = await self.post(f"/api/v1/executions/{task.execution_id}/complete", body)
         if answer.status_code == 409:
             raise Stale(answer.text)
-        answer.raise_for_status()
 
     # -- the model ------------------------------------------------------------------------------------
 
     async def chat(
         self, model: str, messages: list[dict[str, str]], settings: dict[str, Any], agent_id: str | None
     ) -> tuple[str, dict[str, Any]]:
-        """Stream one chat completion, emitting `message_chunk` events; the full text and the usage."""
+        """Stream one chat completion, emitting `message_chunk` events; the full text and the usage. Whatever the
+        provider does wrong (an error status or object, something that is not a stream of chunks, a stream that
+        stops before the model finished, no end within the LLM timeout) is an LlmError that says what."""
         body = {"model": model, "messages": messages, "stream": True, "stream_options": {"include_usage": True}}
         body.update({k: v for k, v in settings.items() if v is not None and k != "model"})
         text: list[str] = []
         usage: dict[str, Any] = {}
+        finished = False
+        limit = self.config.llm_timeout_seconds
         try:
-            async with self.llm.stream("POST", "/chat/completions", json=body) as response:
+            async with asyncio.timeout(limit), self.llm.stream("POST", "/chat/completions", json=body) as response:
                 if response.status_code >= 400:
                     raise LlmError(_provider_message(response.status_code, await response.aread()))
+                kind = response.headers.get("content-type", "")
+                if not kind.startswith("text/event-stream"):
+                    raise LlmError(f"the LLM endpoint did not stream its answer (content type {kind or 'none'!r})")
                 async for data in _sse_data(response):
-                    if self.task is not None and self.task.cancelled.is_set():
-                        raise Cancelled()
                     if data == "[DONE]":
+                        finished = True
                         break
-                    chunk = msgspec.json.decode(data)
-                    usage = chunk.get("usage") or usage
-                    for choice in chunk.get("choices") or []:
-                        delta = (choice.get("delta") or {}).get("content")
-                        if delta:
-                            text.append(delta)
-                            await self.emit("message_chunk", {"text": delta, "agent_id": agent_id})
+                    pieces, done, reported = _read_chunk(data)
+                    finished = finished or done
+                    usage = reported or usage
+                    for piece in pieces:
+                        text.append(piece)
+                        await self.emit("message_chunk", {"text": piece, "agent_id": agent_id})
+        except TimeoutError:
+            raise LlmError(f"the LLM endpoint did not finish its answer within {limit:g} s") from None
         except httpx.HTTPError as exc:
             raise LlmError(f"LLM endpoint unreachable or too slow: {exc!r}") from exc
-        except msgspec.DecodeError as exc:
-            raise LlmError(f"LLM endpoint sent malformed data: {exc}") from exc
+        if not finished:
+            raise LlmError("the LLM endpoint's stream ended before the model finished (no [DONE], no finish_reason)")
         return "".join(text), usage
 
     async def run_agent(
@@ -205,7 +271,7 @@ class ReferenceWorker:
         await self.emit("tool_started", {"tool": "llm", "model": model, "agent_id": agent["id"]})
         text, usage = await self.chat(model, messages, settings, agent["id"])
         await self.emit("message", {"text": text, "agent_id": agent["id"]})
-        await self.emit("tool_completed", {"tool": "llm", "agent_id": agent["id"], "usage": usage}, force=True)
+        await self.emit("tool_completed", {"tool": "llm", "agent_id": agent["id"], "usage": usage})
         return text, usage
 
     async def run_team(self, team: dict[str, Any], prompt: str) -> tuple[str, dict[str, Any]]:
@@ -229,68 +295,163 @@ class ReferenceWorker:
             raise LlmError("the team has no member agents")
         return text, total
 
+    async def work(self, leased: dict[str, Any]) -> Outcome:
+        """The task itself: what the execution's completion will say."""
+        execution = leased["execution"]
+        try:
+            if leased.get("agent"):
+                text, usage = await self.run_agent(leased["agent"], execution["prompt"], None, {})
+            elif leased.get("team"):
+                text, usage = await self.run_team(leased["team"], execution["prompt"])
+            else:
+                raise LlmError("the execution's agent or team no longer exists")
+        except LlmError as exc:
+            await self.emit("error", {"message": str(exc)})
+            return "failed", None, str(exc), {}
+        return "completed", text, None, usage
+
     # -- the loop -------------------------------------------------------------------------------------
 
     async def run_lease(self, leased: dict[str, Any]) -> None:
+        """Run the task beside its flusher; a cancel (from a heartbeat's commands or an event batch's answer)
+        stops it at once, even while the model is still thinking. A lease that moved on (409) or a refusal drops
+        the task; a second stop signal abandons it (the offline heartbeat gives it back)."""
         execution = leased["execution"]
-        self.task = Task(execution["id"], leased["attempt"])
-        log.info("running execution %s (attempt %s)", execution["id"], leased["attempt"])
+        task = Task(execution["id"], leased["attempt"], _seconds_until(leased.get("lease_expires_at")))
+        self.task = task
+        log.info("running execution %s (attempt %s)", task.execution_id, task.attempt)
+        self._work = work = asyncio.create_task(self.work(leased))
+        flushing = asyncio.create_task(self.flusher(task))
+        cancel = asyncio.create_task(task.cancelled.wait())
         try:
-            try:
-                if leased.get("agent"):
-                    text, usage = await self.run_agent(leased["agent"], execution["prompt"], None, {})
-                elif leased.get("team"):
-                    text, usage = await self.run_team(leased["team"], execution["prompt"])
-                else:
-                    raise LlmError("the execution's agent or team no longer exists")
-            except Cancelled:
-                await self.complete("cancelled", None, "cancelled on request", {})
-            except LlmError as exc:
-                await self.emit("error", {"message": str(exc)})
-                await self.complete("failed", None, str(exc), {})
-            else:
-                await self.complete("completed", text, None, usage)
+            done, _ = await asyncio.wait({work, flushing, cancel}, return_when=asyncio.FIRST_COMPLETED)
+            if flushing in done:
+                flushing.result()  # raises what stopped it: Stale, Refused
+            if work in done and work.cancelled():
+                log.warning("execution %s abandoned on a second stop signal", task.execution_id)
+                return
+            outcome: Outcome = work.result() if work in done else ("cancelled", None, "cancelled on request", {})
+            await self.complete(task, outcome)
             self.tasks_processed += 1
         except Stale:
-            log.warning("execution %s moved on without this worker; dropping it", execution["id"])
+            log.warning("execution %s moved on without this worker; dropping it", task.execution_id)
+        except Refused:
+            log.error("the control plane refused execution %s's events or completion; dropping it", task.execution_id,
+                      exc_info=True)  # fmt: skip
         finally:
+            for part in (work, flushing, cancel):
+                part.cancel()
+            await asyncio.gather(work, flushing, cancel, return_exceptions=True)
+            self._work = None
             self.task = None
 
+    async def register(self) -> bool:
+        """The first heartbeat, tried until the control plane answers (it may start after the worker); False when
+        the worker was stopped first."""
+        registering = asyncio.ensure_future(self.heartbeat())
+        stopped = asyncio.ensure_future(self.stopping.wait())
+        try:
+            await asyncio.wait({registering, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in (registering, stopped):
+                if not waiting.done():
+                    waiting.cancel()
+        if not registering.done() or registering.cancelled():
+            return False
+        registering.result()  # raises Refused (a wrong key, say)
+        return True
+
     async def run(self) -> None:
-        await self.heartbeat()
+        if not await self.register():
+            await self.close()
+            return
         beating = asyncio.create_task(self.heartbeat_loop())
         try:
             while not self.stopping.is_set():
+                asked = time.monotonic()
                 try:
                     leased = await self.lease()
                 except asyncio.CancelledError:
                     if self.stopping.is_set():
                         break
                     raise
-                except httpx.HTTPError:
-                    log.warning("lease failed; retrying in a second", exc_info=True)
-                    await asyncio.sleep(1)
-                    continue
                 if leased is not None:
                     await self.run_lease(leased)
+                elif time.monotonic() - asked < QUICK_POLL_SECONDS:  # no long poll happened: do not hammer
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.stopping.wait(), QUICK_POLL_SECONDS * random.uniform(0.5, 1.0))  # noqa: S311
         finally:
             beating.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await beating
-            with contextlib.suppress(httpx.HTTPError):
-                await self.api.post(
-                    "/api/v1/workers/heartbeat",
-                    json={"worker_id": self.config.worker_id, "environment_name": self.config.environment,
-                          "status": "offline", "tasks_processed": self.tasks_processed},
-                )  # fmt: skip
-            await self.api.aclose()
-            await self.llm.aclose()
+            with contextlib.suppress(httpx.HTTPError):  # one try: the worker is leaving
+                await self.api.post("/api/v1/workers/heartbeat", json=self._report("offline"))
+            await self.close()
+
+    async def close(self) -> None:
+        await self.api.aclose()
+        await self.llm.aclose()
 
     def stop(self) -> None:
-        """Finish the running task, lease nothing more, exit."""
+        """First signal: finish the running task, lease nothing more, exit. Second: abandon the task too."""
+        if self.stopping.is_set():
+            if self._work is not None:
+                self._work.cancel()
+            return
         self.stopping.set()
         if self._lease_call is not None and self.task is None:
-            self._lease_call.cancel()
+            self._lease_call.cancel()  # (a lease recorded meanwhile is given back: the server sees the hang-up)
+
+
+def _retry_after(response: httpx.Response) -> float:
+    try:
+        return min(float(response.headers.get("retry-after", "0")), RETRY_MAX_SECONDS * 4)
+    except ValueError:
+        return 0.0
+
+
+def _seconds_until(timestamp: Any) -> float:
+    """Seconds from now to an ISO 8601 time the control plane sent (60 when it sent none or nonsense)."""
+    if not isinstance(timestamp, str):
+        return 60.0
+    try:
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return 60.0
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return max(0.6, (moment - datetime.now(UTC)).total_seconds())
+
+
+def _read_chunk(data: str) -> tuple[list[str], bool, dict[str, Any] | None]:
+    """One `data:` line of a chat-completion stream: its text pieces, whether a choice finished, its usage."""
+    try:
+        chunk = msgspec.json.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise LlmError(f"the LLM endpoint sent malformed data: {exc}") from None
+    if not isinstance(chunk, dict):
+        raise LlmError(f"the LLM endpoint sent something that is not a chat-completion chunk: {data[:200]}")
+    if chunk.get("error") is not None:
+        error = chunk["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        raise LlmError(f"LLM provider error in its stream: {str(message)[:500]}")
+    choices = chunk.get("choices") or []
+    usage = chunk.get("usage")
+    if not isinstance(choices, list) or (usage is not None and not isinstance(usage, dict)):
+        raise LlmError(f"the LLM endpoint sent a chunk of the wrong shape: {data[:200]}")
+    pieces: list[str] = []
+    finished = False
+    for choice in choices:
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        content = delta.get("content") if isinstance(delta, dict) else None
+        if not isinstance(choice, dict) or (delta is not None and not isinstance(delta, dict)):
+            raise LlmError(f"the LLM endpoint sent a chunk of the wrong shape: {data[:200]}")
+        if content is not None and not isinstance(content, str):
+            raise LlmError(f"the LLM endpoint sent a chunk of the wrong shape: {data[:200]}")
+        if content:
+            pieces.append(content)
+        finished = finished or bool(choice.get("finish_reason"))
+    return pieces, finished, usage
 
 
 def _provider_message(status: int, body: bytes) -> str:
@@ -312,6 +473,13 @@ async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
 
 
 def run_worker(config: WorkerConfig) -> int:
+    """Run until SIGTERM or SIGINT (exit 0); exit 2 when the control plane refuses the worker for good (a wrong key
+    or queue: it says so)."""
+    if not 0 <= config.wait_seconds <= MAX_WAIT_SECONDS:
+        raise ValueError(f"--wait-seconds must be between 0 and {MAX_WAIT_SECONDS:g}, got {config.wait_seconds:g}")
+    if config.llm_timeout_seconds <= 0:
+        raise ValueError(f"--llm-timeout-seconds must be above 0, got {config.llm_timeout_seconds:g}")
+
     async def main() -> None:
         worker = ReferenceWorker(config)
         loop = asyncio.get_running_loop()
@@ -319,5 +487,9 @@ def run_worker(config: WorkerConfig) -> int:
             loop.add_signal_handler(signum, worker.stop)
         await worker.run()
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except Refused as exc:
+        log.error("the control plane refused this worker: %s", exc)
+        return 2
     return 0

@@ -40,8 +40,10 @@ class Server:
         return httpx.Client(base_url=self.url, headers=bearer(SERVICE_KEY), timeout=10)
 
 
-def start_server(tmp_path: Path, database_url: str, *, token: str = SERVICE_KEY, **extra_env: str) -> Server:
-    port = free_port()
+def start_server(
+    tmp_path: Path, database_url: str, *, token: str = SERVICE_KEY, port: int | None = None, **extra_env: str
+) -> Server:
+    port = port or free_port()
     env = {
         **os.environ,
         "SERVICE_API_KEY": SERVICE_KEY,
@@ -146,10 +148,13 @@ def fake_llm(tmp_path: Path) -> Iterator[str]:
         fake.stop()
 
 
-def start_worker(tmp_path: Path, server: Server, queue_id: str, llm_url: str, name: str) -> Process:
+def start_worker(
+    tmp_path: Path, server: Server | str, queue_id: str, llm_url: str, name: str, *options: str
+) -> Process:
+    url = server if isinstance(server, str) else server.url
     return spawn(
-        ["-m", "controlplane_http.cli", "worker", "--api-url", server.url, "--api-key", SERVICE_KEY,
-         "--queue-id", queue_id, "--llm-base-url", llm_url, "--worker-id", name, "--wait-seconds", "5"],
+        ["-m", "controlplane_http.cli", "worker", "--api-url", url, "--api-key", SERVICE_KEY,
+         "--queue-id", queue_id, "--llm-base-url", llm_url, "--worker-id", name, "--wait-seconds", "5", *options],
         tmp_path / f"worker-{name}.log",
     )  # fmt: skip
 

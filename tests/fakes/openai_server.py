@@ -1,7 +1,9 @@
 """A local fake of an OpenAI-compatible chat-completions endpoint, run as its own process on loopback.
 
 The last user message steers it: `fail` answers 500 with a provider error; `slow:N` streams N chunks 0.1 s
-apart; anything else streams `[<model>] <system prompt or -> | <prompt>` in 5-character chunks."""
+apart; `think:N` sends only SSE comments, one every 0.2 s, for N seconds, then answers; `bad:KIND` misbehaves
+(KIND: `not-a-chunk`, `wrong-shape`, `html`, `error-in-stream`, `cut`); anything else streams
+`[<model>] <system prompt or -> | <prompt>` in 5-character chunks."""
 
 from __future__ import annotations
 
@@ -38,6 +40,9 @@ async def completions(request: Request[Any, Any, Any]) -> Response[Any]:
     system = " / ".join(m["content"] for m in messages if m["role"] == "system") or "-"
     if "fail" in prompt:
         return Response({"error": {"message": "model overloaded, try later", "type": "server_error"}}, status_code=500)
+    if prompt.startswith("bad:"):
+        return _misbehave(model, prompt.split(":", 1)[1])
+    thinking = float(prompt.split(":", 1)[1]) if prompt.startswith("think:") else 0.0
     if prompt.startswith("slow:"):
         count, delay = int(prompt.split(":", 1)[1]), 0.1
         pieces = [f"part{i} " for i in range(count)]
@@ -46,6 +51,10 @@ async def completions(request: Request[Any, Any, Any]) -> Response[Any]:
         pieces = [text[i : i + 5] for i in range(0, len(text), 5)]
 
     async def stream() -> AsyncIterator[bytes]:
+        deadline = asyncio.get_running_loop().time() + thinking
+        while asyncio.get_running_loop().time() < deadline:
+            yield b": thinking\n\n"
+            await asyncio.sleep(0.2)
         for piece in pieces:
             if delay:
                 await asyncio.sleep(delay)
@@ -54,6 +63,23 @@ async def completions(request: Request[Any, Any, Any]) -> Response[Any]:
         yield _chunk(model, None, {"prompt_tokens": len(prompt), "completion_tokens": tokens,
                                    "total_tokens": len(prompt) + tokens})  # fmt: skip
         yield b"data: [DONE]\n\n"
+
+    return Stream(stream(), media_type="text/event-stream")
+
+
+def _misbehave(model: str, kind: str) -> Response[Any]:
+    if kind == "html":
+        return Response("<html>a login page</html>", media_type="text/html")
+    lines = {
+        "not-a-chunk": [b"data: 5\n\n"],
+        "wrong-shape": [b'data: {"choices": [{"delta": {"content": 5}}]}\n\n'],
+        "error-in-stream": [_chunk(model, "par"), b'data: {"error": {"message": "context length exceeded"}}\n\n'],
+        "cut": [_chunk(model, "par")],
+    }[kind]
+
+    async def stream() -> AsyncIterator[bytes]:
+        for line in lines:
+            yield line
 
     return Stream(stream(), media_type="text/event-stream")
 

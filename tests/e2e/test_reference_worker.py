@@ -1,0 +1,159 @@
+"""End to end: the reference worker against a misbehaving model provider and a control plane that goes away."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import FAST, Server, free_port, start_server, start_worker, stop_server
+from tests.e2e.test_executions import finished, make_agent, make_queue, run
+from tests.support import SERVICE_KEY, wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    running = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'worker.db'}", **FAST)
+    try:
+        yield running
+    finally:
+        stop_server(running)
+
+
+@pytest.mark.parametrize(
+    ("kind", "error"),
+    [
+        ("not-a-chunk", "not a chat-completion chunk"),
+        ("wrong-shape", "a chunk of the wrong shape"),
+        ("html", "did not stream its answer (content type 'text/html"),
+        ("error-in-stream", "LLM provider error in its stream: context length exceeded"),
+        ("cut", "stream ended before the model finished"),
+    ],
+)
+def test_a_provider_that_misbehaves_fails_the_execution_and_the_worker_goes_on(
+    tmp_path: Path, server: Server, fake_llm: str, kind: str, error: str
+) -> None:
+    """Whatever the provider sends, the execution fails with what went wrong (never `completed` with a part or
+    nothing), and the worker lives on to run the next execution (it crashed, and its restarts spent every attempt)."""
+    with server.client() as client:
+        queue_id = make_queue(client)
+        agent_id = make_agent(client)
+        bad = run(client, agent_id, queue_id, f"bad:{kind}")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        try:
+            result = finished(client, bad["id"])
+            assert (result["status"], result["attempt"]) == ("failed", 1), result
+            assert error in result["error"]
+            good = finished(client, run(client, agent_id, queue_id, "hello")["id"])
+            assert (good["status"], good["worker_id"]) == ("completed", "w1"), good
+        finally:
+            assert worker.stop() == 0, worker.log.read_text()
+
+
+def test_a_model_that_takes_too_long_overall_fails_the_execution(tmp_path: Path, server: Server, fake_llm: str) -> None:
+    """The LLM timeout bounds the whole answer, not each read: a provider that keeps the stream alive with
+    comments still fails after it."""
+    with server.client() as client:
+        queue_id = make_queue(client)
+        execution = run(client, make_agent(client), queue_id, "think:30")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1", "--llm-timeout-seconds", "1")
+        try:
+            result = finished(client, execution["id"])
+            assert result["status"] == "failed", result
+            assert "did not finish its answer within 1 s" in result["error"]
+        finally:
+            worker.stop()
+
+
+def test_a_cancel_stops_the_worker_while_the_model_is_still_thinking(
+    tmp_path: Path, server: Server, fake_llm: str
+) -> None:
+    """The model would think for 60 s; the cancel, delivered by a heartbeat, stops the task without waiting for
+    its next token."""
+    with server.client() as client:
+        queue_id = make_queue(client)
+        execution = run(client, make_agent(client), queue_id, "think:60")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        try:
+            path = f"/api/v1/executions/{execution['id']}"
+            wait_until(lambda: client.get(path).json()["status"] == "running")
+            assert client.post(f"{path}/cancel").status_code == 200
+            result = finished(client, execution["id"], timeout=30)
+            assert result["status"] == "cancelled", result
+            assert result["error"] == "cancelled on request"
+        finally:
+            worker.stop()
+
+
+def test_a_control_plane_restart_mid_task_costs_the_worker_nothing(tmp_path: Path, fake_llm: str) -> None:
+    """The server stops while a task streams and comes back on the same port: the worker keeps its events and
+    tries again until it answers, and finishes the task on its first attempt (it exited, or failed the execution
+    blaming the model)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'restart.db'}"
+    server = start_server(tmp_path, url)
+    port = int(server.url.rsplit(":", 1)[1])
+    try:
+        with server.client() as client:
+            queue_id = make_queue(client)
+            execution = run(client, make_agent(client), queue_id, "slow:40")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        with server.client() as client:
+            wait_until(lambda: client.get(f"/api/v1/executions/{execution['id']}").json()["last_event_seq"] >= 4)
+        stop_server(server)
+        server = start_server(tmp_path, url, port=port)
+        with server.client() as client:
+            result = finished(client, execution["id"], timeout=60)
+            assert (result["status"], result["attempt"]) == ("completed", 1), result
+            assert result["response"] == "".join(f"part{i} " for i in range(40))
+            events = client.get(f"/api/v1/executions/{execution['id']}/events", params={"limit": 200}).json()
+            assert [e["data"]["text"] for e in events["items"] if e["type"] == "message_chunk"] == [
+                f"part{i} " for i in range(40)
+            ]
+        assert worker.process.poll() is None, worker.log.read_text()
+        assert worker.stop() == 0, worker.log.read_text()
+    finally:
+        stop_server(server)
+
+
+def test_a_worker_started_before_the_control_plane_waits_for_it(tmp_path: Path, fake_llm: str) -> None:
+    port = free_port()
+    worker = start_worker(tmp_path, f"http://127.0.0.1:{port}", "00000000-0000-0000-0000-000000000000",
+                          fake_llm, "early")  # fmt: skip
+    server = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'late.db'}", port=port)
+    try:
+        with server.client() as client:
+            wait_until(lambda: client.get("/api/v1/workers/early").status_code == 200, timeout=30)
+        assert worker.process.poll() is None, worker.log.read_text()
+    finally:
+        worker.stop()
+        stop_server(server)
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--wait-seconds", "90"), ("--wait-seconds", "-1"),
+                                             ("--llm-timeout-seconds", "0")])  # fmt: skip
+def test_worker_settings_out_of_range_are_refused(tmp_path: Path, flag: str, value: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "controlplane_http.cli", "worker", "--api-url", "http://127.0.0.1:9",
+         "--api-key", SERVICE_KEY, "--queue-id", "q", flag, value],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert flag in result.stderr
+
+
+def test_a_worker_with_a_wrong_key_exits_saying_so(tmp_path: Path, server: Server, fake_llm: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "controlplane_http.cli", "worker", "--api-url", server.url,
+         "--api-key", "cpk_wrong", "--queue-id", "q", "--llm-base-url", fake_llm],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "the control plane refused this worker" in result.stderr
+    assert "401" in result.stderr
+    httpx.get(server.url)  # (the server is still up)
