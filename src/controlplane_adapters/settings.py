@@ -129,7 +129,7 @@ def database_url(name: str, value: str) -> str:
     expected = f"{MEMORY_URL}, {' or '.join(DATABASE_DRIVERS.values())}"
     try:
         url = make_url(value)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # (ValueError: a port that is not a number)
         raise ConfigError(f"{name} must be a database URL ({expected}), got {value!r}") from None
     if url.drivername not in DATABASE_DRIVERS:
         raise ConfigError(

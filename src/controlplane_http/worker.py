@@ -95,24 +95,30 @@ class ReferenceWorker:
 
     # -- control plane --------------------------------------------------------------------------------
 
-    async def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
+    async def post(self, path: str, body: dict[str, Any], *, key: str | None = None) -> httpx.Response:
         """POST to the control plane until it answers for good: an unreachable server, a 429 and a 5xx are tried
         again after an exponential, jittered back-off (at least what Retry-After asks), so that a restart or an
-        outage of the control plane costs the worker time, never its task. A 409 is returned (the caller knows
-        what it means); any other 4xx is Refused."""
+        outage of the control plane costs the worker time, never its task. `key`, an Idempotency-Key, makes a
+        request whose answer was lost safe to send again (the server replays its first answer; while that one
+        still runs, the 409 it answers is waited out too). Any other 409 is returned (the caller knows what it
+        means); any other 4xx is Refused."""
+        headers = {"Idempotency-Key": key} if key else None
         delay = RETRY_FIRST_SECONDS
         while True:
             try:
-                response = await self.api.post(path, json=body)
+                response = await self.api.post(path, json=body, headers=headers)
             except httpx.TransportError as exc:
                 reason = repr(exc)
             else:
-                if response.status_code < 400 or response.status_code == 409:
+                if response.status_code == 409 and _error_code(response) == "IDEMPOTENCY_IN_FLIGHT":
+                    reason = "the first try still runs"
+                elif response.status_code < 400 or response.status_code == 409:
                     return response
-                if response.status_code != 429 and response.status_code < 500:
+                elif response.status_code != 429 and response.status_code < 500:
                     raise Refused(f"{path}: {response.status_code} {response.text[:500]}")
-                reason = f"{response.status_code} {response.text[:200]}"
-                delay = max(delay, _retry_after(response))
+                else:
+                    reason = f"{response.status_code} {response.text[:200]}"
+                    delay = max(delay, _retry_after(response))
             wait = delay * random.uniform(0.5, 1.0)  # noqa: S311 - jitter, not crypto
             log.warning("control plane: %s failed (%s); trying again in %.1f s", path, reason, wait)
             await asyncio.sleep(wait)
@@ -183,10 +189,11 @@ class ReferenceWorker:
         control plane took it."""
         async with task.sending:
             while task.pending:
-                batch = task.pending[:MAX_BATCH]
+                batch = task.pending[:MAX_BATCH]  # the same batch under the same key until it is taken
                 response = await self.post(
                     f"/api/v1/executions/{task.execution_id}/events",
                     {"worker_id": self.config.worker_id, "attempt": task.attempt, "events": batch},
+                    key=uuid.uuid4().hex,
                 )
                 if response.status_code == 409:
                     raise Stale(response.text)
@@ -335,9 +342,14 @@ class ReferenceWorker:
             self.tasks_processed += 1
         except Stale:
             log.warning("execution %s moved on without this worker; dropping it", task.execution_id)
-        except Refused:
-            log.error("the control plane refused execution %s's events or completion; dropping it", task.execution_id,
-                      exc_info=True)  # fmt: skip
+        except Refused as refusal:  # (a batch or an answer too large for the server, say): fail it, saying why
+            log.error("the control plane refused execution %s's events or completion: %s", task.execution_id, refusal)
+            task.pending.clear()
+            error = f"the control plane refused this execution's events or completion: {refusal}"[:2000]
+            try:
+                await self.complete(task, ("failed", None, error, {}))
+            except (Refused, Stale):  # then the lease goes back when this worker next reports itself idle
+                log.error("execution %s could not be failed either; leaving it", task.execution_id, exc_info=True)
         finally:
             for part in (work, flushing, cancel):
                 part.cancel()
@@ -401,6 +413,14 @@ class ReferenceWorker:
         self.stopping.set()
         if self._lease_call is not None and self.task is None:
             self._lease_call.cancel()  # (a lease recorded meanwhile is given back: the server sees the hang-up)
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    try:
+        code = response.json().get("error", {}).get("code")
+    except (ValueError, AttributeError):
+        return None
+    return code if isinstance(code, str) else None
 
 
 def _retry_after(response: httpx.Response) -> float:

@@ -12,7 +12,7 @@ import asyncpg
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from controlplane_adapters.clock import SystemClock, UuidGenerator
+from controlplane_adapters.clock import ManualClock, SystemClock, UuidGenerator
 from controlplane_adapters.sql.database import SqlUnitOfWork
 from controlplane_adapters.sql.notify import asyncpg_dsn
 from controlplane_domain.executions import EventType, ExecutionStatus, TargetType
@@ -45,11 +45,13 @@ async def _statuses(ports: Ports, execution_id: str) -> list[tuple[str, int, str
     ]
 
 
+@pytest.mark.parametrize("cancels", [1, 2])
 async def test_a_long_poll_cancelled_while_its_lease_is_recorded_hands_the_lease_back(
-    postgres_engine: AsyncEngine, postgres_url: str
+    postgres_engine: AsyncEngine, postgres_url: str, cancels: int
 ) -> None:
     """The worker hangs up (the server cancels its long poll) after the lease committed, while the worker's move to
-    the queue waits for a lock: the execution is queued again, and the next lease is attempt 1, not 2."""
+    the queue waits for a lock: the execution is queued again with the attempt given back (max_attempts + 1), and
+    the next lease is attempt 2 of 4. Cancelled twice (the server's stop, then the worker's hang-up) alike."""
     ports = Ports(uow=lambda: SqlUnitOfWork(postgres_engine), clock=SystemClock(), ids=UuidGenerator())
     queue_id, execution_id = await _queued(ports)
     await workers.record_heartbeat(ports, ORG, workers.RecordHeartbeat(worker_id="w", environment_name="e"))
@@ -65,7 +67,10 @@ async def test_a_long_poll_cancelled_while_its_lease_is_recorded_hands_the_lease
         while not await observer.fetchval(query):  # the lease is committed; the worker's move waits for the holder
             assert time.monotonic() < deadline, "the lease never waited for the worker's row"
             await asyncio.sleep(0.01)
-        polling.cancel()
+        for _ in range(cancels):
+            polling.cancel()
+            for _ in range(5):  # turns of the loop: the cancellation reaches the poll
+                await asyncio.sleep(0)
         await transaction.commit()
         with pytest.raises(asyncio.CancelledError):
             await polling
@@ -73,13 +78,14 @@ async def test_a_long_poll_cancelled_while_its_lease_is_recorded_hands_the_lease
         await holder.close()
         await observer.close()
     handed = await executions.get_execution(ports, ORG, execution_id)
-    assert (handed.status, handed.attempt, handed.worker_id, handed.lease_expires_at) == (S.QUEUED, 0, None, None)
+    assert (handed.status, handed.worker_id, handed.lease_expires_at) == (S.QUEUED, None, None)
+    assert (handed.attempt, handed.max_attempts) == (1, 4)
     again = await executions.try_lease(ports, ORG, queue_id, "w2")
     assert again is not None
-    assert (again.execution.id, again.execution.attempt) == (execution_id, 1)
+    assert (again.execution.id, again.execution.attempt) == (execution_id, 2)
     reason = "handed back: the worker hung up before the lease reached it"
     assert await _statuses(ports, execution_id) == [
-        ("queued", 0, None), ("running", 1, None), ("queued", 0, reason), ("running", 1, None)
+        ("queued", 0, None), ("running", 1, None), ("queued", 1, reason), ("running", 2, None)
     ]  # fmt: skip
 
 
@@ -119,8 +125,8 @@ async def test_a_worker_going_offline_gives_back_a_lease_it_never_touched_with_i
     assert await executions.try_lease(ports, ORG, queue_id, "w") is not None
     await workers.record_heartbeat(ports, ORG, _offline("w"))
     handed = await executions.get_execution(ports, ORG, execution_id)
-    assert (handed.status, handed.attempt, handed.worker_id) == (S.QUEUED, 0, None)
-    assert (await _statuses(ports, execution_id))[-1] == ("queued", 0, executions.WENT_OFFLINE)
+    assert (handed.status, handed.attempt, handed.max_attempts, handed.worker_id) == (S.QUEUED, 1, 4, None)
+    assert (await _statuses(ports, execution_id))[-1] == ("queued", 1, executions.WENT_OFFLINE)
 
 
 @pytest.mark.parametrize(
@@ -138,6 +144,43 @@ async def test_a_worker_going_offline_gives_back_a_lease_it_started_with_its_att
     await workers.record_heartbeat(ports, ORG, _offline("w"))
     handed = await executions.get_execution(ports, ORG, execution_id)
     assert (handed.status, handed.attempt, handed.worker_id) == (status, attempt, worker)
+    assert handed.max_attempts == max_attempts
+
+
+async def test_a_lease_handed_back_after_its_worker_appended_is_spent() -> None:
+    """`unspent` holds only while nothing was appended since the lease that is handed back (a batch that landed
+    between a release's read and its write)."""
+    ports = memory_ports(SystemClock())
+    queue_id, execution_id = await _queued(ports)
+    leased = await executions.try_lease(ports, ORG, queue_id, "w")
+    assert leased is not None
+    late = [executions.NewEvent(type=EventType.MESSAGE_CHUNK, data={"text": "late"})]
+    await executions.append_events(ports, ORG, execution_id, "w", 1, late)
+    handed = await executions.hand_back(ports, leased.execution, unspent=True)
+    assert handed is not None
+    assert (handed.status, handed.attempt, handed.max_attempts) == (S.QUEUED, 1, 3)
+
+
+async def test_an_idle_worker_gives_back_the_leases_it_holds_but_a_young_one() -> None:
+    """A worker reports itself idle while it holds a lease from a while ago: the lease's answer never reached it,
+    and its heartbeats would renew the lease forever. That lease goes back; one taken a moment ago (its answer may
+    still be on its way) stays."""
+    clock = ManualClock()
+    ports = memory_ports(clock)
+    queue_id, old_id = await _queued(ports)
+    assert await executions.try_lease(ports, ORG, queue_id, "w") is not None
+    clock.advance(workers.IDLE_GRACE_SECONDS + 1)
+    agent_id = (await executions.get_execution(ports, ORG, old_id)).agent_id
+    assert agent_id is not None
+    command = executions.ExecuteCommand(prompt="young", worker_queue_id=queue_id)
+    young = await executions.execute(ports, ORG, TargetType.AGENT, agent_id, command)
+    assert (await executions.try_lease(ports, ORG, queue_id, "w")) is not None
+    idle = workers.RecordHeartbeat(worker_id="w", environment_name="e", status=WorkerStatus.IDLE)
+    await workers.record_heartbeat(ports, ORG, idle)
+    old = await executions.get_execution(ports, ORG, old_id)
+    assert (old.status, old.attempt, old.max_attempts) == (S.QUEUED, 1, 4)
+    assert (await _statuses(ports, old_id))[-1] == ("queued", 1, executions.WENT_IDLE)
+    assert (await executions.get_execution(ports, ORG, young.id)).status is S.RUNNING
 
 
 async def test_without_a_bus_a_long_poll_waits_for_work_instead_of_answering_at_once() -> None:

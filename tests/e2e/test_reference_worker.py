@@ -157,3 +157,27 @@ def test_a_worker_with_a_wrong_key_exits_saying_so(tmp_path: Path, server: Serve
     assert "the control plane refused this worker" in result.stderr
     assert "401" in result.stderr
     httpx.get(server.url)  # (the server is still up)
+
+
+def test_a_task_whose_events_the_server_refuses_is_failed_saying_why(tmp_path: Path, fake_llm: str) -> None:
+    """The server takes bodies of at most 2 KB and the answer is larger: its events are refused (413). The worker
+    fails the execution with the refusal (it kept heartbeating while the execution stayed running forever) and
+    goes on with the next."""
+    server = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'small.db'}",
+                          CONTROLPLANE_MAX_BODY_BYTES="2048", **FAST)  # fmt: skip
+    try:
+        with server.client() as client:
+            queue_id = make_queue(client)
+            talker = make_agent(client, "talker", system_prompt="x" * 1500)  # answers with its system prompt
+            worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+            try:
+                result = finished(client, run(client, talker, queue_id, "y" * 500)["id"])
+                assert result["status"] == "failed", result
+                assert "the control plane refused this execution's events or completion" in result["error"]
+                assert "413" in result["error"]
+                good = finished(client, run(client, make_agent(client, "brief"), queue_id, "hello")["id"])
+                assert (good["status"], good["worker_id"]) == ("completed", "w1"), good
+            finally:
+                assert worker.stop() == 0, worker.log.read_text()
+    finally:
+        stop_server(server)

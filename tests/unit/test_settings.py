@@ -80,6 +80,7 @@ def test_environment_wins_over_the_file(tmp_path: Path) -> None:
         ({"CONTROLPLANE_DATABASE_URL": "sqlite:///x.db"}, "CONTROLPLANE_DATABASE_URL must use one of the drivers"),
         ({"CONTROLPLANE_DATABASE_URL": "not-a-url"}, "CONTROLPLANE_DATABASE_URL must be a database URL"),
         ({"CONTROLPLANE_DATABASE_URL": ""}, "CONTROLPLANE_DATABASE_URL must be a database URL"),
+        ({"CONTROLPLANE_DATABASE_URL": "postgresql+asyncpg://u@h:54x2/db"}, "must be a database URL"),
         ({"CONTROLPLANE_DATABASE_URL": "sqlite+aiosqlite://"}, "CONTROLPLANE_DATABASE_URL must name a SQLite file"),
         ({"CONTROLPLANE_DATABASE_URL": "sqlite+aiosqlite:///:memory:"}, "must name a SQLite file"),
         ({"CONTROLPLANE_REDIS_URL": "http://cache:6379"}, "CONTROLPLANE_REDIS_URL must start with redis://"),

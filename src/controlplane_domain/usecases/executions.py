@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from controlplane_domain.agents import Agent
 from controlplane_domain.config import JSONObject
@@ -72,6 +73,7 @@ class CompleteCommand:
     usage: JSONObject = field(default_factory=dict)
 
 
+T = TypeVar("T")
 NO_BUS_POLL_SECONDS = 0.5  # without an event bus, how often long polls and streams look for news
 
 
@@ -308,29 +310,43 @@ async def _lease_whole(ports: Ports, organization_id: str, queue_id: str, worker
     leasing = asyncio.ensure_future(try_lease(ports, organization_id, queue_id, worker_id))
     try:
         return await asyncio.shield(leasing)
-    except asyncio.CancelledError:
+    except asyncio.CancelledError:  # (cancelled again meanwhile, it still finishes: the caller may cancel twice)
         found = None
         with contextlib.suppress(DomainError):  # then no lease was recorded (the queue was deleted meanwhile, say)
-            found = await leasing
+            found = await _through_cancellations(leasing)
         if found is not None:
-            await hand_back(ports, found.execution)
+            await _through_cancellations(hand_back(ports, found.execution))
         raise
+
+
+async def _through_cancellations(awaitable: Awaitable[T]) -> T:
+    """`awaitable`'s result, however often the caller is cancelled while it runs (the caller, already cancelled,
+    raises its cancellation itself once this returns)."""
+    running = asyncio.ensure_future(awaitable)
+    while True:
+        try:
+            return await asyncio.shield(running)
+        except asyncio.CancelledError:
+            if running.cancelled():
+                raise
 
 
 HUNG_UP = "handed back: the worker hung up before the lease reached it"
 WENT_OFFLINE = "its worker went offline"
+WENT_IDLE = "its worker reported itself idle without it"
 
 
 @retry_transient
 async def hand_back(
     ports: Ports, leased: Execution, *, reason: str = HUNG_UP, unspent: bool = True
 ) -> Execution | None:
-    """Take a lease back from its worker. `unspent` (a lease that never reached its worker: it hung up first):
-    queued again with the attempt it had before (the next lease gives the same number again; a lease is fenced by
-    worker and attempt together, so this worker's number reused by another is still refused to it). Otherwise as
-    the reaper does with an expired lease: queued again with the attempt spent, or failed after the last one.
-    An execution whose cancellation was asked for is cancelled instead. Nothing changes when the lease is no longer
-    current (it expired and was reaped, say); the execution as it then is, or None when it is gone."""
+    """Take a lease back from its worker. `unspent` (a lease that never reached its worker: it hung up first) holds
+    only while nothing was appended since `leased`: queued again, and the attempt it took is given back by raising
+    `max_attempts` by one (attempt numbers only grow, so a lease is never numbered like an earlier one: worker and
+    attempt fence it). Otherwise as the reaper does with an expired lease: queued again with the attempt spent, or
+    failed after the last one. An execution whose cancellation was asked for is cancelled instead. Nothing changes
+    when the lease is no longer current (it expired and was reaped, say); the execution as it then is, or None
+    when it is gone."""
 
     def give_back(execution: Execution, now: datetime) -> Change | Execution:
         if (
@@ -342,9 +358,11 @@ async def hand_back(
         if execution.cancel_requested:
             changed = execution.transition(S.CANCELLED, now, error="cancelled; its worker let it go")
             return changed, [_status(changed), _done(changed)]
-        if unspent or execution.attempt < execution.max_attempts:
-            attempt = execution.attempt - 1 if unspent else execution.attempt
-            changed = execution.transition(S.QUEUED, now, attempt=attempt, worker_id=None, lease_expires_at=None)
+        untouched = unspent and execution.last_seq == leased.last_seq
+        if untouched or execution.attempt < execution.max_attempts:
+            changed = execution.transition(S.QUEUED, now, worker_id=None, lease_expires_at=None)
+            if untouched:
+                changed = changed.changed(max_attempts=execution.max_attempts + 1)
             return changed, [_status(changed, reason=reason)]
         error = f"{reason} on attempt {execution.attempt} of {execution.max_attempts}"
         changed = execution.transition(S.FAILED, now, error=error, lease_expires_at=None)
@@ -359,20 +377,29 @@ async def hand_back(
     return handed
 
 
-async def release_held(ports: Ports, organization_id: str, worker_id: str) -> int:
-    """A worker that reports itself offline holds nothing any more: each execution it still holds is taken back
-    at once rather than when its lease expires. One it never touched (no event since its lease: a lease whose
-    answer it did not get, as it stopped) goes back with its attempt unspent; one it started, with the attempt
-    spent, as the reaper would. How many were taken back."""
+async def release_held(
+    ports: Ports,
+    organization_id: str,
+    worker_id: str,
+    *,
+    reason: str = WENT_OFFLINE,
+    leased_before: datetime | None = None,
+) -> int:
+    """A worker that reports that it holds nothing (offline, or idle): each execution it still holds (leased
+    before `leased_before`, when given) is taken back at once rather than when its lease expires, or never (its
+    heartbeats renew every lease it holds). One it never touched (no event since its lease: a lease whose answer
+    it did not get) goes back with its attempt unspent; one it started, with the attempt spent, as the reaper
+    would. How many were taken back."""
     async with ports.read() as uow:
         held = await uow.executions.running_for_worker(organization_id, worker_id)
+        held = [e for e in held if leased_before is None or (e.started_at is not None and e.started_at < leased_before)]
         untouched = set()
         for execution in held:
             last = await uow.executions.events_after(organization_id, execution.id, execution.last_seq - 1, 1)
             if last and last[0].type is EventType.STATUS and last[0].data.get("status") == S.RUNNING.value:
                 untouched.add(execution.id)
-    for execution in held:
-        await hand_back(ports, execution, reason=WENT_OFFLINE, unspent=execution.id in untouched)
+    for execution in held:  # (hand_back checks again, in its write, that nothing was appended since this read)
+        await hand_back(ports, execution, reason=reason, unspent=execution.id in untouched)
     return len(held)
 
 

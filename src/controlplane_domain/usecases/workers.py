@@ -15,12 +15,15 @@ from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
-from controlplane_domain.usecases.executions import release_held
+from controlplane_domain.usecases.executions import WENT_IDLE, release_held
 from controlplane_domain.workers import MAX_TASKS_PROCESSED, Worker, WorkerStatus
 
 log = logging.getLogger("controlplane.heartbeats")
 
 LAST_SEEN_PRECISION = timedelta(seconds=1)
+# A worker that reports itself idle holds nothing: the leases it holds that are older than this were lost on the
+# way to it (a lease answer cut off) and are taken back; younger ones may still be on their way.
+IDLE_GRACE_SECONDS = 10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,9 +73,14 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
         known = buffer.latest(organization_id, command.worker_id) if buffer is not None else None
         known = known or await uow.workers.get(organization_id, command.worker_id)
         held = await uow.executions.running_for_worker(organization_id, command.worker_id)
-    if command.status is WorkerStatus.OFFLINE and held:  # it holds nothing any more: take its leases back now
+    if held and command.status is WorkerStatus.OFFLINE:  # it holds nothing any more: take its leases back now
         await release_held(ports, organization_id, command.worker_id)
         held = []
+    elif held and command.status is WorkerStatus.IDLE:  # it says it runs nothing: what it holds, it never got
+        before = now - timedelta(seconds=IDLE_GRACE_SECONDS)  # (a lease whose answer is still on its way is kept)
+        if await release_held(ports, organization_id, command.worker_id, reason=WENT_IDLE, leased_before=before):
+            async with ports.read() as uow:
+                held = await uow.executions.running_for_worker(organization_id, command.worker_id)
     worker = _reported(ports, organization_id, command, known, held, now)
     commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
     if known is not None and not _leases_need_renewal(ports, held, now):
