@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import sqlalchemy as sa
 from litestar import Litestar
@@ -88,6 +90,16 @@ async def check_store(settings: Settings) -> None:
         await prepare_schema(engine, auto_migrate=settings.auto_migrate)
     finally:
         await engine.dispose()
+    if engine.url.get_backend_name() == "sqlite" and engine.url.database:
+        _check_writable(Path(engine.url.database))
+
+
+def _check_writable(path: Path) -> None:
+    """A SQLite file the server could read but not write would look healthy and answer every write with 503: the
+    file and its directory (where the WAL and its index live) must be writable."""
+    for place in (path, path.parent):
+        if not os.access(place, os.W_OK):
+            raise StartupFailed(f"the SQLite database {path} cannot be written: {place} is read-only for this user")
 
 
 Hook = Callable[[], Awaitable[None]]

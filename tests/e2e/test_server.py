@@ -117,6 +117,22 @@ def test_a_sqlite_file_in_a_missing_directory_stops_serve_with_one_line(tmp_path
     assert "Traceback" not in result.stderr
 
 
+def test_a_read_only_sqlite_file_stops_serve_with_one_line(tmp_path: Path) -> None:
+    """(It served, answering health 200 and every write 503.) Root ignores file modes, so as root the server runs
+    without the capability that lets it."""
+    path = tmp_path / "ro.db"
+    env = {"CONTROLPLANE_DATABASE_URL": f"sqlite+aiosqlite:///{path}"}
+    assert run_cli("migrate", env=env, cwd=tmp_path).returncode == 0
+    path.chmod(0o444)
+    as_user = ["setpriv", "--inh-caps=-dac_override", "--bounding-set=-dac_override"] if os.getuid() == 0 else []
+    result = subprocess.run(
+        [*as_user, sys.executable, "-m", "controlplane_http.cli", "serve", "--port", str(free_port())],
+        env={**os.environ, **env}, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert f"the SQLite database {path} cannot be written" in result.stderr
+
+
 def test_a_schema_migrated_by_a_newer_release_is_named(tmp_path: Path) -> None:
     path = tmp_path / "newer.db"
     env = {"CONTROLPLANE_DATABASE_URL": f"sqlite+aiosqlite:///{path}"}
