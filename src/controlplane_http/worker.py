@@ -95,36 +95,33 @@ class ReferenceWorker:
 
     # -- control plane --------------------------------------------------------------------------------
 
-    async def post(self, path: str, body: dict[str, Any], *, key: str | None = None) -> httpx.Response:
+    async def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         """POST to the control plane until it answers for good: an unreachable server, a 429 and a 5xx are tried
         again after an exponential, jittered back-off (at least what Retry-After asks), so that a restart or an
-        outage of the control plane costs the worker time, never its task. `key`, an Idempotency-Key, makes a
-        request whose answer was lost safe to send again (the server replays its first answer; while that one
-        still runs, the 409 it answers is waited out too). Any other 409 is returned (the caller knows what it
-        means); any other 4xx is Refused."""
-        headers = {"Idempotency-Key": key} if key else None
+        outage of the control plane costs the worker time, never its task. A 409 is returned (the caller knows
+        what it means); any other 4xx is Refused. (A request whose answer was lost is sent again: event batches are
+        delivered at least once.)"""
         delay = RETRY_FIRST_SECONDS
         while True:
             try:
-                response = await self.api.post(path, json=body, headers=headers)
+                response = await self.api.post(path, json=body)
             except httpx.TransportError as exc:
                 reason = repr(exc)
             else:
-                if response.status_code == 409 and _error_code(response) == "IDEMPOTENCY_IN_FLIGHT":
-                    reason = "the first try still runs"
-                elif response.status_code < 400 or response.status_code == 409:
+                if response.status_code < 400 or response.status_code == 409:
                     return response
-                elif response.status_code != 429 and response.status_code < 500:
+                if response.status_code != 429 and response.status_code < 500:
                     raise Refused(f"{path}: {response.status_code} {response.text[:500]}")
-                else:
-                    reason = f"{response.status_code} {response.text[:200]}"
-                    delay = max(delay, _retry_after(response))
+                reason = f"{response.status_code} {response.text[:200]}"
+                delay = max(delay, _retry_after(response))
             wait = delay * random.uniform(0.5, 1.0)  # noqa: S311 - jitter, not crypto
             log.warning("control plane: %s failed (%s); trying again in %.1f s", path, reason, wait)
             await asyncio.sleep(wait)
             delay = min(delay * 2, RETRY_MAX_SECONDS)
 
-    def _report(self, status: str) -> dict[str, Any]:
+    def _report(self, status: str | None = None) -> dict[str, Any]:
+        if status is None:
+            status = "busy" if self.task else "idle"
         return {
             "worker_id": self.config.worker_id,
             "environment_name": self.config.environment,
@@ -135,7 +132,12 @@ class ReferenceWorker:
         }
 
     async def heartbeat(self) -> None:
-        response = await self.post("/api/v1/workers/heartbeat", self._report("busy" if self.task else "idle"))
+        """One heartbeat, saying what the worker does now (a retry would say what it did when it was built: an
+        `idle` sent late gives back the lease of a task the worker has started since)."""
+        response = await self.api.post("/api/v1/workers/heartbeat", json=self._report())
+        if response.status_code >= 400 and response.status_code != 429 and response.status_code < 500:
+            raise Refused(f"heartbeat: {response.status_code} {response.text[:500]}")
+        response.raise_for_status()
         answer = response.json()
         self.heartbeat_interval = float(answer.get("heartbeat_interval_seconds", 30))
         for command in answer.get("commands", []):
@@ -157,6 +159,8 @@ class ReferenceWorker:
                 await self.heartbeat()
             except Refused:
                 log.error("the control plane refused a heartbeat", exc_info=True)
+            except httpx.HTTPError as exc:  # the next one, at the next period, says what is then true
+                log.warning("heartbeat failed (%r); the next one follows in %.1f s", exc, self.heartbeat_period())
 
     async def lease(self) -> dict[str, Any] | None:
         body = {"worker_id": self.config.worker_id, "wait_seconds": self.config.wait_seconds}
@@ -189,11 +193,10 @@ class ReferenceWorker:
         control plane took it."""
         async with task.sending:
             while task.pending:
-                batch = task.pending[:MAX_BATCH]  # the same batch under the same key until it is taken
+                batch = task.pending[:MAX_BATCH]
                 response = await self.post(
                     f"/api/v1/executions/{task.execution_id}/events",
                     {"worker_id": self.config.worker_id, "attempt": task.attempt, "events": batch},
-                    key=uuid.uuid4().hex,
                 )
                 if response.status_code == 409:
                     raise Stale(response.text)
@@ -360,7 +363,7 @@ class ReferenceWorker:
     async def register(self) -> bool:
         """The first heartbeat, tried until the control plane answers (it may start after the worker); False when
         the worker was stopped first."""
-        registering = asyncio.ensure_future(self.heartbeat())
+        registering = asyncio.ensure_future(self.post("/api/v1/workers/heartbeat", self._report("idle")))
         stopped = asyncio.ensure_future(self.stopping.wait())
         try:
             await asyncio.wait({registering, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -370,7 +373,8 @@ class ReferenceWorker:
                     waiting.cancel()
         if not registering.done() or registering.cancelled():
             return False
-        registering.result()  # raises Refused (a wrong key, say)
+        answer = registering.result().json()  # (raises Refused: a wrong key, say)
+        self.heartbeat_interval = float(answer.get("heartbeat_interval_seconds", 30))
         return True
 
     async def run(self) -> None:
@@ -413,14 +417,6 @@ class ReferenceWorker:
         self.stopping.set()
         if self._lease_call is not None and self.task is None:
             self._lease_call.cancel()  # (a lease recorded meanwhile is given back: the server sees the hang-up)
-
-
-def _error_code(response: httpx.Response) -> str | None:
-    try:
-        code = response.json().get("error", {}).get("code")
-    except (ValueError, AttributeError):
-        return None
-    return code if isinstance(code, str) else None
 
 
 def _retry_after(response: httpx.Response) -> float:

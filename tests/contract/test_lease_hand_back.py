@@ -50,8 +50,9 @@ async def test_a_long_poll_cancelled_while_its_lease_is_recorded_hands_the_lease
     postgres_engine: AsyncEngine, postgres_url: str, cancels: int
 ) -> None:
     """The worker hangs up (the server cancels its long poll) after the lease committed, while the worker's move to
-    the queue waits for a lock: the execution is queued again with the attempt given back (max_attempts + 1), and
-    the next lease is attempt 2 of 4. Cancelled twice (the server's stop, then the worker's hang-up) alike."""
+    the queue waits for a lock: the execution is queued again at once (not when the lease expires; the attempt it
+    took stays spent), and the next lease is attempt 2. Cancelled twice (the server's stop, then the worker's
+    hang-up) alike."""
     ports = Ports(uow=lambda: SqlUnitOfWork(postgres_engine), clock=SystemClock(), ids=UuidGenerator())
     queue_id, execution_id = await _queued(ports)
     await workers.record_heartbeat(ports, ORG, workers.RecordHeartbeat(worker_id="w", environment_name="e"))
@@ -79,7 +80,7 @@ async def test_a_long_poll_cancelled_while_its_lease_is_recorded_hands_the_lease
         await observer.close()
     handed = await executions.get_execution(ports, ORG, execution_id)
     assert (handed.status, handed.worker_id, handed.lease_expires_at) == (S.QUEUED, None, None)
-    assert (handed.attempt, handed.max_attempts) == (1, 4)
+    assert (handed.attempt, handed.max_attempts) == (1, 3)
     again = await executions.try_lease(ports, ORG, queue_id, "w2")
     assert again is not None
     assert (again.execution.id, again.execution.attempt) == (execution_id, 2)
@@ -117,22 +118,22 @@ def _offline(worker_id: str) -> workers.RecordHeartbeat:
     return workers.RecordHeartbeat(worker_id=worker_id, environment_name="e", status=WorkerStatus.OFFLINE)
 
 
-async def test_a_worker_going_offline_gives_back_a_lease_it_never_touched_with_its_attempt_unspent() -> None:
+async def test_a_worker_going_offline_gives_back_a_lease_it_never_read() -> None:
     """A worker stopped as its lease was answered (it never read the answer) says it goes offline: the execution
-    is queued again at once, not after the lease expires, and its next lease is attempt 1."""
+    is queued again at once, not after the lease expires."""
     ports = memory_ports(SystemClock())
     queue_id, execution_id = await _queued(ports)
     assert await executions.try_lease(ports, ORG, queue_id, "w") is not None
     await workers.record_heartbeat(ports, ORG, _offline("w"))
     handed = await executions.get_execution(ports, ORG, execution_id)
-    assert (handed.status, handed.attempt, handed.max_attempts, handed.worker_id) == (S.QUEUED, 1, 4, None)
+    assert (handed.status, handed.attempt, handed.max_attempts, handed.worker_id) == (S.QUEUED, 1, 3, None)
     assert (await _statuses(ports, execution_id))[-1] == ("queued", 1, executions.WENT_OFFLINE)
 
 
 @pytest.mark.parametrize(
     ("max_attempts", "status", "attempt", "worker"), [(3, S.QUEUED, 1, None), (1, S.FAILED, 1, "w")]
 )
-async def test_a_worker_going_offline_gives_back_a_lease_it_started_with_its_attempt_spent(
+async def test_a_worker_going_offline_gives_back_a_lease_it_started(
     max_attempts: int, status: S, attempt: int, worker: str | None
 ) -> None:
     """(A failed execution keeps the worker that last held it, as the reaper leaves it.)"""
@@ -147,24 +148,11 @@ async def test_a_worker_going_offline_gives_back_a_lease_it_started_with_its_att
     assert handed.max_attempts == max_attempts
 
 
-async def test_a_lease_handed_back_after_its_worker_appended_is_spent() -> None:
-    """`unspent` holds only while nothing was appended since the lease that is handed back (a batch that landed
-    between a release's read and its write)."""
-    ports = memory_ports(SystemClock())
-    queue_id, execution_id = await _queued(ports)
-    leased = await executions.try_lease(ports, ORG, queue_id, "w")
-    assert leased is not None
-    late = [executions.NewEvent(type=EventType.MESSAGE_CHUNK, data={"text": "late"})]
-    await executions.append_events(ports, ORG, execution_id, "w", 1, late)
-    handed = await executions.hand_back(ports, leased.execution, unspent=True)
-    assert handed is not None
-    assert (handed.status, handed.attempt, handed.max_attempts) == (S.QUEUED, 1, 3)
-
-
-async def test_an_idle_worker_gives_back_the_leases_it_holds_but_a_young_one() -> None:
+@pytest.mark.parametrize("names_it", [False, True])
+async def test_an_idle_worker_gives_back_the_leases_it_holds_but_a_young_one(names_it: bool) -> None:
     """A worker reports itself idle while it holds a lease from a while ago: the lease's answer never reached it,
     and its heartbeats would renew the lease forever. That lease goes back; one taken a moment ago (its answer may
-    still be on its way) stays."""
+    still be on its way) stays, and so does one the heartbeat names as its current task."""
     clock = ManualClock()
     ports = memory_ports(clock)
     queue_id, old_id = await _queued(ports)
@@ -175,11 +163,16 @@ async def test_an_idle_worker_gives_back_the_leases_it_holds_but_a_young_one() -
     command = executions.ExecuteCommand(prompt="young", worker_queue_id=queue_id)
     young = await executions.execute(ports, ORG, TargetType.AGENT, agent_id, command)
     assert (await executions.try_lease(ports, ORG, queue_id, "w")) is not None
-    idle = workers.RecordHeartbeat(worker_id="w", environment_name="e", status=WorkerStatus.IDLE)
-    await workers.record_heartbeat(ports, ORG, idle)
+    idle = workers.RecordHeartbeat(
+        worker_id="w", environment_name="e", status=WorkerStatus.IDLE, current_task_id=old_id if names_it else None
+    )
+    receipt = await workers.record_heartbeat(ports, ORG, idle)
     old = await executions.get_execution(ports, ORG, old_id)
-    assert (old.status, old.attempt, old.max_attempts) == (S.QUEUED, 1, 4)
-    assert (await _statuses(ports, old_id))[-1] == ("queued", 1, executions.WENT_IDLE)
+    if names_it:
+        assert (old.status, receipt.leases_extended) == (S.RUNNING, 2)
+    else:
+        assert (old.status, old.attempt, old.max_attempts, receipt.leases_extended) == (S.QUEUED, 1, 3, 1)
+        assert (await _statuses(ports, old_id))[-1] == ("queued", 1, executions.WENT_IDLE)
     assert (await executions.get_execution(ports, ORG, young.id)).status is S.RUNNING
 
 

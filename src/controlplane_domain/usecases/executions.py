@@ -337,16 +337,12 @@ WENT_IDLE = "its worker reported itself idle without it"
 
 
 @retry_transient
-async def hand_back(
-    ports: Ports, leased: Execution, *, reason: str = HUNG_UP, unspent: bool = True
-) -> Execution | None:
-    """Take a lease back from its worker. `unspent` (a lease that never reached its worker: it hung up first) holds
-    only while nothing was appended since `leased`: queued again, and the attempt it took is given back by raising
-    `max_attempts` by one (attempt numbers only grow, so a lease is never numbered like an earlier one: worker and
-    attempt fence it). Otherwise as the reaper does with an expired lease: queued again with the attempt spent, or
-    failed after the last one. An execution whose cancellation was asked for is cancelled instead. Nothing changes
-    when the lease is no longer current (it expired and was reaped, say); the execution as it then is, or None
-    when it is gone."""
+async def hand_back(ports: Ports, leased: Execution, *, reason: str = HUNG_UP) -> Execution | None:
+    """Take a lease back from its worker at once, as the reaper does when a lease expires: queued again (the
+    attempt it took stays spent: attempt numbers only grow and `max_attempts` holds, so an execution that keeps
+    losing its workers still ends), failed when it was the last attempt, or cancelled when a cancellation was
+    asked for. Nothing changes when the lease is no longer current (it expired and was reaped, say); the
+    execution as it then is, or None when it is gone."""
 
     def give_back(execution: Execution, now: datetime) -> Change | Execution:
         if (
@@ -358,11 +354,8 @@ async def hand_back(
         if execution.cancel_requested:
             changed = execution.transition(S.CANCELLED, now, error="cancelled; its worker let it go")
             return changed, [_status(changed), _done(changed)]
-        untouched = unspent and execution.last_seq == leased.last_seq
-        if untouched or execution.attempt < execution.max_attempts:
+        if execution.attempt < execution.max_attempts:
             changed = execution.transition(S.QUEUED, now, worker_id=None, lease_expires_at=None)
-            if untouched:
-                changed = changed.changed(max_attempts=execution.max_attempts + 1)
             return changed, [_status(changed, reason=reason)]
         error = f"{reason} on attempt {execution.attempt} of {execution.max_attempts}"
         changed = execution.transition(S.FAILED, now, error=error, lease_expires_at=None)
@@ -384,23 +377,23 @@ async def release_held(
     *,
     reason: str = WENT_OFFLINE,
     leased_before: datetime | None = None,
+    keep: str | None = None,
 ) -> int:
-    """A worker that reports that it holds nothing (offline, or idle): each execution it still holds (leased
-    before `leased_before`, when given) is taken back at once rather than when its lease expires, or never (its
-    heartbeats renew every lease it holds). One it never touched (no event since its lease: a lease whose answer
-    it did not get) goes back with its attempt unspent; one it started, with the attempt spent, as the reaper
-    would. How many were taken back."""
+    """A worker that reports that it holds nothing (offline, or idle): each execution it still holds is taken
+    back at once (`hand_back`) rather than when its lease expires, or never (its heartbeats renew every lease it
+    holds). With `leased_before`, only those leased before then; `keep`, the one the worker names as its current
+    task, stays. How many were taken back."""
     async with ports.read() as uow:
         held = await uow.executions.running_for_worker(organization_id, worker_id)
-        held = [e for e in held if leased_before is None or (e.started_at is not None and e.started_at < leased_before)]
-        untouched = set()
-        for execution in held:
-            last = await uow.executions.events_after(organization_id, execution.id, execution.last_seq - 1, 1)
-            if last and last[0].type is EventType.STATUS and last[0].data.get("status") == S.RUNNING.value:
-                untouched.add(execution.id)
-    for execution in held:  # (hand_back checks again, in its write, that nothing was appended since this read)
-        await hand_back(ports, execution, reason=reason, unspent=execution.id in untouched)
-    return len(held)
+    taken = [
+        execution
+        for execution in held
+        if execution.id != keep
+        and (leased_before is None or (execution.started_at is not None and execution.started_at < leased_before))
+    ]
+    for execution in taken:
+        await hand_back(ports, execution, reason=reason)
+    return len(taken)
 
 
 @retry_transient

@@ -15,7 +15,7 @@ from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
-from controlplane_domain.usecases.executions import WENT_IDLE, release_held
+from controlplane_domain.usecases.executions import WENT_IDLE, WENT_OFFLINE, release_held
 from controlplane_domain.workers import MAX_TASKS_PROCESSED, Worker, WorkerStatus
 
 log = logging.getLogger("controlplane.heartbeats")
@@ -73,12 +73,18 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
         known = buffer.latest(organization_id, command.worker_id) if buffer is not None else None
         known = known or await uow.workers.get(organization_id, command.worker_id)
         held = await uow.executions.running_for_worker(organization_id, command.worker_id)
-    if held and command.status is WorkerStatus.OFFLINE:  # it holds nothing any more: take its leases back now
-        await release_held(ports, organization_id, command.worker_id)
-        held = []
-    elif held and command.status is WorkerStatus.IDLE:  # it says it runs nothing: what it holds, it never got
-        before = now - timedelta(seconds=IDLE_GRACE_SECONDS)  # (a lease whose answer is still on its way is kept)
-        if await release_held(ports, organization_id, command.worker_id, reason=WENT_IDLE, leased_before=before):
+    if held and command.status in (WorkerStatus.OFFLINE, WorkerStatus.IDLE):  # it says it runs nothing
+        offline = command.status is WorkerStatus.OFFLINE
+        released = await release_held(
+            ports,
+            organization_id,
+            command.worker_id,
+            reason=WENT_OFFLINE if offline else WENT_IDLE,
+            # an idle worker keeps a young lease (its answer may still be on its way) and any it names
+            leased_before=None if offline else now - timedelta(seconds=IDLE_GRACE_SECONDS),
+            keep=command.current_task_id,
+        )
+        if released:
             async with ports.read() as uow:
                 held = await uow.executions.running_for_worker(organization_id, command.worker_id)
     worker = _reported(ports, organization_id, command, known, held, now)
