@@ -86,19 +86,22 @@ async def check_store(settings: Settings) -> None:
     if settings.database_url == MEMORY_URL:
         return
     engine = create_engine(settings.database_url, pool_size=1)
+    if engine.url.get_backend_name() == "sqlite" and engine.url.database:
+        _check_writable(Path(engine.url.database))  # (before a connection: aiosqlite's failing one leaves a thread)
     try:
         await prepare_schema(engine, auto_migrate=settings.auto_migrate)
     finally:
         await engine.dispose()
-    if engine.url.get_backend_name() == "sqlite" and engine.url.database:
-        _check_writable(Path(engine.url.database))
 
 
 def _check_writable(path: Path) -> None:
     """A SQLite file the server could read but not write would look healthy and answer every write with 503: the
-    file and its directory (where the WAL and its index live) must be writable."""
+    file and its directory (where the WAL and its index live) must be writable, and the directory must exist."""
+    if not path.parent.is_dir():
+        raise StartupFailed(f"the SQLite database {path} cannot be opened: unable to open database file"
+                            f" ({path.parent} is not a directory)")  # fmt: skip
     for place in (path, path.parent):
-        if not os.access(place, os.W_OK):
+        if place.exists() and not os.access(place, os.W_OK):
             raise StartupFailed(f"the SQLite database {path} cannot be written: {place} is read-only for this user")
 
 
