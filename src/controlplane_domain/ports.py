@@ -149,6 +149,9 @@ class IdempotencyRepository(Protocol):
 
     async def delete(self, organization_id: str, key: str) -> None: ...
 
+    async def delete_expired(self, now: datetime, limit: int) -> int:
+        """Delete up to `limit` records whose `expires_at` is `now` or before; how many were deleted."""
+
 
 class EnvironmentRepository(Protocol):
     async def add(self, environment: Environment) -> None: ...

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from controlplane_domain.errors import DomainError
 from controlplane_domain.ports import Ports
 from controlplane_domain.usecases.executions import reap_expired_leases
+from controlplane_domain.usecases.idempotency import PURGE_BATCH, purge_expired_idempotency_records
 from controlplane_domain.usecases.workers import flush_heartbeats
 
 log = logging.getLogger("controlplane.background")
@@ -67,3 +68,13 @@ def lease_reaper(ports: Ports, interval_seconds: float) -> Periodic:
 def heartbeat_flusher(ports: Ports, interval_seconds: float) -> Periodic:
     """Writes the heartbeats waiting in `ports.heartbeats` in one transaction, and once more at shutdown."""
     return Periodic("heartbeat flusher", interval_seconds, lambda: flush_heartbeats(ports), at_stop=True)
+
+
+def idempotency_purger(ports: Ports, interval_seconds: float = 60.0) -> Periodic:
+    """Deletes the recorded Idempotency-Key answers older than their 24 hours, a thousand at a time."""
+
+    async def purge() -> None:
+        while await purge_expired_idempotency_records(ports) >= PURGE_BATCH:
+            pass
+
+    return Periodic("idempotency purge", interval_seconds, purge)

@@ -42,7 +42,7 @@ from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitO
 from controlplane_domain.recent import RecentExecutions
 from controlplane_domain.usecases.executions import EVENTS_PAGE, read_events_after
 from controlplane_http.app import create_app
-from controlplane_http.background import Periodic, heartbeat_flusher, lease_reaper
+from controlplane_http.background import Periodic, heartbeat_flusher, idempotency_purger, lease_reaper
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.stopping import Stopping
 from controlplane_http.streaming import StreamOptions
@@ -251,6 +251,7 @@ def build_app(
     stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
     flusher = heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000)
+    purger = idempotency_purger(ports)
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -290,8 +291,9 @@ def build_app(
             *store.startup,
             reaper.start,
             flusher.start,
+            purger.start,
             *([freeze_heap] if freeze_after_start else []),
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
-        on_shutdown=[_async(stopping.stop), *map(_bounded, [reaper.stop, flusher.stop, *store.shutdown])],
+        on_shutdown=[_async(stopping.stop), *map(_bounded, [reaper.stop, purger.stop, flusher.stop, *store.shutdown])],
     )

@@ -249,6 +249,12 @@ class MemoryIdempotencyRepository:
     async def delete(self, organization_id: str, key: str) -> None:
         self.rows.pop((organization_id, key), None)
 
+    async def delete_expired(self, now: datetime, limit: int) -> int:
+        expired = [where for where, record in self.rows.items() if record.expires_at <= now][:limit]
+        for where in expired:
+            del self.rows[where]
+        return len(expired)
+
 
 class MemoryEnvironmentRepository(_Named[Environment]):
     noun = "environment"

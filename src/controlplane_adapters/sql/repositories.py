@@ -1010,6 +1010,17 @@ class SqlIdempotencyRepository:
     async def delete(self, organization_id: str, key: str) -> None:
         await self.connection.execute(tables.idempotency_records.delete().where(*self._where(organization_id, key)))
 
+    async def delete_expired(self, now: datetime, limit: int) -> int:
+        t = tables.idempotency_records
+        expired = (  # by its index; rows another node is deleting are skipped, not waited for (nor deadlocked on)
+            sa.select(t.c.organization_id, t.c.key)
+            .where(t.c.expires_at <= now)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        result = await self.connection.execute(t.delete().where(sa.tuple_(t.c.organization_id, t.c.key).in_(expired)))
+        return int(result.rowcount)
+
 
 class SqlEnvironmentRepository(_Table[Environment]):
     table = tables.environments

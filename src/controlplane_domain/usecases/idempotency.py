@@ -97,3 +97,15 @@ async def finish_idempotent_request(
             )
             await uow.idempotency.save(done)
         await uow.commit()
+
+
+PURGE_BATCH = 1000
+
+
+async def purge_expired_idempotency_records(ports: Ports, limit: int = PURGE_BATCH) -> int:
+    """Delete up to `limit` recorded answers past their 24 hours (a background task runs this; they would
+    otherwise stay forever, each a stored response body); how many."""
+    async with ports.uow() as uow:
+        deleted = await uow.idempotency.delete_expired(ports.clock.now(), limit)
+        await uow.commit()
+    return deleted
