@@ -21,12 +21,19 @@ class Periodic:
     stop when `at_stop` is set. A failure is logged and the task goes on."""
 
     def __init__(
-        self, name: str, interval_seconds: float, once: Callable[[], Awaitable[object]], *, at_stop: bool = False
+        self,
+        name: str,
+        interval_seconds: float,
+        once: Callable[[], Awaitable[object]],
+        *,
+        at_stop: bool = False,
+        at_start: bool = True,
     ) -> None:
         self.name = name
         self.interval_seconds = interval_seconds
         self._once = once
         self._at_stop = at_stop
+        self._at_start = at_start  # False: the first run waits an interval (it stays out of the start-up's way)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -42,6 +49,8 @@ class Periodic:
             await self._run_once()
 
     async def _run(self) -> None:
+        if not self._at_start:
+            await asyncio.sleep(self.interval_seconds)
         while True:
             await self._run_once()
             await asyncio.sleep(self.interval_seconds)
@@ -70,11 +79,23 @@ def heartbeat_flusher(ports: Ports, interval_seconds: float) -> Periodic:
     return Periodic("heartbeat flusher", interval_seconds, lambda: flush_heartbeats(ports), at_stop=True)
 
 
+PURGE_PAUSE_SECONDS = 0.01
+
+
 def idempotency_purger(ports: Ports, interval_seconds: float = 60.0) -> Periodic:
-    """Deletes the recorded Idempotency-Key answers older than their 24 hours, a thousand at a time."""
+    """Deletes the recorded Idempotency-Key answers older than their 24 hours, a thousand at a time, with a pause
+    between batches: on SQLite a batch runs in the event loop's own thread, and a backlog deleted in one go (the
+    first run after an upgrade) held every request for seconds. Its first run waits an interval."""
 
-    async def purge() -> None:
-        while await purge_expired_idempotency_records(ports) >= PURGE_BATCH:
-            pass
+    return Periodic("idempotency purge", interval_seconds, lambda: purge_expired(ports), at_start=False)
 
-    return Periodic("idempotency purge", interval_seconds, purge)
+
+async def purge_expired(ports: Ports) -> int:
+    """Every expired answer, a batch at a time with a pause between batches; how many were deleted."""
+    deleted = 0
+    while True:
+        batch = await purge_expired_idempotency_records(ports)
+        deleted += batch
+        if batch < PURGE_BATCH:
+            return deleted
+        await asyncio.sleep(PURGE_PAUSE_SECONDS)  # the requests waiting meanwhile go first

@@ -86,17 +86,20 @@ async def check_store(settings: Settings) -> None:
     if settings.database_url == MEMORY_URL:
         return
     engine = create_engine(settings.database_url, pool_size=1)
-    if engine.url.get_backend_name() == "sqlite" and engine.url.database:
-        _check_writable(Path(engine.url.database))  # (before a connection: aiosqlite's failing one leaves a thread)
+    database = engine.url.database
+    if engine.url.get_backend_name() == "sqlite" and database and not database.startswith("file:"):
+        _check_writable(Path(database))  # (before a connection: aiosqlite's failing one leaves a thread)
     try:
         await prepare_schema(engine, auto_migrate=settings.auto_migrate)
     finally:
         await engine.dispose()
 
 
-def _check_writable(path: Path) -> None:
+def _check_writable(given: Path) -> None:
     """A SQLite file the server could read but not write would look healthy and answer every write with 503: the
-    file and its directory (where the WAL and its index live) must be writable, and the directory must exist."""
+    file and its directory (where the WAL and its index live: the real file's, when `given` is a link) must be
+    writable, and the directory must exist. (A `file:` URI is left to SQLite.)"""
+    path = given.resolve()
     if not path.parent.is_dir():
         raise StartupFailed(f"the SQLite database {path} cannot be opened: unable to open database file"
                             f" ({path.parent} is not a directory)")  # fmt: skip

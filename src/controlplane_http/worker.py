@@ -91,7 +91,7 @@ class ReferenceWorker:
             base_url=config.llm_base_url.rstrip("/"), headers=llm_headers, timeout=config.llm_timeout_seconds
         )
         self._lease_call: asyncio.Task[httpx.Response] | None = None
-        self._work: asyncio.Task[Outcome] | None = None
+        self._running: asyncio.Task[None] | None = None
 
     # -- control plane --------------------------------------------------------------------------------
 
@@ -330,16 +330,13 @@ class ReferenceWorker:
         task = Task(execution["id"], leased["attempt"], _seconds_until(leased.get("lease_expires_at")))
         self.task = task
         log.info("running execution %s (attempt %s)", task.execution_id, task.attempt)
-        self._work = work = asyncio.create_task(self.work(leased))
+        work = asyncio.create_task(self.work(leased))
         flushing = asyncio.create_task(self.flusher(task))
         cancel = asyncio.create_task(task.cancelled.wait())
         try:
             done, _ = await asyncio.wait({work, flushing, cancel}, return_when=asyncio.FIRST_COMPLETED)
             if flushing in done:
                 flushing.result()  # raises what stopped it: Stale, Refused
-            if work in done and work.cancelled():
-                log.warning("execution %s abandoned on a second stop signal", task.execution_id)
-                return
             outcome: Outcome = work.result() if work in done else ("cancelled", None, "cancelled on request", {})
             await self.complete(task, outcome)
             self.tasks_processed += 1
@@ -357,7 +354,6 @@ class ReferenceWorker:
             for part in (work, flushing, cancel):
                 part.cancel()
             await asyncio.gather(work, flushing, cancel, return_exceptions=True)
-            self._work = None
             self.task = None
 
     async def register(self) -> bool:
@@ -392,7 +388,15 @@ class ReferenceWorker:
                         break
                     raise
                 if leased is not None:
-                    await self.run_lease(leased)
+                    self._running = asyncio.create_task(self.run_lease(leased))
+                    try:
+                        await self._running
+                    except asyncio.CancelledError:
+                        if not self._running.cancelled():  # (this worker itself is being cancelled)
+                            raise
+                        log.warning("execution %s abandoned on a second stop signal", leased["execution"]["id"])
+                    finally:
+                        self._running = None
                 elif time.monotonic() - asked < QUICK_POLL_SECONDS:  # no long poll happened: do not hammer
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self.stopping.wait(), QUICK_POLL_SECONDS * random.uniform(0.5, 1.0))  # noqa: S311
@@ -411,10 +415,14 @@ class ReferenceWorker:
     def stop(self) -> None:
         """First signal: finish the running task, lease nothing more, exit. Second: abandon the task too."""
         if self.stopping.is_set():
-            if self._work is not None:
-                self._work.cancel()
+            if self._running is not None:  # whatever it waits for: the model, or a control plane that is away
+                self._running.cancel()
             return
         self.stopping.set()
+        if self._running is not None:
+            log.info("stopping: finishing the running task first (a second signal abandons it)")
+        else:
+            log.info("stopping")
         if self._lease_call is not None and self.task is None:
             self._lease_call.cancel()  # (a lease recorded meanwhile is given back: the server sees the hang-up)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -180,4 +181,28 @@ def test_a_task_whose_events_the_server_refuses_is_failed_saying_why(tmp_path: P
             finally:
                 assert worker.stop() == 0, worker.log.read_text()
     finally:
+        stop_server(server)
+
+
+def test_a_second_signal_ends_a_worker_that_waits_for_a_control_plane_gone_away(tmp_path: Path, fake_llm: str) -> None:
+    """The server dies while the worker finishes a task: the worker retries its completion for as long as it
+    takes. A first SIGTERM lets it finish; a second abandons the task, and the worker exits (it kept retrying)."""
+    server = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'gone.db'}")
+    with server.client() as client:
+        queue_id = make_queue(client)
+        execution = run(client, make_agent(client), queue_id, "think:1")
+    worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+    try:
+        with server.client() as client:
+            wait_until(lambda: client.get(f"/api/v1/executions/{execution['id']}").json()["status"] == "running")
+        server.process.kill()
+        server.process.wait()
+        wait_until(lambda: "/complete failed" in worker.log.read_text() or "/events failed" in worker.log.read_text())
+        worker.process.send_signal(signal.SIGTERM)
+        wait_until(lambda: "finishing the running task first" in worker.log.read_text())  # (one signal at a time)
+        worker.process.send_signal(signal.SIGTERM)
+        assert worker.process.wait(timeout=30) == 0, worker.log.read_text()
+        assert "abandoned on a second stop signal" in worker.log.read_text()
+    finally:
+        worker.stop()
         stop_server(server)

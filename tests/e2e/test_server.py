@@ -8,10 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.e2e.conftest import Server, free_port, start_server, stop_server
-from tests.support import bearer, make_jwt
+from tests.support import SERVICE_KEY, bearer, make_jwt, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -131,6 +132,43 @@ def test_a_read_only_sqlite_file_stops_serve_with_one_line(tmp_path: Path) -> No
     )  # fmt: skip
     assert result.returncode == 3, result.stderr
     assert f"the SQLite database {path} cannot be written" in result.stderr
+
+
+def test_a_link_to_a_writable_file_and_a_file_uri_still_serve(tmp_path: Path) -> None:
+    """The writability check looks at the real file's directory (where SQLite puts the WAL), not the link's, and
+    leaves `file:` URIs to SQLite. (As root, the server runs without the capability that ignores file modes.)"""
+    real, links = tmp_path / "real", tmp_path / "links"
+    real.mkdir()
+    links.mkdir()
+    (links / "cp.db").symlink_to(real / "cp.db")
+    links.chmod(0o555)  # the link's directory is read-only; the file's is not
+    as_user = ["setpriv", "--inh-caps=-dac_override", "--bounding-set=-dac_override"] if os.getuid() == 0 else []
+    try:
+        for url in (f"sqlite+aiosqlite:///{links / 'cp.db'}", f"sqlite+aiosqlite:///file:{real / 'uri.db'}?uri=true"):
+            port = free_port()
+            env = {**os.environ, "CONTROLPLANE_DATABASE_URL": url, "SERVICE_API_KEY": SERVICE_KEY}
+            process = subprocess.Popen(
+                [*as_user, sys.executable, "-m", "controlplane_http.cli", "serve", "--port", str(port)],
+                env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            try:
+                base = f"http://127.0.0.1:{port}"
+
+                def up(process: subprocess.Popen[str] = process, base: str = base) -> bool:
+                    assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                    try:
+                        return httpx.get(f"{base}/api/health", headers=bearer(SERVICE_KEY), timeout=1).is_success
+                    except httpx.TransportError:
+                        return False
+
+                wait_until(up, timeout=30)
+                created = httpx.post(f"{base}/api/v1/agents", json={"name": "a"}, headers=bearer(SERVICE_KEY))
+                assert created.status_code == 201, created.text
+            finally:
+                process.terminate()
+                process.wait(timeout=30)
+    finally:
+        links.chmod(0o755)
 
 
 def test_a_schema_migrated_by_a_newer_release_is_named(tmp_path: Path) -> None:
