@@ -110,7 +110,7 @@ def _create_api_key(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from controlplane_http.worker import WorkerConfig, run_worker
+    from controlplane_http.worker import WorkerConfig, check_worker_config, run_worker
 
     missing = [name for name in ("api_url", "api_key", "queue_id") if not getattr(args, name)]
     if missing:
@@ -132,9 +132,10 @@ def _worker(args: argparse.Namespace) -> int:
     if args.worker_id:
         config.worker_id = args.worker_id
     try:
-        return run_worker(config)
+        check_worker_config(config)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    return run_worker(config)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -29,6 +29,7 @@ RETRY_FIRST_SECONDS = 0.5
 RETRY_MAX_SECONDS = 15.0
 QUICK_POLL_SECONDS = 1.0  # a lease answered 204 sooner than this (the server stopping, or no wait) waits a little
 MAX_WAIT_SECONDS = 60.0  # the longest long poll the control plane accepts
+OFFLINE_TIMEOUT_SECONDS = 5.0  # the last heartbeat's time, at exit
 
 
 class LlmError(Exception):
@@ -92,6 +93,8 @@ class ReferenceWorker:
         )
         self._lease_call: asyncio.Task[httpx.Response] | None = None
         self._running: asyncio.Task[None] | None = None
+        self._abandoning = False  # a second stop signal cancelled `_running`
+        self._period_changed = asyncio.Event()
 
     # -- control plane --------------------------------------------------------------------------------
 
@@ -108,9 +111,11 @@ class ReferenceWorker:
             except httpx.TransportError as exc:
                 reason = repr(exc)
             else:
-                if response.status_code < 400 or response.status_code == 409:
+                retry = response.status_code in (429, 503) or response.status_code >= 500
+                retry = retry or (response.status_code == 409 and _error_code(response) == "CONCURRENT_UPDATE")
+                if not retry and (response.status_code < 400 or response.status_code == 409):
                     return response
-                if response.status_code != 429 and response.status_code < 500:
+                if not retry:
                     raise Refused(f"{path}: {response.status_code} {response.text[:500]}")
                 reason = f"{response.status_code} {response.text[:200]}"
                 delay = max(delay, _retry_after(response))
@@ -153,14 +158,24 @@ class ReferenceWorker:
         return max(0.2, period)
 
     async def heartbeat_loop(self) -> None:
+        """A heartbeat every period; a task that starts wakes the loop, which then keeps the task's (shorter)
+        period from the last heartbeat on. Whatever a heartbeat meets is logged, and the next one follows."""
+        last = time.monotonic()
         while True:
-            await asyncio.sleep(self.heartbeat_period())
+            self._period_changed.clear()
+            remaining = last + self.heartbeat_period() - time.monotonic()
+            if remaining > 0:
+                await _wait(self._period_changed, remaining)
+                continue
+            last = time.monotonic()
             try:
                 await self.heartbeat()
             except Refused:
                 log.error("the control plane refused a heartbeat", exc_info=True)
             except httpx.HTTPError as exc:  # the next one, at the next period, says what is then true
                 log.warning("heartbeat failed (%r); the next one follows in %.1f s", exc, self.heartbeat_period())
+            except Exception:  # (an answer that is not what it should be, say): logged, and the loop goes on
+                log.exception("heartbeat failed; the next one follows in %.1f s", self.heartbeat_period())
 
     async def lease(self) -> dict[str, Any] | None:
         body = {"worker_id": self.config.worker_id, "wait_seconds": self.config.wait_seconds}
@@ -318,6 +333,11 @@ class ReferenceWorker:
         except LlmError as exc:
             await self.emit("error", {"message": str(exc)})
             return "failed", None, str(exc), {}
+        except Exception as exc:  # a bug, or a lease answer of the wrong shape: this execution fails, not the worker
+            log.exception("execution %s failed in the worker", execution.get("id"))
+            message = f"the worker failed: {exc!r}"[:2000]
+            await self.emit("error", {"message": message})
+            return "failed", None, message, {}
         return "completed", text, None, usage
 
     # -- the loop -------------------------------------------------------------------------------------
@@ -326,9 +346,14 @@ class ReferenceWorker:
         """Run the task beside its flusher; a cancel (from a heartbeat's commands or an event batch's answer)
         stops it at once, even while the model is still thinking. A lease that moved on (409) or a refusal drops
         the task; a second stop signal abandons it (the offline heartbeat gives it back)."""
-        execution = leased["execution"]
-        task = Task(execution["id"], leased["attempt"], _seconds_until(leased.get("lease_expires_at")))
+        try:
+            execution = leased["execution"]
+            task = Task(str(execution["id"]), int(leased["attempt"]), _seconds_until(leased.get("lease_expires_at")))
+        except (KeyError, TypeError, ValueError):  # its lease goes back when this worker next reports itself idle
+            log.error("a lease answer of the wrong shape, left alone: %.500r", leased)
+            return
         self.task = task
+        self._period_changed.set()  # heartbeats keep up with the lease from now on
         log.info("running execution %s (attempt %s)", task.execution_id, task.attempt)
         work = asyncio.create_task(self.work(leased))
         flushing = asyncio.create_task(self.flusher(task))
@@ -337,6 +362,9 @@ class ReferenceWorker:
             done, _ = await asyncio.wait({work, flushing, cancel}, return_when=asyncio.FIRST_COMPLETED)
             if flushing in done:
                 flushing.result()  # raises what stopped it: Stale, Refused
+            if work not in done:  # cancelled on request: the model stops now, before the completion is sent
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
             outcome: Outcome = work.result() if work in done else ("cancelled", None, "cancelled on request", {})
             await self.complete(task, outcome)
             self.tasks_processed += 1
@@ -355,6 +383,7 @@ class ReferenceWorker:
                 part.cancel()
             await asyncio.gather(work, flushing, cancel, return_exceptions=True)
             self.task = None
+            self._period_changed.set()
 
     async def register(self) -> bool:
         """The first heartbeat, tried until the control plane answers (it may start after the worker); False when
@@ -392,20 +421,21 @@ class ReferenceWorker:
                     try:
                         await self._running
                     except asyncio.CancelledError:
-                        if not self._running.cancelled():  # (this worker itself is being cancelled)
+                        if not self._abandoning:  # this worker itself is being cancelled
                             raise
                         log.warning("execution %s abandoned on a second stop signal", leased["execution"]["id"])
                     finally:
                         self._running = None
                 elif time.monotonic() - asked < QUICK_POLL_SECONDS:  # no long poll happened: do not hammer
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self.stopping.wait(), QUICK_POLL_SECONDS * random.uniform(0.5, 1.0))  # noqa: S311
+                    await _wait(self.stopping, QUICK_POLL_SECONDS * random.uniform(0.5, 1.0))  # noqa: S311
         finally:
             beating.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await beating
-            with contextlib.suppress(httpx.HTTPError):  # one try: the worker is leaving
-                await self.api.post("/api/v1/workers/heartbeat", json=self._report("offline"))
+            with contextlib.suppress(httpx.HTTPError):  # one short try: the worker is leaving
+                await self.api.post(
+                    "/api/v1/workers/heartbeat", json=self._report("offline"), timeout=OFFLINE_TIMEOUT_SECONDS
+                )
             await self.close()
 
     async def close(self) -> None:
@@ -416,6 +446,7 @@ class ReferenceWorker:
         """First signal: finish the running task, lease nothing more, exit. Second: abandon the task too."""
         if self.stopping.is_set():
             if self._running is not None:  # whatever it waits for: the model, or a control plane that is away
+                self._abandoning = True
                 self._running.cancel()
             return
         self.stopping.set()
@@ -425,6 +456,27 @@ class ReferenceWorker:
             log.info("stopping")
         if self._lease_call is not None and self.task is None:
             self._lease_call.cancel()  # (a lease recorded meanwhile is given back: the server sees the hang-up)
+
+
+async def _wait(event: asyncio.Event, seconds: float) -> None:
+    """Until `event` is set or `seconds` pass. (Not `asyncio.wait_for`: on Python 3.11 it swallows a cancellation
+    that arrives as the event is set, and the heartbeat loop then outlived its worker's stop.)"""
+    waiting = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({waiting}, timeout=seconds)
+    finally:
+        waiting.cancel()
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    """The `error.code` of the service's error envelope, when the answer is one."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else None
 
 
 def _retry_after(response: httpx.Response) -> float:
@@ -496,13 +548,18 @@ async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
             yield line[5:].strip()
 
 
-def run_worker(config: WorkerConfig) -> int:
-    """Run until SIGTERM or SIGINT (exit 0); exit 2 when the control plane refuses the worker for good (a wrong key
-    or queue: it says so)."""
+def check_worker_config(config: WorkerConfig) -> None:
+    """ValueError naming the flag when a setting is out of its range."""
     if not 0 <= config.wait_seconds <= MAX_WAIT_SECONDS:
         raise ValueError(f"--wait-seconds must be between 0 and {MAX_WAIT_SECONDS:g}, got {config.wait_seconds:g}")
     if config.llm_timeout_seconds <= 0:
         raise ValueError(f"--llm-timeout-seconds must be above 0, got {config.llm_timeout_seconds:g}")
+
+
+def run_worker(config: WorkerConfig) -> int:
+    """Run until SIGTERM or SIGINT (exit 0); exit 2 when the control plane refuses the worker for good (a wrong key
+    or queue: it says so)."""
+    check_worker_config(config)
 
     async def main() -> None:
         worker = ReferenceWorker(config)

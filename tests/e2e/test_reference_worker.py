@@ -206,3 +206,24 @@ def test_a_second_signal_ends_a_worker_that_waits_for_a_control_plane_gone_away(
     finally:
         worker.stop()
         stop_server(server)
+
+
+def test_a_lease_shorter_than_the_idle_heartbeat_period_is_kept_alive(tmp_path: Path, fake_llm: str) -> None:
+    """Leases of 3 s, heartbeats every 10 s while idle (a third of 30): a task that starts wakes the heartbeat
+    loop, which keeps the lease's pace from then on (the lease expired before the first heartbeat of the task and
+    the attempt was lost)."""
+    server = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'short.db'}",
+                          CONTROLPLANE_LEASE_TIMEOUT_SECONDS="3")  # fmt: skip
+    try:
+        with server.client() as client:
+            queue_id = make_queue(client)
+            agent_id = make_agent(client)
+            worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+            try:
+                wait_until(lambda: client.get("/api/v1/workers/w1").status_code == 200)
+                result = finished(client, run(client, agent_id, queue_id, "think:7")["id"], timeout=40)
+                assert (result["status"], result["attempt"]) == ("completed", 1), result
+            finally:
+                assert worker.stop() == 0, worker.log.read_text()
+    finally:
+        stop_server(server)

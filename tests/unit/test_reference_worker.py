@@ -1,0 +1,70 @@
+"""The reference worker's client side, against scripted control-plane answers (an httpx transport that answers
+as the service would): what it retries, what it fails, what it survives."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from controlplane_http import worker as worker_module
+from controlplane_http.worker import ReferenceWorker, WorkerConfig
+
+Answer = Callable[[httpx.Request], httpx.Response]
+
+
+def worker_on(answers: list[Answer], seen: list[httpx.Request]) -> ReferenceWorker:
+    """A worker whose control plane gives `answers` in turn (the last one from then on)."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return answers[min(len(seen), len(answers)) - 1](request)
+
+    worker = ReferenceWorker(WorkerConfig(api_url="http://cp", api_key="k", queue_id="q", worker_id="w"))
+    worker.api = httpx.AsyncClient(base_url="http://cp", transport=httpx.MockTransport(handle))
+    return worker
+
+
+def envelope(status: int, code: str) -> Answer:
+    return lambda _request: httpx.Response(status, json={"error": {"code": code, "message": code.lower()}})
+
+
+async def test_a_concurrent_update_is_tried_again_and_a_stale_attempt_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worker_module, "RETRY_FIRST_SECONDS", 0.01)  # (the first retry waits 0.5 s otherwise)
+    seen: list[httpx.Request] = []
+    worker = worker_on([envelope(409, "CONCURRENT_UPDATE"), lambda _r: httpx.Response(200, json={"ok": 1})], seen)
+    answer = await worker.post("/api/v1/executions/e/events", {"events": []})
+    assert (answer.status_code, len(seen)) == (200, 2)
+    seen.clear()
+    stale = worker_on([envelope(409, "STALE_ATTEMPT")], seen)
+    assert (await stale.post("/api/v1/executions/e/events", {"events": []})).status_code == 409
+    assert len(seen) == 1
+
+
+async def test_a_lease_answer_of_the_wrong_shape_fails_the_execution_not_the_worker() -> None:
+    worker = worker_on([lambda _r: httpx.Response(200, json={})], [])
+    outcome = await worker.work({"execution": {"id": "e"}, "attempt": 1, "agent": {"id": "a"}})  # no prompt
+    assert outcome[0] == "failed"
+    assert outcome[2] == "the worker failed: KeyError('prompt')"
+
+
+async def test_the_heartbeat_loop_outlives_an_answer_that_is_not_json() -> None:
+    seen: list[httpx.Request] = []
+    html: Answer = lambda _r: httpx.Response(200, text="<html>a proxy's page</html>")  # noqa: E731
+    good: Answer = lambda _r: httpx.Response(200, json={"heartbeat_interval_seconds": 0.6, "commands": []})  # noqa: E731
+    worker = worker_on([html, good], seen)
+    worker.heartbeat_interval = 0.6  # a heartbeat every 0.2 s
+    beating = asyncio.ensure_future(worker.heartbeat_loop())
+    try:
+        for _ in range(200):
+            if len(seen) >= 3:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        beating.cancel()
+        await asyncio.gather(beating, return_exceptions=True)
+    assert len(seen) >= 3, "the loop stopped after the answer it could not read"
+    assert json.loads(seen[-1].content)["status"] == "idle"
