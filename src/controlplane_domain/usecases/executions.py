@@ -351,15 +351,7 @@ async def hand_back(ports: Ports, leased: Execution, *, reason: str = HUNG_UP) -
             or execution.attempt != leased.attempt
         ):
             return execution
-        if execution.cancel_requested:
-            changed = execution.transition(S.CANCELLED, now, error="cancelled; its worker let it go")
-            return changed, [_status(changed), _done(changed)]
-        if execution.attempt < execution.max_attempts:
-            changed = execution.transition(S.QUEUED, now, worker_id=None, lease_expires_at=None)
-            return changed, [_status(changed, reason=reason)]
-        error = f"{reason} on attempt {execution.attempt} of {execution.max_attempts}"
-        changed = execution.transition(S.FAILED, now, error=error, lease_expires_at=None)
-        return changed, [_status(changed), _done(changed)]
+        return _lease_ended(execution, now, reason=reason, cancelled="cancelled; its worker let it go", failed=reason)
 
     try:
         handed = await _change(ports, leased.organization_id, leased.id, give_back)
@@ -372,28 +364,39 @@ async def hand_back(ports: Ports, leased: Execution, *, reason: str = HUNG_UP) -
 
 async def release_held(
     ports: Ports,
-    organization_id: str,
-    worker_id: str,
+    held: Sequence[Execution],
     *,
     reason: str = WENT_OFFLINE,
     leased_before: datetime | None = None,
     keep: str | None = None,
-) -> int:
-    """A worker that reports that it holds nothing (offline, or idle): each execution it still holds is taken
-    back at once (`hand_back`) rather than when its lease expires, or never (its heartbeats renew every lease it
-    holds). With `leased_before`, only those leased before then; `keep`, the one the worker names as its current
-    task, stays. How many were taken back."""
-    async with ports.read() as uow:
-        held = await uow.executions.running_for_worker(organization_id, worker_id)
-    taken = [
-        execution
-        for execution in held
-        if execution.id != keep
-        and (leased_before is None or (execution.started_at is not None and execution.started_at < leased_before))
-    ]
-    for execution in taken:
-        await hand_back(ports, execution, reason=reason)
-    return len(taken)
+) -> list[Execution]:
+    """A worker that reports that it holds nothing (offline, or idle): each execution of `held` (what it holds,
+    as just read) is taken back at once (`hand_back`) rather than when its lease expires, or never (its
+    heartbeats renew every lease it holds). With `leased_before`, only those leased before then; `keep`, the one
+    the worker names as its current task, stays. What it still holds."""
+    kept: list[Execution] = []
+    for execution in held:
+        started = execution.started_at
+        if execution.id == keep or (leased_before is not None and (started is None or started >= leased_before)):
+            kept.append(execution)
+        else:
+            await hand_back(ports, execution, reason=reason)
+    return kept
+
+
+def _lease_ended(execution: Execution, now: datetime, *, reason: str, cancelled: str, failed: str) -> Change:
+    """What becomes of a running execution whose lease ended without its worker finishing it (it expired, or was
+    taken back): cancelled when a cancellation was asked for; queued again while attempts remain (the one it took
+    stays spent), with `reason` in its status event; failed after the last, `failed` naming how far it got."""
+    if execution.cancel_requested:
+        changed = execution.transition(S.CANCELLED, now, error=cancelled)
+        return changed, [_status(changed), _done(changed)]
+    if execution.attempt < execution.max_attempts:
+        changed = execution.transition(S.QUEUED, now, worker_id=None, lease_expires_at=None)
+        return changed, [_status(changed, reason=reason)]
+    error = f"{failed} on attempt {execution.attempt} of {execution.max_attempts}"
+    changed = execution.transition(S.FAILED, now, error=error, lease_expires_at=None)
+    return changed, [_status(changed), _done(changed)]
 
 
 @retry_transient
@@ -470,19 +473,13 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
     touched: list[Execution] = []
     async with ports.uow() as uow:
         for execution in await uow.executions.expired_leases(now, limit):
-            if execution.cancel_requested:
-                changed = execution.transition(S.CANCELLED, now, error="cancelled; its worker stopped responding")
-                events = [_status(changed), _done(changed)]
-            elif execution.attempt < execution.max_attempts:
-                changed = execution.transition(S.QUEUED, now, worker_id=None, lease_expires_at=None)
-                events = [_status(changed, reason="lease expired")]
-            else:
-                error = (
-                    f"no worker finished it: the lease expired on attempt {execution.attempt}"
-                    f" of {execution.max_attempts}"
-                )
-                changed = execution.transition(S.FAILED, now, error=error, lease_expires_at=None)
-                events = [_status(changed), _done(changed)]
+            changed, events = _lease_ended(
+                execution,
+                now,
+                reason="lease expired",
+                cancelled="cancelled; its worker stopped responding",
+                failed="no worker finished it: the lease expired",
+            )
             rows, changed = _numbered(changed, events, now)
             if not await uow.executions.record(execution, changed, rows):  # locked: only a broken store fails
                 raise TransientFailure("an expired lease changed while it was being reaped")

@@ -75,18 +75,14 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
         held = await uow.executions.running_for_worker(organization_id, command.worker_id)
     if held and command.status in (WorkerStatus.OFFLINE, WorkerStatus.IDLE):  # it says it runs nothing
         offline = command.status is WorkerStatus.OFFLINE
-        released = await release_held(
+        held = await release_held(
             ports,
-            organization_id,
-            command.worker_id,
+            held,
             reason=WENT_OFFLINE if offline else WENT_IDLE,
             # an idle worker keeps a young lease (its answer may still be on its way) and any it names
             leased_before=None if offline else now - timedelta(seconds=IDLE_GRACE_SECONDS),
             keep=command.current_task_id,
         )
-        if released:
-            async with ports.read() as uow:
-                held = await uow.executions.running_for_worker(organization_id, command.worker_id)
     worker = _reported(ports, organization_id, command, known, held, now)
     commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
     if known is not None and not _leases_need_renewal(ports, held, now):
