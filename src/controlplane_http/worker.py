@@ -111,11 +111,9 @@ class ReferenceWorker:
             except httpx.TransportError as exc:
                 reason = repr(exc)
             else:
-                retry = response.status_code in (429, 503) or response.status_code >= 500
-                retry = retry or (response.status_code == 409 and _error_code(response) == "CONCURRENT_UPDATE")
-                if not retry and (response.status_code < 400 or response.status_code == 409):
-                    return response
-                if not retry:
+                if not _worth_retrying(response):
+                    if response.status_code < 400 or response.status_code == 409:
+                        return response
                     raise Refused(f"{path}: {response.status_code} {response.text[:500]}")
                 reason = f"{response.status_code} {response.text[:200]}"
                 delay = max(delay, _retry_after(response))
@@ -140,7 +138,7 @@ class ReferenceWorker:
         """One heartbeat, saying what the worker does now (a retry would say what it did when it was built: an
         `idle` sent late gives back the lease of a task the worker has started since)."""
         response = await self.api.post("/api/v1/workers/heartbeat", json=self._report())
-        if response.status_code >= 400 and response.status_code != 429 and response.status_code < 500:
+        if response.status_code >= 400 and not _worth_retrying(response):
             raise Refused(f"heartbeat: {response.status_code} {response.text[:500]}")
         response.raise_for_status()
         answer = response.json()
@@ -466,6 +464,13 @@ async def _wait(event: asyncio.Event, seconds: float) -> None:
         await asyncio.wait({waiting}, timeout=seconds)
     finally:
         waiting.cancel()
+
+
+def _worth_retrying(response: httpx.Response) -> bool:
+    """An answer that a later try may change: a 429, a 5xx, or a 409 `CONCURRENT_UPDATE` (the server asking for
+    one)."""
+    status = response.status_code
+    return status == 429 or status >= 500 or (status == 409 and _error_code(response) == "CONCURRENT_UPDATE")
 
 
 def _error_code(response: httpx.Response) -> str | None:

@@ -95,6 +95,16 @@ def sqlite_server(tmp_path: Path) -> Iterator[Server]:
 
 
 @pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    """The server on SQLite with short heartbeat intervals, leases and keep-alives (FAST)."""
+    running = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'exec.db'}", **FAST)
+    try:
+        yield running
+    finally:
+        stop_server(running)
+
+
+@pytest.fixture
 def postgres_server(tmp_path: Path, postgres_url: str) -> Iterator[Server]:
     asyncio.run(truncate(postgres_url))
     server = start_server(tmp_path, postgres_url)

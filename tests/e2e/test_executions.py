@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import signal
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,6 @@ from tests.e2e.conftest import FAST, Server, start_server, start_worker, stop_se
 from tests.support import SERVICE_KEY, wait_until
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    running = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'exec.db'}", **FAST)
-    try:
-        yield running
-    finally:
-        stop_server(running)
 
 
 def make_queue(client: httpx.Client) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -16,15 +15,6 @@ from tests.e2e.test_executions import finished, make_agent, make_queue, run
 from tests.support import SERVICE_KEY, wait_until
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    running = start_server(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'worker.db'}", **FAST)
-    try:
-        yield running
-    finally:
-        stop_server(running)
 
 
 @pytest.mark.parametrize(
