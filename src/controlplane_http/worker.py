@@ -141,7 +141,10 @@ class ReferenceWorker:
         if response.status_code >= 400 and not _worth_retrying(response):
             raise Refused(f"heartbeat: {response.status_code} {response.text[:500]}")
         response.raise_for_status()
-        answer = response.json()
+        self.heard(response.json())
+
+    def heard(self, answer: dict[str, Any]) -> None:
+        """What a heartbeat's answer says: the interval to keep, and cancels of the running task."""
         self.heartbeat_interval = float(answer.get("heartbeat_interval_seconds", 30))
         for command in answer.get("commands", []):
             if command.get("type") == "cancel" and self.task and command.get("execution_id") == self.task.execution_id:
@@ -396,8 +399,7 @@ class ReferenceWorker:
                     waiting.cancel()
         if not registering.done() or registering.cancelled():
             return False
-        answer = registering.result().json()  # (raises Refused: a wrong key, say)
-        self.heartbeat_interval = float(answer.get("heartbeat_interval_seconds", 30))
+        self.heard(registering.result().json())  # (raises Refused: a wrong key, say)
         return True
 
     async def run(self) -> None:
