@@ -10,8 +10,8 @@ import jwt
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.memory import MemoryStore
-from controlplane_domain.heartbeats import HeartbeatBuffer
 from controlplane_domain.ports import Clock, Ports
+from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 
 SERVICE_KEY = "test-service-key"
 JWT_SECRET = "test-jwt-secret-that-is-long-enough-for-hs256-and-hs512-signatures!"

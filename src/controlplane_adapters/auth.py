@@ -12,11 +12,11 @@ from datetime import datetime
 import jwt
 
 from controlplane_adapters.settings import AuthSettings
-from controlplane_domain.api_keys import KEY_PREFIX
+from controlplane_domain.api_keys.entity import KEY_PREFIX
+from controlplane_domain.api_keys.usecases import REVOCATIONS, authenticate_api_key, verify_api_key
 from controlplane_domain.errors import Unauthenticated
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import ROLE_RANK, Principal, Role
-from controlplane_domain.usecases.api_keys import REVOCATIONS, authenticate_api_key, verify_api_key
 
 log = logging.getLogger(__name__)
 

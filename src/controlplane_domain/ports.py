@@ -8,19 +8,19 @@ from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
 
-from controlplane_domain.agents import Agent
-from controlplane_domain.api_keys import ApiKey
-from controlplane_domain.environments import Environment, WorkerQueue
-from controlplane_domain.executions import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
-from controlplane_domain.heartbeats import HeartbeatBuffer
-from controlplane_domain.idempotency import IdempotencyRecord
-from controlplane_domain.llm_models import LlmModel
-from controlplane_domain.organizations import OrganizationSettings
+from controlplane_domain.agents.entity import Agent
+from controlplane_domain.api_keys.entity import ApiKey
+from controlplane_domain.environments.entity import Environment, WorkerQueue
+from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
+from controlplane_domain.executions.recent import RecentExecutions
+from controlplane_domain.idempotency.entity import IdempotencyRecord
+from controlplane_domain.llm_models.entity import LlmModel
+from controlplane_domain.organizations.entity import OrganizationSettings
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.principal import Principal
-from controlplane_domain.recent import RecentExecutions
-from controlplane_domain.teams import Team
-from controlplane_domain.workers import Worker
+from controlplane_domain.teams.entity import Team
+from controlplane_domain.workers.entity import Worker
+from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 
 
 class AgentRepository(Protocol):

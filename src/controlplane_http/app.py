@@ -19,23 +19,23 @@ from controlplane_adapters.settings import AuthSettings
 from controlplane_domain.ports import HealthProbe, Ports, TokenVerifier
 from controlplane_domain.principal import Principal, Role
 from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION
+from controlplane_http.agents.controller import AgentController
+from controlplane_http.api_keys.controller import ApiKeyController, OrganizationController
 from controlplane_http.body import StrictJSONBody
-from controlplane_http.controllers._shared import provide_principal
-from controlplane_http.controllers.agents import AgentController
-from controlplane_http.controllers.environments import EnvironmentController, WorkerQueueController
-from controlplane_http.controllers.executions import ExecuteController, ExecutionController, LeaseController
-from controlplane_http.controllers.health import Diagnostics, HealthController
-from controlplane_http.controllers.models import ModelController, RuntimeController
-from controlplane_http.controllers.security import ApiKeyController, OrganizationController
-from controlplane_http.controllers.teams import TeamController
-from controlplane_http.controllers.workers import WorkerController
+from controlplane_http.environments.controller import EnvironmentController, WorkerQueueController
 from controlplane_http.errors import handle_exception
+from controlplane_http.executions.controller import ExecuteController, ExecutionController, LeaseController
+from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.fastlane import HOT_OPERATIONS, FastLane
+from controlplane_http.handlers import provide_principal
+from controlplane_http.health.controller import Diagnostics, HealthController
 from controlplane_http.idempotency import Idempotency
 from controlplane_http.limits import LimitPolicy
+from controlplane_http.llm_models.controller import ModelController, RuntimeController
 from controlplane_http.middleware import AuthorizationMiddleware, IdempotencyMiddleware, SecurityMiddleware
 from controlplane_http.responses import FastResponse
-from controlplane_http.streaming import StreamOptions
+from controlplane_http.teams.controller import TeamController
+from controlplane_http.workers.controller import WorkerController
 
 CONTROLLERS = [
     HealthController,

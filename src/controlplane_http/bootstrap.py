@@ -37,15 +37,15 @@ from controlplane_adapters.sql.notify import PostgresEventBus
 from controlplane_adapters.sql.rendered import sqlite_can_render
 from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_SECONDS
 from controlplane_adapters.sql.statistics import analyze_young_tables
-from controlplane_domain.heartbeats import HeartbeatBuffer
+from controlplane_domain.executions.recent import RecentExecutions
+from controlplane_domain.executions.usecases import EVENTS_PAGE, read_events_after
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
-from controlplane_domain.recent import RecentExecutions
-from controlplane_domain.usecases.executions import EVENTS_PAGE, read_events_after
+from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app
 from controlplane_http.background import Periodic, heartbeat_flusher, idempotency_purger, lease_reaper
+from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.stopping import Stopping
-from controlplane_http.streaming import StreamOptions
 
 log = logging.getLogger("controlplane")
 

@@ -81,9 +81,9 @@ def _create_api_key(args: argparse.Namespace) -> int:
     from controlplane_adapters.auth import Sha256SecretHasher
     from controlplane_adapters.clock import SystemClock, UuidGenerator
     from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
+    from controlplane_domain.api_keys.usecases import CreateApiKey, create_api_key
     from controlplane_domain.ports import Ports
     from controlplane_domain.principal import Principal, Role
-    from controlplane_domain.usecases.api_keys import CreateApiKey, create_api_key
     from controlplane_http.bootstrap import prepare_schema
 
     settings = load_settings(config_file=args.config)

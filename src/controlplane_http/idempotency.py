@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from controlplane_domain.ports import Ports
-from controlplane_domain.usecases.idempotency import (
+from controlplane_domain.idempotency.usecases import (
     Replay,
     Reservation,
     begin_idempotent_request,
     finish_idempotent_request,
 )
+from controlplane_domain.ports import Ports
 
 __all__ = ["Idempotency", "Replay", "Reservation"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from controlplane_domain.organizations import OrganizationSettings
+from controlplane_domain.organizations.entity import OrganizationSettings
+from controlplane_domain.organizations.usecases import settings_for
 from controlplane_domain.ports import Ports, SecretHasher
-from controlplane_domain.usecases.organizations import settings_for
 
 SETTINGS_TTL_SECONDS = 5.0
 

@@ -9,10 +9,16 @@ from urllib.parse import parse_qsl
 
 from litestar.handlers.base import BaseRouteHandler
 
+from controlplane_domain.agents import usecases as agents
+from controlplane_domain.api_keys import usecases as api_keys
+from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
+from controlplane_domain.executions import usecases as executions
+from controlplane_domain.llm_models import usecases as models
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
-from controlplane_domain.usecases import agents, api_keys, environments, executions, models, teams, workers
+from controlplane_domain.teams import usecases as teams
+from controlplane_domain.workers import usecases as workers
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

@@ -16,7 +16,7 @@ from controlplane_adapters.sql.database import (
     create_engine,
     create_sqlite_engine,
 )
-from controlplane_domain.executions import ExecutionStatus
+from controlplane_domain.executions.entity import ExecutionStatus
 from controlplane_domain.paging import PageRequest
 from tests.contract.conftest import UowFactory
 from tests.contract.test_execution_records import ENVIRONMENT, queue

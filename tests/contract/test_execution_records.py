@@ -12,10 +12,17 @@ import pytest
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
-from controlplane_domain.agents import Agent
-from controlplane_domain.environments import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
+from controlplane_domain.agents.entity import Agent
+from controlplane_domain.environments.entity import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
 from controlplane_domain.errors import Conflict
-from controlplane_domain.executions import EventType, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms, leased
+from controlplane_domain.executions.entity import (
+    EventType,
+    Execution,
+    ExecutionEvent,
+    ExecutionStatus,
+    LeaseTerms,
+    leased,
+)
 from controlplane_domain.ports import Leased
 from tests.contract.conftest import UowFactory
 from tests.contract.test_hot_statements import execution

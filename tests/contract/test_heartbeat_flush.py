@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
-from controlplane_domain.heartbeats import HeartbeatBuffer
 from controlplane_domain.ports import Ports
-from controlplane_domain.usecases import workers
+from controlplane_domain.workers import usecases as workers
+from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from tests.contract.conftest import UowFactory
 
 

@@ -30,7 +30,7 @@ from controlplane_adapters.sql.repositories import (
 )
 from controlplane_domain.config import ExecutionEnvironment
 from controlplane_domain.errors import Conflict
-from controlplane_domain.executions import EventType, Execution, ExecutionEvent, ExecutionStatus, TargetType
+from controlplane_domain.executions.entity import EventType, Execution, ExecutionEvent, ExecutionStatus, TargetType
 from controlplane_domain.paging import PageRequest
 from tests.contract.test_repositories import T0, agent, worker
 from tests.databases import truncate

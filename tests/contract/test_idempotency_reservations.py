@@ -7,9 +7,8 @@ import pytest
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_domain.errors import Conflict
-from controlplane_domain.idempotency import IDEMPOTENCY_TTL
-from controlplane_domain.ports import Ports
-from controlplane_domain.usecases.idempotency import (
+from controlplane_domain.idempotency.entity import IDEMPOTENCY_TTL
+from controlplane_domain.idempotency.usecases import (
     IN_FLIGHT_TIMEOUT,
     Replay,
     Reservation,
@@ -17,6 +16,7 @@ from controlplane_domain.usecases.idempotency import (
     finish_idempotent_request,
     purge_expired_idempotency_records,
 )
+from controlplane_domain.ports import Ports
 from tests.contract.conftest import UowFactory
 
 

@@ -15,11 +15,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from controlplane_adapters.clock import ManualClock, SystemClock, UuidGenerator
 from controlplane_adapters.sql.database import SqlUnitOfWork
 from controlplane_adapters.sql.notify import asyncpg_dsn
-from controlplane_domain.executions import EventType, ExecutionStatus, TargetType
+from controlplane_domain.agents import usecases as agents
+from controlplane_domain.environments import usecases as environments
+from controlplane_domain.executions import usecases as executions
+from controlplane_domain.executions.entity import EventType, ExecutionStatus, TargetType
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import Ports
-from controlplane_domain.usecases import agents, environments, executions, workers
-from controlplane_domain.workers import WorkerStatus
+from controlplane_domain.workers import usecases as workers
+from controlplane_domain.workers.entity import WorkerStatus
 from tests.support import memory_ports
 
 ORG = "org-a"

@@ -12,10 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.clock import SystemClock, UuidGenerator
 from controlplane_adapters.sql.database import SqlUnitOfWork
+from controlplane_domain.agents import usecases as agents
 from controlplane_domain.config import TeamSettings
+from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Conflict, NotFound
+from controlplane_domain.llm_models import usecases as models
 from controlplane_domain.ports import Ports
-from controlplane_domain.usecases import agents, environments, models, teams
+from controlplane_domain.teams import usecases as teams
 from tests.contract.conftest import behind
 
 ORG = "org-a"

@@ -13,7 +13,7 @@ from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
 from controlplane_adapters.sql.hot import plan_for
 from controlplane_adapters.sql.repositories import _by_id
 from controlplane_adapters.sql.statistics import analyze_young_tables
-from controlplane_domain.executions import ExecutionStatus
+from controlplane_domain.executions.entity import ExecutionStatus
 from tests.contract.test_execution_records import events
 from tests.contract.test_hot_statements import execution
 from tests.databases import truncate

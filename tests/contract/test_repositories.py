@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from controlplane_domain.agents import Agent, AgentStatus
+from controlplane_domain.agents.entity import Agent, AgentStatus
 from controlplane_domain.config import (
     ExecutionEnvironment,
     LLMConfig,
@@ -17,10 +17,10 @@ from controlplane_domain.config import (
     TeamSettings,
 )
 from controlplane_domain.errors import Conflict
-from controlplane_domain.llm_models import LlmModel
+from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.teams import Team, TeamStatus
-from controlplane_domain.workers import Worker, WorkerStatus
+from controlplane_domain.teams.entity import Team, TeamStatus
+from controlplane_domain.workers.entity import Worker, WorkerStatus
 from tests.contract.conftest import UowFactory
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)

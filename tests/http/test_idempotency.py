@@ -9,7 +9,7 @@ import pytest
 from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
-from controlplane_domain.idempotency import IdempotencyRecord
+from controlplane_domain.idempotency.entity import IdempotencyRecord
 from controlplane_domain.ports import Ports
 from tests.conftest import build_test_app
 from tests.support import DEFAULT_ORG, SERVICE_KEY, bearer, make_jwt

@@ -16,8 +16,8 @@ from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.sql import rendered, tables
+from controlplane_http.agents.wire import Agent
 from controlplane_http.bootstrap import build_app
-from controlplane_http.wire.agents import Agent
 from tests.conftest import app_settings
 from tests.support import SERVICE_KEY, bearer, make_jwt
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from controlplane_adapters.memory.bus import LocalEventBus, LocalSubscription
-from controlplane_domain.executions import (
+from controlplane_domain.executions.entity import (
     EventType,
     Execution,
     ExecutionStatus,
@@ -19,7 +19,7 @@ from controlplane_domain.executions import (
     numbered,
 )
 from controlplane_domain.ports import Ports
-from controlplane_http.streaming import Followed, StreamOptions
+from controlplane_http.executions.streaming import Followed, StreamOptions
 from tests.support import memory_ports
 
 ORG = "org-a"
@@ -231,7 +231,7 @@ async def test_another_organizations_stream_of_the_same_id_gets_a_broadcast_of_i
 
 
 async def test_a_client_that_stops_reading_gets_what_was_queued_then_its_stream_ends(monkeypatch: Any) -> None:
-    from controlplane_http import streaming
+    from controlplane_http.executions import streaming
 
     monkeypatch.setattr(streaming, "MAX_BACKLOG", 3)
     ports, _, options = setup()

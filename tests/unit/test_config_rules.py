@@ -20,7 +20,7 @@ from controlplane_domain.config import (
 )
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.rules import Bound
-from controlplane_domain.usecases import teams
+from controlplane_domain.teams import usecases as teams
 from tests.support import memory_ports
 
 INTEGER_FIELDS = {"max_tokens", "top_k", "min_steps", "max_steps"}

@@ -6,7 +6,7 @@ import asyncio
 from datetime import UTC, datetime
 
 from controlplane_adapters.memory.tail import EventTail
-from controlplane_domain.executions import EventType, ExecutionEvent
+from controlplane_domain.executions.entity import EventType, ExecutionEvent
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from controlplane_adapters.sql import mapping
-from controlplane_domain.executions import Execution, ExecutionStatus, TargetType
+from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 BASE = Execution(

@@ -12,11 +12,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
 from controlplane_adapters.clock import ManualClock
+from controlplane_domain.agents import usecases as agents
+from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Conflict, DomainError
-from controlplane_domain.executions import ALLOWED, TERMINAL, EventType, ExecutionStatus, TargetType
+from controlplane_domain.executions import usecases as executions
+from controlplane_domain.executions.entity import ALLOWED, TERMINAL, EventType, ExecutionStatus, TargetType
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import ExecutionFilter
-from controlplane_domain.usecases import agents, environments, executions, workers
+from controlplane_domain.workers import usecases as workers
 from tests.support import memory_ports
 
 T = TypeVar("T")

@@ -7,12 +7,15 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from controlplane_adapters.clock import ManualClock
-from controlplane_domain.executions import TargetType
-from controlplane_domain.heartbeats import HeartbeatBuffer
+from controlplane_domain.agents import usecases as agents
+from controlplane_domain.environments import usecases as environments
+from controlplane_domain.executions import usecases as executions
+from controlplane_domain.executions.entity import TargetType
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import Ports
-from controlplane_domain.usecases import agents, environments, executions, workers
-from controlplane_domain.workers import Worker, WorkerStatus
+from controlplane_domain.workers import usecases as workers
+from controlplane_domain.workers.entity import Worker, WorkerStatus
+from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from tests.support import memory_ports
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from controlplane_adapters.clock import ManualClock
-from controlplane_domain.idempotency import IDEMPOTENCY_TTL
-from controlplane_domain.usecases.idempotency import (
+from controlplane_domain.idempotency.entity import IDEMPOTENCY_TTL
+from controlplane_domain.idempotency.usecases import (
     PURGE_BATCH,
     Reservation,
     begin_idempotent_request,

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 
 from controlplane_adapters.clock import ManualClock
+from controlplane_domain.agents import usecases as agents
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.usecases import agents, teams
+from controlplane_domain.teams import usecases as teams
 from tests.support import memory_ports
 
 T = TypeVar("T")

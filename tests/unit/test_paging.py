@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controlplane_adapters.clock import ManualClock
+from controlplane_domain.agents import usecases as agents
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.paging import MAX_LIMIT, PageRequest
-from controlplane_domain.usecases import agents
 from tests.support import memory_ports
 
 

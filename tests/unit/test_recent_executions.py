@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from controlplane_domain.executions import Execution, ExecutionStatus, TargetType
-from controlplane_domain.recent import RecentExecutions
+from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
+from controlplane_domain.executions.recent import RecentExecutions
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

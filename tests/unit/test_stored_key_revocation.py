@@ -11,10 +11,10 @@ import pytest
 from controlplane_adapters import auth
 from controlplane_adapters.auth import Sha256SecretHasher, StoredKeyVerifier
 from controlplane_adapters.memory.bus import LocalEventBus
+from controlplane_domain.api_keys import usecases as api_keys
 from controlplane_domain.errors import Unauthenticated
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
-from controlplane_domain.usecases import api_keys
 from tests.support import memory_ports
 
 ADMIN = Principal("org-a", "user:1", Role.ADMIN, "jwt", "jwt:1")

@@ -19,15 +19,15 @@ from controlplane_adapters.memory.repositories import (
     MemoryTeamRepository,
     MemoryWorkerRepository,
 )
-from controlplane_domain.agents import Agent
-from controlplane_domain.api_keys import ApiKey
-from controlplane_domain.environments import Environment, WorkerQueue
-from controlplane_domain.executions import Execution, ExecutionEvent
-from controlplane_domain.idempotency import IdempotencyRecord
-from controlplane_domain.llm_models import LlmModel
-from controlplane_domain.organizations import OrganizationSettings
-from controlplane_domain.teams import Team
-from controlplane_domain.workers import Worker
+from controlplane_domain.agents.entity import Agent
+from controlplane_domain.api_keys.entity import ApiKey
+from controlplane_domain.environments.entity import Environment, WorkerQueue
+from controlplane_domain.executions.entity import Execution, ExecutionEvent
+from controlplane_domain.idempotency.entity import IdempotencyRecord
+from controlplane_domain.llm_models.entity import LlmModel
+from controlplane_domain.organizations.entity import OrganizationSettings
+from controlplane_domain.teams.entity import Team
+from controlplane_domain.workers.entity import Worker
 
 
 @dataclass

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from controlplane_domain.executions import ExecutionEvent
+from controlplane_domain.executions.entity import ExecutionEvent
 from controlplane_domain.ports import EventBus, Subscription
 
 MAX_EVENTS_KEPT = 1000

@@ -9,17 +9,17 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from controlplane_domain.agents import Agent, AgentStatus
-from controlplane_domain.api_keys import ApiKey
+from controlplane_domain.agents.entity import Agent, AgentStatus
+from controlplane_domain.api_keys.entity import ApiKey
 from controlplane_domain.config import ExecutionEnvironment, TeamSettings
-from controlplane_domain.environments import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
-from controlplane_domain.executions import EventType, Execution, ExecutionEvent, ExecutionStatus, TargetType
-from controlplane_domain.idempotency import IdempotencyRecord, RecordState
-from controlplane_domain.llm_models import LlmModel
-from controlplane_domain.organizations import OrganizationSettings, Tier
+from controlplane_domain.environments.entity import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
+from controlplane_domain.executions.entity import EventType, Execution, ExecutionEvent, ExecutionStatus, TargetType
+from controlplane_domain.idempotency.entity import IdempotencyRecord, RecordState
+from controlplane_domain.llm_models.entity import LlmModel
+from controlplane_domain.organizations.entity import OrganizationSettings, Tier
 from controlplane_domain.principal import Role
-from controlplane_domain.teams import Team, TeamStatus
-from controlplane_domain.workers import Worker, WorkerStatus
+from controlplane_domain.teams.entity import Team, TeamStatus
+from controlplane_domain.workers.entity import Worker, WorkerStatus
 
 T = TypeVar("T")
 

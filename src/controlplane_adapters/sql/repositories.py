@@ -19,20 +19,20 @@ from controlplane_adapters.sql import mapping, tables
 from controlplane_adapters.sql.coalesced import KeysRead
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rendered import postgres_rendered_sql, rendered_row
-from controlplane_domain.agents import Agent
-from controlplane_domain.api_keys import ApiKey
-from controlplane_domain.environments import Environment, QueueStatus, WorkerQueue
+from controlplane_domain.agents.entity import Agent
+from controlplane_domain.api_keys.entity import ApiKey
+from controlplane_domain.environments.entity import Environment, QueueStatus, WorkerQueue
 from controlplane_domain.errors import Conflict, DomainError, NotFound, ValidationFailed
-from controlplane_domain.executions import TERMINAL, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
-from controlplane_domain.idempotency import IdempotencyRecord
-from controlplane_domain.llm_models import LlmModel
-from controlplane_domain.organizations import OrganizationSettings
+from controlplane_domain.executions.entity import TERMINAL, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
+from controlplane_domain.executions.usecases import lease_in_steps
+from controlplane_domain.idempotency.entity import IdempotencyRecord
+from controlplane_domain.llm_models.entity import LlmModel
+from controlplane_domain.organizations.entity import OrganizationSettings
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import ExecutionFilter, Leased
-from controlplane_domain.teams import Team
-from controlplane_domain.usecases.executions import lease_in_steps
-from controlplane_domain.usecases.teams import set_member_in_steps
-from controlplane_domain.workers import Worker
+from controlplane_domain.teams.entity import Team
+from controlplane_domain.teams.usecases import set_member_in_steps
+from controlplane_domain.workers.entity import Worker
 
 T = TypeVar("T")
 

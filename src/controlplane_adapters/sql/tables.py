@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 
-from controlplane_domain.executions import ExecutionStatus
+from controlplane_domain.executions.entity import ExecutionStatus
 
 metadata = sa.MetaData(
     naming_convention={

@@ -1,0 +1,142 @@
+"""Agent use cases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from controlplane_domain.agents.entity import Agent, AgentStatus
+from controlplane_domain.config import ExecutionEnvironment, JSONObject, check_execution_environment
+from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.names import check_name
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateAgent:
+    name: str
+    description: str | None = None
+    status: AgentStatus = AgentStatus.ACTIVE
+    runtime: str = DEFAULT_RUNTIME
+    model_id: str | None = None
+    system_prompt: str | None = None
+    team_id: str | None = None
+    capabilities: list[str] = field(default_factory=list)
+    skill_ids: list[str] = field(default_factory=list)
+    execution_environment: ExecutionEnvironment | None = None
+    configuration: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateAgent:
+    name: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+    status: AgentStatus | Unset = UNSET
+    runtime: str | Unset = UNSET
+    model_id: str | Unset | None = UNSET
+    system_prompt: str | Unset | None = UNSET
+    team_id: str | Unset | None = UNSET
+    capabilities: list[str] | Unset = UNSET
+    skill_ids: list[str] | Unset = UNSET
+    execution_environment: ExecutionEnvironment | Unset | None = UNSET
+    configuration: JSONObject | Unset = UNSET
+
+
+async def require_agent(uow: UnitOfWork, organization_id: str, agent_id: str, *, lock: bool = False) -> Agent:
+    """The agent of this organization, or NotFound; `lock`: locked until the unit of work ends (a change's read)."""
+    agent = await uow.agents.get(organization_id, agent_id, for_update=lock)
+    if agent is None:
+        raise NotFound("agent", agent_id)
+    return agent
+
+
+async def _check_team_reference(uow: UnitOfWork, organization_id: str, team_id: str | None) -> None:
+    if team_id is not None and await uow.teams.get(organization_id, team_id) is None:
+        raise ValidationFailed("team_id", f"team '{team_id}' does not exist")
+
+
+def _check_agent(agent: Agent) -> None:
+    check_name("name", agent.name)
+    require_supported_runtime("runtime", agent.runtime)
+    if agent.execution_environment is not None:
+        check_execution_environment("execution_environment", agent.execution_environment)
+
+
+@retry_transient
+async def create_agent(ports: Ports, organization_id: str, command: CreateAgent) -> Agent:
+    """Create an agent, optionally already in a team of the same organization."""
+    now = ports.clock.now()
+    agent = Agent(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        description=command.description,
+        status=command.status,
+        runtime=command.runtime,
+        model_id=command.model_id,
+        system_prompt=command.system_prompt,
+        team_id=command.team_id,
+        capabilities=list(command.capabilities),
+        skill_ids=list(command.skill_ids),
+        execution_environment=command.execution_environment,
+        configuration=dict(command.configuration),
+        created_at=now,
+        updated_at=now,
+    )
+    _check_agent(agent)
+    async with ports.uow() as uow:
+        await _check_team_reference(uow, organization_id, agent.team_id)
+        await uow.agents.add(agent, alone=True)  # the create's one write: on Postgres one round trip
+        await uow.commit()
+    return agent
+
+
+async def get_agent(ports: Ports, organization_id: str, agent_id: str) -> Agent:
+    async with ports.read() as uow:
+        return await require_agent(uow, organization_id, agent_id)
+
+
+async def list_agents(ports: Ports, organization_id: str, page: PageRequest) -> Page[Agent]:
+    async with ports.read() as uow:
+        items, total = await uow.agents.list_page(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_agent(ports: Ports, organization_id: str, agent_id: str, command: UpdateAgent) -> Agent:
+    """Change the given fields; a new `team_id` moves the agent, null takes it out of its team."""
+    async with ports.uow() as uow:
+        agent = await require_agent(uow, organization_id, agent_id, lock=True)
+        updated = replace(
+            agent,
+            name=pick(command.name, agent.name),
+            description=pick(command.description, agent.description),
+            status=pick(command.status, agent.status),
+            runtime=pick(command.runtime, agent.runtime),
+            model_id=pick(command.model_id, agent.model_id),
+            system_prompt=pick(command.system_prompt, agent.system_prompt),
+            team_id=pick(command.team_id, agent.team_id),
+            capabilities=pick(command.capabilities, agent.capabilities),
+            skill_ids=pick(command.skill_ids, agent.skill_ids),
+            execution_environment=pick(command.execution_environment, agent.execution_environment),
+            configuration=pick(command.configuration, agent.configuration),
+            updated_at=ports.clock.now(),
+        )
+        _check_agent(updated)
+        if updated.team_id != agent.team_id:
+            await _check_team_reference(uow, organization_id, updated.team_id)
+        await uow.agents.update(updated)
+        await uow.commit()
+    return updated
+
+
+@retry_transient
+async def delete_agent(ports: Ports, organization_id: str, agent_id: str) -> None:
+    """Delete an agent; its team simply no longer lists it (membership lives on the agent)."""
+    async with ports.uow() as uow:
+        await require_agent(uow, organization_id, agent_id, lock=True)
+        await uow.agents.delete(organization_id, agent_id)
+        await uow.commit()

@@ -1,0 +1,112 @@
+"""API key use cases: create (the key is returned once), list, get, revoke, authenticate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from controlplane_domain.api_keys.entity import ApiKey, format_key, parse_key
+from controlplane_domain.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
+from controlplane_domain.names import check_name
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.ports import Ports, SecretHasher
+from controlplane_domain.principal import Principal, Role
+from controlplane_domain.retry import retry_transient
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateApiKey:
+    name: str
+    role: Role = Role.MEMBER
+    expires_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedApiKey:
+    """The stored key and the only copy of its plaintext."""
+
+    key: ApiKey
+    plaintext: str
+
+
+@retry_transient
+async def create_api_key(
+    ports: Ports, hasher: SecretHasher, principal: Principal, command: CreateApiKey
+) -> IssuedApiKey:
+    """Issue a key of at most the caller's own role."""
+    check_name("name", command.name)
+    if not principal.can(command.role):
+        raise Forbidden(f"a {principal.role} may not issue {command.role} keys")
+    now = ports.clock.now()
+    if command.expires_at is not None and command.expires_at.utcoffset() is None:
+        raise ValidationFailed("expires_at", "must carry a UTC offset (e.g. 2030-01-01T00:00:00Z)")
+    if command.expires_at is not None and command.expires_at <= now:
+        raise ValidationFailed("expires_at", "must be in the future")
+    key_id, secret = hasher.new_key_id(), hasher.new_secret()
+    key = ApiKey(
+        id=key_id,
+        organization_id=principal.organization_id,
+        name=command.name,
+        role=command.role,
+        secret_hash=hasher.hash(secret),
+        created_by=principal.subject,
+        created_at=now,
+        expires_at=command.expires_at,
+    )
+    async with ports.uow() as uow:
+        await uow.api_keys.add(key)
+        await uow.commit()
+    return IssuedApiKey(key, format_key(key_id, secret))
+
+
+async def get_api_key(ports: Ports, organization_id: str, key_id: str) -> ApiKey:
+    async with ports.read() as uow:
+        key = await uow.api_keys.get(organization_id, key_id)
+    if key is None:
+        raise NotFound("api key", key_id)
+    return key
+
+
+async def list_api_keys(ports: Ports, organization_id: str, page: PageRequest) -> Page[ApiKey]:
+    async with ports.read() as uow:
+        items, total = await uow.api_keys.list_page(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def revoke_api_key(ports: Ports, organization_id: str, key_id: str) -> ApiKey:
+    """Revoke a key; it stops working on the next request. Revoking twice changes nothing."""
+    async with ports.uow() as uow:
+        key = await uow.api_keys.get(organization_id, key_id, for_update=True)
+        if key is None:
+            raise NotFound("api key", key_id)
+        if key.revoked_at is None:
+            key = replace(key, revoked_at=ports.clock.now())
+            await uow.api_keys.update(key)
+            await uow.commit()
+    if ports.bus is not None:
+        await ports.bus.publish(REVOCATIONS)  # nodes drop their cached credentials
+    return key
+
+
+REVOCATIONS = "credentials:revoked"
+
+
+async def verify_api_key(ports: Ports, hasher: SecretHasher, token: str) -> tuple[Principal, datetime | None]:
+    """The principal of a presented key and when the key expires; Unauthenticated for anything malformed,
+    unknown, revoked or expired."""
+    parsed = parse_key(token)
+    if parsed is None:
+        raise Unauthenticated()
+    key_id, secret = parsed
+    async with ports.read() as uow:
+        key = await uow.api_keys.find_for_authentication(key_id)
+    if key is None or not hasher.verify(secret, key.secret_hash) or not key.is_usable(ports.clock.now()):
+        raise Unauthenticated()
+    principal = Principal(key.organization_id, f"api-key:{key.id}", key.role, "api_key", f"key:{key.id}")
+    return principal, key.expires_at
+
+
+async def authenticate_api_key(ports: Ports, hasher: SecretHasher, token: str) -> Principal:
+    """The principal of a presented key (see verify_api_key)."""
+    return (await verify_api_key(ports, hasher, token))[0]

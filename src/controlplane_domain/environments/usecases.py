@@ -1,0 +1,252 @@
+"""Environments and worker queues."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+
+from controlplane_domain.config import JSONObject
+from controlplane_domain.environments.entity import (
+    MAX_QUEUE_WORKERS,
+    Environment,
+    EnvironmentStatus,
+    QueueStatus,
+    QueueView,
+    WorkerQueue,
+)
+from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.names import check_name
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.workers.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateEnvironment:
+    name: str
+    description: str | None = None
+    status: EnvironmentStatus = EnvironmentStatus.ACTIVE
+    variables: dict[str, str] = field(default_factory=dict)
+    metadata: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateEnvironment:
+    name: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+    status: EnvironmentStatus | Unset = UNSET
+    variables: dict[str, str] | Unset = UNSET
+    metadata: JSONObject | Unset = UNSET
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateQueue:
+    name: str
+    description: str | None = None
+    status: QueueStatus = QueueStatus.ACTIVE
+    max_workers: int | None = None
+    heartbeat_interval_seconds: int = 30
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateQueue:
+    name: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+    status: QueueStatus | Unset = UNSET
+    max_workers: int | Unset | None = UNSET
+    heartbeat_interval_seconds: int | Unset = UNSET
+
+
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+
+
+def is_uuid(value: str) -> bool:
+    """Whether `uuid.UUID` reads `value` (the ids this service makes, in their canonical form, without building
+    one: a regular expression costs a quarter of it)."""
+    if _CANONICAL_UUID.match(value) is not None:
+        return True
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+async def require_environment(
+    uow: UnitOfWork, organization_id: str, environment_id: str, *, lock: bool = False
+) -> Environment:
+    """The environment of this organization, or NotFound; `lock`: locked until the unit of work ends."""
+    environment = await uow.environments.get(organization_id, environment_id, for_update=lock)
+    if environment is None:
+        raise NotFound("environment", environment_id)
+    return environment
+
+
+async def require_queue(uow: UnitOfWork, organization_id: str, queue_id: str, *, lock: bool = False) -> WorkerQueue:
+    """The queue of this organization, or NotFound; `lock`: locked until the unit of work ends."""
+    queue = await uow.queues.get(organization_id, queue_id, for_update=lock) if is_uuid(queue_id) else None
+    if queue is None:
+        raise NotFound("worker queue", queue_id)
+    return queue
+
+
+@retry_transient
+async def create_environment(ports: Ports, organization_id: str, command: CreateEnvironment) -> Environment:
+    check_name("name", command.name)
+    now = ports.clock.now()
+    environment = Environment(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        description=command.description,
+        status=command.status,
+        variables=dict(command.variables),
+        metadata=dict(command.metadata),
+        created_at=now,
+        updated_at=now,
+    )
+    async with ports.uow() as uow:
+        await uow.environments.add(environment)
+        await uow.commit()
+    return environment
+
+
+async def get_environment(ports: Ports, organization_id: str, environment_id: str) -> Environment:
+    async with ports.read() as uow:
+        return await require_environment(uow, organization_id, environment_id)
+
+
+async def list_environments(ports: Ports, organization_id: str, page: PageRequest) -> Page[Environment]:
+    async with ports.read() as uow:
+        items, total = await uow.environments.list_page(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_environment(
+    ports: Ports, organization_id: str, environment_id: str, command: UpdateEnvironment
+) -> Environment:
+    async with ports.uow() as uow:
+        environment = await require_environment(uow, organization_id, environment_id, lock=True)
+        updated = replace(
+            environment,
+            name=pick(command.name, environment.name),
+            description=pick(command.description, environment.description),
+            status=pick(command.status, environment.status),
+            variables=pick(command.variables, environment.variables),
+            metadata=pick(command.metadata, environment.metadata),
+            updated_at=ports.clock.now(),
+        )
+        check_name("name", updated.name)
+        await uow.environments.update(updated)
+        await uow.commit()
+    return updated
+
+
+@retry_transient
+async def delete_environment(ports: Ports, organization_id: str, environment_id: str) -> None:
+    """Delete an environment that holds no worker queues (409 otherwise)."""
+    async with ports.uow() as uow:
+        await require_environment(uow, organization_id, environment_id, lock=True)
+        _, queues = await uow.queues.list_page(organization_id, PageRequest(limit=1), environment_id=environment_id)
+        if queues:
+            raise Conflict("the environment still has worker queues; delete them first")
+        await uow.environments.delete(organization_id, environment_id)
+        await uow.commit()
+
+
+def _check_queue(queue: WorkerQueue) -> None:
+    check_name("name", queue.name)
+    if queue.max_workers is not None and not 1 <= queue.max_workers <= MAX_QUEUE_WORKERS:
+        raise ValidationFailed("max_workers", f"must be between 1 and {MAX_QUEUE_WORKERS}")
+    if not 1 <= queue.heartbeat_interval_seconds <= 3600:
+        raise ValidationFailed("heartbeat_interval_seconds", "must be between 1 and 3600")
+
+
+async def _views(ports: Ports, uow: UnitOfWork, queues: list[WorkerQueue]) -> list[QueueView]:
+    if not queues:
+        return []
+    organization_id = queues[0].organization_id
+    ids = [queue.id for queue in queues]
+    queued = await uow.executions.count_queued(organization_id, ids)
+    longest = max(queue.heartbeat_interval_seconds for queue in queues)
+    since = ports.clock.now() - timedelta(seconds=longest * MISSED_HEARTBEATS_BEFORE_OFFLINE)
+    active = await uow.workers.count_active(organization_id, ids, since)
+    return [QueueView(queue, active.get(queue.id, 0), queued.get(queue.id, 0)) for queue in queues]
+
+
+@retry_transient
+async def create_queue(ports: Ports, organization_id: str, environment_id: str, command: CreateQueue) -> QueueView:
+    now = ports.clock.now()
+    queue = WorkerQueue(
+        id=str(uuid.uuid4()),
+        organization_id=organization_id,
+        environment_id=environment_id,
+        name=command.name,
+        description=command.description,
+        status=command.status,
+        max_workers=command.max_workers,
+        heartbeat_interval_seconds=command.heartbeat_interval_seconds,
+        created_at=now,
+        updated_at=now,
+    )
+    _check_queue(queue)
+    async with ports.uow() as uow:
+        await require_environment(uow, organization_id, environment_id)
+        await uow.queues.add(queue)
+        await uow.commit()
+    return QueueView(queue, 0, 0)
+
+
+async def get_queue(ports: Ports, organization_id: str, queue_id: str) -> QueueView:
+    async with ports.read() as uow:
+        queue = await require_queue(uow, organization_id, queue_id)
+        return (await _views(ports, uow, [queue]))[0]
+
+
+async def list_queues(
+    ports: Ports, organization_id: str, page: PageRequest, *, environment_id: str | None = None
+) -> Page[QueueView]:
+    async with ports.read() as uow:
+        if environment_id is not None:
+            await require_environment(uow, organization_id, environment_id)
+        items, total = await uow.queues.list_page(organization_id, page, environment_id=environment_id)
+        views = await _views(ports, uow, items)
+    return Page(items=views, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_queue(ports: Ports, organization_id: str, queue_id: str, command: UpdateQueue) -> QueueView:
+    async with ports.uow() as uow:
+        queue = await require_queue(uow, organization_id, queue_id, lock=True)
+        updated = replace(
+            queue,
+            name=pick(command.name, queue.name),
+            description=pick(command.description, queue.description),
+            status=pick(command.status, queue.status),
+            max_workers=pick(command.max_workers, queue.max_workers),
+            heartbeat_interval_seconds=pick(command.heartbeat_interval_seconds, queue.heartbeat_interval_seconds),
+            updated_at=ports.clock.now(),
+        )
+        _check_queue(updated)
+        await uow.queues.update(updated)
+        view = (await _views(ports, uow, [updated]))[0]
+        await uow.commit()
+    if ports.bus is not None and updated.status is QueueStatus.ACTIVE:
+        await ports.bus.publish(f"queue:{updated.id}")
+    return view
+
+
+@retry_transient
+async def delete_queue(ports: Ports, organization_id: str, queue_id: str) -> None:
+    """Delete a queue with no queued or running executions (409 otherwise)."""
+    async with ports.uow() as uow:
+        await require_queue(uow, organization_id, queue_id, lock=True)
+        if await uow.executions.count_unfinished(organization_id, queue_id):
+            raise Conflict("the queue still has unfinished executions; cancel them or let them finish")
+        await uow.queues.delete(organization_id, queue_id)
+        await uow.commit()

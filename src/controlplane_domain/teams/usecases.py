@@ -1,0 +1,220 @@
+"""Team use cases; membership is always written through the agents' `team_id`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
+from typing import Any
+
+from controlplane_domain.config import (
+    ExecutionEnvironment,
+    TeamSettings,
+    check_execution_environment,
+    check_team_settings,
+)
+from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.names import check_name
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import AgentRepository, Ports, TeamRepository, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
+from controlplane_domain.teams.entity import Team, TeamStatus, TeamView
+
+MEMBER_IDS_FIELD = "configuration.member_ids"
+_SETTINGS_FIELDS = frozenset(f.name for f in fields(TeamSettings))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTeam:
+    name: str
+    description: str | None = None
+    status: TeamStatus = TeamStatus.ACTIVE
+    runtime: str = DEFAULT_RUNTIME
+    settings: TeamSettings = field(default_factory=TeamSettings)
+    member_ids: list[str] = field(default_factory=list)
+    skill_ids: list[str] | None = None
+    execution_environment: ExecutionEnvironment | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateTeam:
+    name: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+    status: TeamStatus | Unset = UNSET
+    runtime: str | Unset = UNSET
+    settings_changes: Mapping[str, Any] = field(default_factory=dict)
+    member_ids: list[str] | Unset = UNSET
+    skill_ids: list[str] | Unset | None = UNSET
+    execution_environment: ExecutionEnvironment | Unset | None = UNSET
+
+
+def _check_team(team: Team) -> None:
+    check_name("name", team.name)
+    require_supported_runtime("runtime", team.runtime)
+    check_team_settings("configuration", team.settings)
+    if team.execution_environment is not None:
+        check_execution_environment("execution_environment", team.execution_environment)
+
+
+async def require_team(uow: UnitOfWork, organization_id: str, team_id: str, *, lock: bool = False) -> Team:
+    """The team of this organization, or NotFound; `lock`: locked until the unit of work ends (a change's read)."""
+    team = await uow.teams.get(organization_id, team_id, for_update=lock)
+    if team is None:
+        raise NotFound("team", team_id)
+    return team
+
+
+async def _view(uow: UnitOfWork, team: Team) -> TeamView:
+    return TeamView(team, await uow.agents.list_by_teams(team.organization_id, [team.id]))
+
+
+async def _set_members(ports: Ports, uow: UnitOfWork, team: Team, member_ids: Sequence[str]) -> None:
+    """Make exactly `member_ids` the team's members: others leave, newcomers move in from any team."""
+    wanted = list(dict.fromkeys(member_ids))
+    found = {agent.id for agent in await uow.agents.get_many(team.organization_id, wanted)}
+    missing = [agent_id for agent_id in wanted if agent_id not in found]
+    if missing:
+        raise ValidationFailed(MEMBER_IDS_FIELD, f"unknown agent id(s): {', '.join(missing)}")
+    now = ports.clock.now()
+    current = await uow.agents.list_by_teams(team.organization_id, [team.id])
+    leaving = [agent.id for agent in current if agent.id not in set(wanted)]
+    current_ids = {agent.id for agent in current}
+    joining = [agent_id for agent_id in wanted if agent_id not in current_ids]
+    if leaving:  # only those still here once locked: a concurrent move elsewhere stands
+        await uow.agents.set_team(team.organization_id, leaving, None, now, only_from=team.id)
+    if joining:
+        await uow.agents.set_team(team.organization_id, joining, team.id, now)
+
+
+@retry_transient
+async def create_team(ports: Ports, organization_id: str, command: CreateTeam) -> TeamView:
+    """Create a team; agents named in `member_ids` move into it."""
+    now = ports.clock.now()
+    team = Team(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        description=command.description,
+        status=command.status,
+        runtime=command.runtime,
+        settings=command.settings,
+        skill_ids=command.skill_ids,
+        execution_environment=command.execution_environment,
+        created_at=now,
+        updated_at=now,
+    )
+    _check_team(team)
+    async with ports.uow() as uow:
+        await uow.teams.add(team)
+        await _set_members(ports, uow, team, command.member_ids)
+        view = await _view(uow, team)
+        await uow.commit()
+    return view
+
+
+async def get_team(ports: Ports, organization_id: str, team_id: str) -> TeamView:
+    async with ports.read() as uow:
+        return await _view(uow, await require_team(uow, organization_id, team_id))
+
+
+async def list_teams(ports: Ports, organization_id: str, page: PageRequest) -> Page[TeamView]:
+    """A page of teams with their members, in two queries whatever the page size."""
+    async with ports.read() as uow:
+        teams, total = await uow.teams.list_page(organization_id, page)
+        members = await uow.agents.list_by_teams(organization_id, [team.id for team in teams])
+    by_team: dict[str, list[Any]] = {team.id: [] for team in teams}
+    for agent in members:
+        by_team[agent.team_id or ""].append(agent)
+    return Page(
+        items=[TeamView(team, by_team[team.id]) for team in teams], total=total, limit=page.limit, offset=page.offset
+    )
+
+
+@retry_transient
+async def update_team(ports: Ports, organization_id: str, team_id: str, command: UpdateTeam) -> TeamView:
+    """Change the given fields; configuration fields merge; `member_ids` replaces the membership."""
+    unknown = set(command.settings_changes) - _SETTINGS_FIELDS
+    if unknown:
+        raise ValidationFailed(f"configuration.{sorted(unknown)[0]}", "unknown configuration field")
+    async with ports.uow() as uow:
+        team = await require_team(uow, organization_id, team_id, lock=True)
+        updated = replace(
+            team,
+            name=pick(command.name, team.name),
+            description=pick(command.description, team.description),
+            status=pick(command.status, team.status),
+            runtime=pick(command.runtime, team.runtime),
+            settings=replace(team.settings, **command.settings_changes),
+            skill_ids=pick(command.skill_ids, team.skill_ids),
+            execution_environment=pick(command.execution_environment, team.execution_environment),
+            updated_at=ports.clock.now(),
+        )
+        _check_team(updated)
+        await uow.teams.update(updated)
+        if command.member_ids is not UNSET:
+            await _set_members(ports, uow, updated, command.member_ids)
+        view = await _view(uow, updated)
+        await uow.commit()
+    return view
+
+
+@retry_transient
+async def delete_team(ports: Ports, organization_id: str, team_id: str) -> None:
+    """Delete a team; its members stay, with no team."""
+    async with ports.uow() as uow:
+        team = await require_team(uow, organization_id, team_id, lock=True)
+        members = await uow.agents.list_by_teams(organization_id, [team.id])
+        await uow.teams.delete(organization_id, team_id)
+        if members:  # (SQL stores: the foreign key's ON DELETE SET NULL did it already, on the rows as locked)
+            ids = [agent.id for agent in members]
+            await uow.agents.set_team(organization_id, ids, None, ports.clock.now(), only_from=team.id)
+        await uow.commit()
+
+
+@retry_transient
+async def add_agent_to_team(ports: Ports, organization_id: str, team_id: str, agent_id: str) -> TeamView:
+    """Set the agent's `team_id` to this team (moving it from any other); adding twice changes nothing."""
+    return await _set_member(ports, organization_id, team_id, agent_id, member=True)
+
+
+@retry_transient
+async def remove_agent_from_team(ports: Ports, organization_id: str, team_id: str, agent_id: str) -> TeamView:
+    """Take the agent out of this team; an agent that is not a member is left as it is."""
+    return await _set_member(ports, organization_id, team_id, agent_id, member=False)
+
+
+async def _set_member(ports: Ports, organization_id: str, team_id: str, agent_id: str, *, member: bool) -> TeamView:
+    async with ports.uow() as uow:
+        now = ports.clock.now()
+        team, agent_found = await uow.teams.set_member(organization_id, team_id, agent_id, member, now)
+        if team is None:
+            raise NotFound("team", team_id)
+        if not agent_found:
+            raise NotFound("agent", agent_id)
+        view = await _view(uow, team)
+        await uow.commit()
+    return view
+
+
+async def set_member_in_steps(
+    teams: TeamRepository,
+    agents: AgentRepository,
+    organization_id: str,
+    team_id: str,
+    agent_id: str,
+    member: bool,
+    now: datetime,
+) -> tuple[Team | None, bool]:
+    """`TeamRepository.set_member` for a store that reads first, then writes (memory; SQLite, whose writer holds
+    the database lock)."""
+    team = await teams.get(organization_id, team_id)
+    agent = await agents.get(organization_id, agent_id)
+    if team is None or agent is None:
+        return team, agent is not None
+    if (agent.team_id == team.id) != member:
+        team = replace(team, updated_at=now)
+        await teams.update(team)  # the team row first, then agents: one lock order everywhere
+        await agents.set_team(organization_id, [agent.id], team.id if member else None, now)
+    return team, True

@@ -1,1 +1,0 @@
-"""Use cases: async functions named after verbs, taking the ports and a command."""

@@ -1,0 +1,208 @@
+"""Worker use cases: heartbeats register and refresh workers."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from controlplane_domain.config import JSONObject
+from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.executions.entity import Execution
+from controlplane_domain.executions.usecases import WENT_IDLE, WENT_OFFLINE, release_held
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.ports import Ports
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
+from controlplane_domain.workers.entity import MAX_TASKS_PROCESSED, Worker, WorkerStatus
+from controlplane_domain.workers.heartbeats import HeartbeatBuffer
+
+log = logging.getLogger("controlplane.heartbeats")
+
+LAST_SEEN_PRECISION = timedelta(seconds=1)
+# A worker that reports itself idle holds nothing: the leases it holds that are older than this were lost on the
+# way to it (a lease answer cut off) and are taken back; younger ones may still be on their way.
+IDLE_GRACE_SECONDS = 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordHeartbeat:
+    worker_id: str
+    environment_name: str
+    status: WorkerStatus = WorkerStatus.ACTIVE
+    tasks_processed: int = 0
+    current_task_id: str | None = None
+    worker_metadata: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """Something the service asks a worker to do, delivered with the heartbeat answer."""
+
+    type: str
+    execution_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatReceipt:
+    """What a worker learns from a heartbeat: its state, the interval to keep, and pending commands."""
+
+    worker: Worker
+    registered: bool
+    received_at: datetime
+    commands: list[Command] = field(default_factory=list)
+    leases_extended: int = 0
+
+
+@retry_transient
+async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHeartbeat) -> HeartbeatReceipt:
+    """Record a heartbeat; an unknown worker id registers the worker in the caller's organization.
+
+    With a heartbeat buffer (ports.heartbeats), a known worker's report waits there for the next flush unless
+    a lease it holds needs renewing; without one, a report that changes nothing within a second is not written.
+    Registrations and lease renewals are written at once either way."""
+    check_rule(TextIsNotBlank("worker_id", command.worker_id))
+    check_rule(TextIsNotTooLong("worker_id", command.worker_id, 255))
+    check_rule(TextIsNotBlank("environment_name", command.environment_name))
+    if not 0 <= command.tasks_processed <= MAX_TASKS_PROCESSED:
+        raise ValidationFailed("tasks_processed", f"must be between 0 and {MAX_TASKS_PROCESSED}")
+    now = ports.clock.now()
+    buffer = ports.heartbeats
+    async with ports.read() as uow:
+        known = buffer.latest(organization_id, command.worker_id) if buffer is not None else None
+        known = known or await uow.workers.get(organization_id, command.worker_id)
+        held = await uow.executions.running_for_worker(organization_id, command.worker_id)
+    if held and command.status in (WorkerStatus.OFFLINE, WorkerStatus.IDLE):  # it says it runs nothing
+        offline = command.status is WorkerStatus.OFFLINE
+        held = await release_held(
+            ports,
+            held,
+            reason=WENT_OFFLINE if offline else WENT_IDLE,
+            # an idle worker keeps a young lease (its answer may still be on its way) and any it names
+            leased_before=None if offline else now - timedelta(seconds=IDLE_GRACE_SECONDS),
+            keep=command.current_task_id,
+        )
+    worker = _reported(ports, organization_id, command, known, held, now)
+    commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
+    if known is not None and not _leases_need_renewal(ports, held, now):
+        if buffer is not None:
+            buffer.hold(worker)
+            return HeartbeatReceipt(worker, False, now, commands, 0)
+        if not _changed(known, worker, now):
+            return HeartbeatReceipt(known, False, now, commands, 0)  # a repeat: leave without writing
+    async with ports.uow() as uow:
+        # Of two concurrent first heartbeats, one registers the worker; the other updates it (an upsert that keeps
+        # the registration time), and both leave one worker.
+        registered = known is None and await uow.workers.register(worker)
+        if not registered:
+            await uow.workers.save(worker)
+        extended = await uow.executions.extend_leases(
+            organization_id, command.worker_id, now + timedelta(seconds=ports.lease_timeout_seconds)
+        )
+        await uow.commit()
+    if buffer is not None:
+        buffer.written(worker)
+    return HeartbeatReceipt(worker, registered, now, commands, extended)
+
+
+async def flush_heartbeats(ports: Ports) -> int:
+    """Write every report waiting in the heartbeat buffer, in one transaction; how many were written.
+
+    Reports that cannot be written (the database is away) go back to the buffer for the next flush. When the
+    transaction of several fails, each report is tried in a transaction of its own, so that a report the store
+    will never take cannot hold back every other worker's at every flush: if the store takes some and refuses
+    others, the refused are dropped and logged (the worker's next heartbeat is a new report)."""
+    buffer = ports.heartbeats
+    reports = buffer.drain() if buffer is not None else []
+    if not reports or buffer is None:
+        return 0
+    if len(reports) > 1:  # (one report alone is what `_save_each` writes, without a second try)
+        try:
+            await _save_reports(ports, reports)
+            return len(reports)
+        except Exception as exc:  # some report may be at fault: each on its own
+            log.info("writing %d heartbeat reports failed (%r); writing each on its own", len(reports), exc)
+        except BaseException:  # cancelled: the reports wait for the next flush
+            buffer.restore(reports)
+            raise
+    return await _save_each(ports, buffer, reports)
+
+
+async def _save_reports(ports: Ports, reports: Sequence[Worker]) -> None:
+    async with ports.uow() as uow:
+        await uow.workers.save_reports(reports)
+        await uow.commit()
+
+
+async def _save_each(ports: Ports, buffer: HeartbeatBuffer, reports: list[Worker]) -> int:
+    """`reports` one transaction each; how many were written (see `flush_heartbeats`)."""
+    refused: list[Worker] = []
+    failure: Exception | None = None
+    for index, report in enumerate(reports):
+        try:
+            await _save_reports(ports, [report])
+        except Exception as exc:
+            refused.append(report)
+            failure = failure or exc
+        except BaseException:
+            buffer.restore([*refused, *reports[index:]])
+            raise
+    if failure is None:
+        return len(reports)
+    if len(refused) == len(reports):  # nothing was taken: the store is away, not the reports at fault
+        buffer.restore(refused)
+        raise failure
+    workers = ", ".join(f"{report.organization_id}/{report.worker_id}" for report in refused)
+    log.error("dropped heartbeat reports the store refused (%s): %r", workers, failure)
+    return len(reports) - len(refused)
+
+
+def _reported(
+    ports: Ports,
+    organization_id: str,
+    command: RecordHeartbeat,
+    known: Worker | None,
+    held: Sequence[Execution],
+    now: datetime,
+) -> Worker:
+    return Worker(
+        worker_id=command.worker_id,
+        organization_id=organization_id,
+        environment_name=command.environment_name,
+        status=command.status,
+        tasks_processed=command.tasks_processed,
+        current_task_id=command.current_task_id,
+        worker_metadata=dict(command.worker_metadata),
+        heartbeat_interval_seconds=ports.worker_heartbeat_interval_seconds,
+        registered_at=known.registered_at if known else now,
+        last_heartbeat_at=now,
+        queue_id=held[0].worker_queue_id if held else (known.queue_id if known else None),
+    )
+
+
+def _changed(known: Worker, worker: Worker, now: datetime) -> bool:
+    """Something reported changed, or last-seen is a second old."""
+    return replace(known, last_heartbeat_at=now) != worker or now - known.last_heartbeat_at >= LAST_SEEN_PRECISION
+
+
+def _leases_need_renewal(ports: Ports, held: Sequence[Execution], now: datetime) -> bool:
+    renew_before = now + timedelta(seconds=ports.lease_timeout_seconds) - LAST_SEEN_PRECISION
+    return any(e.lease_expires_at is None or e.lease_expires_at < renew_before for e in held)
+
+
+async def get_worker(ports: Ports, organization_id: str, worker_id: str) -> Worker:
+    async with ports.read() as uow:
+        worker = await uow.workers.get(organization_id, worker_id)
+    if worker is None:
+        raise NotFound("worker", worker_id)
+    waiting = ports.heartbeats.latest(organization_id, worker_id) if ports.heartbeats is not None else None
+    return waiting or worker
+
+
+async def list_workers(ports: Ports, organization_id: str, page: PageRequest) -> Page[Worker]:
+    async with ports.read() as uow:
+        items, total = await uow.workers.list_page(organization_id, page)
+    if ports.heartbeats is not None:
+        items = ports.heartbeats.overlay(items)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)

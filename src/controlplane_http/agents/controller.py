@@ -1,0 +1,72 @@
+"""Agents: create, list, get, patch, delete."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from litestar import Controller, delete, get, patch, post
+from litestar.params import FromPath, JSONBody
+from litestar.types import Scope
+
+from controlplane_domain.agents import usecases
+from controlplane_domain.agents.entity import Agent as DomainAgent
+from controlplane_domain.config import ExecutionEnvironment
+from controlplane_http.agents.wire import Agent, AgentCreate, AgentList, AgentUpdate
+from controlplane_http.configuration import given_fields
+from controlplane_http.handlers import (
+    Limit,
+    Offset,
+    caller,
+    errors,
+    page_of,
+    page_request,
+    rendered_item,
+    rendered_list,
+)
+from controlplane_http.wire import to_domain, to_wire
+
+
+def agent_out(agent: DomainAgent) -> Agent:
+    return to_wire(agent, Agent)
+
+
+class AgentController(Controller):
+    path = "/api/v1/agents"
+    tags = ["agents"]
+
+    @post("/", operation_id="createAgent", status_code=201, responses=errors(400, 409))
+    async def create_agent(self, data: JSONBody[AgentCreate], scope: Scope) -> Agent:
+        ports, principal = caller(scope)
+        command = to_domain(data, usecases.CreateAgent)
+        return agent_out(await usecases.create_agent(ports, principal.organization_id, command))
+
+    @get("/", operation_id="listAgents", responses=errors())
+    async def list_agents(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> AgentList:
+        ports, principal = caller(scope)
+        request = page_request(limit, offset)
+        rendered = await rendered_list(scope, ports, principal.organization_id, "agents", AgentList, Agent, request)
+        if rendered is not None:  # the same page, rendered by the database (a read model: see rendered_list)
+            return rendered
+        return page_of(AgentList, await usecases.list_agents(ports, principal.organization_id, request), agent_out)
+
+    @get("/{agent_id:str}", operation_id="getAgent", responses=errors(404))
+    async def get_agent(self, agent_id: FromPath[str], scope: Scope) -> Agent:
+        ports, principal = caller(scope)
+        rendered = await rendered_item(scope, ports, principal.organization_id, "agents", Agent, agent_id)
+        if rendered is not None:  # the same object, rendered by the database (a read model: see rendered_item)
+            return cast(Agent, rendered)
+        return agent_out(await usecases.get_agent(ports, principal.organization_id, agent_id))
+
+    @patch("/{agent_id:str}", operation_id="updateAgent", responses=errors(400, 404, 409))
+    async def update_agent(self, agent_id: FromPath[str], data: JSONBody[AgentUpdate], scope: Scope) -> Agent:
+        ports, principal = caller(scope)
+        changes = given_fields(data)
+        if "execution_environment" in changes and changes["execution_environment"] is not None:
+            changes["execution_environment"] = to_domain(changes["execution_environment"], ExecutionEnvironment)
+        command = usecases.UpdateAgent(**changes)
+        return agent_out(await usecases.update_agent(ports, principal.organization_id, agent_id, command))
+
+    @delete("/{agent_id:str}", operation_id="deleteAgent", status_code=204, responses=errors(404))
+    async def delete_agent(self, agent_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
+        await usecases.delete_agent(ports, principal.organization_id, agent_id)

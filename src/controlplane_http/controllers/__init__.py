@@ -1,1 +1,0 @@
-"""One controller per area; each decodes, calls one use case, encodes."""

@@ -1,0 +1,275 @@
+"""Executions: execute an agent or a team, read, follow (SSE), cancel; and the worker protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
+from litestar.response import Stream
+from litestar.types import Scope
+
+from controlplane_domain.executions import usecases
+from controlplane_domain.executions.entity import Execution as DomainExecution
+from controlplane_domain.executions.entity import ExecutionEvent as DomainEvent
+from controlplane_domain.executions.entity import ExecutionStatus, NewEvent, TargetType
+from controlplane_domain.ports import ExecutionFilter
+from controlplane_http.agents.controller import agent_out
+from controlplane_http.executions.streaming import StreamOptions, event_stream, parse_last_event_id
+from controlplane_http.executions.wire import (
+    CompleteRequest,
+    EventsAppend,
+    EventsAppended,
+    ExecuteRequest,
+    Execution,
+    ExecutionEvent,
+    ExecutionEventList,
+    ExecutionList,
+    Lease,
+    LeaseRequest,
+)
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.teams.controller import team_out
+
+
+def stream_options(scope: Scope) -> StreamOptions:
+    """The app's SSE settings, read from its state (as `caller` reads the ports: no dependency to resolve)."""
+    options: StreamOptions = scope["app"].state["stream_options"]
+    return options
+
+
+SSE_DOC = ResponseSpec(str, description="text/event-stream of the execution's events", media_type="text/event-stream")
+
+
+async def _disconnected(request: Request[Any, Any, Any]) -> None:
+    """Returns when the client closes the connection (the body has been read already)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def execution_out(execution: DomainExecution) -> Execution:
+    return Execution(
+        id=execution.id,
+        organization_id=execution.organization_id,
+        target_type=execution.target_type,
+        agent_id=execution.agent_id,
+        team_id=execution.team_id,
+        worker_queue_id=execution.worker_queue_id,
+        prompt=execution.prompt,
+        status=execution.status,
+        response=execution.response,
+        error=execution.error,
+        usage=execution.usage,
+        attempt=execution.attempt,
+        max_attempts=execution.max_attempts,
+        worker_id=execution.worker_id,
+        lease_expires_at=execution.lease_expires_at,
+        cancel_requested=execution.cancel_requested,
+        last_event_seq=execution.last_seq,
+        created_at=execution.created_at,
+        updated_at=execution.updated_at,
+        queued_at=execution.queued_at,
+        started_at=execution.started_at,
+        finished_at=execution.finished_at,
+    )
+
+
+def event_out(event: DomainEvent) -> ExecutionEvent:
+    return ExecutionEvent(
+        execution_id=event.execution_id,
+        seq=event.seq,
+        type=event.type,
+        data=event.data,
+        attempt=event.attempt,
+        created_at=event.created_at,
+    )
+
+
+async def _execute(target: TargetType, target_id: str, data: ExecuteRequest, scope: Scope) -> Response[Any]:
+    ports, principal = caller(scope)
+    command = usecases.ExecuteCommand(prompt=data.prompt, worker_queue_id=data.worker_queue_id, stream=data.stream)
+    execution = await usecases.execute(ports, principal.organization_id, target, target_id, command)
+    if data.stream:
+        return await event_stream(ports, principal.organization_id, execution.id, 0, stream_options(scope))
+    return Response(execution_out(execution), status_code=201)
+
+
+EXECUTE_DOC = {201: ResponseSpec(Execution, description="The queued execution"), 200: SSE_DOC}
+
+
+class ExecuteController(Controller):
+    path = "/api/v1"
+    tags = ["executions"]
+
+    @post(
+        "/agents/{agent_id:str}/execute",
+        operation_id="executeAgent",
+        status_code=201,
+        responses={**errors(404), **EXECUTE_DOC},
+    )
+    async def execute_agent(
+        self, agent_id: FromPath[str], data: JSONBody[ExecuteRequest], scope: Scope
+    ) -> Response[Any]:
+        """Queue the agent's execution (201); with `stream: true`, answer with its event stream instead (200)."""
+        return await _execute(TargetType.AGENT, agent_id, data, scope)
+
+    @post(
+        "/teams/{team_id:str}/execute",
+        operation_id="executeTeam",
+        status_code=201,
+        responses={**errors(404), **EXECUTE_DOC},
+    )
+    async def execute_team(self, team_id: FromPath[str], data: JSONBody[ExecuteRequest], scope: Scope) -> Response[Any]:
+        """Queue the team's execution (201); with `stream: true`, answer with its event stream instead (200)."""
+        return await _execute(TargetType.TEAM, team_id, data, scope)
+
+
+class ExecutionController(Controller):
+    path = "/api/v1/executions"
+    tags = ["executions"]
+
+    @get("/", operation_id="listExecutions", responses=errors())
+    async def list_executions(
+        self,
+        scope: Scope,
+        status: FromQuery[ExecutionStatus | None] = None,
+        agent_id: FromQuery[str | None] = None,
+        team_id: FromQuery[str | None] = None,
+        worker_queue_id: FromQuery[str | None] = None,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> ExecutionList:
+        ports, principal = caller(scope)
+        where = ExecutionFilter(status=status, agent_id=agent_id, team_id=team_id, worker_queue_id=worker_queue_id)
+        page = await usecases.list_executions(ports, principal.organization_id, page_request(limit, offset), where)
+        return page_of(ExecutionList, page, execution_out)
+
+    @get("/{execution_id:str}", operation_id="getExecution", responses=errors(404))
+    async def get_execution(self, execution_id: FromPath[str], scope: Scope) -> Execution:
+        ports, principal = caller(scope)
+        return execution_out(await usecases.get_execution(ports, principal.organization_id, execution_id))
+
+    @get("/{execution_id:str}/events", operation_id="listExecutionEvents", responses=errors(404))
+    async def list_events(
+        self,
+        execution_id: FromPath[str],
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> ExecutionEventList:
+        """Events in sequence order; `total` is the last sequence number, `offset` the number of events skipped."""
+        ports, principal = caller(scope)
+        page = await usecases.list_events(ports, principal.organization_id, execution_id, page_request(limit, offset))
+        return page_of(ExecutionEventList, page, event_out)
+
+    @get(
+        "/{execution_id:str}/stream",
+        operation_id="streamExecution",
+        responses={**errors(404), 200: SSE_DOC},
+    )
+    async def stream(
+        self,
+        execution_id: FromPath[str],
+        scope: Scope,
+        last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
+        last_event_id: Annotated[int | None, Parameter(ge=0, description="resume after this sequence number")] = None,
+    ) -> Stream:
+        """Server-sent events from the first (or after `Last-Event-ID`) to the terminal `done` event."""
+        ports, principal = caller(scope)
+        after = parse_last_event_id(last_event_id_header, last_event_id)
+        return await event_stream(ports, principal.organization_id, execution_id, after, stream_options(scope))
+
+    @post("/{execution_id:str}/cancel", operation_id="cancelExecution", status_code=200, responses=errors(404, 409))
+    async def cancel(self, execution_id: FromPath[str], scope: Scope) -> Execution:
+        """Queued: cancelled at once. Running: its worker is told to stop (`cancel_requested`). Finished: 409."""
+        ports, principal = caller(scope)
+        return execution_out(await usecases.cancel(ports, principal.organization_id, execution_id))
+
+    @post(
+        "/{execution_id:str}/events", operation_id="appendExecutionEvents", status_code=200, responses=errors(404, 409)
+    )
+    async def append_events(
+        self, execution_id: FromPath[str], data: JSONBody[EventsAppend], scope: Scope
+    ) -> EventsAppended:
+        """Worker protocol: append a batch of events to the current attempt (409 for a stale attempt)."""
+        ports, principal = caller(scope)
+        events = [NewEvent(type=e.type, data=e.data) for e in data.events]
+        execution = await usecases.append_events(
+            ports, principal.organization_id, execution_id, data.worker_id, data.attempt, events
+        )
+        return EventsAppended(last_seq=execution.last_seq, cancel_requested=execution.cancel_requested)
+
+    @post("/{execution_id:str}/complete", operation_id="completeExecution", status_code=200, responses=errors(404, 409))
+    async def complete(self, execution_id: FromPath[str], data: JSONBody[CompleteRequest], scope: Scope) -> Execution:
+        """Worker protocol: finish the current attempt; the same completion again is harmless, a stale one 409."""
+        ports, principal = caller(scope)
+        command = usecases.CompleteCommand(
+            worker_id=data.worker_id,
+            attempt=data.attempt,
+            status=ExecutionStatus(data.status),
+            response=data.response,
+            error=data.error,
+            usage=data.usage,
+        )
+        return execution_out(await usecases.complete(ports, principal.organization_id, execution_id, command))
+
+
+class LeaseController(Controller):
+    path = "/api/v1/worker-queues"
+    tags = ["workers"]
+
+    @post(
+        "/{queue_id:str}/lease",
+        operation_id="leaseExecution",
+        status_code=200,
+        responses={**errors(404), 204: ResponseSpec(None, description="No work arrived within wait_seconds")},
+    )
+    async def lease(
+        self,
+        queue_id: FromPath[str],
+        data: JSONBody[LeaseRequest],
+        scope: Scope,
+        request: Request[Any, Any, Any],
+    ) -> Response[Lease | None]:
+        """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204."""
+        ports, principal = caller(scope)
+        organization_id = principal.organization_id
+        stopping = stream_options(scope).stopping
+        # Work waiting is leased at once; only an empty queue starts the long poll (a task, and another that
+        # watches for the worker hanging up), unless the server is stopping.
+        leased = await usecases.try_lease(ports, organization_id, queue_id, data.worker_id)
+        if leased is None and data.wait_seconds > 0 and not stopping.stopped:
+            polling = asyncio.create_task(
+                usecases.lease(ports, organization_id, queue_id, data.worker_id, data.wait_seconds)
+            )
+            gone = asyncio.create_task(_disconnected(request))
+            forget = stopping.on_stop(polling.cancel)  # the server's stop ends the wait: 204, the worker polls again
+            try:
+                done, _ = await asyncio.wait({polling, gone}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                forget()
+            gone.cancel()
+            if gone in done:  # the worker hung up: stop waiting for it, and give back what it can no longer get
+                polling.cancel()  # (a lease being recorded is handed back by the use case)
+                with contextlib.suppress(asyncio.CancelledError):
+                    found = await polling
+                    if found is not None:  # leased in the same turn as the hang-up
+                        await usecases.hand_back(ports, found.execution)
+                return Response(None, status_code=204)
+            if polling.cancelled():  # the server is stopping
+                return Response(None, status_code=204)
+            leased = polling.result()
+        if leased is None:
+            return Response(None, status_code=204)
+        execution = leased.execution
+        body = Lease(
+            execution=execution_out(execution),
+            attempt=execution.attempt,
+            lease_expires_at=execution.lease_expires_at,
+            agent=None if leased.agent is None else agent_out(leased.agent),
+            team=None if leased.team is None else team_out(leased.team),
+        )
+        return Response(body)

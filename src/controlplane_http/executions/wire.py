@@ -1,0 +1,189 @@
+"""Environments, worker queues, executions and the worker protocol on the wire."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from controlplane_domain.environments.entity import MAX_QUEUE_WORKERS, EnvironmentStatus, QueueStatus
+from controlplane_domain.executions.entity import MAX_ATTEMPT, EventType, ExecutionStatus, TargetType
+from controlplane_http.agents.wire import Agent, Name
+from controlplane_http.teams.wire import TeamWithAgentsResponse
+from controlplane_http.wire import Request
+
+Interval = Annotated[int, Meta(ge=1, le=3600)]
+MaxWorkers = Annotated[int, Meta(ge=1, le=MAX_QUEUE_WORKERS)]
+WorkerId = Annotated[str, Meta(min_length=1, max_length=255)]
+Attempt = Annotated[int, Meta(ge=1, le=MAX_ATTEMPT)]
+
+
+class EnvironmentCreate(Request, kw_only=True):
+    name: Name
+    description: str | None = None
+    status: EnvironmentStatus = EnvironmentStatus.ACTIVE
+    variables: dict[str, str] = {}
+    metadata: dict[str, Any] = {}
+
+
+class EnvironmentUpdate(Request, kw_only=True):
+    name: Name | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
+    status: EnvironmentStatus | UnsetType = UNSET
+    variables: dict[str, str] | UnsetType = UNSET
+    metadata: dict[str, Any] | UnsetType = UNSET
+
+
+class Environment(msgspec.Struct, kw_only=True):
+    id: str
+    organization_id: str
+    name: str
+    description: str | None
+    status: EnvironmentStatus
+    variables: dict[str, str]
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+class EnvironmentList(msgspec.Struct, kw_only=True):
+    items: list[Environment]
+    total: int
+    limit: int
+    offset: int
+
+
+class WorkerQueueCreate(Request, kw_only=True):
+    name: Name
+    description: str | None = None
+    status: QueueStatus = QueueStatus.ACTIVE
+    max_workers: MaxWorkers | None = None
+    heartbeat_interval_seconds: Interval = 30
+
+
+class WorkerQueueUpdate(Request, kw_only=True):
+    name: Name | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
+    status: QueueStatus | UnsetType = UNSET
+    max_workers: MaxWorkers | UnsetType | None = UNSET
+    heartbeat_interval_seconds: Interval | UnsetType = UNSET
+
+
+class WorkerQueue(msgspec.Struct, kw_only=True):
+    id: str
+    organization_id: str
+    environment_id: str
+    name: str
+    description: str | None
+    status: QueueStatus
+    max_workers: int | None
+    heartbeat_interval_seconds: int
+    active_workers: int
+    queued_executions: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class WorkerQueueList(msgspec.Struct, kw_only=True):
+    items: list[WorkerQueue]
+    total: int
+    limit: int
+    offset: int
+
+
+class ExecuteRequest(Request, kw_only=True):
+    """The spec's execution payload."""
+
+    prompt: str
+    worker_queue_id: str
+    stream: bool = False
+
+
+class Execution(msgspec.Struct, kw_only=True):
+    id: str
+    organization_id: str
+    target_type: TargetType
+    agent_id: str | None
+    team_id: str | None
+    worker_queue_id: str
+    prompt: str
+    status: ExecutionStatus
+    response: str | None
+    error: str | None
+    usage: dict[str, Any]
+    attempt: int
+    max_attempts: int
+    worker_id: str | None
+    lease_expires_at: datetime | None
+    cancel_requested: bool
+    last_event_seq: int
+    created_at: datetime
+    updated_at: datetime
+    queued_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class ExecutionList(msgspec.Struct, kw_only=True):
+    items: list[Execution]
+    total: int
+    limit: int
+    offset: int
+
+
+class ExecutionEvent(msgspec.Struct, kw_only=True):
+    execution_id: str
+    seq: int
+    type: EventType
+    data: dict[str, Any]
+    attempt: int
+    created_at: datetime
+
+
+class ExecutionEventList(msgspec.Struct, kw_only=True):
+    items: list[ExecutionEvent]
+    total: int
+    limit: int
+    offset: int
+
+
+class LeaseRequest(Request, kw_only=True):
+    worker_id: WorkerId
+    wait_seconds: Annotated[float, Meta(ge=0, le=60, extra_json_schema={"extra": {"minimum": 0}})] = 20
+
+
+class Lease(msgspec.Struct, kw_only=True):
+    """A leased execution: report with `worker_id` and `attempt`; heartbeats keep the lease alive."""
+
+    execution: Execution
+    attempt: int
+    lease_expires_at: datetime | None
+    agent: Agent | None
+    team: TeamWithAgentsResponse | None
+
+
+class NewEvent(Request, kw_only=True):
+    type: EventType
+    data: dict[str, Any] = {}
+
+
+class EventsAppend(Request, kw_only=True):
+    worker_id: WorkerId
+    attempt: Attempt
+    events: Annotated[list[NewEvent], Meta(min_length=1, max_length=500)]
+
+
+class EventsAppended(msgspec.Struct, kw_only=True):
+    last_seq: int
+    cancel_requested: bool
+
+
+class CompleteRequest(Request, kw_only=True):
+    worker_id: WorkerId
+    attempt: Attempt
+    status: Literal["completed", "failed", "cancelled"]
+    response: str | None = None
+    error: str | None = None
+    usage: dict[str, Any] = {}

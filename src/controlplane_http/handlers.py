@@ -1,0 +1,130 @@
+"""Parameters, dependencies and documented error responses shared by the controllers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Protocol, TypeVar
+
+import msgspec
+from litestar import Request
+from litestar.di import NamedDependency
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
+from litestar.types import Scope
+
+from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Page, PageRequest
+from controlplane_domain.ports import Ports
+from controlplane_domain.principal import Principal
+from controlplane_http.wire import ErrorResponse, HTTPValidationError
+
+PrincipalDep = NamedDependency[Principal]
+Limit = Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description=f"page size (1 to {MAX_LIMIT})")]
+Offset = Annotated[
+    int, Parameter(ge=0, le=MAX_OFFSET, description="items to skip", schema_extra={"minimum": 0, "maximum": MAX_OFFSET})
+]
+
+_DESCRIPTIONS = {
+    400: "Malformed request (unparseable JSON body)",
+    401: "Missing, malformed, unknown, expired or revoked credentials",
+    403: "The caller's role does not allow this action",
+    404: "Not found in the caller's organization",
+    409: "Conflicts with existing data (a duplicate name) or with a concurrent change",
+    422: "Validation error",
+    500: "Internal error (carries a request id)",
+    503: "The database is unavailable",
+}
+
+
+def errors(*codes: int) -> dict[int, ResponseSpec]:
+    """Documented error responses: always 400, 401, 403, 422 and 500, plus the given codes."""
+    wanted = sorted({400, 401, 403, 422, 500, *codes})
+    return {
+        code: ResponseSpec(
+            data_container=HTTPValidationError if code == 422 else ErrorResponse,
+            description=_DESCRIPTIONS[code],
+            generate_examples=False,
+        )
+        for code in wanted
+    }
+
+
+L = TypeVar("L")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def page_of(kind: Callable[..., L], page: Page[T], convert: Callable[[T], Any]) -> L:
+    """A list response (`{items, total, limit, offset}`) of the given wire type."""
+    return kind(items=[convert(item) for item in page.items], total=page.total, limit=page.limit, offset=page.offset)
+
+
+class RenderedPages(Protocol):
+    """A repository that can hand a page of its rows already rendered as JSON objects (a SQL read model)."""
+
+    rendered_fields: tuple[str, ...]
+
+    async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[str, int] | None: ...
+
+    async def rendered_get(self, organization_id: str, object_id: str) -> str | None: ...
+
+
+async def _rendered(
+    scope: Scope, ports: Ports, repository: str, item: type[Any], read: Callable[[RenderedPages], Awaitable[R | None]]
+) -> R | None:
+    """What `read` gets from the unit of work's `repository`, where the app renders rows (`rendered_pages`) and
+    the repository's rows are exactly `item` (same fields, same order); None to take the domain path."""
+    if not scope["app"].state.get("rendered_pages"):
+        return None
+    async with ports.read() as uow:
+        reader: RenderedPages | None = getattr(uow, repository, None)
+        if reader is None or getattr(reader, "rendered_fields", None) != item.__struct_fields__:
+            return None
+        return await read(reader)
+
+
+async def rendered_list(
+    scope: Scope, ports: Ports, organization_id: str, repository: str, kind: Callable[..., L], item: type[Any],
+    page: PageRequest,
+) -> L | None:  # fmt: skip
+    """A list response whose items the database rendered, where the store can and the wire item is exactly the
+    row; None to take the domain path. Building 20 domain and wire objects cost more than the rest of the
+    request (docs/benchmarks.md)."""
+    found = await _rendered(scope, ports, repository, item, lambda reader: reader.rendered_page(organization_id, page))
+    if found is None:
+        return None
+    items, total = found
+    return kind(items=msgspec.Raw(items.encode()), total=total, limit=page.limit, offset=page.offset)
+
+
+async def rendered_item(
+    scope: Scope, ports: Ports, organization_id: str, repository: str, item: type[Any], object_id: str
+) -> msgspec.Raw | None:
+    """A get's response body as the database rendered the row, where the store can and the wire item is exactly
+    the row (as `rendered_list`); None to take the domain path, which also answers what is not found."""
+    found = await _rendered(
+        scope, ports, repository, item, lambda reader: reader.rendered_get(organization_id, object_id)
+    )
+    return None if found is None else msgspec.Raw(found.encode())
+
+
+def page_request(limit: int = DEFAULT_LIMIT, offset: int = 0) -> PageRequest:
+    return PageRequest(limit=limit, offset=offset)
+
+
+def caller(scope: Scope) -> tuple[Ports, Principal]:
+    """The app's ports and the authenticated caller of a request, read from its scope.
+
+    Handlers take `scope: Scope` and call this instead of declaring `ports` and `principal` dependencies:
+    Litestar's dependency injection (a signature model per provider, the handler's kwargs parsed through
+    another) measured 12-16 us a request for the two, against about 3 for the scope."""
+    principal = scope.get("user")
+    assert isinstance(principal, Principal), "authentication middleware did not run"
+    ports: Ports = scope["app"].state["ports"]
+    return ports, principal
+
+
+async def provide_principal(request: Request[Any, Any, Any], ports: NamedDependency[Ports]) -> Principal:
+    """The authenticated caller (`ports` only orders the dependencies: see app.create_app)."""
+    principal = request.scope.get("user")
+    assert isinstance(principal, Principal), "authentication middleware did not run"
+    return principal

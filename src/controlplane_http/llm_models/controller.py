@@ -1,0 +1,80 @@
+"""LLM models and the runtime registry."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, delete, get, patch, post
+from litestar.params import FromPath, JSONBody, Parameter
+from litestar.types import Scope
+
+from controlplane_domain.llm_models import usecases
+from controlplane_domain.llm_models.entity import LlmModel
+from controlplane_domain.runtimes import RUNTIME_IDS, RUNTIMES
+from controlplane_http.configuration import given_fields
+from controlplane_http.handlers import Limit, Offset, PrincipalDep, caller, errors, page_of, page_request
+from controlplane_http.llm_models.wire import Model, ModelCreate, ModelList, ModelUpdate, RuntimeInfo, RuntimeList
+from controlplane_http.wire import to_wire
+
+
+def model_out(model: LlmModel) -> Model:
+    return to_wire(model, Model)
+
+
+class ModelController(Controller):
+    path = "/api/v1/models"
+    tags = ["models"]
+
+    @post("/", operation_id="createModel", status_code=201, responses=errors(400, 409))
+    async def create_model(self, data: JSONBody[ModelCreate], scope: Scope) -> Model:
+        ports, principal = caller(scope)
+        command = usecases.CreateModel(
+            value=data.value,
+            label=data.label,
+            provider=data.provider,
+            description=data.description,
+            enabled=data.enabled,
+            compatible_runtimes=list(RUNTIME_IDS) if data.compatible_runtimes is None else data.compatible_runtimes,
+        )
+        return model_out(await usecases.create_model(ports, principal.organization_id, command))
+
+    @get("/", operation_id="listModels", responses=errors())
+    async def list_models(
+        self,
+        scope: Scope,
+        enabled_only: Annotated[bool, Parameter(description="only enabled models")] = False,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> ModelList:
+        ports, principal = caller(scope)
+        page = await usecases.list_models(
+            ports, principal.organization_id, page_request(limit, offset), enabled_only=enabled_only
+        )
+        return page_of(ModelList, page, model_out)
+
+    @get("/{model_id:str}", operation_id="getModel", responses=errors(404))
+    async def get_model(self, model_id: FromPath[str], scope: Scope) -> Model:
+        ports, principal = caller(scope)
+        return model_out(await usecases.get_model(ports, principal.organization_id, model_id))
+
+    @patch("/{model_id:str}", operation_id="updateModel", responses=errors(400, 404, 409))
+    async def update_model(self, model_id: FromPath[str], data: JSONBody[ModelUpdate], scope: Scope) -> Model:
+        ports, principal = caller(scope)
+        command = usecases.UpdateModel(**given_fields(data))
+        return model_out(await usecases.update_model(ports, principal.organization_id, model_id, command))
+
+    @delete("/{model_id:str}", operation_id="deleteModel", status_code=204, responses=errors(404))
+    async def delete_model(self, model_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
+        await usecases.delete_model(ports, principal.organization_id, model_id)
+
+
+class RuntimeController(Controller):
+    path = "/api/v1/runtimes"
+    tags = ["runtimes"]
+
+    @get("/", operation_id="listRuntimes", responses=errors())
+    async def list_runtimes(self, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0) -> RuntimeList:
+        window = RUNTIMES[offset : offset + limit]
+        items = [to_wire(runtime, RuntimeInfo) for runtime in window]
+        return RuntimeList(items=items, total=len(RUNTIMES), limit=limit, offset=offset)

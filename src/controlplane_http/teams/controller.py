@@ -1,0 +1,123 @@
+"""Teams: CRUD and membership; every response is a TeamWithAgentsResponse."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Controller, delete, get, patch, post
+from litestar.params import FromPath, JSONBody
+from litestar.types import Scope
+
+from controlplane_domain.config import ExecutionEnvironment, TeamSettings
+from controlplane_domain.teams import usecases
+from controlplane_domain.teams.entity import TeamView
+from controlplane_http.agents.controller import agent_out
+from controlplane_http.configuration import ExecutionEnvironment as WireEnvironment
+from controlplane_http.configuration import TeamConfiguration, given_fields
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.teams.wire import TeamCreate, TeamList, TeamUpdate, TeamWithAgentsResponse
+from controlplane_http.wire import to_domain, to_wire
+
+
+def team_out(view: TeamView) -> TeamWithAgentsResponse:
+    team = view.team
+    configuration = to_wire({**msgspec.to_builtins(team.settings), "member_ids": view.member_ids}, TeamConfiguration)
+    environment = team.execution_environment
+    return TeamWithAgentsResponse(
+        id=team.id,
+        organization_id=team.organization_id,
+        name=team.name,
+        description=team.description,
+        status=team.status,
+        runtime=team.runtime,
+        configuration=configuration,
+        created_at=team.created_at,
+        updated_at=team.updated_at,
+        skill_ids=team.skill_ids,
+        execution_environment=None if environment is None else to_wire(environment, WireEnvironment),
+        agents=[agent_out(agent) for agent in view.members],
+    )
+
+
+def _settings_changes(configuration: Any) -> dict[str, Any]:
+    """The given configuration fields as domain values (nested configs become domain dataclasses)."""
+    changes = given_fields(configuration)
+    changes.pop("member_ids", None)
+    settings = to_domain({**msgspec.to_builtins(TeamSettings()), **msgspec.to_builtins(changes)}, TeamSettings)
+    return {name: getattr(settings, name) for name in changes}
+
+
+class TeamController(Controller):
+    path = "/api/v1/teams"
+    tags = ["teams"]
+
+    @post("/", operation_id="createTeam", status_code=201, responses=errors(400, 409))
+    async def create_team(self, data: JSONBody[TeamCreate], scope: Scope) -> TeamWithAgentsResponse:
+        ports, principal = caller(scope)
+        configuration = msgspec.to_builtins(data.configuration)
+        member_ids = configuration.pop("member_ids")
+        command = usecases.CreateTeam(
+            name=data.name,
+            description=data.description,
+            status=data.status,
+            runtime=data.runtime,
+            settings=to_domain(configuration, TeamSettings),
+            member_ids=member_ids,
+            skill_ids=data.skill_ids,
+            execution_environment=(
+                None
+                if data.execution_environment is None
+                else to_domain(data.execution_environment, ExecutionEnvironment)
+            ),
+        )
+        return team_out(await usecases.create_team(ports, principal.organization_id, command))
+
+    @get("/", operation_id="listTeams", responses=errors())
+    async def list_teams(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> TeamList:
+        ports, principal = caller(scope)
+        page = await usecases.list_teams(ports, principal.organization_id, page_request(limit, offset))
+        return page_of(TeamList, page, team_out)
+
+    @get("/{team_id:str}", operation_id="getTeam", responses=errors(404))
+    async def get_team(self, team_id: FromPath[str], scope: Scope) -> TeamWithAgentsResponse:
+        ports, principal = caller(scope)
+        return team_out(await usecases.get_team(ports, principal.organization_id, team_id))
+
+    @patch("/{team_id:str}", operation_id="updateTeam", responses=errors(400, 404, 409))
+    async def update_team(
+        self, team_id: FromPath[str], data: JSONBody[TeamUpdate], scope: Scope
+    ) -> TeamWithAgentsResponse:
+        ports, principal = caller(scope)
+        changes = given_fields(data)
+        configuration = changes.pop("configuration", None)
+        if changes.get("execution_environment") is not None:
+            changes["execution_environment"] = to_domain(changes["execution_environment"], ExecutionEnvironment)
+        if configuration is not None:
+            changes["settings_changes"] = _settings_changes(configuration)
+            if configuration.member_ids is not msgspec.UNSET:
+                changes["member_ids"] = list(configuration.member_ids)
+        command = usecases.UpdateTeam(**changes)
+        return team_out(await usecases.update_team(ports, principal.organization_id, team_id, command))
+
+    @delete("/{team_id:str}", operation_id="deleteTeam", status_code=204, responses=errors(404))
+    async def delete_team(self, team_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
+        await usecases.delete_team(ports, principal.organization_id, team_id)
+
+    @post("/{team_id:str}/agents/{agent_id:str}", operation_id="addAgentToTeam", status_code=200, responses=errors(404))
+    async def add_agent(self, team_id: FromPath[str], agent_id: FromPath[str], scope: Scope) -> TeamWithAgentsResponse:
+        ports, principal = caller(scope)
+        return team_out(await usecases.add_agent_to_team(ports, principal.organization_id, team_id, agent_id))
+
+    @delete(
+        "/{team_id:str}/agents/{agent_id:str}",
+        operation_id="removeAgentFromTeam",
+        status_code=200,
+        responses=errors(404),
+    )
+    async def remove_agent(
+        self, team_id: FromPath[str], agent_id: FromPath[str], scope: Scope
+    ) -> TeamWithAgentsResponse:
+        ports, principal = caller(scope)
+        return team_out(await usecases.remove_agent_from_team(ports, principal.organization_id, team_id, agent_id))

@@ -1,1 +1,0 @@
-"""msgspec wire types: requests forbid unknown fields; responses mirror the domain explicitly."""

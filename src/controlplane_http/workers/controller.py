@@ -1,0 +1,67 @@
+"""Workers: heartbeat (registers unknown workers), list, get."""
+
+from __future__ import annotations
+
+from litestar import Controller, get, post
+from litestar.params import FromPath, JSONBody
+from litestar.types import Scope
+
+from controlplane_domain.ports import Clock
+from controlplane_domain.workers import usecases
+from controlplane_domain.workers.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
+from controlplane_domain.workers.entity import Worker as DomainWorker
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.wire import to_domain
+from controlplane_http.workers.wire import HeartbeatResponse, Worker, WorkerCommandOut, WorkerHeartbeat, WorkerList
+
+
+def worker_out(worker: DomainWorker, clock: Clock) -> Worker:
+    return Worker(
+        id=worker.worker_id,
+        worker_id=worker.worker_id,
+        organization_id=worker.organization_id,
+        environment_name=worker.environment_name,
+        status=worker.effective_status(clock.now()),
+        reported_status=worker.status,
+        tasks_processed=worker.tasks_processed,
+        current_task_id=worker.current_task_id,
+        worker_metadata=worker.worker_metadata,
+        heartbeat_interval_seconds=worker.heartbeat_interval_seconds,
+        registered_at=worker.registered_at,
+        last_heartbeat_at=worker.last_heartbeat_at,
+        queue_id=worker.queue_id,
+    )
+
+
+class WorkerController(Controller):
+    path = "/api/v1/workers"
+    tags = ["workers"]
+
+    @post("/heartbeat", operation_id="workerHeartbeat", status_code=200, responses=errors(400))
+    async def heartbeat(self, data: JSONBody[WorkerHeartbeat], scope: Scope) -> HeartbeatResponse:
+        ports, principal = caller(scope)
+        command = to_domain(data, usecases.RecordHeartbeat)
+        receipt = await usecases.record_heartbeat(ports, principal.organization_id, command)
+        worker = receipt.worker
+        return HeartbeatResponse(
+            worker_id=worker.worker_id,
+            organization_id=worker.organization_id,
+            status=worker.status,
+            registered=receipt.registered,
+            received_at=receipt.received_at,
+            heartbeat_interval_seconds=worker.heartbeat_interval_seconds,
+            offline_after_seconds=worker.heartbeat_interval_seconds * MISSED_HEARTBEATS_BEFORE_OFFLINE,
+            leases_extended=receipt.leases_extended,
+            commands=[WorkerCommandOut(type=c.type, execution_id=c.execution_id) for c in receipt.commands],
+        )
+
+    @get("/", operation_id="listWorkers", responses=errors())
+    async def list_workers(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> WorkerList:
+        ports, principal = caller(scope)
+        page = await usecases.list_workers(ports, principal.organization_id, page_request(limit, offset))
+        return page_of(WorkerList, page, lambda worker: worker_out(worker, ports.clock))
+
+    @get("/{worker_id:str}", operation_id="getWorker", responses=errors(404))
+    async def get_worker(self, worker_id: FromPath[str], scope: Scope) -> Worker:
+        ports, principal = caller(scope)
+        return worker_out(await usecases.get_worker(ports, principal.organization_id, worker_id), ports.clock)
