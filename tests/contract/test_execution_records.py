@@ -23,7 +23,7 @@ from controlplane_domain.executions.entity import (
     LeaseTerms,
     leased,
 )
-from controlplane_domain.ports import Leased
+from controlplane_domain.executions.ports import Leased
 from tests.contract.conftest import UowFactory
 from tests.contract.test_hot_statements import execution
 from tests.contract.test_repositories import T0, agent, worker

@@ -17,8 +17,8 @@ from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Conflict, DomainError
 from controlplane_domain.executions import usecases as executions
 from controlplane_domain.executions.entity import ALLOWED, TERMINAL, EventType, ExecutionStatus, TargetType
+from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.ports import ExecutionFilter
 from controlplane_domain.workers import usecases as workers
 from tests.support import memory_ports
 

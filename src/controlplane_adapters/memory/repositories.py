@@ -12,12 +12,12 @@ from controlplane_domain.api_keys.entity import ApiKey
 from controlplane_domain.environments.entity import Environment, WorkerQueue
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
+from controlplane_domain.executions.ports import ExecutionFilter, Leased
 from controlplane_domain.executions.usecases import lease_in_steps
 from controlplane_domain.idempotency.entity import IdempotencyRecord
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.organizations.entity import OrganizationSettings
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.ports import ExecutionFilter, Leased
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.teams.usecases import set_member_in_steps
 from controlplane_domain.workers.entity import Worker

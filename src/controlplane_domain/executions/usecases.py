@@ -28,8 +28,9 @@ from controlplane_domain.executions.entity import (
 )
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.executions.ports import ExecutionFilter, Leased
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.ports import ExecutionFilter, Leased, Ports, UnitOfWork
+from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.teams.entity import TeamView
 from controlplane_domain.teams.usecases import require_team

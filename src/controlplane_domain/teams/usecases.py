@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
+from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.config import (
     ExecutionEnvironment,
     TeamSettings,
@@ -17,10 +18,11 @@ from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
-from controlplane_domain.ports import AgentRepository, Ports, TeamRepository, UnitOfWork
+from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
 from controlplane_domain.teams.entity import Team, TeamStatus, TeamView
+from controlplane_domain.teams.ports import TeamRepository
 
 MEMBER_IDS_FIELD = "configuration.member_ids"
 _SETTINGS_FIELDS = frozenset(f.name for f in fields(TeamSettings))

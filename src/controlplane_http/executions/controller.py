@@ -16,7 +16,7 @@ from controlplane_domain.executions import usecases
 from controlplane_domain.executions.entity import Execution as DomainExecution
 from controlplane_domain.executions.entity import ExecutionEvent as DomainEvent
 from controlplane_domain.executions.entity import ExecutionStatus, NewEvent, TargetType
-from controlplane_domain.ports import ExecutionFilter
+from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_http.agents.controller import agent_out
 from controlplane_http.executions.streaming import StreamOptions, event_stream, parse_last_event_id
 from controlplane_http.executions.wire import (

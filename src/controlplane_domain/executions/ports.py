@@ -1,0 +1,84 @@
+"""The executions' repository port (a unit of work's `executions`), with what its queries take and answer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from controlplane_domain.agents.entity import Agent
+from controlplane_domain.environments.entity import WorkerQueue
+from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.workers.entity import Worker
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionFilter:
+    status: ExecutionStatus | None = None
+    agent_id: str | None = None
+    team_id: str | None = None
+    worker_queue_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Leased:
+    """What a lease found and did: the queue, the worker as stored, the execution as leased (None: nothing was
+    leased) and its agent."""
+
+    queue: WorkerQueue | None
+    worker: Worker | None
+    execution: Execution | None
+    agent: Agent | None
+
+
+class ExecutionRepository(Protocol):
+    async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
+        """With `for_update`, the row stays locked until the transaction ends (Postgres)."""
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, where: ExecutionFilter
+    ) -> tuple[list[Execution], int]: ...
+
+    async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
+        """Lease the oldest queued execution of the queue, if the queue exists and is active, as
+        `executions.leased` decides: the change and its event are one atomic write, like `record` (and like it,
+        as the unit of work's first write, may be durable at once and end what the unit of work writes).
+        Executions another lease is taking are skipped (Postgres: `FOR UPDATE SKIP LOCKED`), never leased twice.
+        Reads the worker and the execution's agent with it (one statement on Postgres)."""
+
+    async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]: ...
+
+    async def extend_leases(self, organization_id: str, worker_id: str, until: datetime) -> int:
+        """Move the lease expiry of every execution the worker holds (one targeted update, no lost updates)."""
+
+    async def expired_leases(self, now: datetime, limit: int) -> list[Execution]:
+        """Operator query across organizations: running executions whose lease has expired."""
+
+    async def count_queued(self, organization_id: str, queue_ids: Sequence[str]) -> dict[str, int]: ...
+
+    async def count_unfinished(self, organization_id: str, queue_id: str) -> int:
+        """The queue's queued and running executions, once every write of an execution in flight has committed;
+        none can be added until the unit of work ends (Postgres: a SHARE lock on the table; the other stores
+        serialize writers), so that a queue deleted on a count of 0 never ends up holding one."""
+
+    async def record(self, before: Execution | None, after: Execution, events: Sequence[ExecutionEvent]) -> bool:
+        """Store a change of one execution with the events that tell it, as one atomic write: `after` is added
+        when `before` is None; otherwise it replaces `before` only if the stored execution is still at
+        `before.last_seq` (compare-and-set: every change of an execution appends events). False, with nothing
+        written, when another writer changed it first.
+
+        As the first write of its unit of work (no write or locking read before it), a store may make it durable
+        at once, before `commit()` (Postgres runs it as a transaction of its own, without the BEGIN and COMMIT
+        round trips); the unit of work then writes nothing more. Otherwise it joins the unit of work's
+        transaction like any write."""
+
+    async def add_if_found(self, execution: Execution, events: Sequence[ExecutionEvent]) -> tuple[bool, bool]:
+        """Add an agent's new execution with its events, as `record(None, ...)` does, only if its worker queue and
+        its agent exist in its organization; answers (queue found, agent found). One statement on Postgres (an
+        execute's reads and its write); like `record`, it may be durable at once."""
+
+    async def events_after(
+        self, organization_id: str, execution_id: str, after_seq: int, limit: int
+    ) -> list[ExecutionEvent]: ...

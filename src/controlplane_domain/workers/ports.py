@@ -1,0 +1,35 @@
+"""The workers' repository port (a unit of work's `workers`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.workers.entity import Worker
+
+
+class WorkerRepository(Protocol):
+    async def get(self, organization_id: str, worker_id: str) -> Worker | None: ...
+
+    async def register(self, worker: Worker) -> bool:
+        """Insert the worker unless its id is taken in the organization; True when this call inserted it (of two
+        concurrent first heartbeats, exactly one)."""
+
+    async def save(self, worker: Worker) -> None:
+        """Insert or replace the worker (keyed by organization and worker id); a stored worker keeps its
+        registered_at and its queue (which only `move_to_queue` changes: a report's queue may be read before a
+        concurrent lease moved the worker)."""
+
+    async def save_reports(self, workers: Sequence[Worker]) -> None:
+        """Insert or replace each worker, except where the stored one heartbeated later (written by another
+        process meanwhile); registered_at and the queue keep their stored values, as with `save`."""
+
+    async def move_to_queue(self, organization_id: str, worker_id: str, queue_id: str) -> None:
+        """The worker polls this queue now (a lease): its queue, and nothing else, changes."""
+
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]: ...
+
+    async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
+        """Workers per queue whose last heartbeat is at or after `since`."""
