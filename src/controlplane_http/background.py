@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from controlplane_domain.errors import DomainError
-from controlplane_domain.executions.usecases import reap_expired_leases
+from controlplane_domain.executions.leases import reap_expired_leases
 from controlplane_domain.idempotency.usecases import PURGE_BATCH, purge_expired_idempotency_records
 from controlplane_domain.ports import Ports
 from controlplane_domain.workers.usecases import flush_heartbeats

@@ -37,8 +37,8 @@ from controlplane_adapters.sql.notify import PostgresEventBus
 from controlplane_adapters.sql.rendered import sqlite_can_render
 from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_SECONDS
 from controlplane_adapters.sql.statistics import analyze_young_tables
+from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
-from controlplane_domain.executions.usecases import EVENTS_PAGE, read_events_after
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app

@@ -13,7 +13,7 @@ from controlplane_domain.agents import usecases as agents
 from controlplane_domain.api_keys import usecases as api_keys
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
-from controlplane_domain.executions import usecases as executions
+from controlplane_domain.executions import queries as executions
 from controlplane_domain.llm_models import usecases as models
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role

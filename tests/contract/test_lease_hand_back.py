@@ -17,8 +17,8 @@ from controlplane_adapters.sql.database import SqlUnitOfWork
 from controlplane_adapters.sql.notify import asyncpg_dsn
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
-from controlplane_domain.executions import usecases as executions
-from controlplane_domain.executions.entity import EventType, ExecutionStatus, TargetType
+from controlplane_domain.executions import completion, execute, leases, queries
+from controlplane_domain.executions.entity import EventType, ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.workers import usecases as workers
@@ -34,13 +34,13 @@ async def _queued(ports: Ports) -> tuple[str, str]:
     agent = await agents.create_agent(ports, ORG, agents.CreateAgent(name="a"))
     environment = await environments.create_environment(ports, ORG, environments.CreateEnvironment(name="e"))
     queue = (await environments.create_queue(ports, ORG, environment.id, environments.CreateQueue(name="q"))).queue
-    command = executions.ExecuteCommand(prompt="do it", worker_queue_id=queue.id)
-    execution = await executions.execute(ports, ORG, TargetType.AGENT, agent.id, command)
+    command = execute.ExecuteCommand(prompt="do it", worker_queue_id=queue.id)
+    execution = await execute.execute(ports, ORG, TargetType.AGENT, agent.id, command)
     return queue.id, execution.id
 
 
 async def _statuses(ports: Ports, execution_id: str) -> list[tuple[str, int, str | None]]:
-    page = await executions.list_events(ports, ORG, execution_id, PageRequest(limit=100, offset=0))
+    page = await queries.list_events(ports, ORG, execution_id, PageRequest(limit=100, offset=0))
     return [
         (event.data["status"], event.data["attempt"], event.data.get("reason"))
         for event in page.items
@@ -65,7 +65,7 @@ async def test_a_long_poll_cancelled_while_its_lease_is_recorded_hands_the_lease
         transaction = holder.transaction()
         await transaction.start()
         await holder.execute(f"SELECT 1 FROM workers WHERE organization_id = '{ORG}' AND worker_id = 'w' FOR UPDATE")
-        polling = asyncio.ensure_future(executions.lease(ports, ORG, queue_id, "w", wait_seconds=5))
+        polling = asyncio.ensure_future(leases.lease(ports, ORG, queue_id, "w", wait_seconds=5))
         query = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
         deadline = time.monotonic() + 10
         while not await observer.fetchval(query):  # the lease is committed; the worker's move waits for the holder
@@ -81,10 +81,10 @@ async def test_a_long_poll_cancelled_while_its_lease_is_recorded_hands_the_lease
     finally:
         await holder.close()
         await observer.close()
-    handed = await executions.get_execution(ports, ORG, execution_id)
+    handed = await queries.get_execution(ports, ORG, execution_id)
     assert (handed.status, handed.worker_id, handed.lease_expires_at) == (S.QUEUED, None, None)
     assert (handed.attempt, handed.max_attempts) == (1, 3)
-    again = await executions.try_lease(ports, ORG, queue_id, "w2")
+    again = await leases.try_lease(ports, ORG, queue_id, "w2")
     assert again is not None
     assert (again.execution.id, again.execution.attempt) == (execution_id, 2)
     reason = "handed back: the worker hung up before the lease reached it"
@@ -96,23 +96,23 @@ async def test_a_long_poll_cancelled_while_its_lease_is_recorded_hands_the_lease
 async def test_a_lease_handed_back_after_a_cancellation_was_asked_for_is_cancelled() -> None:
     ports = memory_ports(SystemClock())
     queue_id, execution_id = await _queued(ports)
-    leased = await executions.try_lease(ports, ORG, queue_id, "w")
+    leased = await leases.try_lease(ports, ORG, queue_id, "w")
     assert leased is not None
-    await executions.cancel(ports, ORG, execution_id)
-    handed = await executions.hand_back(ports, leased.execution)
+    await completion.cancel(ports, ORG, execution_id)
+    handed = await leases.hand_back(ports, leased.execution)
     assert handed is not None
     assert (handed.status, handed.attempt) == (S.CANCELLED, 1)
-    assert await executions.try_lease(ports, ORG, queue_id, "w") is None
+    assert await leases.try_lease(ports, ORG, queue_id, "w") is None
 
 
 async def test_a_lease_that_is_no_longer_current_is_not_handed_back() -> None:
     ports = memory_ports(SystemClock())
     queue_id, execution_id = await _queued(ports)
-    leased = await executions.try_lease(ports, ORG, queue_id, "w")
+    leased = await leases.try_lease(ports, ORG, queue_id, "w")
     assert leased is not None
-    done = executions.CompleteCommand(worker_id="w", attempt=1, status=S.COMPLETED, response="ok")
-    await executions.complete(ports, ORG, execution_id, done)
-    handed = await executions.hand_back(ports, leased.execution)
+    done = completion.CompleteCommand(worker_id="w", attempt=1, status=S.COMPLETED, response="ok")
+    await completion.complete(ports, ORG, execution_id, done)
+    handed = await leases.hand_back(ports, leased.execution)
     assert handed is not None
     assert (handed.status, handed.attempt, handed.response) == (S.COMPLETED, 1, "ok")
 
@@ -126,11 +126,11 @@ async def test_a_worker_going_offline_gives_back_a_lease_it_never_read() -> None
     is queued again at once, not after the lease expires."""
     ports = memory_ports(SystemClock())
     queue_id, execution_id = await _queued(ports)
-    assert await executions.try_lease(ports, ORG, queue_id, "w") is not None
+    assert await leases.try_lease(ports, ORG, queue_id, "w") is not None
     await workers.record_heartbeat(ports, ORG, _offline("w"))
-    handed = await executions.get_execution(ports, ORG, execution_id)
+    handed = await queries.get_execution(ports, ORG, execution_id)
     assert (handed.status, handed.attempt, handed.max_attempts, handed.worker_id) == (S.QUEUED, 1, 3, None)
-    assert (await _statuses(ports, execution_id))[-1] == ("queued", 1, executions.WENT_OFFLINE)
+    assert (await _statuses(ports, execution_id))[-1] == ("queued", 1, leases.WENT_OFFLINE)
 
 
 @pytest.mark.parametrize(
@@ -142,11 +142,11 @@ async def test_a_worker_going_offline_gives_back_a_lease_it_started(
     """(A failed execution keeps the worker that last held it, as the reaper leaves it.)"""
     ports = replace(memory_ports(SystemClock()), max_attempts=max_attempts)
     queue_id, execution_id = await _queued(ports)
-    assert await executions.try_lease(ports, ORG, queue_id, "w") is not None
-    started = [executions.NewEvent(type=EventType.MESSAGE_CHUNK, data={"text": "hel"})]
-    await executions.append_events(ports, ORG, execution_id, "w", 1, started)
+    assert await leases.try_lease(ports, ORG, queue_id, "w") is not None
+    started = [NewEvent(type=EventType.MESSAGE_CHUNK, data={"text": "hel"})]
+    await completion.append_events(ports, ORG, execution_id, "w", 1, started)
     await workers.record_heartbeat(ports, ORG, _offline("w"))
-    handed = await executions.get_execution(ports, ORG, execution_id)
+    handed = await queries.get_execution(ports, ORG, execution_id)
     assert (handed.status, handed.attempt, handed.worker_id) == (status, attempt, worker)
     assert handed.max_attempts == max_attempts
 
@@ -159,38 +159,38 @@ async def test_an_idle_worker_gives_back_the_leases_it_holds_but_a_young_one(nam
     clock = ManualClock()
     ports = memory_ports(clock)
     queue_id, old_id = await _queued(ports)
-    assert await executions.try_lease(ports, ORG, queue_id, "w") is not None
+    assert await leases.try_lease(ports, ORG, queue_id, "w") is not None
     clock.advance(workers.IDLE_GRACE_SECONDS + 1)
-    agent_id = (await executions.get_execution(ports, ORG, old_id)).agent_id
+    agent_id = (await queries.get_execution(ports, ORG, old_id)).agent_id
     assert agent_id is not None
-    command = executions.ExecuteCommand(prompt="young", worker_queue_id=queue_id)
-    young = await executions.execute(ports, ORG, TargetType.AGENT, agent_id, command)
-    assert (await executions.try_lease(ports, ORG, queue_id, "w")) is not None
+    command = execute.ExecuteCommand(prompt="young", worker_queue_id=queue_id)
+    young = await execute.execute(ports, ORG, TargetType.AGENT, agent_id, command)
+    assert (await leases.try_lease(ports, ORG, queue_id, "w")) is not None
     idle = workers.RecordHeartbeat(
         worker_id="w", environment_name="e", status=WorkerStatus.IDLE, current_task_id=old_id if names_it else None
     )
     receipt = await workers.record_heartbeat(ports, ORG, idle)
-    old = await executions.get_execution(ports, ORG, old_id)
+    old = await queries.get_execution(ports, ORG, old_id)
     if names_it:
         assert (old.status, receipt.leases_extended) == (S.RUNNING, 2)
     else:
         assert (old.status, old.attempt, old.max_attempts, receipt.leases_extended) == (S.QUEUED, 1, 3, 1)
-        assert (await _statuses(ports, old_id))[-1] == ("queued", 1, executions.WENT_IDLE)
-    assert (await executions.get_execution(ports, ORG, young.id)).status is S.RUNNING
+        assert (await _statuses(ports, old_id))[-1] == ("queued", 1, leases.WENT_IDLE)
+    assert (await queries.get_execution(ports, ORG, young.id)).status is S.RUNNING
 
 
 async def test_without_a_bus_a_long_poll_waits_for_work_instead_of_answering_at_once() -> None:
     ports = memory_ports(SystemClock())  # no event bus, as an embedder's Ports may be
     queue_id, execution_id = await _queued(ports)
-    assert await executions.try_lease(ports, ORG, queue_id, "w0") is not None  # the queue is empty again
-    polling = asyncio.ensure_future(executions.lease(ports, ORG, queue_id, "w", wait_seconds=30))
+    assert await leases.try_lease(ports, ORG, queue_id, "w0") is not None  # the queue is empty again
+    polling = asyncio.ensure_future(leases.lease(ports, ORG, queue_id, "w", wait_seconds=30))
     for _ in range(50):  # turns of the loop: the memory store's lease takes a few, then the poll waits
         await asyncio.sleep(0)
     assert not polling.done(), "the long poll answered at once"
-    agent_id = (await executions.get_execution(ports, ORG, execution_id)).agent_id
+    agent_id = (await queries.get_execution(ports, ORG, execution_id)).agent_id
     assert agent_id is not None
-    command = executions.ExecuteCommand(prompt="more", worker_queue_id=queue_id)
-    queued = await executions.execute(ports, ORG, TargetType.AGENT, agent_id, command)
+    command = execute.ExecuteCommand(prompt="more", worker_queue_id=queue_id)
+    queued = await execute.execute(ports, ORG, TargetType.AGENT, agent_id, command)
     leased = await polling
     assert leased is not None
     assert leased.execution.id == queued.id
@@ -201,17 +201,17 @@ async def test_without_a_bus_a_stream_waits_between_keepalives_and_sees_new_even
     run (it spun, yielding keep-alives without ever waiting, and starved the event loop)."""
     ports = memory_ports(SystemClock())
     queue_id, execution_id = await _queued(ports)
-    assert await executions.try_lease(ports, ORG, queue_id, "w") is not None
+    assert await leases.try_lease(ports, ORG, queue_id, "w") is not None
     first_keepalive = asyncio.Event()
 
     async def append_after_the_first_keepalive() -> None:
         await first_keepalive.wait()
-        chunk = [executions.NewEvent(type=EventType.MESSAGE_CHUNK, data={"text": "hi"})]
-        await executions.append_events(ports, ORG, execution_id, "w", 1, chunk)
+        chunk = [NewEvent(type=EventType.MESSAGE_CHUNK, data={"text": "hi"})]
+        await completion.append_events(ports, ORG, execution_id, "w", 1, chunk)
 
     appending = asyncio.ensure_future(append_after_the_first_keepalive())
     keepalives = 0
-    async for item in executions.follow(ports, ORG, execution_id, 2, keepalive_seconds=0.2):
+    async for item in queries.follow(ports, ORG, execution_id, 2, keepalive_seconds=0.2):
         if item is None:
             keepalives += 1
             first_keepalive.set()

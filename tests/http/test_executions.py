@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from controlplane_domain.executions import usecases
+from controlplane_domain.executions import execute as executing
 from controlplane_domain.executions.entity import TargetType
 from tests.http.test_agents import assert_validation, create_agent
 from tests.http.test_teams import create_team
@@ -185,7 +185,7 @@ def test_cancel_a_queued_and_a_running_execution(client: TestClient[Any]) -> Non
 
 
 def test_an_expired_lease_is_requeued_then_failed(client: TestClient[Any], clock: Any) -> None:
-    from controlplane_domain.executions.usecases import reap_expired_leases
+    from controlplane_domain.executions.leases import reap_expired_leases
 
     agent = create_agent(client)
     _, queue_id = setup_queue(client)
@@ -208,7 +208,7 @@ def test_an_expired_lease_is_requeued_then_failed(client: TestClient[Any], clock
 
 
 def test_heartbeats_keep_a_lease_alive(client: TestClient[Any], clock: Any) -> None:
-    from controlplane_domain.executions.usecases import reap_expired_leases
+    from controlplane_domain.executions.leases import reap_expired_leases
 
     agent = create_agent(client)
     _, queue_id = setup_queue(client)
@@ -291,7 +291,7 @@ def test_a_node_whose_last_write_is_stale_still_answers_from_what_is_stored(tmp_
     from dataclasses import replace
 
     from controlplane_adapters.clock import ManualClock
-    from controlplane_domain.executions.usecases import reap_expired_leases
+    from controlplane_domain.executions.leases import reap_expired_leases
     from controlplane_http.bootstrap import build_app
     from tests.conftest import app_settings
     from tests.support import SERVICE_KEY, bearer
@@ -399,8 +399,8 @@ def test_a_worker_that_hangs_up_as_work_arrives_leaves_it_in_the_queue(client: T
 
         call = asyncio.ensure_future(client.app(scope, receive, send))  # type: ignore[arg-type]
         await polling.wait()
-        command = usecases.ExecuteCommand(prompt="hello", worker_queue_id=queue_id)
-        await usecases.execute(ports, DEFAULT_ORG, TargetType.AGENT, agent["id"], command)  # wakes the poll
+        command = executing.ExecuteCommand(prompt="hello", worker_queue_id=queue_id)
+        await executing.execute(ports, DEFAULT_ORG, TargetType.AGENT, agent["id"], command)  # wakes the poll
         hung_up.set()
         await call
         return sent

@@ -15,8 +15,8 @@ from controlplane_adapters.clock import ManualClock
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Conflict, DomainError
-from controlplane_domain.executions import usecases as executions
-from controlplane_domain.executions.entity import ALLOWED, TERMINAL, EventType, ExecutionStatus, TargetType
+from controlplane_domain.executions import completion, execute, leases, queries
+from controlplane_domain.executions.entity import ALLOWED, TERMINAL, EventType, ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workers import usecases as workers
@@ -53,14 +53,14 @@ class Lifecycle(RuleBasedStateMachine):
 
     @rule(target=execution_ids)
     def execute(self) -> str:
-        command = executions.ExecuteCommand(prompt="do it", worker_queue_id=self.queue_id)
-        execution = self.run(executions.execute(self.ports, ORG, TargetType.AGENT, self.agent_id, command))
+        command = execute.ExecuteCommand(prompt="do it", worker_queue_id=self.queue_id)
+        execution = self.run(execute.execute(self.ports, ORG, TargetType.AGENT, self.agent_id, command))
         assert execution.status is S.QUEUED
         return execution.id
 
     @rule(worker=st.sampled_from(WORKERS))
     def lease(self, worker: str) -> None:
-        leased = self.run(executions.try_lease(self.ports, ORG, self.queue_id, worker))
+        leased = self.run(leases.try_lease(self.ports, ORG, self.queue_id, worker))
         if leased is not None:
             assert leased.execution.status is S.RUNNING
             assert leased.execution.worker_id == worker
@@ -69,10 +69,10 @@ class Lifecycle(RuleBasedStateMachine):
         execution_id=execution_ids, worker=st.sampled_from(WORKERS), attempt=st.integers(1, 4), count=st.integers(1, 3)
     )
     def append(self, execution_id: str, worker: str, attempt: int, count: int) -> None:
-        before = self.run(executions.get_execution(self.ports, ORG, execution_id))
-        events = [executions.NewEvent(type=EventType.MESSAGE_CHUNK, data={"text": str(i)}) for i in range(count)]
+        before = self.run(queries.get_execution(self.ports, ORG, execution_id))
+        events = [NewEvent(type=EventType.MESSAGE_CHUNK, data={"text": str(i)}) for i in range(count)]
         try:
-            after = self.run(executions.append_events(self.ports, ORG, execution_id, worker, attempt, events))
+            after = self.run(completion.append_events(self.ports, ORG, execution_id, worker, attempt, events))
         except Conflict:
             holds = before.worker_id == worker and before.attempt == attempt
             assert not (holds and before.status in (S.RUNNING, S.WAITING_FOR_INPUT))
@@ -89,10 +89,10 @@ class Lifecycle(RuleBasedStateMachine):
         outcome=st.sampled_from([S.COMPLETED, S.FAILED, S.CANCELLED]),
     )
     def complete(self, execution_id: str, worker: str, attempt: int, outcome: ExecutionStatus) -> None:
-        before = self.run(executions.get_execution(self.ports, ORG, execution_id))
-        command = executions.CompleteCommand(worker_id=worker, attempt=attempt, status=outcome, response="r")
+        before = self.run(queries.get_execution(self.ports, ORG, execution_id))
+        command = completion.CompleteCommand(worker_id=worker, attempt=attempt, status=outcome, response="r")
         try:
-            after = self.run(executions.complete(self.ports, ORG, execution_id, command))
+            after = self.run(completion.complete(self.ports, ORG, execution_id, command))
         except Conflict:
             current = before.worker_id == worker and before.attempt == attempt and before.status is S.RUNNING
             assert not current
@@ -105,9 +105,9 @@ class Lifecycle(RuleBasedStateMachine):
 
     @rule(execution_id=execution_ids)
     def cancel(self, execution_id: str) -> None:
-        before = self.run(executions.get_execution(self.ports, ORG, execution_id))
+        before = self.run(queries.get_execution(self.ports, ORG, execution_id))
         try:
-            after = self.run(executions.cancel(self.ports, ORG, execution_id))
+            after = self.run(completion.cancel(self.ports, ORG, execution_id))
         except Conflict:
             assert before.is_terminal
             return
@@ -126,11 +126,11 @@ class Lifecycle(RuleBasedStateMachine):
     def time_passes_and_reaper_runs(self, seconds: int) -> None:
         self.clock.advance(seconds)
         self.run(workers.flush_heartbeats(self.ports))  # what the background flusher does
-        self.run(executions.reap_expired_leases(self.ports))
+        self.run(leases.reap_expired_leases(self.ports))
 
     @invariant()
     def lifecycle_holds(self) -> None:
-        page = self.run(executions.list_executions(self.ports, ORG, PageRequest(limit=200), ExecutionFilter()))
+        page = self.run(queries.list_executions(self.ports, ORG, PageRequest(limit=200), ExecutionFilter()))
         for execution in page.items:
             previous = self.seen.get(execution.id)
             if previous is not None and previous is not execution.status:
@@ -141,7 +141,7 @@ class Lifecycle(RuleBasedStateMachine):
                 self.finished[execution.id] = execution.status
             self.seen[execution.id] = execution.status
             assert execution.attempt <= execution.max_attempts
-            events = self.run(executions.list_events(self.ports, ORG, execution.id, PageRequest(limit=200))).items
+            events = self.run(queries.list_events(self.ports, ORG, execution.id, PageRequest(limit=200))).items
             assert [event.seq for event in events] == list(range(1, execution.last_seq + 1))
             done = [event for event in events if event.type is EventType.DONE]
             if execution.is_terminal:

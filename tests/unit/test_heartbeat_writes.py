@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from controlplane_adapters.clock import ManualClock
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
-from controlplane_domain.executions import usecases as executions
+from controlplane_domain.executions import execute, leases, queries
 from controlplane_domain.executions.entity import TargetType
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import Ports
@@ -73,15 +73,15 @@ async def test_write_behind_renews_a_held_lease_at_once() -> None:
     environment = await environments.create_environment(ports, "org", environments.CreateEnvironment(name="e"))
     queue = await environments.create_queue(ports, "org", environment.id, environments.CreateQueue(name="q"))
     await workers.record_heartbeat(ports, "org", workers.RecordHeartbeat(worker_id="w", environment_name="e"))
-    command = executions.ExecuteCommand(prompt="p", worker_queue_id=queue.queue.id)
-    execution = await executions.execute(ports, "org", TargetType.AGENT, agent.id, command)
-    lease = await executions.try_lease(ports, "org", queue.queue.id, "w")
+    command = execute.ExecuteCommand(prompt="p", worker_queue_id=queue.queue.id)
+    execution = await execute.execute(ports, "org", TargetType.AGENT, agent.id, command)
+    lease = await leases.try_lease(ports, "org", queue.queue.id, "w")
     assert lease is not None
     assert lease.execution.lease_expires_at is not None
     clock.advance(10)
     receipt = await workers.record_heartbeat(ports, "org", workers.RecordHeartbeat(worker_id="w", environment_name="e"))
     assert receipt.leases_extended == 1
-    renewed = await executions.get_execution(ports, "org", execution.id)
+    renewed = await queries.get_execution(ports, "org", execution.id)
     assert renewed.lease_expires_at == clock.now() + timedelta(seconds=ports.lease_timeout_seconds)
     assert await stored_worker(ports, "w") == receipt.worker, "written through with the renewal"
     assert receipt.worker.queue_id == queue.queue.id
@@ -96,7 +96,7 @@ async def test_a_lease_on_another_queue_is_not_undone_by_a_waiting_report() -> N
     await workers.record_heartbeat(ports, "org", beat)
     clock.advance(0.1)
     await workers.record_heartbeat(ports, "org", beat)  # waits in the buffer, with no queue
-    assert await executions.try_lease(ports, "org", queue.queue.id, "w") is None  # polls the queue: moves there
+    assert await leases.try_lease(ports, "org", queue.queue.id, "w") is None  # polls the queue: moves there
     await workers.flush_heartbeats(ports)
     stored = await stored_worker(ports, "w")
     assert stored is not None

@@ -24,8 +24,8 @@ from controlplane_domain.api_keys.entity import ApiKey
 from controlplane_domain.environments.entity import Environment, QueueStatus, WorkerQueue
 from controlplane_domain.errors import Conflict, DomainError, NotFound, ValidationFailed
 from controlplane_domain.executions.entity import TERMINAL, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
+from controlplane_domain.executions.leases import lease_in_steps
 from controlplane_domain.executions.ports import ExecutionFilter, Leased
-from controlplane_domain.executions.usecases import lease_in_steps
 from controlplane_domain.idempotency.entity import IdempotencyRecord
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.organizations.entity import OrganizationSettings

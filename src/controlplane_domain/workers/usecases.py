@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.executions.entity import Execution
-from controlplane_domain.executions.usecases import WENT_IDLE, WENT_OFFLINE, release_held
+from controlplane_domain.executions.leases import WENT_IDLE, WENT_OFFLINE, release_held
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient

@@ -12,7 +12,7 @@ from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Para
 from litestar.response import Stream
 from litestar.types import Scope
 
-from controlplane_domain.executions import usecases
+from controlplane_domain.executions import completion, execute, leases, queries
 from controlplane_domain.executions.entity import Execution as DomainExecution
 from controlplane_domain.executions.entity import ExecutionEvent as DomainEvent
 from controlplane_domain.executions.entity import ExecutionStatus, NewEvent, TargetType
@@ -90,8 +90,8 @@ def event_out(event: DomainEvent) -> ExecutionEvent:
 
 async def _execute(target: TargetType, target_id: str, data: ExecuteRequest, scope: Scope) -> Response[Any]:
     ports, principal = caller(scope)
-    command = usecases.ExecuteCommand(prompt=data.prompt, worker_queue_id=data.worker_queue_id, stream=data.stream)
-    execution = await usecases.execute(ports, principal.organization_id, target, target_id, command)
+    command = execute.ExecuteCommand(prompt=data.prompt, worker_queue_id=data.worker_queue_id, stream=data.stream)
+    execution = await execute.execute(ports, principal.organization_id, target, target_id, command)
     if data.stream:
         return await event_stream(ports, principal.organization_id, execution.id, 0, stream_options(scope))
     return Response(execution_out(execution), status_code=201)
@@ -144,13 +144,13 @@ class ExecutionController(Controller):
     ) -> ExecutionList:
         ports, principal = caller(scope)
         where = ExecutionFilter(status=status, agent_id=agent_id, team_id=team_id, worker_queue_id=worker_queue_id)
-        page = await usecases.list_executions(ports, principal.organization_id, page_request(limit, offset), where)
+        page = await queries.list_executions(ports, principal.organization_id, page_request(limit, offset), where)
         return page_of(ExecutionList, page, execution_out)
 
     @get("/{execution_id:str}", operation_id="getExecution", responses=errors(404))
     async def get_execution(self, execution_id: FromPath[str], scope: Scope) -> Execution:
         ports, principal = caller(scope)
-        return execution_out(await usecases.get_execution(ports, principal.organization_id, execution_id))
+        return execution_out(await queries.get_execution(ports, principal.organization_id, execution_id))
 
     @get("/{execution_id:str}/events", operation_id="listExecutionEvents", responses=errors(404))
     async def list_events(
@@ -162,7 +162,7 @@ class ExecutionController(Controller):
     ) -> ExecutionEventList:
         """Events in sequence order; `total` is the last sequence number, `offset` the number of events skipped."""
         ports, principal = caller(scope)
-        page = await usecases.list_events(ports, principal.organization_id, execution_id, page_request(limit, offset))
+        page = await queries.list_events(ports, principal.organization_id, execution_id, page_request(limit, offset))
         return page_of(ExecutionEventList, page, event_out)
 
     @get(
@@ -186,7 +186,7 @@ class ExecutionController(Controller):
     async def cancel(self, execution_id: FromPath[str], scope: Scope) -> Execution:
         """Queued: cancelled at once. Running: its worker is told to stop (`cancel_requested`). Finished: 409."""
         ports, principal = caller(scope)
-        return execution_out(await usecases.cancel(ports, principal.organization_id, execution_id))
+        return execution_out(await completion.cancel(ports, principal.organization_id, execution_id))
 
     @post(
         "/{execution_id:str}/events", operation_id="appendExecutionEvents", status_code=200, responses=errors(404, 409)
@@ -197,7 +197,7 @@ class ExecutionController(Controller):
         """Worker protocol: append a batch of events to the current attempt (409 for a stale attempt)."""
         ports, principal = caller(scope)
         events = [NewEvent(type=e.type, data=e.data) for e in data.events]
-        execution = await usecases.append_events(
+        execution = await completion.append_events(
             ports, principal.organization_id, execution_id, data.worker_id, data.attempt, events
         )
         return EventsAppended(last_seq=execution.last_seq, cancel_requested=execution.cancel_requested)
@@ -206,7 +206,7 @@ class ExecutionController(Controller):
     async def complete(self, execution_id: FromPath[str], data: JSONBody[CompleteRequest], scope: Scope) -> Execution:
         """Worker protocol: finish the current attempt; the same completion again is harmless, a stale one 409."""
         ports, principal = caller(scope)
-        command = usecases.CompleteCommand(
+        command = completion.CompleteCommand(
             worker_id=data.worker_id,
             attempt=data.attempt,
             status=ExecutionStatus(data.status),
@@ -214,7 +214,7 @@ class ExecutionController(Controller):
             error=data.error,
             usage=data.usage,
         )
-        return execution_out(await usecases.complete(ports, principal.organization_id, execution_id, command))
+        return execution_out(await completion.complete(ports, principal.organization_id, execution_id, command))
 
 
 class LeaseController(Controller):
@@ -240,10 +240,10 @@ class LeaseController(Controller):
         stopping = stream_options(scope).stopping
         # Work waiting is leased at once; only an empty queue starts the long poll (a task, and another that
         # watches for the worker hanging up), unless the server is stopping.
-        leased = await usecases.try_lease(ports, organization_id, queue_id, data.worker_id)
+        leased = await leases.try_lease(ports, organization_id, queue_id, data.worker_id)
         if leased is None and data.wait_seconds > 0 and not stopping.stopped:
             polling = asyncio.create_task(
-                usecases.lease(ports, organization_id, queue_id, data.worker_id, data.wait_seconds)
+                leases.lease(ports, organization_id, queue_id, data.worker_id, data.wait_seconds)
             )
             gone = asyncio.create_task(_disconnected(request))
             forget = stopping.on_stop(polling.cancel)  # the server's stop ends the wait: 204, the worker polls again
@@ -257,7 +257,7 @@ class LeaseController(Controller):
                 with contextlib.suppress(asyncio.CancelledError):
                     found = await polling
                     if found is not None:  # leased in the same turn as the hang-up
-                        await usecases.hand_back(ports, found.execution)
+                        await leases.hand_back(ports, found.execution)
                 return Response(None, status_code=204)
             if polling.cancelled():  # the server is stopping
                 return Response(None, status_code=204)

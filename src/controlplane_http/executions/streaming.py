@@ -15,7 +15,7 @@ from litestar.response.streaming import ASGIStreamingResponse
 from litestar.types import Receive, Send
 
 from controlplane_adapters.memory.tail import EventTail
-from controlplane_domain.executions import usecases as executions
+from controlplane_domain.executions import queries
 from controlplane_domain.executions.entity import EventType, ExecutionEvent
 from controlplane_domain.ports import Ports
 from controlplane_http.stopping import Stopping
@@ -90,7 +90,7 @@ async def _frames(
 ) -> AsyncIterator[bytes]:
     yield RETRY
     frame = options.frames.frame
-    async for event in executions.follow(
+    async for event in queries.follow(
         ports, organization_id, execution_id, after_seq, options.keepalive_seconds, options.read_after
     ):
         yield KEEPALIVE if event is None else frame(event)
@@ -102,7 +102,7 @@ async def event_stream(
     """404 before the stream starts when the execution is not the caller's; then the events, live. A stream asked
     to resume past the last event resumes after the last event: the events it claims to have seen do not exist,
     and the node's broadcast of the execution, which it may start, must not wait for them."""
-    execution = await executions.get_execution(ports, organization_id, execution_id)
+    execution = await queries.get_execution(ports, organization_id, execution_id)
     after_seq = min(after_seq, execution.last_seq)
     headers: dict[str, Any] = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return EventStream(
@@ -324,7 +324,7 @@ class Broadcasts:
             if read is not None:
                 events = await read(followed.organization_id, followed.execution_id, follower.last)
             else:
-                events = await executions.read_events_after(
+                events = await queries.read_events_after(
                     followed.ports, followed.organization_id, followed.execution_id, follower.last
                 )
             if not events:  # nothing to catch up after all: the broadcast's next events are the stream's
@@ -352,7 +352,7 @@ class Broadcasts:
         options = followed.options
         frame = options.frames.frame
         try:
-            async for event in executions.follow(
+            async for event in queries.follow(
                 followed.ports, followed.organization_id, followed.execution_id, live.position,
                 options.keepalive_seconds, options.read_after,
             ):  # fmt: skip

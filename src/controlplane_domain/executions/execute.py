@@ -1,0 +1,75 @@
+"""Execute: a new execution of an agent or a team, queued on a worker queue (`POST /api/v1/agents/{id}/execute`,
+`POST /api/v1/teams/{id}/execute`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from controlplane_domain.environments.usecases import is_uuid
+from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.executions.changes import publish, remember, topic
+from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
+from controlplane_domain.executions.entity import numbered as _numbered
+from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.ports import Ports
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.teams.usecases import require_team
+
+S = ExecutionStatus
+PROMPT_MAX_LENGTH = 200_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecuteCommand:
+    prompt: str
+    worker_queue_id: str
+    stream: bool = False
+
+
+@retry_transient
+async def execute(
+    ports: Ports, organization_id: str, target: TargetType, target_id: str, command: ExecuteCommand
+) -> Execution:
+    """Create an execution of an agent or a team on a worker queue of the organization, queued."""
+    if not command.prompt.strip():
+        raise ValidationFailed("prompt", "must not be blank")
+    if len(command.prompt) > PROMPT_MAX_LENGTH:
+        raise ValidationFailed("prompt", f"must be at most {PROMPT_MAX_LENGTH} characters")
+    if not is_uuid(command.worker_queue_id):
+        raise ValidationFailed("worker_queue_id", "must be a UUID")
+    now = ports.clock.now()
+    pending = Execution(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        target_type=target,
+        agent_id=target_id if target is TargetType.AGENT else None,
+        team_id=target_id if target is TargetType.TEAM else None,
+        worker_queue_id=command.worker_queue_id,
+        prompt=command.prompt,
+        status=S.PENDING,
+        max_attempts=ports.max_attempts,
+        created_at=now,
+        updated_at=now,
+    )
+    queued = pending.transition(S.QUEUED, now)
+    first, queued = _numbered(queued, [_status(queued)], now)
+    async with ports.uow() as uow:
+        if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
+            queue_found, agent_found = await uow.executions.add_if_found(queued, first)
+            if not agent_found:
+                raise NotFound("agent", target_id)
+            if not queue_found:
+                raise _no_such_queue()
+        else:
+            await require_team(uow, organization_id, target_id)
+            if await uow.queues.get(organization_id, command.worker_queue_id) is None:
+                raise _no_such_queue()
+            await uow.executions.record(None, queued, first)
+        await uow.commit()
+    remember(ports, queued)
+    await publish(ports, f"queue:{queued.worker_queue_id}", topic(queued))
+    return queued
+
+
+def _no_such_queue() -> ValidationFailed:
+    return ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")

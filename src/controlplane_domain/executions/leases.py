@@ -1,0 +1,259 @@
+"""Leases: a worker takes the oldest queued execution of a queue (`try_lease`, the long poll `lease`); a lease
+ends without its worker finishing it when the worker hangs up or lets it go (`hand_back`, `release_held`) or when
+it expires (`reap_expired_leases`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+from controlplane_domain.agents.entity import Agent
+from controlplane_domain.environments.entity import QueueStatus, WorkerQueue
+from controlplane_domain.environments.usecases import is_uuid
+from controlplane_domain.errors import DomainError, NotFound, TransientFailure
+from controlplane_domain.executions.changes import (
+    NO_BUS_POLL_SECONDS,
+    Change,
+    change,
+    done_event,
+    publish,
+    remember,
+    topic,
+)
+from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms, leased
+from controlplane_domain.executions.entity import numbered as _numbered
+from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.executions.ports import Leased
+from controlplane_domain.ports import Ports
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.teams.entity import TeamView
+from controlplane_domain.workers.entity import Worker
+
+S = ExecutionStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A leased execution and what the worker needs to run it."""
+
+    execution: Execution
+    agent: Agent | None
+    team: TeamView | None
+
+
+T = TypeVar("T")
+
+
+@retry_transient
+async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id: str) -> Lease | None:
+    """Hand the oldest queued execution of an active queue to the worker, with attempt + 1 (`executions.leased`).
+
+    The lease is one atomic write of the store (Postgres: one statement); the worker's move to this queue, when
+    it served another (or none) before, is written after it."""
+    if not is_uuid(queue_id):
+        raise NotFound("worker queue", queue_id)
+    now = ports.clock.now()
+    terms = LeaseTerms(worker_id, now, now + timedelta(seconds=ports.lease_timeout_seconds))
+    async with ports.uow() as uow:
+        outcome = await uow.executions.lease_next(organization_id, queue_id, terms)
+        if outcome.queue is None:
+            raise NotFound("worker queue", queue_id)
+        running = outcome.execution
+        team = None
+        if running is not None and running.team_id:
+            stored = await uow.teams.get(organization_id, running.team_id)
+            if stored is not None:
+                team = TeamView(stored, await uow.agents.list_by_teams(organization_id, [stored.id]))
+        await uow.commit()
+    if running is not None:
+        remember(ports, running)
+    waiting = ports.heartbeats.latest(organization_id, worker_id) if ports.heartbeats is not None else None
+    worker = waiting or outcome.worker
+    if worker is not None and worker.queue_id != queue_id:
+        async with ports.uow() as uow:
+            await uow.workers.move_to_queue(organization_id, worker_id, queue_id)
+            await uow.commit()
+        if ports.heartbeats is not None:  # a report waiting to be written must not move it back
+            ports.heartbeats.move_to_queue(organization_id, worker_id, queue_id)
+    if running is None:
+        return None
+    await publish(ports, topic(running))
+    return Lease(running, outcome.agent, team)
+
+
+async def lease_in_steps(
+    queue: WorkerQueue | None,
+    worker: Worker | None,
+    execution: Execution | None,
+    agent: Agent | None,
+    terms: LeaseTerms,
+    record: Callable[[Execution, Execution, Sequence[ExecutionEvent]], Awaitable[bool]],
+) -> Leased:
+    """`ExecutionRepository.lease_next` for a store that reads first, then records (memory; SQLite, whose
+    writer holds the database lock): `execution` is the queue's oldest queued one, `record` the store's own."""
+    if queue is None:
+        return Leased(None, None, None, None)
+    if queue.status is not QueueStatus.ACTIVE or execution is None:
+        return Leased(queue, worker, None, None)
+    running, events = leased(execution, terms)
+    if not await record(execution, running, events):  # the writer holds the lock: only a broken store fails
+        raise TransientFailure("the execution changed while it was being leased")
+    return Leased(queue, worker, running, agent)
+
+
+async def _work_waiting(ports: Ports, organization_id: str, queue_id: str) -> bool:
+    """A lock-free look: is anything queued? (Saves a write transaction per woken long poll.)"""
+    async with ports.read() as uow:
+        return bool((await uow.executions.count_queued(organization_id, [queue_id])).get(queue_id))
+
+
+async def lease(ports: Ports, organization_id: str, queue_id: str, worker_id: str, wait_seconds: float) -> Lease | None:
+    """Long poll: return as soon as work is leased, or None after `wait_seconds` without work.
+
+    Cancelling it (the worker hung up) loses no work: a lease being recorded at that moment is finished, then
+    handed back to the queue (`hand_back`), and the cancellation goes on."""
+    deadline = time.monotonic() + wait_seconds
+    subscription = ports.bus.subscribe(f"queue:{queue_id}") if ports.bus is not None else None
+    try:
+        found = await _lease_whole(ports, organization_id, queue_id, worker_id)
+        while found is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            if subscription is None:  # no bus (an embedder's Ports): nothing wakes the poll, so it looks again
+                await asyncio.sleep(min(remaining, NO_BUS_POLL_SECONDS))
+            else:
+                await subscription.wait(remaining)
+            if await _work_waiting(ports, organization_id, queue_id):
+                found = await _lease_whole(ports, organization_id, queue_id, worker_id)
+        return found
+    finally:
+        if subscription is not None:
+            subscription.close()
+
+
+async def _lease_whole(ports: Ports, organization_id: str, queue_id: str, worker_id: str) -> Lease | None:
+    """`try_lease`, which a cancellation does not cut short: cut in the middle, its transaction may have committed
+    or not (and the worker's move to the queue, after it, may be undone). Cancelled, it waits for the lease to be
+    recorded, hands it back, and raises the cancellation."""
+    leasing = asyncio.ensure_future(try_lease(ports, organization_id, queue_id, worker_id))
+    try:
+        return await asyncio.shield(leasing)
+    except asyncio.CancelledError:  # (cancelled again meanwhile, it still finishes: the caller may cancel twice)
+        found = None
+        with contextlib.suppress(DomainError):  # then no lease was recorded (the queue was deleted meanwhile, say)
+            found = await _through_cancellations(leasing)
+        if found is not None:
+            await _through_cancellations(hand_back(ports, found.execution))
+        raise
+
+
+async def _through_cancellations(awaitable: Awaitable[T]) -> T:
+    """`awaitable`'s result, however often the caller is cancelled while it runs (the caller, already cancelled,
+    raises its cancellation itself once this returns)."""
+    running = asyncio.ensure_future(awaitable)
+    while True:
+        try:
+            return await asyncio.shield(running)
+        except asyncio.CancelledError:
+            if running.cancelled():
+                raise
+
+
+HUNG_UP = "handed back: the worker hung up before the lease reached it"
+WENT_OFFLINE = "its worker went offline"
+WENT_IDLE = "its worker reported itself idle without it"
+
+
+@retry_transient
+async def hand_back(ports: Ports, leased: Execution, *, reason: str = HUNG_UP) -> Execution | None:
+    """Take a lease back from its worker at once, as the reaper does when a lease expires: queued again (the
+    attempt it took stays spent: attempt numbers only grow and `max_attempts` holds, so an execution that keeps
+    losing its workers still ends), failed when it was the last attempt, or cancelled when a cancellation was
+    asked for. Nothing changes when the lease is no longer current (it expired and was reaped, say); the
+    execution as it then is, or None when it is gone."""
+
+    def give_back(execution: Execution, now: datetime) -> Change | Execution:
+        if (
+            execution.status is not S.RUNNING
+            or execution.worker_id != leased.worker_id
+            or execution.attempt != leased.attempt
+        ):
+            return execution
+        return _lease_ended(execution, now, reason=reason, cancelled="cancelled; its worker let it go", failed=reason)
+
+    try:
+        handed = await change(ports, leased.organization_id, leased.id, give_back)
+    except NotFound:
+        return None
+    if handed.status is S.QUEUED:
+        await publish(ports, f"queue:{handed.worker_queue_id}")
+    return handed
+
+
+async def release_held(
+    ports: Ports,
+    held: Sequence[Execution],
+    *,
+    reason: str = WENT_OFFLINE,
+    leased_before: datetime | None = None,
+    keep: str | None = None,
+) -> list[Execution]:
+    """A worker that reports that it holds nothing (offline, or idle): each execution of `held` (what it holds,
+    as just read) is taken back at once (`hand_back`) rather than when its lease expires, or never (its
+    heartbeats renew every lease it holds). With `leased_before`, only those leased before then; `keep`, the one
+    the worker names as its current task, stays. What it still holds."""
+    kept: list[Execution] = []
+    for execution in held:
+        started = execution.started_at
+        if execution.id == keep or (leased_before is not None and (started is None or started >= leased_before)):
+            kept.append(execution)
+        else:
+            await hand_back(ports, execution, reason=reason)
+    return kept
+
+
+def _lease_ended(execution: Execution, now: datetime, *, reason: str, cancelled: str, failed: str) -> Change:
+    """What becomes of a running execution whose lease ended without its worker finishing it (it expired, or was
+    taken back): cancelled when a cancellation was asked for; queued again while attempts remain (the one it took
+    stays spent), with `reason` in its status event; failed after the last, `failed` naming how far it got."""
+    if execution.cancel_requested:
+        changed = execution.transition(S.CANCELLED, now, error=cancelled)
+        return changed, [_status(changed), done_event(changed)]
+    if execution.attempt < execution.max_attempts:
+        changed = execution.transition(S.QUEUED, now, worker_id=None, lease_expires_at=None)
+        return changed, [_status(changed, reason=reason)]
+    error = f"{failed} on attempt {execution.attempt} of {execution.max_attempts}"
+    changed = execution.transition(S.FAILED, now, error=error, lease_expires_at=None)
+    return changed, [_status(changed), done_event(changed)]
+
+
+@retry_transient
+async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
+    """Re-queue executions whose worker stopped heartbeating (attempt + 1 on the next lease), up to the
+    maximum of attempts; then fail them. A cancellation that was requested is honoured instead."""
+    now = ports.clock.now()
+    touched: list[Execution] = []
+    async with ports.uow() as uow:
+        for execution in await uow.executions.expired_leases(now, limit):
+            changed, events = _lease_ended(
+                execution,
+                now,
+                reason="lease expired",
+                cancelled="cancelled; its worker stopped responding",
+                failed="no worker finished it: the lease expired",
+            )
+            rows, changed = _numbered(changed, events, now)
+            if not await uow.executions.record(execution, changed, rows):  # locked: only a broken store fails
+                raise TransientFailure("an expired lease changed while it was being reaped")
+            touched.append(changed)
+        await uow.commit()
+    for changed in touched:
+        remember(ports, changed)
+        await publish(ports, topic(changed), f"queue:{changed.worker_queue_id}")
+    return len(touched)
