@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import TracebackType
 from typing import Self
 
-from controlplane_adapters.memory.repositories import (
-    MemoryAgentRepository,
-    MemoryApiKeyRepository,
-    MemoryEnvironmentRepository,
-    MemoryExecutionRepository,
-    MemoryIdempotencyRepository,
-    MemoryModelRepository,
-    MemoryOrganizationRepository,
-    MemoryQueueRepository,
-    MemoryTeamRepository,
-    MemoryWorkerRepository,
-)
+from controlplane_adapters.agents.memory import MemoryAgentRepository
+from controlplane_adapters.api_keys.memory import MemoryApiKeyRepository
+from controlplane_adapters.environments.memory import MemoryEnvironmentRepository, MemoryQueueRepository
+from controlplane_adapters.executions.memory import MemoryExecutionRepository
+from controlplane_adapters.idempotency.memory import MemoryIdempotencyRepository
+from controlplane_adapters.llm_models.memory import MemoryModelRepository
+from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
+from controlplane_adapters.teams.memory import MemoryTeamRepository
+from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.api_keys.entity import ApiKey
 from controlplane_domain.environments.entity import Environment, WorkerQueue
@@ -47,13 +44,10 @@ class MemoryTables:
     events: dict[str, tuple[ExecutionEvent, ...]] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
-        return MemoryTables(**{name: dict(getattr(self, name)) for name in (*TABLES, "events")})
+        return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
 
 
-TABLES = (
-    "agents", "teams", "workers", "models", "api_keys", "organizations", "idempotency", "environments", "queues",
-    "executions",
-)  # fmt: skip
+TABLES = tuple(table.name for table in fields(MemoryTables))
 
 
 class MemoryStore:
@@ -68,7 +62,8 @@ class MemoryStore:
 
 
 class MemoryUnitOfWork:
-    """Works on a private copy of the tables; commit publishes it, leaving without commit drops it."""
+    """Works on a private copy of the tables; commit publishes it, leaving without commit drops it. An area is a
+    table of `MemoryTables`, and here its repository's attribute and the line of `_bind` that makes it."""
 
     agents: MemoryAgentRepository
     teams: MemoryTeamRepository

@@ -1,0 +1,23 @@
+"""The environments and their worker queues in the memory store (a queue's name is unique in its environment)."""
+
+from __future__ import annotations
+
+from controlplane_adapters.memory.base import MemoryRepository
+from controlplane_domain.environments.entity import Environment, WorkerQueue
+from controlplane_domain.paging import PageRequest
+
+
+class MemoryEnvironmentRepository(MemoryRepository[Environment]):
+    noun = "environment"
+
+
+class MemoryQueueRepository(MemoryRepository[WorkerQueue]):
+    noun = "worker queue"
+
+    def same_scope(self, a: WorkerQueue, b: WorkerQueue) -> bool:
+        return a.environment_id == b.environment_id
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, *, environment_id: str | None = None
+    ) -> tuple[list[WorkerQueue], int]:
+        return self.page_where(organization_id, page, lambda queue: environment_id in (None, queue.environment_id))

@@ -1,0 +1,104 @@
+"""What the memory store's repositories share: a page of sorted rows, and the generic repository of an
+organization-scoped area whose objects have a unique name (`MemoryRepository`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import ClassVar, Generic, Protocol, TypeVar
+
+from controlplane_domain.errors import Conflict
+from controlplane_domain.paging import PageRequest
+
+T = TypeVar("T")
+
+
+def sorted_page(items: Iterable[T], key: Callable[[T], tuple[datetime, str]], page: PageRequest) -> tuple[list[T], int]:
+    """The page of `items` in `key` order, and how many there are in all."""
+    ordered = sorted(items, key=key)
+    return ordered[page.offset : page.offset + page.limit], len(ordered)
+
+
+class Keyed(Protocol):
+    """What `MemoryRepository` needs of an object: its id, its organization, when it was created."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def organization_id(self) -> str: ...
+
+    @property
+    def created_at(self) -> datetime: ...
+
+
+K = TypeVar("K", bound=Keyed)
+
+
+class MemoryRepository(Generic[K]):
+    """Add, get, update, delete and page the objects of an organization-scoped area, kept in `rows` (the unit of
+    work's copy of the area's table, by id); `unique_field` is unique in an organization (Conflict otherwise), or
+    in a narrower scope a subclass draws with `same_scope`. Pages are in (created_at, id) order.
+
+    A plain new area subclasses it with its noun, and wires it in `MemoryUnitOfWork` (memory/store.py)::
+
+        class MemoryWidgetRepository(MemoryRepository[Widget]):
+            noun = "widget"
+
+    A list with filters is `page_where` with a predicate::
+
+        async def list_page(
+            self, organization_id: str, page: PageRequest, *, color: str | None = None
+        ) -> tuple[list[Widget], int]:
+            return self.page_where(organization_id, page, lambda widget: color in (None, widget.color))
+    """
+
+    noun: ClassVar[str] = "object"
+    unique_field: ClassVar[str] = "name"
+
+    def __init__(self, rows: dict[str, K]) -> None:
+        self.rows = rows
+
+    def same_scope(self, a: K, b: K) -> bool:
+        """Whether `a` and `b` (of one organization) must differ in `unique_field`; override to narrow it."""
+        return True
+
+    def _check_unique(self, obj: K) -> None:
+        value = getattr(obj, self.unique_field)
+        for other in self.rows.values():
+            if (
+                other.organization_id == obj.organization_id
+                and getattr(other, self.unique_field) == value
+                and other.id != obj.id
+                and self.same_scope(other, obj)
+            ):
+                field = self.unique_field
+                raise Conflict(f"{self.noun} with {field} '{value}' already exists", {"field": field})
+
+    async def add(self, obj: K) -> None:
+        self._check_unique(obj)
+        self.rows[obj.id] = obj
+
+    async def get(self, organization_id: str, object_id: str, *, for_update: bool = False) -> K | None:
+        obj = self.rows.get(object_id)
+        return obj if obj is not None and obj.organization_id == organization_id else None
+
+    async def update(self, obj: K) -> None:
+        self._check_unique(obj)
+        self.rows[obj.id] = obj
+
+    async def delete(self, organization_id: str, object_id: str) -> None:
+        if await self.get(organization_id, object_id) is not None:
+            del self.rows[object_id]
+
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[K], int]:
+        return self.page_where(organization_id, page)
+
+    def page_where(
+        self, organization_id: str, page: PageRequest, keep: Callable[[K], bool] | None = None
+    ) -> tuple[list[K], int]:
+        """A page of the organization's objects (those `keep` keeps, when given), in (created_at, id) order."""
+        mine = (
+            obj for obj in self.rows.values() if obj.organization_id == organization_id and (keep is None or keep(obj))
+        )
+        return sorted_page(mine, lambda obj: (obj.created_at, obj.id), page)

@@ -1,0 +1,55 @@
+"""The workers in the memory store, by organization and worker id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from controlplane_adapters.memory.base import sorted_page
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.workers.entity import Worker
+
+
+class MemoryWorkerRepository:
+    def __init__(self, rows: dict[tuple[str, str], Worker]) -> None:
+        self.rows = rows
+
+    async def get(self, organization_id: str, worker_id: str) -> Worker | None:
+        return self.rows.get((organization_id, worker_id))
+
+    async def register(self, worker: Worker) -> bool:
+        if (worker.organization_id, worker.worker_id) in self.rows:
+            return False
+        await self.save(worker)
+        return True
+
+    async def save(self, worker: Worker) -> None:
+        key = (worker.organization_id, worker.worker_id)
+        stored = self.rows.get(key)
+        if stored is not None:
+            worker = replace(worker, registered_at=stored.registered_at, queue_id=stored.queue_id)
+        self.rows[key] = worker
+
+    async def save_reports(self, workers: Sequence[Worker]) -> None:
+        for worker in workers:
+            stored = self.rows.get((worker.organization_id, worker.worker_id))
+            if stored is None or stored.last_heartbeat_at <= worker.last_heartbeat_at:
+                await self.save(worker)
+
+    async def move_to_queue(self, organization_id: str, worker_id: str, queue_id: str) -> None:
+        stored = self.rows.get((organization_id, worker_id))
+        if stored is not None:
+            self.rows[(organization_id, worker_id)] = replace(stored, queue_id=queue_id)
+
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
+        mine = (worker for (org, _), worker in self.rows.items() if org == organization_id)
+        return sorted_page(mine, lambda worker: (worker.registered_at, worker.worker_id), page)
+
+    async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for (org, _), worker in self.rows.items():
+            if org == organization_id and worker.queue_id in queue_ids and worker.last_heartbeat_at >= since:
+                queue_id = worker.queue_id or ""
+                counts[queue_id] = counts.get(queue_id, 0) + 1
+        return counts
