@@ -130,10 +130,10 @@ class Ports:
     max_attempts: int = 3
     reader: Callable[[], UnitOfWork] | None = None
     heartbeats: HeartbeatBuffer | None = None
-    """Write-behind heartbeats (see heartbeats.py); None writes every heartbeat that changes something at once.
-    Whoever wires a buffer must flush it (`usecases.workers.flush_heartbeats`) every half second and at exit."""
+    """Write-behind heartbeats (see workers/heartbeats.py); None writes every heartbeat that changes something at once.
+    Whoever wires a buffer must flush it (`workers.usecases.flush_heartbeats`) every half second and at exit."""
     recent: RecentExecutions | None = None
-    """The executions this process last wrote: a first guess for their next change (see recent.py)."""
+    """The executions this process last wrote: a first guess for their next change (see executions/recent.py)."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""
