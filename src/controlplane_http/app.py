@@ -26,7 +26,8 @@ from controlplane_http.environments.controller import EnvironmentController, Wor
 from controlplane_http.errors import handle_exception
 from controlplane_http.executions.controller import ExecuteController, ExecutionController, LeaseController
 from controlplane_http.executions.streaming import StreamOptions
-from controlplane_http.fastlane import HOT_OPERATIONS, FastLane
+from controlplane_http.fastlane.lane import FastLane
+from controlplane_http.fastlane.routes import HOT_OPERATIONS
 from controlplane_http.handlers import provide_principal
 from controlplane_http.health.controller import Diagnostics, HealthController
 from controlplane_http.idempotency import Idempotency
