@@ -19,7 +19,8 @@ LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from controlplane_http.bootstrap import build_app, check_store
+    from controlplane_http.bootstrap import build_app
+    from controlplane_http.schema import check_store
 
     if args.log_level not in LOG_LEVELS:  # (argparse checks the flag, not a default from the environment)
         raise ConfigError(f"CONTROLPLANE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {args.log_level!r}")
@@ -53,7 +54,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _migrate(args: argparse.Namespace) -> int:
     from controlplane_adapters.sql import migrate
     from controlplane_adapters.sql.database import create_engine
-    from controlplane_http.bootstrap import prepare_schema
+    from controlplane_http.schema import prepare_schema
 
     settings = load_settings(config_file=args.config)
     if settings.database_url == MEMORY_URL:
@@ -84,7 +85,7 @@ def _create_api_key(args: argparse.Namespace) -> int:
     from controlplane_domain.api_keys.usecases import CreateApiKey, create_api_key
     from controlplane_domain.ports import Ports
     from controlplane_domain.principal import Principal, Role
-    from controlplane_http.bootstrap import prepare_schema
+    from controlplane_http.schema import prepare_schema
 
     settings = load_settings(config_file=args.config)
     if settings.database_url == MEMORY_URL:
