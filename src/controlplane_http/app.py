@@ -15,7 +15,7 @@ from litestar.openapi.spec import Components, SecurityScheme, Server
 from litestar.routes import HTTPRoute
 
 from controlplane_adapters.ratelimit import RateLimiter
-from controlplane_adapters.settings import AuthSettings
+from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.ports import HealthProbe, Ports, TokenVerifier
 from controlplane_domain.principal import Principal, Role
 from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION

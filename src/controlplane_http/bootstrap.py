@@ -17,7 +17,7 @@ from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.ratelimit import RateLimiter
-from controlplane_adapters.settings import MEMORY_URL, Settings
+from controlplane_adapters.settings.model import MEMORY_URL, Settings
 from controlplane_adapters.sql import tables
 from controlplane_adapters.sql.checkpoint import WalCheckpointer
 from controlplane_adapters.sql.database import (

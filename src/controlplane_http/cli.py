@@ -9,7 +9,8 @@ import os
 import sys
 from typing import Any
 
-from controlplane_adapters.settings import MEMORY_URL, ConfigError, StartupFailed, load_settings
+from controlplane_adapters.settings.loading import load_settings
+from controlplane_adapters.settings.model import MEMORY_URL, ConfigError, StartupFailed
 from controlplane_domain.errors import DomainError
 
 CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"

@@ -9,7 +9,7 @@ from pathlib import Path
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from controlplane_adapters.settings import MEMORY_URL, Settings, StartupFailed
+from controlplane_adapters.settings.model import MEMORY_URL, Settings, StartupFailed
 from controlplane_adapters.sql import migrate
 from controlplane_adapters.sql.database import create_engine
 
