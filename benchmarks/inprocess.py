@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bare_app import app as bare_app
-from controlplane_adapters.settings import Settings
+from controlplane_adapters.settings.model import Settings
 from controlplane_http.bootstrap import build_app
 
 KEY = "inprocess-bench-key"

@@ -12,7 +12,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
-from controlplane_adapters.settings import AuthSettings, Settings
+from controlplane_adapters.settings.model import AuthSettings, Settings
 from controlplane_http.bootstrap import build_app
 from tests.databases import postgres_database, redis_url, truncate
 from tests.support import DEFAULT_ORG, JWT_SECRET, SERVICE_KEY, bearer, make_jwt

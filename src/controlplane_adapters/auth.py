@@ -11,7 +11,7 @@ from datetime import datetime
 
 import jwt
 
-from controlplane_adapters.settings import AuthSettings
+from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.api_keys.entity import KEY_PREFIX
 from controlplane_domain.api_keys.usecases import REVOCATIONS, authenticate_api_key, verify_api_key
 from controlplane_domain.errors import Unauthenticated

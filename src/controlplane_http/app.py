@@ -15,28 +15,32 @@ from litestar.openapi.spec import Components, SecurityScheme, Server
 from litestar.routes import HTTPRoute
 
 from controlplane_adapters.ratelimit import RateLimiter
-from controlplane_adapters.settings import AuthSettings
+from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.ports import HealthProbe, Ports, TokenVerifier
 from controlplane_domain.principal import Principal, Role
 from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION
 from controlplane_http.agents.controller import AgentController
-from controlplane_http.api_keys.controller import ApiKeyController, OrganizationController
+from controlplane_http.api_keys.controller import ApiKeyController
 from controlplane_http.body import StrictJSONBody
 from controlplane_http.environments.controller import EnvironmentController, WorkerQueueController
 from controlplane_http.errors import handle_exception
 from controlplane_http.executions.controller import ExecuteController, ExecutionController, LeaseController
 from controlplane_http.executions.streaming import StreamOptions
-from controlplane_http.fastlane import HOT_OPERATIONS, FastLane
+from controlplane_http.fastlane.lane import FastLane
+from controlplane_http.fastlane.routes import HOT_OPERATIONS
 from controlplane_http.handlers import provide_principal
 from controlplane_http.health.controller import Diagnostics, HealthController
 from controlplane_http.idempotency import Idempotency
 from controlplane_http.limits import LimitPolicy
-from controlplane_http.llm_models.controller import ModelController, RuntimeController
+from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, IdempotencyMiddleware, SecurityMiddleware
+from controlplane_http.organizations.controller import OrganizationController
 from controlplane_http.responses import FastResponse
+from controlplane_http.runtimes.controller import RuntimeController
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.workers.controller import WorkerController
 
+# Every area's controllers, one line an area (their order is the OpenAPI document's).
 CONTROLLERS = [
     HealthController,
     AgentController,
@@ -46,12 +50,9 @@ CONTROLLERS = [
     RuntimeController,
     ApiKeyController,
     OrganizationController,
-    EnvironmentController,
-    WorkerQueueController,
-    ExecuteController,
-    ExecutionController,
-    LeaseController,
-]
+    EnvironmentController, WorkerQueueController,
+    ExecuteController, ExecutionController, LeaseController,
+]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from litestar import Litestar
 
-from controlplane_adapters.settings import load_settings
+from controlplane_adapters.settings.loading import load_settings
 from controlplane_http.bootstrap import build_app
 
 

@@ -9,7 +9,8 @@ import os
 import sys
 from typing import Any
 
-from controlplane_adapters.settings import MEMORY_URL, ConfigError, StartupFailed, load_settings
+from controlplane_adapters.settings.loading import load_settings
+from controlplane_adapters.settings.model import MEMORY_URL, ConfigError, StartupFailed
 from controlplane_domain.errors import DomainError
 
 CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
@@ -19,7 +20,8 @@ LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from controlplane_http.bootstrap import build_app, check_store
+    from controlplane_http.bootstrap import build_app
+    from controlplane_http.schema import check_store
 
     if args.log_level not in LOG_LEVELS:  # (argparse checks the flag, not a default from the environment)
         raise ConfigError(f"CONTROLPLANE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {args.log_level!r}")
@@ -53,7 +55,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _migrate(args: argparse.Namespace) -> int:
     from controlplane_adapters.sql import migrate
     from controlplane_adapters.sql.database import create_engine
-    from controlplane_http.bootstrap import prepare_schema
+    from controlplane_http.schema import prepare_schema
 
     settings = load_settings(config_file=args.config)
     if settings.database_url == MEMORY_URL:
@@ -84,7 +86,7 @@ def _create_api_key(args: argparse.Namespace) -> int:
     from controlplane_domain.api_keys.usecases import CreateApiKey, create_api_key
     from controlplane_domain.ports import Ports
     from controlplane_domain.principal import Principal, Role
-    from controlplane_http.bootstrap import prepare_schema
+    from controlplane_http.schema import prepare_schema
 
     settings = load_settings(config_file=args.config)
     if settings.database_url == MEMORY_URL:
@@ -110,7 +112,8 @@ def _create_api_key(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from controlplane_http.worker import WorkerConfig, check_worker_config, run_worker
+    from controlplane_http.reference_worker.config import WorkerConfig, check_worker_config
+    from controlplane_http.reference_worker.worker import run_worker
 
     missing = [name for name in ("api_url", "api_key", "queue_id") if not getattr(args, name)]
     if missing:

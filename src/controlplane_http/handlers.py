@@ -22,6 +22,7 @@ Limit = Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description=f"page size (1 
 Offset = Annotated[
     int, Parameter(ge=0, le=MAX_OFFSET, description="items to skip", schema_extra={"minimum": 0, "maximum": MAX_OFFSET})
 ]
+ADMIN = {"role": "admin"}  # a controller's `opt` when only admins may call it (security.py reads it)
 
 _DESCRIPTIONS = {
     400: "Malformed request (unparseable JSON body)",

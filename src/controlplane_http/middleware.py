@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl
 import msgspec
 
 from controlplane_adapters.ratelimit import RateDecision, RateLimiter
-from controlplane_adapters.settings import AuthSettings
+from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.errors import Conflict, DomainError, Unauthenticated, ValidationFailed
 from controlplane_domain.ports import Ports, TokenVerifier
 from controlplane_domain.principal import Principal

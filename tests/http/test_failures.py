@@ -12,7 +12,7 @@ from litestar.testing import TestClient
 from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.ratelimit import RateLimiter
-from controlplane_adapters.settings import AuthSettings
+from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.errors import Unavailable
 from controlplane_domain.ports import Ports
 from controlplane_http.app import create_app

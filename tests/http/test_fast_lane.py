@@ -15,7 +15,8 @@ from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
 from controlplane_http.bootstrap import build_app
-from controlplane_http.fastlane import HOT_OPERATIONS, FastLane
+from controlplane_http.fastlane.lane import FastLane
+from controlplane_http.fastlane.routes import HOT_OPERATIONS
 from controlplane_http.middleware import SecurityMiddleware
 from tests.conftest import app_settings
 from tests.support import DEFAULT_ORG, SERVICE_KEY, bearer, make_jwt

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis import checks
 
 from controlplane_adapters.clock import SystemClock
-from controlplane_adapters.settings import AuthSettings, Settings
+from controlplane_adapters.settings.model import AuthSettings, Settings
 from controlplane_http.bootstrap import build_app
 from tests.support import JWT_SECRET, SERVICE_KEY, bearer
 

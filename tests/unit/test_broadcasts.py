@@ -231,9 +231,9 @@ async def test_another_organizations_stream_of_the_same_id_gets_a_broadcast_of_i
 
 
 async def test_a_client_that_stops_reading_gets_what_was_queued_then_its_stream_ends(monkeypatch: Any) -> None:
-    from controlplane_http.executions import streaming
+    from controlplane_http.executions import broadcasts
 
-    monkeypatch.setattr(streaming, "MAX_BACKLOG", 3)
+    monkeypatch.setattr(broadcasts, "MAX_BACKLOG", 3)
     ports, _, options = setup()
     execution = await running_execution(ports)
     stuck, reading = Client(), Client()

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from controlplane_adapters.auth import JwtVerifier
-from controlplane_adapters.settings import AuthSettings
+from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.errors import Unauthenticated
 from tests.support import JWT_SECRET, make_jwt
 

@@ -10,8 +10,10 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from controlplane_http import worker as worker_module
-from controlplane_http.worker import ReferenceWorker, WorkerConfig
+from controlplane_http.reference_worker import control_plane
+from controlplane_http.reference_worker.config import WorkerConfig
+from controlplane_http.reference_worker.tasks import Task, TaskRun
+from controlplane_http.reference_worker.worker import ReferenceWorker
 
 Answer = Callable[[httpx.Request], httpx.Response]
 
@@ -24,7 +26,7 @@ def worker_on(answers: list[Answer], seen: list[httpx.Request]) -> ReferenceWork
         return answers[min(len(seen), len(answers)) - 1](request)
 
     worker = ReferenceWorker(WorkerConfig(api_url="http://cp", api_key="k", queue_id="q", worker_id="w"))
-    worker.api = httpx.AsyncClient(base_url="http://cp", transport=httpx.MockTransport(handle))
+    worker.control_plane.api = httpx.AsyncClient(base_url="http://cp", transport=httpx.MockTransport(handle))
     return worker
 
 
@@ -33,22 +35,24 @@ def envelope(status: int, code: str) -> Answer:
 
 
 async def test_a_concurrent_update_is_tried_again_and_a_stale_attempt_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(worker_module, "RETRY_FIRST_SECONDS", 0.01)  # (the first retry waits 0.5 s otherwise)
+    monkeypatch.setattr(control_plane, "RETRY_FIRST_SECONDS", 0.01)  # (the first retry waits 0.5 s otherwise)
     seen: list[httpx.Request] = []
     worker = worker_on([envelope(409, "CONCURRENT_UPDATE"), lambda _r: httpx.Response(200, json={"ok": 1})], seen)
-    answer = await worker.post("/api/v1/executions/e/events", {"events": []})
+    answer = await worker.control_plane.post("/api/v1/executions/e/events", {"events": []})
     assert (answer.status_code, len(seen)) == (200, 2)
     seen.clear()
     stale = worker_on([envelope(409, "STALE_ATTEMPT")], seen)
-    assert (await stale.post("/api/v1/executions/e/events", {"events": []})).status_code == 409
+    assert (await stale.control_plane.post("/api/v1/executions/e/events", {"events": []})).status_code == 409
     assert len(seen) == 1
 
 
 async def test_a_lease_answer_of_the_wrong_shape_fails_the_execution_not_the_worker() -> None:
     worker = worker_on([lambda _r: httpx.Response(200, json={})], [])
-    outcome = await worker.work({"execution": {"id": "e"}, "attempt": 1, "agent": {"id": "a"}})  # no prompt
+    run = TaskRun(Task("e", 1), worker.config, worker.control_plane, worker.model)
+    outcome = await run.work({"execution": {"id": "e"}, "attempt": 1, "agent": {"id": "a"}})  # no prompt
     assert outcome[0] == "failed"
     assert outcome[2] == "the worker failed: KeyError('prompt')"
+    assert run.task.pending == [{"type": "error", "data": {"message": "the worker failed: KeyError('prompt')"}}]
 
 
 async def test_the_heartbeat_loop_outlives_an_answer_that_is_not_json() -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from controlplane_adapters.settings import ConfigError, load_settings
+from controlplane_adapters.settings.loading import load_settings
+from controlplane_adapters.settings.model import ConfigError
 
 
 def test_defaults() -> None:

@@ -1,8 +1,8 @@
-"""API keys (admins) and organization settings (read by admins, set by an operator)."""
+"""API keys (admins)."""
 
 from __future__ import annotations
 
-from litestar import Controller, delete, get, post, put
+from litestar import Controller, delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
@@ -10,20 +10,9 @@ from litestar.types import Scope
 from controlplane_domain.api_keys import usecases as api_keys
 from controlplane_domain.api_keys.entity import KEY_PREFIX
 from controlplane_domain.api_keys.entity import ApiKey as DomainKey
-from controlplane_domain.organizations import usecases as organizations
-from controlplane_domain.organizations.entity import OrganizationSettings as DomainSettings
-from controlplane_http.api_keys.wire import (
-    ApiKey,
-    ApiKeyCreate,
-    ApiKeyCreated,
-    ApiKeyList,
-    OrganizationSettings,
-    OrganizationSettingsUpdate,
-)
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.api_keys.wire import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList
+from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.limits import LimitPolicy
-
-ADMIN = {"role": "admin"}
 
 
 def key_out(key: DomainKey) -> ApiKey:
@@ -75,52 +64,3 @@ class ApiKeyController(Controller):
         """Revoke the key: it is refused from the next request on."""
         ports, principal = caller(scope)
         await api_keys.revoke_api_key(ports, principal.organization_id, key_id)
-
-
-def settings_out(settings: DomainSettings, policy: LimitPolicy) -> OrganizationSettings:
-    return OrganizationSettings(
-        organization_id=settings.organization_id,
-        tier=settings.tier,
-        rate_limit_per_minute=settings.rate_limit_per_minute,
-        worker_rate_limit_per_minute=settings.worker_rate_limit_per_minute,
-        effective_rate_limit_per_minute=settings.api_limit(policy.standard_per_minute),
-        effective_worker_rate_limit_per_minute=settings.worker_limit(policy.worker_per_minute),
-        updated_at=settings.updated_at,
-    )
-
-
-class OrganizationController(Controller):
-    path = "/api/v1/organizations/{organization_id:str}/settings"
-    tags = ["authentication"]
-    opt = ADMIN
-
-    @get("/", operation_id="getOrganizationSettings", responses=errors(404))
-    async def get_settings(
-        self,
-        organization_id: FromPath[str],
-        scope: Scope,
-        policy: NamedDependency[LimitPolicy],
-    ) -> OrganizationSettings:
-        """The organization's tier and rate limits (its admins, or an operator)."""
-        ports, principal = caller(scope)
-        settings = await organizations.get_organization_settings(ports, principal, organization_id)
-        return settings_out(settings, policy)
-
-    @put("/", operation_id="setOrganizationSettings", responses=errors(404))
-    async def set_settings(
-        self,
-        organization_id: FromPath[str],
-        data: JSONBody[OrganizationSettingsUpdate],
-        scope: Scope,
-        policy: NamedDependency[LimitPolicy],
-    ) -> OrganizationSettings:
-        """Set the tier and its figures; only an operator (the SERVICE_API_KEY holder) may."""
-        ports, principal = caller(scope)
-        command = organizations.SetOrganizationSettings(
-            tier=data.tier,
-            rate_limit_per_minute=data.rate_limit_per_minute,
-            worker_rate_limit_per_minute=data.worker_rate_limit_per_minute,
-        )
-        settings = await organizations.set_organization_settings(ports, principal, organization_id, command)
-        policy.forget(organization_id)
-        return settings_out(settings, policy)

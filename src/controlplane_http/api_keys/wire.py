@@ -1,4 +1,4 @@
-"""API key and organization settings wire types."""
+"""API key wire types."""
 
 from __future__ import annotations
 
@@ -8,11 +8,8 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from controlplane_domain.organizations.entity import Tier
 from controlplane_domain.principal import Role
 from controlplane_http.wire import Request
-
-PerMinute = Annotated[int, Meta(ge=1, le=1_000_000)]
 
 
 class ApiKeyCreate(Request, kw_only=True):
@@ -44,19 +41,3 @@ class ApiKeyList(msgspec.Struct, kw_only=True):
     total: int
     limit: int
     offset: int
-
-
-class OrganizationSettingsUpdate(Request, kw_only=True):
-    tier: Tier
-    rate_limit_per_minute: PerMinute | None = None
-    worker_rate_limit_per_minute: PerMinute | None = None
-
-
-class OrganizationSettings(msgspec.Struct, kw_only=True):
-    organization_id: str
-    tier: Tier
-    rate_limit_per_minute: int | None
-    worker_rate_limit_per_minute: int | None
-    effective_rate_limit_per_minute: int
-    effective_worker_rate_limit_per_minute: int
-    updated_at: datetime | None

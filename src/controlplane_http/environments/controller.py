@@ -12,7 +12,7 @@ from controlplane_domain.environments import usecases
 from controlplane_domain.environments.entity import Environment as DomainEnvironment
 from controlplane_domain.environments.entity import QueueView
 from controlplane_http.configuration import given_fields
-from controlplane_http.executions.wire import (
+from controlplane_http.environments.wire import (
     Environment,
     EnvironmentCreate,
     EnvironmentList,

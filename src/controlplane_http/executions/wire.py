@@ -1,4 +1,4 @@
-"""Environments, worker queues, executions and the worker protocol on the wire."""
+"""Executions and the worker protocol on the wire."""
 
 from __future__ import annotations
 
@@ -6,91 +6,15 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import Meta
 
-from controlplane_domain.environments.entity import MAX_QUEUE_WORKERS, EnvironmentStatus, QueueStatus
 from controlplane_domain.executions.entity import MAX_ATTEMPT, EventType, ExecutionStatus, TargetType
-from controlplane_http.agents.wire import Agent, Name
+from controlplane_http.agents.wire import Agent
 from controlplane_http.teams.wire import TeamWithAgentsResponse
 from controlplane_http.wire import Request
 
-Interval = Annotated[int, Meta(ge=1, le=3600)]
-MaxWorkers = Annotated[int, Meta(ge=1, le=MAX_QUEUE_WORKERS)]
 WorkerId = Annotated[str, Meta(min_length=1, max_length=255)]
 Attempt = Annotated[int, Meta(ge=1, le=MAX_ATTEMPT)]
-
-
-class EnvironmentCreate(Request, kw_only=True):
-    name: Name
-    description: str | None = None
-    status: EnvironmentStatus = EnvironmentStatus.ACTIVE
-    variables: dict[str, str] = {}
-    metadata: dict[str, Any] = {}
-
-
-class EnvironmentUpdate(Request, kw_only=True):
-    name: Name | UnsetType = UNSET
-    description: str | UnsetType | None = UNSET
-    status: EnvironmentStatus | UnsetType = UNSET
-    variables: dict[str, str] | UnsetType = UNSET
-    metadata: dict[str, Any] | UnsetType = UNSET
-
-
-class Environment(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
-    name: str
-    description: str | None
-    status: EnvironmentStatus
-    variables: dict[str, str]
-    metadata: dict[str, Any]
-    created_at: datetime
-    updated_at: datetime
-
-
-class EnvironmentList(msgspec.Struct, kw_only=True):
-    items: list[Environment]
-    total: int
-    limit: int
-    offset: int
-
-
-class WorkerQueueCreate(Request, kw_only=True):
-    name: Name
-    description: str | None = None
-    status: QueueStatus = QueueStatus.ACTIVE
-    max_workers: MaxWorkers | None = None
-    heartbeat_interval_seconds: Interval = 30
-
-
-class WorkerQueueUpdate(Request, kw_only=True):
-    name: Name | UnsetType = UNSET
-    description: str | UnsetType | None = UNSET
-    status: QueueStatus | UnsetType = UNSET
-    max_workers: MaxWorkers | UnsetType | None = UNSET
-    heartbeat_interval_seconds: Interval | UnsetType = UNSET
-
-
-class WorkerQueue(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
-    environment_id: str
-    name: str
-    description: str | None
-    status: QueueStatus
-    max_workers: int | None
-    heartbeat_interval_seconds: int
-    active_workers: int
-    queued_executions: int
-    created_at: datetime
-    updated_at: datetime
-
-
-class WorkerQueueList(msgspec.Struct, kw_only=True):
-    items: list[WorkerQueue]
-    total: int
-    limit: int
-    offset: int
 
 
 class ExecuteRequest(Request, kw_only=True):

@@ -1,4 +1,4 @@
-"""LLM models and the runtime registry."""
+"""LLM models."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from litestar.types import Scope
 
 from controlplane_domain.llm_models import usecases
 from controlplane_domain.llm_models.entity import LlmModel
-from controlplane_domain.runtimes import RUNTIME_IDS, RUNTIMES
+from controlplane_domain.runtimes import RUNTIME_IDS
 from controlplane_http.configuration import given_fields
-from controlplane_http.handlers import Limit, Offset, PrincipalDep, caller, errors, page_of, page_request
-from controlplane_http.llm_models.wire import Model, ModelCreate, ModelList, ModelUpdate, RuntimeInfo, RuntimeList
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.llm_models.wire import Model, ModelCreate, ModelList, ModelUpdate
 from controlplane_http.wire import to_wire
 
 
@@ -67,14 +67,3 @@ class ModelController(Controller):
     async def delete_model(self, model_id: FromPath[str], scope: Scope) -> None:
         ports, principal = caller(scope)
         await usecases.delete_model(ports, principal.organization_id, model_id)
-
-
-class RuntimeController(Controller):
-    path = "/api/v1/runtimes"
-    tags = ["runtimes"]
-
-    @get("/", operation_id="listRuntimes", responses=errors())
-    async def list_runtimes(self, principal: PrincipalDep, limit: Limit = 50, offset: Offset = 0) -> RuntimeList:
-        window = RUNTIMES[offset : offset + limit]
-        items = [to_wire(runtime, RuntimeInfo) for runtime in window]
-        return RuntimeList(items=items, total=len(RUNTIMES), limit=limit, offset=offset)

@@ -1,4 +1,4 @@
-"""LLM model and runtime wire types."""
+"""LLM model wire types."""
 
 from __future__ import annotations
 
@@ -49,32 +49,3 @@ class ModelList(msgspec.Struct, kw_only=True):
     total: int
     limit: int
     offset: int
-
-
-class RuntimeInfo(msgspec.Struct, kw_only=True):
-    id: str
-    name: str
-    description: str
-    supports_streaming: bool
-    supports_tools: bool
-    supports_mcp: bool
-    supports_teams: bool
-    supports_system_prompt: bool
-
-
-class RuntimeList(msgspec.Struct, kw_only=True):
-    items: list[RuntimeInfo]
-    total: int
-    limit: int
-    offset: int
-
-
-class DatabaseHealth(msgspec.Struct, kw_only=True):
-    status: str
-    backend: str
-
-
-class Health(msgspec.Struct, kw_only=True):
-    status: str
-    version: str
-    database: DatabaseHealth

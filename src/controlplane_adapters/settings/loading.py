@@ -5,23 +5,22 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
-AUTH_METHODS = frozenset({"api_key", "jwt"})
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-MEMORY_URL = "memory://"
-DATABASE_DRIVERS = {
-    "sqlite+aiosqlite": "sqlite+aiosqlite:///PATH",
-    "postgresql+asyncpg": "postgresql+asyncpg://USER:PASS@HOST:PORT/DB",
-}
-REDIS_SCHEMES = ("redis://", "rediss://")
+from controlplane_adapters.settings.model import ConfigError, Settings
+from controlplane_adapters.settings.values import (
+    database_url,
+    parse_bool,
+    parse_int,
+    parse_methods,
+    parse_text,
+    redis_url,
+)
+
 MAX_PORT = 65535
 MAX_RATE_PER_MINUTE = 1_000_000
 MAX_BODY_BYTES = 1024**3
@@ -41,120 +40,6 @@ YAML_KEYS: dict[str, frozenset[str]] = {
     "redis": frozenset({"url"}),
 }  # fmt: skip
 _REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^env:([A-Za-z_][A-Za-z0-9_]*)$")
-
-
-class ConfigError(ValueError):
-    """A setting has a value the service cannot start with."""
-
-
-class StartupFailed(RuntimeError):
-    """The store cannot be used: unreachable, or its schema is not one this release can run on."""
-
-
-@dataclass(frozen=True, slots=True)
-class AuthSettings:
-    required: bool = True
-    methods: frozenset[str] = AUTH_METHODS
-    api_key_header: str = "Authorization"
-    jwt_secret: str | None = None
-    jwt_algorithm: str = "HS256"
-    jwt_audience: str | None = None
-    jwt_issuer: str | None = None
-    jwt_leeway_seconds: int = 30
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    database_url: str = "sqlite+aiosqlite:///./controlplane.db"
-    host: str = "127.0.0.1"
-    port: int = 8001
-    service_api_key: str | None = None
-    default_organization: str = "default"
-    auto_migrate: bool = True
-    worker_heartbeat_interval_seconds: int = 30
-    rate_limit_per_minute: int = 100
-    worker_rate_limit_per_minute: int = 1200
-    redis_url: str | None = None
-    redis_namespace: str = "controlplane"
-    max_body_bytes: int = 1024 * 1024
-    lease_timeout_seconds: int = 60
-    max_attempts: int = 3
-    sse_keepalive_seconds: float = 15.0
-    heartbeat_flush_ms: int = 500
-    database_pool_size: int = 20
-    fast_lane: bool = True
-    auth: AuthSettings = field(default_factory=AuthSettings)
-
-
-def parse_bool(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ConfigError(f"{name} must be true or false, got {value!r}")
-
-
-def parse_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        raise ConfigError(f"{name} must be a whole number, got {value!r}") from None
-    if number < minimum or (maximum is not None and number > maximum):
-        raise ConfigError(f"{name} must be between {minimum} and {maximum or 'any'}, got {number}")
-    return number
-
-
-def _methods(name: str, value: Any) -> frozenset[str]:
-    if isinstance(value, str):
-        items = [part.strip() for part in value.split(",")]
-    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-        items = [item.strip() for item in value]
-    else:
-        raise ConfigError(f"{name} must list one or more of api_key, jwt; got {value!r}")
-    methods = frozenset(item for item in items if item)
-    unknown = methods - AUTH_METHODS
-    if unknown or not methods:
-        raise ConfigError(f"{name} must list one or more of api_key, jwt; got {value!r}")
-    return methods
-
-
-def database_url(name: str, value: str) -> str:
-    """`value` if it names a store the service runs on: `memory://`, SQLite through aiosqlite with a file, or
-    Postgres through asyncpg."""
-    if value == MEMORY_URL:
-        return value
-    expected = f"{MEMORY_URL}, {' or '.join(DATABASE_DRIVERS.values())}"
-    try:
-        url = make_url(value)
-    except (ArgumentError, ValueError):  # (ValueError: a port that is not a number)
-        raise ConfigError(f"{name} must be a database URL ({expected}), got {value!r}") from None
-    if url.drivername not in DATABASE_DRIVERS:
-        raise ConfigError(
-            f"{name} must use one of the drivers {', '.join(DATABASE_DRIVERS)} ({expected}); got {url.drivername!r}"
-        )
-    if url.drivername.startswith("sqlite") and url.database in (None, "", ":memory:"):
-        raise ConfigError(
-            f"{name} must name a SQLite file (for a store that is not kept, use {MEMORY_URL}); got {value!r}"
-        )
-    return value
-
-
-def redis_url(name: str, value: str) -> str | None:
-    """`value` if it is a Redis URL the rate limiter can use; empty means none."""
-    if not value:
-        return None
-    if not value.startswith(REDIS_SCHEMES):
-        raise ConfigError(f"{name} must start with redis:// or rediss://, got {value!r}")
-    return value
-
-
-def _text(name: str, value: Any) -> str:
-    if isinstance(value, (Mapping, list)):
-        raise ConfigError(f"{name} must be a single value, got {value!r}")
-    return str(value)
 
 
 def _check_keys(path: Path, data: Mapping[Any, Any], section: str = "") -> None:
@@ -202,23 +87,23 @@ def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
     if (value := _dig(data, "server.auth.required")) is not None:
         auth = replace(auth, required=parse_bool("server.auth.required", value))
     if (value := _dig(data, "server.auth.methods")) is not None:
-        auth = replace(auth, methods=_methods("server.auth.methods", value))
+        auth = replace(auth, methods=parse_methods("server.auth.methods", value))
     if (value := _dig(data, "server.auth.api_key_header")) is not None:
-        auth = replace(auth, api_key_header=_text("server.auth.api_key_header", value))
+        auth = replace(auth, api_key_header=parse_text("server.auth.api_key_header", value))
     if (value := _dig(data, "server.auth.jwt_secret")) is not None:
-        auth = replace(auth, jwt_secret=_resolve_reference(_text("server.auth.jwt_secret", value), env))
+        auth = replace(auth, jwt_secret=_resolve_reference(parse_text("server.auth.jwt_secret", value), env))
     if (value := _dig(data, "server.auth.jwt_audience")) is not None:
-        auth = replace(auth, jwt_audience=_text("server.auth.jwt_audience", value))
+        auth = replace(auth, jwt_audience=parse_text("server.auth.jwt_audience", value))
     if (value := _dig(data, "server.auth.jwt_issuer")) is not None:
-        auth = replace(auth, jwt_issuer=_text("server.auth.jwt_issuer", value))
+        auth = replace(auth, jwt_issuer=parse_text("server.auth.jwt_issuer", value))
     if (value := _dig(data, "server.auth.api_key")) is not None:
-        settings = replace(settings, service_api_key=_resolve_reference(_text("server.auth.api_key", value), env))
+        settings = replace(settings, service_api_key=_resolve_reference(parse_text("server.auth.api_key", value), env))
     if (value := _dig(data, "server.host")) is not None:
-        settings = replace(settings, host=_text("server.host", value))
+        settings = replace(settings, host=parse_text("server.host", value))
     if (value := _dig(data, "server.port")) is not None:
         settings = replace(settings, port=parse_int("server.port", value, maximum=MAX_PORT))
     if (value := _dig(data, "database.url")) is not None:
-        settings = replace(settings, database_url=database_url("database.url", _text("database.url", value)))
+        settings = replace(settings, database_url=database_url("database.url", parse_text("database.url", value)))
     if (value := _dig(data, "database.auto_migrate")) is not None:
         settings = replace(settings, auto_migrate=parse_bool("database.auto_migrate", value))
     if (value := _dig(data, "server.rate_limit_per_minute")) is not None:
@@ -236,9 +121,9 @@ def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
     if (value := _dig(data, "server.max_body_bytes")) is not None:
         settings = replace(settings, max_body_bytes=parse_int("server.max_body_bytes", value, maximum=MAX_BODY_BYTES))
     if (value := _dig(data, "redis.url")) is not None:
-        settings = replace(settings, redis_url=redis_url("redis.url", _text("redis.url", value)))
+        settings = replace(settings, redis_url=redis_url("redis.url", parse_text("redis.url", value)))
     if (value := _dig(data, "server.default_organization")) is not None:
-        settings = replace(settings, default_organization=_text("server.default_organization", value))
+        settings = replace(settings, default_organization=parse_text("server.default_organization", value))
     return replace(settings, auth=auth)
 
 
@@ -257,7 +142,7 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     if "SERVICE_AUTH_REQUIRED" in env:
         auth = replace(auth, required=parse_bool("SERVICE_AUTH_REQUIRED", env["SERVICE_AUTH_REQUIRED"]))
     if "CONTROLPLANE_AUTH_METHODS" in env:
-        auth = replace(auth, methods=_methods("CONTROLPLANE_AUTH_METHODS", env["CONTROLPLANE_AUTH_METHODS"]))
+        auth = replace(auth, methods=parse_methods("CONTROLPLANE_AUTH_METHODS", env["CONTROLPLANE_AUTH_METHODS"]))
     if "CONTROLPLANE_API_KEY_HEADER" in env:
         auth = replace(auth, api_key_header=env["CONTROLPLANE_API_KEY_HEADER"])
     if "CONTROLPLANE_JWT_AUDIENCE" in env:

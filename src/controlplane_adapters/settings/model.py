@@ -1,0 +1,51 @@
+"""The settings the service runs with, their defaults, and the errors a configuration can end in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+AUTH_METHODS = frozenset({"api_key", "jwt"})
+MEMORY_URL = "memory://"
+
+
+class ConfigError(ValueError):
+    """A setting has a value the service cannot start with."""
+
+
+class StartupFailed(RuntimeError):
+    """The store cannot be used: unreachable, or its schema is not one this release can run on."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuthSettings:
+    required: bool = True
+    methods: frozenset[str] = AUTH_METHODS
+    api_key_header: str = "Authorization"
+    jwt_secret: str | None = None
+    jwt_algorithm: str = "HS256"
+    jwt_audience: str | None = None
+    jwt_issuer: str | None = None
+    jwt_leeway_seconds: int = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    database_url: str = "sqlite+aiosqlite:///./controlplane.db"
+    host: str = "127.0.0.1"
+    port: int = 8001
+    service_api_key: str | None = None
+    default_organization: str = "default"
+    auto_migrate: bool = True
+    worker_heartbeat_interval_seconds: int = 30
+    rate_limit_per_minute: int = 100
+    worker_rate_limit_per_minute: int = 1200
+    redis_url: str | None = None
+    redis_namespace: str = "controlplane"
+    max_body_bytes: int = 1024 * 1024
+    lease_timeout_seconds: int = 60
+    max_attempts: int = 3
+    sse_keepalive_seconds: float = 15.0
+    heartbeat_flush_ms: int = 500
+    database_pool_size: int = 20
+    fast_lane: bool = True
+    auth: AuthSettings = field(default_factory=AuthSettings)

@@ -1,0 +1,156 @@
+"""One leased execution in the reference worker: the agent or team it runs, the events it queues and sends in
+batches, its completion."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from controlplane_http.reference_worker.config import WorkerConfig
+from controlplane_http.reference_worker.control_plane import ControlPlane, Stale
+from controlplane_http.reference_worker.model import ChatModel, LlmError
+
+log = logging.getLogger("controlplane.worker")
+
+FLUSH_SECONDS = 0.05
+FLUSH_EVENTS = 32
+MAX_BATCH = 500  # the most events the control plane takes in one batch
+
+
+@dataclass
+class Task:
+    execution_id: str
+    attempt: int
+    lease_seconds: float = 60.0
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    sending: asyncio.Lock = field(default_factory=asyncio.Lock)
+    last_flush: float = 0.0
+
+
+Outcome = tuple[str, str | None, str | None, dict[str, Any]]  # status, response, error, usage
+
+
+class TaskRun:
+    """The parts of a task the worker's loop runs: its work, its flusher, its completion."""
+
+    def __init__(self, task: Task, config: WorkerConfig, control_plane: ControlPlane, model: ChatModel) -> None:
+        self.task = task
+        self.config = config
+        self.control_plane = control_plane
+        self.model = model
+
+    async def emit(self, event_type: str, data: dict[str, Any], *, force: bool = False) -> None:
+        """Queue an event; the task's flusher sends what is queued every FLUSH_SECONDS at most (or at once from
+        FLUSH_EVENTS events); `force` sends it now."""
+        task = self.task
+        task.pending.append({"type": event_type, "data": data})
+        if force:
+            await self.flush()
+        else:
+            task.wake.set()
+
+    async def flush(self) -> None:
+        """Send the task's queued events, in order, a batch at a time; a batch leaves the queue only once the
+        control plane took it."""
+        task = self.task
+        async with task.sending:
+            while task.pending:
+                batch = task.pending[:MAX_BATCH]
+                response = await self.control_plane.post(
+                    f"/api/v1/executions/{task.execution_id}/events",
+                    {"worker_id": self.config.worker_id, "attempt": task.attempt, "events": batch},
+                )
+                if response.status_code == 409:
+                    raise Stale(response.text)
+                del task.pending[: len(batch)]
+                task.last_flush = time.monotonic()
+                if response.json().get("cancel_requested"):
+                    task.cancelled.set()
+
+    async def flusher(self) -> None:
+        task = self.task
+        while True:
+            await task.wake.wait()
+            task.wake.clear()
+            delay = task.last_flush + FLUSH_SECONDS - time.monotonic()
+            if delay > 0 and len(task.pending) < FLUSH_EVENTS:
+                await asyncio.sleep(delay)
+            await self.flush()
+
+    async def complete(self, outcome: Outcome) -> None:
+        task = self.task
+        status, response, error, usage = outcome
+        await self.flush()
+        body = {
+            "worker_id": self.config.worker_id,
+            "attempt": task.attempt,
+            "status": status,
+            "response": response,
+            "error": error,
+            "usage": usage,
+        }
+        answer = await self.control_plane.post(f"/api/v1/executions/{task.execution_id}/complete", body)
+        if answer.status_code == 409:
+            raise Stale(answer.text)
+
+    async def run_agent(
+        self, agent: dict[str, Any], prompt: str, context: str | None, settings: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        messages = []
+        if agent.get("system_prompt"):
+            messages.append({"role": "system", "content": agent["system_prompt"]})
+        if context:
+            messages.append({"role": "system", "content": context})
+        messages.append({"role": "user", "content": prompt})
+        model = settings.get("model") or agent.get("model_id") or self.config.default_model
+        await self.emit("tool_started", {"tool": "llm", "model": model, "agent_id": agent["id"]})
+        text, usage = await self.model.chat(model, messages, settings, agent["id"], self.emit)
+        await self.emit("message", {"text": text, "agent_id": agent["id"]})
+        await self.emit("tool_completed", {"tool": "llm", "agent_id": agent["id"], "usage": usage})
+        return text, usage
+
+    async def run_team(self, team: dict[str, Any], prompt: str) -> tuple[str, dict[str, Any]]:
+        """Members answer in order; each sees the answers before it; the last answer is the team's."""
+        configuration = team.get("configuration") or {}
+        settings = dict(configuration.get("llm") or {})
+        instructions = configuration.get("instructions") or ""
+        if isinstance(instructions, list):
+            instructions = "\n".join(instructions)
+        answers: list[str] = []
+        total: dict[str, Any] = {}
+        text = ""
+        for member in team.get("agents") or []:
+            context = "\n\n".join(filter(None, [instructions, *(f"A teammate answered:\n{a}" for a in answers)]))
+            text, usage = await self.run_agent(member, prompt, context or None, settings)
+            answers.append(text)
+            for key, value in usage.items():
+                if isinstance(value, int):
+                    total[key] = total.get(key, 0) + value
+        if not answers:
+            raise LlmError("the team has no member agents")
+        return text, total
+
+    async def work(self, leased: dict[str, Any]) -> Outcome:
+        """The task itself: what the execution's completion will say."""
+        execution = leased["execution"]
+        try:
+            if leased.get("agent"):
+                text, usage = await self.run_agent(leased["agent"], execution["prompt"], None, {})
+            elif leased.get("team"):
+                text, usage = await self.run_team(leased["team"], execution["prompt"])
+            else:
+                raise LlmError("the execution's agent or team no longer exists")
+        except LlmError as exc:
+            await self.emit("error", {"message": str(exc)})
+            return "failed", None, str(exc), {}
+        except Exception as exc:  # a bug, or a lease answer of the wrong shape: this execution fails, not the worker
+            log.exception("execution %s failed in the worker", execution.get("id"))
+            message = f"the worker failed: {exc!r}"[:2000]
+            await self.emit("error", {"message": message})
+            return "failed", None, message, {}
+        return "completed", text, None, usage

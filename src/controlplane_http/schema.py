@@ -1,0 +1,72 @@
+"""The store's database schema at start: migrated to this release's revision or checked to be at it, and the
+SQLite file checked to be writable, each failure a StartupFailed that says what to do."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from controlplane_adapters.settings.model import MEMORY_URL, Settings, StartupFailed
+from controlplane_adapters.sql import migrate
+from controlplane_adapters.sql.database import create_engine
+
+
+class SchemaOutOfDate(StartupFailed):
+    """The database schema is older than this release and auto-migration is off."""
+
+
+async def prepare_schema(engine: AsyncEngine, *, auto_migrate: bool) -> None:
+    """Bring the schema to this release's revision (`auto_migrate`) or check that it is there. A database that
+    cannot be reached, or whose schema a newer release migrated, is a StartupFailed that says so."""
+    where = engine.url.render_as_string(hide_password=True)
+    head = migrate.head_revision()
+    try:
+        current = await migrate.current_revision(engine)
+        if current is not None and current not in migrate.known_revisions():
+            raise StartupFailed(
+                f"database schema is at revision {current}, which this release does not know (its newest is {head}):"
+                " a newer release migrated it. Run that release, or restore a backup taken before it ran"
+            )
+        if auto_migrate:
+            if current != head:
+                await migrate.upgrade(engine)
+            return
+    except (OSError, TimeoutError, DBAPIError) as exc:
+        reason = exc.orig if isinstance(exc, DBAPIError) else exc
+        raise StartupFailed(f"cannot use the database {where} (CONTROLPLANE_DATABASE_URL): {reason}") from exc
+    if current != head:
+        raise SchemaOutOfDate(
+            f"database schema is at revision {current or 'none'}, this release needs {head}; "
+            "run `controlplane migrate` or unset CONTROLPLANE_AUTO_MIGRATE=false"
+        )
+
+
+async def check_store(settings: Settings) -> None:
+    """What the server's start-up does to its store, on an engine of its own: the CLI runs it before it starts
+    the server (and its processes), so that a store that cannot be used stops it with one clear line."""
+    if settings.database_url == MEMORY_URL:
+        return
+    engine = create_engine(settings.database_url, pool_size=1)
+    database = engine.url.database
+    if engine.url.get_backend_name() == "sqlite" and database and not database.startswith("file:"):
+        _check_writable(Path(database))  # (before a connection: aiosqlite's failing one leaves a thread)
+    try:
+        await prepare_schema(engine, auto_migrate=settings.auto_migrate)
+    finally:
+        await engine.dispose()
+
+
+def _check_writable(given: Path) -> None:
+    """A SQLite file the server could read but not write would look healthy and answer every write with 503: the
+    file and its directory (where the WAL and its index live: the real file's, when `given` is a link) must be
+    writable, and the directory must exist. (A `file:` URI is left to SQLite.)"""
+    path = given.resolve()
+    if not path.parent.is_dir():
+        raise StartupFailed(f"the SQLite database {path} cannot be opened: unable to open database file"
+                            f" ({path.parent} is not a directory)")  # fmt: skip
+    for place in (path, path.parent):
+        if place.exists() and not os.access(place, os.W_OK):
+            raise StartupFailed(f"the SQLite database {path} cannot be written: {place} is read-only for this user")
