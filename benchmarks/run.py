@@ -193,12 +193,12 @@ def round_trips(base: str, database_url: str, seconds: float, workers: int, seed
 async def schedule_to_start(database_url: str, since: datetime) -> list[float]:
     """queued_at -> started_at (ms) of every round-trip execution queued since `since`, as the server recorded
     them."""
-    from controlplane_adapters.sql import tables
-    from controlplane_adapters.sql.database import create_engine
+    from controlplane_adapters.executions.table import executions
+    from controlplane_adapters.sql.engine import create_engine
 
     engine = create_engine(database_url)
     try:
-        t = tables.executions
+        t = executions
         async with engine.connect() as connection:
             rows = await connection.execute(
                 sa.select(t.c.queued_at, t.c.started_at).where(

@@ -14,8 +14,8 @@ import pytest
 import sqlalchemy as sa
 
 from controlplane_adapters.sql import migrate
-from controlplane_adapters.sql.database import create_engine
-from controlplane_adapters.sql.tables import metadata
+from controlplane_adapters.sql.engine import create_engine
+from controlplane_adapters.sql.schema import metadata
 
 T = TypeVar("T")
 POSTGRES_URL = os.environ.get("CONTROLPLANE_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres")

@@ -18,21 +18,16 @@ from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings.model import MEMORY_URL, Settings
-from controlplane_adapters.sql import tables
 from controlplane_adapters.sql.checkpoint import WalCheckpointer
-from controlplane_adapters.sql.database import (
-    SqlHealthProbe,
-    SqlUnitOfWork,
-    close_idle_async_connections,
-    close_idle_connections,
-    create_engine,
-    create_sqlite_engine,
-    keep_idle,
-)
+from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
+from controlplane_adapters.sql.health import SqlHealthProbe
 from controlplane_adapters.sql.notify import PostgresEventBus
+from controlplane_adapters.sql.pools import close_idle_async_connections, close_idle_connections, keep_idle
 from controlplane_adapters.sql.rendered import sqlite_can_render
+from controlplane_adapters.sql.schema import metadata
 from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_SECONDS
 from controlplane_adapters.sql.statistics import analyze_young_tables
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
@@ -100,7 +95,7 @@ def _sql_store(settings: Settings) -> Store:
     if backend == "postgresql":
         keep_idle(engine, settings.database_pool_size)
         bus = PostgresEventBus(settings.database_url)
-        names = [table.name for table in tables.metadata.sorted_tables]
+        names = [table.name for table in metadata.sorted_tables]
         statistics = Periodic("table statistics", STATISTICS_SECONDS, lambda: analyze_young_tables(engine, names))
         startup: list[Hook] = [prepare_database, bus.start, statistics.start]
         shutdown: list[Hook] = [statistics.stop, bus.stop, close_database]

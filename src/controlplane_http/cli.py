@@ -54,7 +54,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _migrate(args: argparse.Namespace) -> int:
     from controlplane_adapters.sql import migrate
-    from controlplane_adapters.sql.database import create_engine
+    from controlplane_adapters.sql.engine import create_engine
     from controlplane_http.schema import prepare_schema
 
     settings = load_settings(config_file=args.config)
@@ -82,7 +82,8 @@ def _create_api_key(args: argparse.Namespace) -> int:
 
     from controlplane_adapters.auth import Sha256SecretHasher
     from controlplane_adapters.clock import SystemClock, UuidGenerator
-    from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
+    from controlplane_adapters.sql.engine import create_engine
+    from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
     from controlplane_domain.api_keys.usecases import CreateApiKey, create_api_key
     from controlplane_domain.ports import Ports
     from controlplane_domain.principal import Principal, Role

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.settings.model import MEMORY_URL, Settings, StartupFailed
 from controlplane_adapters.sql import migrate
-from controlplane_adapters.sql.database import create_engine
+from controlplane_adapters.sql.engine import create_engine
 
 
 class SchemaOutOfDate(StartupFailed):

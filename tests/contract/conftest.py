@@ -15,13 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.memory import MemoryStore
 from controlplane_adapters.sql import migrate
-from controlplane_adapters.sql.database import (
-    SqlUnitOfWork,
-    close_idle_connections,
-    create_engine,
-    create_sqlite_engine,
-)
+from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
 from controlplane_adapters.sql.notify import asyncpg_dsn
+from controlplane_adapters.sql.pools import close_idle_connections
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.ports import UnitOfWork
 from tests.databases import truncate
 

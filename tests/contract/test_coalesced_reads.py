@@ -8,14 +8,12 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from controlplane_adapters.sql import migrate, repositories
-from controlplane_adapters.sql.database import (
-    SqlUnitOfWork,
-    close_idle_connections,
-    coalescer_of,
-    create_engine,
-    create_sqlite_engine,
-)
+from controlplane_adapters.agents.sql import agents
+from controlplane_adapters.sql import migrate, rendered_reads
+from controlplane_adapters.sql.coalesced import by_ids
+from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
+from controlplane_adapters.sql.pools import close_idle_connections, coalescer_of
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.executions.entity import ExecutionStatus
 from controlplane_domain.paging import PageRequest
 from tests.contract.conftest import UowFactory
@@ -90,7 +88,7 @@ async def test_on_postgres_readers_of_one_turn_share_one_statement_and_writers_d
         assert await asyncio.gather(get("org-a-a"), get("org-a-b"), get("nobody"), get("org-a-a")) == [
             "a", "b", None, "a"
         ]  # fmt: skip
-        reads = coalescer_of(engine, repositories._by_ids(repositories.tables.agents))
+        reads = coalescer_of(engine, by_ids(agents))
         assert reads is not None
         assert (reads.batches, reads.keys) == (1, 3)
         assert await asyncio.gather(get("org-a-a", read_only=False), get("org-a-b", read_only=False)) == ["a", "b"]
@@ -118,7 +116,7 @@ async def test_on_postgres_concurrent_pages_each_answer_their_own_page_in_one_st
         assert await asyncio.gather(*(page(*ask) for ask in asks)) == [
             (["a"], 2), (["b"], 2), (["a"], 1), (["a"], 2), (["a", "b"], 2), ([], 0), ([], 2)
         ]  # fmt: skip
-        reads = coalescer_of(engine, repositories._postgres_rendered_pages_of(repositories.tables.agents))
+        reads = coalescer_of(engine, rendered_reads._postgres_rendered_pages_of(agents))
         assert reads is not None
         assert (reads.batches, reads.keys) == (1, 6)
     finally:
@@ -144,7 +142,7 @@ async def test_on_sqlite_more_concurrent_pages_than_pooled_connections_share_the
 
         answers = await asyncio.wait_for(asyncio.gather(*(page(n % 3) for n in range(30))), 10)
         assert answers == [(["a"], 2), (["b"], 2), ([], 2)] * 10
-        reads = coalescer_of(engine, repositories._rendered_page_of(repositories.tables.agents))
+        reads = coalescer_of(engine, rendered_reads._rendered_page_of(agents))
         assert reads is not None
         assert (reads.batches, reads.keys) == (1, 3)
     finally:

@@ -13,15 +13,11 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from controlplane_adapters.executions.lease import lease_candidate, lease_in_one
+from controlplane_adapters.executions.statements import extend_held_leases, held_by_worker, is_held
+from controlplane_adapters.executions.table import executions
 from controlplane_adapters.sql import migrate
-from controlplane_adapters.sql.database import create_engine
-from controlplane_adapters.sql.repositories import (
-    _extend_leases,
-    _held_by_worker,
-    _lease_candidate,
-    _lease_next,
-)
-from controlplane_adapters.sql.tables import executions
+from controlplane_adapters.sql.engine import create_engine
 from tests.databases import truncate
 
 ORG = "org-a"
@@ -29,27 +25,25 @@ ORG = "org-a"
 
 def _expired(limit: int = 10) -> sa.Select[Any]:
     """The reaper's query, as `SqlExecutionRepository.expired_leases` builds it."""
-    from controlplane_adapters.sql.repositories import _held
-
     t = executions
     return (
         sa.select(t)
-        .where(_held(t.c.status), t.c.lease_expires_at < sa.bindparam("now"))
+        .where(is_held(t.c.status), t.c.lease_expires_at < sa.bindparam("now"))
         .order_by(t.c.lease_expires_at, t.c.id)
         .limit(limit)
     )
 
 
 CASES = {  # statement, its parameters, the index it should be able to use
-    "held by a worker": (_held_by_worker(), {"organization_id": ORG, "worker_id": "w"}, "ix_executions_held_by"),
+    "held by a worker": (held_by_worker(), {"organization_id": ORG, "worker_id": "w"}, "ix_executions_held_by"),
     "extend leases": (
-        _extend_leases(),
+        extend_held_leases(),
         {"where_organization_id": ORG, "where_worker_id": "w", "until": "2026-01-01T00:00:00+00:00"},
         "ix_executions_held_by",
     ),
     "expired leases": (_expired(), {"now": "2026-01-01T00:00:00+00:00"}, "ix_executions_held_until"),
     "lease candidate": (
-        _lease_candidate(),
+        lease_candidate(),
         {"organization_id": ORG, "queue_id": "q", "worker_id": "w"},
         "ix_executions_queued",
     ),
@@ -109,7 +103,7 @@ async def test_postgres_lease_uses_the_queued_index_under_a_generic_plan(postgre
     now = datetime(2026, 1, 1, tzinfo=UTC)
     parameters = {"lease_organization_id": ORG, "lease_queue_id": "q", "lease_worker_id": "w", "lease_now": now,
                   "lease_until": now}  # fmt: skip
-    compiled = _lease_next().compile(dialect=postgresql.asyncpg.dialect(), column_keys=list(parameters))
+    compiled = lease_in_one().compile(dialect=postgresql.asyncpg.dialect(), column_keys=list(parameters))
     values = [parameters.get(name, 1) for name in compiled.positiontup or []]
     plan = await _postgres_plan(postgres_url, compiled.string, values)
     assert "ix_executions_queued" in plan, plan

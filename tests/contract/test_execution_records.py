@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
+from controlplane_adapters.sql.engine import create_engine
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.environments.entity import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
 from controlplane_domain.errors import Conflict

@@ -12,22 +12,17 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from controlplane_adapters.sql import mapping, migrate, tables
-from controlplane_adapters.sql.database import (
-    SqlUnitOfWork,
-    close_idle_connections,
-    create_engine,
-    create_sqlite_engine,
-)
+from controlplane_adapters.agents.sql import agent_to_row, agents
+from controlplane_adapters.executions.mapping import event_to_row
+from controlplane_adapters.executions.statements import events_after_seq, held_by_worker
+from controlplane_adapters.executions.table import execution_events, executions
+from controlplane_adapters.sql import migrate
+from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
 from controlplane_adapters.sql.hot import _HOT, HotResult, hot, plan_for
-from controlplane_adapters.sql.repositories import (
-    _by_id,
-    _events_after,
-    _held_by_worker,
-    _insert,
-    _page_of,
-    _worker_by_id,
-)
+from controlplane_adapters.sql.pools import close_idle_connections
+from controlplane_adapters.sql.statements import by_id, insert_row, page_of
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
+from controlplane_adapters.workers.sql import _worker_by_id
 from controlplane_domain.config import ExecutionEnvironment
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions.entity import EventType, Execution, ExecutionEvent, ExecutionStatus, TargetType
@@ -106,15 +101,15 @@ async def seed(engine: Engine) -> None:
 async def test_hot_reads_return_what_sqlalchemy_returns(engine: Engine) -> None:
     await seed(engine)
     cases: list[tuple[Any, dict[str, Any]]] = [
-        (_by_id(tables.agents), {"organization_id": "org-a", "id": "org-a-a"}),
-        (_by_id(tables.agents), {"organization_id": "org-b", "id": "org-a-a"}),
-        (_page_of(tables.agents, ("created_at", "id"))[0], {"organization_id": "org-a", "limit": 5, "offset": 0}),
-        (_page_of(tables.agents, ("created_at", "id"))[1], {"organization_id": "org-a", "limit": 5, "offset": 0}),
-        (_page_of(tables.agents, ("created_at", "id"))[1], {"organization_id": "org-a", "limit": 1, "offset": 1}),
+        (by_id(agents), {"organization_id": "org-a", "id": "org-a-a"}),
+        (by_id(agents), {"organization_id": "org-b", "id": "org-a-a"}),
+        (page_of(agents, ("created_at", "id"))[0], {"organization_id": "org-a", "limit": 5, "offset": 0}),
+        (page_of(agents, ("created_at", "id"))[1], {"organization_id": "org-a", "limit": 5, "offset": 0}),
+        (page_of(agents, ("created_at", "id"))[1], {"organization_id": "org-a", "limit": 1, "offset": 1}),
         (_worker_by_id(), {"organization_id": "org-a", "worker_id": "w1"}),
-        (_held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"}),
-        (_by_id(tables.executions), {"organization_id": "org-a", "id": "e1"}),
-        (_events_after(), {"organization_id": "org-a", "execution_id": "e1", "after": 1, "limit": 2}),
+        (held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"}),
+        (by_id(executions), {"organization_id": "org-a", "id": "e1"}),
+        (events_after_seq(), {"organization_id": "org-a", "execution_id": "e1", "after": 1, "limit": 2}),
     ]
     for statement, parameters in cases:
         expected = await through_sqlalchemy(engine, statement, parameters)
@@ -124,7 +119,7 @@ async def test_hot_reads_return_what_sqlalchemy_returns(engine: Engine) -> None:
             result = await connection.execute(statement, parameters)
             assert isinstance(result, HotResult)
             assert [tuple(row) for row in result] == expected
-    held = await through_sqlalchemy(engine, _held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"})
+    held = await through_sqlalchemy(engine, held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"})
     assert [row[0] for row in held] == ["e1"]  # the statuses the statement carries are bound, not lost
 
 
@@ -177,7 +172,7 @@ async def test_a_writer_rolls_back_hot_writes(engine: Engine) -> None:
 
 
 def test_statements_that_cannot_run_hot_are_refused_when_first_compiled() -> None:
-    t = tables.executions
+    t = executions
     statement = hot(sa.select(t).where(t.c.status.in_(["queued", "running"])))
     try:
         with pytest.raises(ValueError, match="expanding"):
@@ -187,12 +182,12 @@ def test_statements_that_cannot_run_hot_are_refused_when_first_compiled() -> Non
 
 
 async def test_a_writer_whose_statements_all_run_hot_commits_them(engine: Engine) -> None:
-    row = mapping.agent_to_row(agent("only-hot"))
+    row = agent_to_row(agent("only-hot"))
     async with SqlUnitOfWork(engine) as work:
         connection: Any = work._connection
-        assert isinstance(await connection.execute(_insert(tables.agents), row), HotResult)
+        assert isinstance(await connection.execute(insert_row(agents), row), HotResult)
         await work.commit()
-    found = await through_sqlalchemy(engine, _by_id(tables.agents), {"organization_id": "org-a", "id": row["id"]})
+    found = await through_sqlalchemy(engine, by_id(agents), {"organization_id": "org-a", "id": row["id"]})
     assert [r[2] for r in found] == ["only-hot"]
 
 
@@ -205,8 +200,8 @@ async def test_several_rows_insert_hot_in_one_statement_and_read_back_in_order(e
     ]  # fmt: skip
     async with SqlUnitOfWork(engine) as work:
         connection: Any = work._connection
-        rows = [mapping.event_to_row(e) for e in events]
-        assert plan_for(_insert(tables.execution_events), connection.dialect, rows) is not None
+        rows = [event_to_row(e) for e in events]
+        assert plan_for(insert_row(execution_events), connection.dialect, rows) is not None
         await work.executions.add_events(events)
         await work.commit()
     async with SqlUnitOfWork(engine, read_only=True) as work:

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.clock import ManualClock, SystemClock, UuidGenerator
-from controlplane_adapters.sql.database import SqlUnitOfWork
 from controlplane_adapters.sql.notify import asyncpg_dsn
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.executions import completion, execute, leases, queries

@@ -14,8 +14,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from controlplane_adapters.sql import migrate
-from controlplane_adapters.sql.database import create_engine
-from controlplane_adapters.sql.tables import metadata
+from controlplane_adapters.sql.engine import create_engine
+from controlplane_adapters.sql.schema import metadata
 from tests.databases import POSTGRES_URL, _admin
 
 

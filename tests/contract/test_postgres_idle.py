@@ -9,13 +9,10 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from controlplane_adapters.sql.database import (
-    SqlHealthProbe,
-    SqlUnitOfWork,
-    close_idle_async_connections,
-    create_engine,
-    keep_idle,
-)
+from controlplane_adapters.sql.engine import create_engine
+from controlplane_adapters.sql.health import SqlHealthProbe
+from controlplane_adapters.sql.pools import close_idle_async_connections, keep_idle
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from tests.contract.test_repositories import agent
 from tests.databases import truncate
 

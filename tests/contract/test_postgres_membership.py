@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from controlplane_adapters.sql.database import SqlUnitOfWork
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.teams.entity import Team
 from tests.contract.conftest import behind
 from tests.contract.test_repositories import T0, agent, team

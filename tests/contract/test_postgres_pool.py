@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
+from controlplane_adapters.sql.engine import create_engine
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.errors import Unavailable
 from tests.databases import truncate
 

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.clock import SystemClock, UuidGenerator
-from controlplane_adapters.sql.database import SqlUnitOfWork
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.config import TeamSettings
 from controlplane_domain.environments import usecases as environments

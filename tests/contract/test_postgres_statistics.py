@@ -8,17 +8,19 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from controlplane_adapters.sql import tables
-from controlplane_adapters.sql.database import SqlUnitOfWork, create_engine
+from controlplane_adapters.executions.table import executions
+from controlplane_adapters.sql.engine import create_engine
 from controlplane_adapters.sql.hot import plan_for
-from controlplane_adapters.sql.repositories import _by_id
+from controlplane_adapters.sql.schema import metadata
+from controlplane_adapters.sql.statements import by_id
 from controlplane_adapters.sql.statistics import analyze_young_tables
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.executions.entity import ExecutionStatus
 from tests.contract.test_execution_records import events
 from tests.contract.test_hot_statements import execution
 from tests.databases import truncate
 
-NAMES = [table.name for table in tables.metadata.sorted_tables]
+NAMES = [table.name for table in metadata.sorted_tables]
 
 
 async def flush_statistics(engine: AsyncEngine) -> None:
@@ -48,7 +50,7 @@ async def test_tables_that_doubled_are_analyzed_once_and_plans_use_the_primary_k
             rows = {str(name): float(count) for name, count in counted.all()}
             assert rows == {"executions": 600, "execution_events": 600}
             parameters = {"organization_id": "org-a", "id": "e0300"}
-            hot = plan_for(_by_id(tables.executions), connection.dialect, parameters)
+            hot = plan_for(by_id(executions), connection.dialect, parameters)
             assert hot is not None
             driver: Any = (await connection.get_raw_connection()).driver_connection
             plan = await driver.fetch("EXPLAIN " + hot.sql, *hot.values(parameters))

@@ -11,8 +11,8 @@ import msgspec
 import pytest
 import sqlalchemy as sa
 
-from controlplane_adapters.sql import tables
-from controlplane_adapters.sql.database import create_engine
+from controlplane_adapters.sql.columns import Json, UtcDateTime
+from controlplane_adapters.sql.engine import create_engine
 from controlplane_adapters.sql.rendered import postgres_rendered_row, rendered_row
 
 metadata = sa.MetaData()
@@ -23,10 +23,10 @@ kinds = sa.Table(
     sa.Column("note", sa.Text(), nullable=True),
     sa.Column("enabled", sa.Boolean(), nullable=True),
     sa.Column("count", sa.BigInteger(), nullable=True),
-    sa.Column("settings", tables.Json, nullable=True),
-    sa.Column("seen_at", tables.UtcDateTime(), nullable=True),
+    sa.Column("settings", Json, nullable=True),
+    sa.Column("seen_at", UtcDateTime(), nullable=True),
     sa.Column("label", sa.String(20), nullable=True),  # a second run of text columns
-    sa.Column("created_at", tables.UtcDateTime(), nullable=False),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
 )
 
 ROWS: list[dict[str, Any]] = [

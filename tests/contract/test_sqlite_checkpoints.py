@@ -9,7 +9,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.checkpoint import WalCheckpointer
-from controlplane_adapters.sql.database import create_sqlite_engine
+from controlplane_adapters.sql.engine import create_sqlite_engine
 from tests.support import wait_until
 
 ROW = "x" * 2000  # about half a page: every transaction adds two pages to the log (a leaf and the root)

@@ -12,13 +12,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from controlplane_adapters.sql import migrate
-from controlplane_adapters.sql.database import (
-    SqlHealthProbe,
-    SqlUnitOfWork,
-    close_idle_connections,
-    create_engine,
-    create_sqlite_engine,
-)
+from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
+from controlplane_adapters.sql.health import SqlHealthProbe
+from controlplane_adapters.sql.pools import close_idle_connections
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from tests.contract.test_repositories import team
 
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy.dialects import sqlite
 
-from controlplane_adapters.sql.tables import UtcDateTime
+from controlplane_adapters.sql.columns import UtcDateTime
 
 DIALECT = sqlite.dialect()
 OFFSETS = st.integers(min_value=-23 * 60, max_value=23 * 60).map(lambda minutes: timezone(timedelta(minutes=minutes)))

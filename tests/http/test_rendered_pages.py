@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from litestar.testing import TestClient
 
+from controlplane_adapters.agents import sql as agents_sql
 from controlplane_adapters.clock import ManualClock
-from controlplane_adapters.sql import rendered, tables
+from controlplane_adapters.sql import rendered
 from controlplane_http.agents.wire import Agent
 from controlplane_http.bootstrap import build_app
 from tests.conftest import app_settings
@@ -114,7 +115,7 @@ def test_an_empty_page_is_an_empty_list(client: TestClient[Any]) -> None:
 def test_the_agents_row_is_the_wire_agent() -> None:
     """SQLite renders agent pages only while the wire type is the row: a new field on one but not the other
     silently takes lists back to the slow path (and fails here)."""
-    assert tuple(column.name for column in tables.agents.columns) == Agent.__struct_fields__
+    assert tuple(column.name for column in agents_sql.agents.columns) == Agent.__struct_fields__
 
 
 def test_a_sqlite_without_json_functions_lists_through_the_domain_path(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from controlplane_adapters.sql.database import translate_driver_error
+from controlplane_adapters.sql.errors import translate_driver_error
 from controlplane_domain.errors import Conflict, TransientFailure, Unavailable
 from controlplane_domain.retry import MAX_ATTEMPTS, retry_transient
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controlplane_adapters.sql import mapping
+from controlplane_adapters.executions import mapping
 from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -14,6 +14,10 @@ repositories do). If the shared read fails or the leader goes away (a cancelled 
 its own key alone instead (the leader too, when others had joined it): a request meets only the errors its own
 key causes, never those of another request's key read with it.
 
+The end of this module has the repositories' side: `coalescing` (whether a unit of work's connection may share
+its reads now), `coalesced` (a read of one key with this turn's others), and `coalesced_by_id`, the one call a
+repository's `get` makes into it (base.py).
+
 On SQLite only pages are coalesced (a point read there costs less than the turn of the loop a coalesced one
 waits): the leader renders each page asked in its turn, one after the other, and the same page once. A SQLite
 reader coalesces only while it holds no connection: the units of work wait for the fixed pool's connections in
@@ -23,8 +27,18 @@ the loop's own thread, so holding one across a wait could leave the others waiti
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.engine import Dialect
+
+from controlplane_adapters.sql.hot import hot
+
+if TYPE_CHECKING:
+    from controlplane_adapters.sql.base import SqlConnection
 
 Rows = Sequence[Any]
 KeysRead = Callable[[list[Hashable]], Awaitable[Rows]]  # the rows of several keys, in one statement
@@ -102,3 +116,66 @@ class Coalescer:
             for waiter in waiters:
                 if not waiter.done():
                     waiter.set_exception(_LeaderGone())
+
+
+class Coalescing(Protocol):
+    """A connection whose reads may be shared with the other readers of one turn of the loop (a unit of work's
+    connection: connection.py)."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any: ...
+
+    async def coalesced_read(
+        self,
+        kind: Any,
+        key: Hashable,
+        key_of: Callable[[Any], Hashable],
+        read: KeysRead,
+    ) -> list[Any]: ...
+
+
+def coalescing(connection: SqlConnection, what: str = "coalesces") -> Coalescing | None:
+    """The connection, if its point reads (`coalesces`: a Postgres reader) or its pages (`coalesces_pages`) may
+    be coalesced now: else None."""
+    return connection if getattr(connection, what, False) else None  # type: ignore[return-value]
+
+
+async def coalesced(
+    connection: Coalescing,
+    statement: Any,
+    key: Hashable,
+    key_of: Callable[[Any], Hashable],
+    bind: Callable[[list[Any]], dict[str, Any]],
+) -> list[Any]:
+    """The rows of `key` read by `statement` (a hot statement whose parameters `bind` makes of a list of keys;
+    `key_of` tells a row's key), in one statement with the other readers that ask for it in this turn."""
+
+    async def read(keys: list[Any]) -> Any:
+        return (await connection.execute(statement, bind(keys))).all()
+
+    return await connection.coalesced_read(statement, key, key_of, read)
+
+
+@functools.cache
+def by_ids(table: sa.Table) -> sa.Select[Any]:
+    """The rows of a list of ids (`keys`), whatever their organization: for coalesced point reads (Postgres),
+    whose readers each keep only their own organization's row."""
+    return hot(sa.select(table).where(table.c.id == sa.any_(sa.bindparam("keys", type_=postgresql.ARRAY(sa.String)))))
+
+
+def _row_id(row: Any) -> Hashable:
+    return row.id  # type: ignore[no-any-return]
+
+
+async def coalesced_by_id(connection: Coalescing, table: sa.Table, object_id: str) -> list[Any]:
+    """The rows of `table` whose id is `object_id`, whatever their organization (the caller keeps its own's), read
+    with the other gets of rows of `table` in this turn of the loop (`coalesced`, with `by_ids`): what a
+    repository's `get` calls on a Postgres reader (base.py)."""
+    statement = by_ids(table)
+
+    async def read(keys: list[Any]) -> Any:
+        return (await connection.execute(statement, {"keys": keys})).all()
+
+    return await connection.coalesced_read(statement, object_id, _row_id, read)

@@ -1,10 +1,11 @@
 """Hot statements: built once with SQLAlchemy Core, compiled once per dialect, executed on the driver itself.
 
-SQLAlchemy builds and compiles every statement of the hot paths (so the schema has one source: `tables.py`),
-but its per-execution machinery (execution context, events, result proxies) costs about 60 microseconds a
-statement, several times what SQLite takes to answer a point query. A statement registered with `hot()` keeps
-its compiled SQL, its bind order, its type processors and a row class; the units of work run it on the DBAPI
-cursor (SQLite) or the asyncpg connection (Postgres) and apply the same processors SQLAlchemy would.
+SQLAlchemy builds and compiles every statement of the hot paths (so the schema has one source: each area's table,
+registered in `schema.py`), but its per-execution machinery (execution context, events, result proxies) costs
+about 60 microseconds a statement, several times what SQLite takes to answer a point query. A statement
+registered with `hot()` keeps its compiled SQL, its bind order, its type processors and a row class; the units of
+work run it on the DBAPI cursor (SQLite) or the asyncpg connection (Postgres) and apply the same processors
+SQLAlchemy would.
 `tests/contract/test_hot_statements.py` checks that both paths return the same rows on both databases.
 """
 

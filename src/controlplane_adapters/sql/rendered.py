@@ -30,7 +30,7 @@ import sqlite3
 
 import sqlalchemy as sa
 
-from controlplane_adapters.sql import tables
+from controlplane_adapters.sql.columns import UtcDateTime
 
 
 @functools.cache
@@ -52,7 +52,7 @@ def _timestamp(column: str) -> str:
 
 def _kind(column: sa.Column[object]) -> str:
     kind = column.type
-    if isinstance(kind, tables.UtcDateTime):
+    if isinstance(kind, UtcDateTime):
         return "timestamp"
     if isinstance(kind, sa.JSON) or isinstance(getattr(kind, "impl", None), sa.JSON):
         return "json"

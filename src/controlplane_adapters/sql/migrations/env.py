@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from controlplane_adapters.sql.tables import metadata
+from controlplane_adapters.sql.schema import metadata
 
 config = context.config
 

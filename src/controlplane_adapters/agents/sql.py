@@ -1,0 +1,168 @@
+"""Agents in SQL: the table, its row mapping, and the repository (which renders rows too: rendered_reads.py)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from controlplane_adapters.sql.base import SqlRepository
+from controlplane_adapters.sql.columns import (
+    Json,
+    execution_environment,
+    id_column,
+    metadata,
+    organization_column,
+    timestamps,
+    to_json,
+)
+from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.rendered_reads import RenderedReads
+from controlplane_adapters.sql.statements import insert_row
+from controlplane_domain.agents.entity import Agent, AgentStatus
+from controlplane_domain.errors import DomainError, ValidationFailed
+
+agents = sa.Table(
+    "agents",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("runtime", sa.String(64), nullable=False),
+    sa.Column("model_id", sa.String(255), nullable=True),
+    sa.Column("system_prompt", sa.Text(), nullable=True),
+    sa.Column("team_id", sa.String(64), sa.ForeignKey("teams.id", ondelete="SET NULL"), nullable=True),
+    sa.Column("capabilities", Json, nullable=False),
+    sa.Column("skill_ids", Json, nullable=False),
+    sa.Column("execution_environment", Json, nullable=True),
+    sa.Column("configuration", Json, nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("organization_id", "name"),
+    sa.Index("ix_agents_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_agents_org_team", "organization_id", "team_id", "created_at", "id"),
+)
+
+
+def agent_to_row(agent: Agent) -> dict[str, Any]:
+    return {
+        "id": agent.id,
+        "organization_id": agent.organization_id,
+        "name": agent.name,
+        "description": agent.description,
+        "status": agent.status.value,
+        "runtime": agent.runtime,
+        "model_id": agent.model_id,
+        "system_prompt": agent.system_prompt,
+        "team_id": agent.team_id,
+        "capabilities": list(agent.capabilities),
+        "skill_ids": list(agent.skill_ids),
+        "execution_environment": to_json(agent.execution_environment),
+        "configuration": to_json(agent.configuration),
+        "created_at": agent.created_at,
+        "updated_at": agent.updated_at,
+    }
+
+
+def agent_to_domain(row: Any) -> Agent:
+    return Agent(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        description=row.description,
+        status=AgentStatus(row.status),
+        runtime=row.runtime,
+        model_id=row.model_id,
+        system_prompt=row.system_prompt,
+        team_id=row.team_id,
+        capabilities=list(row.capabilities),
+        skill_ids=list(row.skill_ids),
+        execution_environment=execution_environment(row.execution_environment),
+        configuration=dict(row.configuration),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+@functools.cache
+def _team_members() -> sa.Select[Any]:
+    t = agents
+    where = (t.c.organization_id == sa.bindparam("organization_id"), t.c.team_id == sa.bindparam("team_id"))
+    return hot(sa.select(t).where(*where).order_by(t.c.created_at, t.c.id))
+
+
+@functools.cache
+def _set_one_team(only_from: bool = False) -> sa.Update:
+    """`only_from`: only if the agent is in team `only_from` (re-checked on Postgres once its row is locked)."""
+    t = agents
+    where = [t.c.organization_id == sa.bindparam("where_organization_id"), t.c.id == sa.bindparam("where_id")]
+    if only_from:
+        where.append(t.c.team_id == sa.bindparam("only_from"))
+    return hot(t.update().where(*where).values(team_id=sa.bindparam("team_id"), updated_at=sa.bindparam("updated_at")))
+
+
+class SqlAgentRepository(RenderedReads, SqlRepository[Agent]):
+    """Agents; their rows are rendered as JSON by the database for the agents' list and get (rendered_reads.py)."""
+
+    table = agents
+    to_row = staticmethod(agent_to_row)
+    to_domain = staticmethod(agent_to_domain)
+    noun = "agent"
+
+    def _missing_reference(self, obj: Agent) -> DomainError:  # the team, as the use case's own check says it
+        return ValidationFailed("team_id", f"team '{obj.team_id}' does not exist")
+
+    async def add(self, obj: Agent, *, alone: bool = False) -> None:
+        await self._add(obj, insert_row(self.table, atomic=True) if alone else insert_row(self.table))
+
+    async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]:
+        if not agent_ids:
+            return []
+        t = self.table
+        rows = await self.connection.execute(
+            sa.select(t).where(t.c.organization_id == organization_id, t.c.id.in_(list(agent_ids)))
+        )
+        return [agent_to_domain(row) for row in rows]
+
+    async def list_by_teams(self, organization_id: str, team_ids: Sequence[str]) -> list[Agent]:
+        if not team_ids:
+            return []
+        if len(team_ids) == 1:  # one team's members (every membership answer): a statement built once
+            parameters = {"organization_id": organization_id, "team_id": team_ids[0]}
+            return [agent_to_domain(row) for row in await self.connection.execute(_team_members(), parameters)]
+        t = self.table
+        rows = await self.connection.execute(
+            sa.select(t)
+            .where(t.c.organization_id == organization_id, t.c.team_id.in_(list(team_ids)))
+            .order_by(t.c.created_at, t.c.id)
+        )
+        return [agent_to_domain(row) for row in rows]
+
+    async def set_team(
+        self,
+        organization_id: str,
+        agent_ids: Sequence[str],
+        team_id: str | None,
+        now: datetime,
+        *,
+        only_from: str | None = None,
+    ) -> None:
+        t = self.table
+        ids = sorted(set(agent_ids))
+        if len(ids) == 1:  # one agent joins or leaves: its UPDATE locks the one row (no lock order to keep)
+            one = {"where_organization_id": organization_id, "where_id": ids[0], "team_id": team_id, "updated_at": now}
+            if only_from is not None:
+                one["only_from"] = only_from
+            await self.connection.execute(_set_one_team(only_from is not None), one)
+            return
+        where = [t.c.organization_id == organization_id, t.c.id.in_(ids)]
+        if only_from is not None:  # READ COMMITTED evaluates it again on a row a concurrent change updated
+            where.append(t.c.team_id == only_from)
+        if self.connection.dialect.name == "postgresql":
+            # Lock the rows in one global order so concurrent membership changes cannot deadlock.
+            await self.connection.execute(sa.select(t.c.id).where(*where).order_by(t.c.id).with_for_update())
+        await self.connection.execute(t.update().where(*where).values(team_id=team_id, updated_at=now))

@@ -1,0 +1,126 @@
+"""Environments and their worker queues in SQL: the two tables, their row mapping, and the repositories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from controlplane_adapters.sql.base import SqlRepository
+from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps, to_json
+from controlplane_domain.environments.entity import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
+from controlplane_domain.errors import DomainError, NotFound
+from controlplane_domain.paging import PageRequest
+
+environments = sa.Table(
+    "environments",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("variables", Json, nullable=False),
+    sa.Column("metadata", Json, nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("organization_id", "name"),
+    sa.Index("ix_environments_org_created", "organization_id", "created_at", "id"),
+)
+
+
+worker_queues = sa.Table(
+    "worker_queues",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("environment_id", sa.String(64), sa.ForeignKey("environments.id"), nullable=False),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("max_workers", sa.Integer(), nullable=True),
+    sa.Column("heartbeat_interval_seconds", sa.Integer(), nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("organization_id", "environment_id", "name"),
+    sa.Index("ix_worker_queues_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_worker_queues_org_env", "organization_id", "environment_id", "created_at", "id"),
+)
+
+
+def environment_to_row(environment: Environment) -> dict[str, Any]:
+    return {
+        "id": environment.id,
+        "organization_id": environment.organization_id,
+        "name": environment.name,
+        "description": environment.description,
+        "status": environment.status.value,
+        "variables": dict(environment.variables),
+        "metadata": to_json(environment.metadata),
+        "created_at": environment.created_at,
+        "updated_at": environment.updated_at,
+    }
+
+
+def environment_to_domain(row: Any) -> Environment:
+    return Environment(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        description=row.description,
+        status=EnvironmentStatus(row.status),
+        variables=dict(row.variables),
+        metadata=dict(row.metadata),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def queue_to_row(queue: WorkerQueue) -> dict[str, Any]:
+    return {
+        "id": queue.id,
+        "organization_id": queue.organization_id,
+        "environment_id": queue.environment_id,
+        "name": queue.name,
+        "description": queue.description,
+        "status": queue.status.value,
+        "max_workers": queue.max_workers,
+        "heartbeat_interval_seconds": queue.heartbeat_interval_seconds,
+        "created_at": queue.created_at,
+        "updated_at": queue.updated_at,
+    }
+
+
+def queue_to_domain(row: Any) -> WorkerQueue:
+    return WorkerQueue(
+        id=row.id,
+        organization_id=row.organization_id,
+        environment_id=row.environment_id,
+        name=row.name,
+        description=row.description,
+        status=QueueStatus(row.status),
+        max_workers=row.max_workers,
+        heartbeat_interval_seconds=row.heartbeat_interval_seconds,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+class SqlEnvironmentRepository(SqlRepository[Environment]):
+    table = environments
+    to_row = staticmethod(environment_to_row)
+    to_domain = staticmethod(environment_to_domain)
+    noun = "environment"
+
+
+class SqlQueueRepository(SqlRepository[WorkerQueue]):
+    table = worker_queues
+    to_row = staticmethod(queue_to_row)
+    to_domain = staticmethod(queue_to_domain)
+    noun = "worker queue"
+
+    def _missing_reference(self, obj: WorkerQueue) -> DomainError:  # the environment, deleted meanwhile
+        return NotFound("environment", obj.environment_id)
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, *, environment_id: str | None = None
+    ) -> tuple[list[WorkerQueue], int]:
+        return await self.list_where(organization_id, page, environment_id=environment_id)

@@ -1,0 +1,193 @@
+"""The executions' statements, built once: held and queued by literal status (for the partial indexes), the
+reads of a worker's held executions and of events, the extension of leases, and (Postgres) a change with its events
+in one statement, its events as one JSON array."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects.postgresql import JSONB
+
+from controlplane_adapters.agents.sql import agents
+from controlplane_adapters.environments.sql import worker_queues
+from controlplane_adapters.executions.table import QUEUED, execution_events, executions
+from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.statements import update_columns
+from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus
+
+HELD = (ExecutionStatus.RUNNING.value, ExecutionStatus.WAITING_FOR_INPUT.value)
+
+
+def is_queued(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
+    """`status = 'queued'` with the status as a literal: so the query may use the partial index of queued
+    executions (a bound value does not prove the index's predicate to SQLite, nor to a generic Postgres plan)."""
+    return status == sa.literal_column(QUEUED)
+
+
+def is_held(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
+    """`status IN ('running', 'waiting_for_input')`, literally (see `is_queued`)."""
+    return status.in_([sa.literal_column(f"'{held}'") for held in HELD])
+
+
+def worker_key(row: Any) -> Hashable:
+    return (row.organization_id, row.worker_id)
+
+
+def worker_parameters(keys: list[Any]) -> dict[str, Any]:
+    return {"organization_ids": [key[0] for key in keys], "worker_ids": [key[1] for key in keys]}
+
+
+@functools.cache
+def held_by_workers() -> sa.Select[Any]:
+    """The executions held by a list of (organization, worker) pairs, given as two arrays of the same length:
+    for coalesced reads (Postgres), whose readers each keep only the rows of their own pair."""
+    t = executions
+    texts = postgresql.ARRAY(sa.String)
+    asked = (
+        sa.func.unnest(sa.bindparam("organization_ids", type_=texts), sa.bindparam("worker_ids", type_=texts))
+        .table_valued("organization_id", "worker_id")
+        .render_derived(name="asked")
+    )
+    held_by = sa.and_(t.c.organization_id == asked.c.organization_id, t.c.worker_id == asked.c.worker_id)
+    return hot(sa.select(t).select_from(asked.join(t, held_by)).where(is_held(t.c.status)))
+
+
+@functools.cache
+def held_by_worker() -> sa.Select[Any]:
+    t = executions
+    return hot(
+        sa.select(t).where(
+            t.c.organization_id == sa.bindparam("organization_id"),
+            t.c.worker_id == sa.bindparam("worker_id"),
+            is_held(t.c.status),
+        )
+    )
+
+
+@functools.cache
+def events_after_seq() -> sa.Select[Any]:
+    t = execution_events
+    return hot(
+        sa.select(t)
+        .where(
+            t.c.organization_id == sa.bindparam("organization_id"),
+            t.c.execution_id == sa.bindparam("execution_id"),
+            t.c.seq > sa.bindparam("after"),
+        )
+        .order_by(t.c.seq)
+        .limit(sa.bindparam("limit"))
+    )
+
+
+@functools.cache
+def extend_held_leases() -> sa.Update:
+    t = executions
+    return hot(
+        t.update()
+        .where(
+            t.c.organization_id == sa.bindparam("where_organization_id"),
+            t.c.worker_id == sa.bindparam("where_worker_id"),
+            is_held(t.c.status),
+        )
+        .values(lease_expires_at=sa.bindparam("until"))
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def update_if_at(columns: tuple[str, ...]) -> sa.Update:
+    """UPDATE of the given columns of an execution still at `expected_seq` (compare-and-set), named like
+    `update_by_id` (sql/statements.py)."""
+    t = executions
+    return hot(update_columns(t, columns).where(t.c.last_seq == sa.bindparam("expected_seq")))
+
+
+# A change's events reach Postgres as one JSON array of records (`add_events_json`), unnested by
+# `jsonb_to_recordset`: five typed arrays cost the driver more than the rest of the statement (asyncpg checks each
+# element of an array against the abstract collection types, and encodes timestamps one by one).
+EVENT_RECORD = (
+    ("seq", sa.Integer()), ("type", sa.String()), ("attempt", sa.Integer()), ("data", JSONB()),
+    ("created_at", sa.DateTime(timezone=True)),
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=256)
+def change_in_one(columns: tuple[str, ...] | None) -> sa.Select[Any]:
+    """Postgres: an execution's change and its events as one statement (data-modifying CTEs), atomic on its own.
+    `columns` None inserts the execution; otherwise `update_if_at`. The events (`_events_of`) are inserted only
+    if the execution was, and the statement returns its id only then."""
+    t = executions
+    if columns is None:
+        write: Any = t.insert().values({c.name: sa.bindparam(c.name) for c in t.columns})
+    else:
+        write = update_if_at(columns)
+    changed = write.returning(t.c.id, t.c.organization_id).cte("changed")
+    return hot(sa.select(changed.c.id).add_cte(_events_of(changed)), atomic=True)
+
+
+def _events_of(changed: sa.CTE) -> sa.CTE:
+    """The insert of a change's events (the `events` parameter, a JSON array of records) for each row of
+    `changed`."""
+    records = (
+        sa.func.jsonb_to_recordset(sa.cast(sa.bindparam("events", type_=sa.Text()), JSONB))
+        .table_valued(*(sa.column(name, kind) for name, kind in EVENT_RECORD))
+        .render_derived(name="event", with_types=True)
+    )
+    rows = sa.select(changed.c.id, changed.c.organization_id, *records.c).select_from(changed.join(records, sa.true()))
+    names = ["execution_id", "organization_id", *(name for name, _ in EVENT_RECORD)]
+    return execution_events.insert().from_select(names, rows).cte("inserted")
+
+
+def _found(table: sa.Table, key: str) -> sa.Exists:
+    """A row of `table` whose organization and id are the new execution's `organization_id` and `key`."""
+    return sa.exists().where(
+        table.c.organization_id == sa.bindparam("organization_id", type_=table.c.organization_id.type),
+        table.c.id == sa.bindparam(key, type_=sa.String()),
+    )
+
+
+@functools.cache
+def insert_if_found() -> sa.Insert:
+    """SQLite: the insert of an agent's new execution, only if its worker queue and its agent are found."""
+    t = executions
+    values = sa.select(*(sa.bindparam(c.name, type_=c.type) for c in t.columns)).where(
+        _found(worker_queues, "worker_queue_id"), _found(agents, "agent_id")
+    )
+    return hot(t.insert().from_select([c.name for c in t.columns], values))
+
+
+@functools.cache
+def add_in_one() -> sa.Select[Any]:
+    """Postgres: `change_in_one(None)` only if the execution's worker queue and agent exist in its organization,
+    answering whether each does (one statement: the reads an execute needs and its write)."""
+    t = executions
+    queue, agent = _found(worker_queues, "worker_queue_id"), _found(agents, "agent_id")
+    found = sa.select(queue.label("queue"), agent.label("agent"))
+    found_cte = found.cte("found")
+    values = sa.select(*(sa.bindparam(c.name, type_=c.type) for c in t.columns)).where(
+        found_cte.c.queue, found_cte.c.agent
+    )
+    write = t.insert().from_select([c.name for c in t.columns], values)
+    changed = write.returning(t.c.id, t.c.organization_id).cte("changed")
+    return hot(sa.select(found_cte.c.queue, found_cte.c.agent).add_cte(_events_of(changed)), atomic=True)
+
+
+def check_events(execution: Execution, events: Sequence[ExecutionEvent]) -> None:
+    if any((e.execution_id, e.organization_id) != (execution.id, execution.organization_id) for e in events):
+        raise ValueError("the events of a change are the changed execution's")
+
+
+def add_events_json(parameters: dict[str, Any], events: Sequence[ExecutionEvent]) -> None:
+    """The `events` parameter of `_events_of`: the events' columns as one JSON array (timestamps in RFC 3339)."""
+    records = [
+        {"seq": e.seq, "type": e.type.value, "attempt": e.attempt, "data": e.data, "created_at": e.created_at}
+        for e in events
+    ]
+    parameters["events"] = _EVENTS_JSON.encode(records).decode()
+
+
+_EVENTS_JSON = msgspec.json.Encoder()

@@ -1,0 +1,73 @@
+"""LLM models in SQL: the table, its row mapping, and the repository (unique by `value`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from controlplane_adapters.sql.base import SqlRepository
+from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps
+from controlplane_domain.llm_models.entity import LlmModel
+from controlplane_domain.paging import PageRequest
+
+llm_models = sa.Table(
+    "llm_models",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("value", sa.String(255), nullable=False),
+    sa.Column("label", sa.String(255), nullable=False),
+    sa.Column("provider", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("enabled", sa.Boolean(), nullable=False),
+    sa.Column("compatible_runtimes", Json, nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("organization_id", "value"),
+    sa.Index("ix_llm_models_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_llm_models_org_enabled", "organization_id", "enabled", "created_at", "id"),
+)
+
+
+def model_to_row(model: LlmModel) -> dict[str, Any]:
+    return {
+        "id": model.id,
+        "organization_id": model.organization_id,
+        "value": model.value,
+        "label": model.label,
+        "provider": model.provider,
+        "description": model.description,
+        "enabled": model.enabled,
+        "compatible_runtimes": list(model.compatible_runtimes),
+        "created_at": model.created_at,
+        "updated_at": model.updated_at,
+    }
+
+
+def model_to_domain(row: Any) -> LlmModel:
+    return LlmModel(
+        id=row.id,
+        organization_id=row.organization_id,
+        value=row.value,
+        label=row.label,
+        provider=row.provider,
+        description=row.description,
+        enabled=row.enabled,
+        compatible_runtimes=list(row.compatible_runtimes),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+class SqlModelRepository(SqlRepository[LlmModel]):
+    table = llm_models
+    to_row = staticmethod(model_to_row)
+    to_domain = staticmethod(model_to_domain)
+    unique_field = "value"
+    noun = "model"
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, *, enabled_only: bool = False
+    ) -> tuple[list[LlmModel], int]:
+        enabled = (self.table.c.enabled.is_(True),) if enabled_only else ()
+        return await self.list_where(organization_id, page, *enabled)

@@ -1,0 +1,253 @@
+"""The connections of the units of work: SQLite's in the event loop's thread (`LoopConnection`), and one taken
+from an async engine (`AsyncEngineConnection`: Postgres, where hot statements run on asyncpg itself)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from controlplane_adapters.sql.coalesced import KeysRead
+from controlplane_adapters.sql.hot import ATOMIC, READ, HotResult, Plan, plan_for
+from controlplane_adapters.sql.pools import (
+    LOOP_COALESCERS,
+    acquire,
+    acquire_async,
+    coalescer_for,
+    engine_state,
+    release,
+    release_async,
+    unavailable_without_connection,
+)
+
+
+class LoopConnection:
+    """A synchronous Connection with the awaitable surface the repositories use (SQLite in the loop thread).
+
+    Hot statements (see `hot.py`) run on the DBAPI connection itself. A writer whose first statement is hot
+    begins the transaction on the driver (BEGIN IMMEDIATE, without SQLAlchemy's transaction object and events);
+    a later statement that is not hot joins it (SQLAlchemy's begin sees the driver's transaction and issues no
+    second BEGIN), and commit or rollback ends both."""
+
+    def __init__(self, engine: sa.Engine, read_only: bool) -> None:
+        self._engine = engine
+        self.dialect = engine.dialect
+        self._read_only = read_only
+        self._connection: sa.Connection | None = None  # taken with the first statement
+        self._driver: Any = None
+        self.coalesces = False  # point reads: SQLite answers one in less time than a coalesced one waits
+
+    @property
+    def coalesces_pages(self) -> bool:
+        """A page is rendered once for the readers of one turn that ask for it, by a reader that holds no
+        connection yet: a coalesced read waits a turn of the loop, and nothing may hold a SQLite connection
+        across a wait (a unit of work that finds the fixed pool empty waits for one in the loop's own thread)."""
+        return self._read_only and self._connection is None
+
+    def _open(self) -> sa.Connection:
+        connection = self._connection
+        if connection is None:
+            with unavailable_without_connection:
+                connection = self._connection = acquire(self._engine, self._read_only)
+            self._driver = connection.connection.dbapi_connection
+        return connection
+
+    async def coalesced_read(
+        self,
+        kind: Any,
+        key: Hashable,
+        key_of: Callable[[Any], Hashable],
+        read: KeysRead,
+    ) -> list[Any]:
+        """As `AsyncEngineConnection.coalesced_read`, for this engine's readers in the loop's thread."""
+        return await coalescer_for(LOOP_COALESCERS.setdefault(self._engine, {}), kind, key_of).read(key, read)
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        connection = self._connection or self._open()
+        plan = plan_for(statement, self.dialect, parameters)
+        if plan is None:
+            return connection.execute(statement, parameters)
+        error = self.dialect.loaded_dbapi.Error
+        if not self._read_only and not self._driver.in_transaction:
+            try:
+                self._driver.execute("BEGIN IMMEDIATE")
+            except error as exc:
+                raise self._error("BEGIN IMMEDIATE", (), exc) from exc
+        many = isinstance(parameters, list)  # executemany: rows are not returned
+        values: Any = [plan.values(each) for each in parameters] if many else plan.values(parameters or {})
+        try:
+            if many:
+                return HotResult([], self._driver.executemany(plan.sql, values).rowcount)
+            cursor = self._driver.execute(plan.sql, values)
+            return HotResult([], cursor.rowcount) if plan.row is None else HotResult(plan.rows(cursor.fetchall()))
+        except error as exc:
+            raise self._error(plan.sql, values, exc) from exc
+
+    def _error(self, sql: str, values: Any, error: Exception) -> sa.exc.StatementError:
+        """The DBAPIError SQLAlchemy would raise for an error of the sqlite3 connection."""
+        return sa.exc.DBAPIError.instance(sql, values, error, self.dialect.loaded_dbapi.Error)
+
+    async def commit(self) -> None:
+        if self._connection is None:
+            return
+        if self._connection.in_transaction():
+            self._connection.commit()  # commits the driver's transaction too (it is the same one)
+        elif self._driver.in_transaction:
+            try:
+                self._driver.commit()
+            except self.dialect.loaded_dbapi.Error as exc:
+                raise self._error("COMMIT", (), exc) from exc
+
+    async def rollback(self) -> None:
+        if self._connection is None:
+            return
+        if self._connection.in_transaction():
+            self._connection.rollback()
+        elif self._driver.in_transaction:
+            self._driver.rollback()
+
+    async def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            release(connection, self._read_only)
+
+
+class AsyncEngineConnection:
+    """A Postgres unit of work's connection, taken when its first statement runs; its hot statements run on
+    the asyncpg connection itself.
+
+    Plain reads run outside any transaction until the unit of work first writes (each statement its own
+    snapshot, as under READ COMMITTED inside one, without the BEGIN and ROLLBACK round trips). The first write
+    begins the transaction as SQLAlchemy would (its Connection's transaction, then the driver's BEGIN), so that
+    SQLAlchemy commits or rolls back what ran hot; a locking read counts as a write. An atomic statement (see
+    `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing more.
+
+    A reader's point reads may share one statement with other requests' (`coalesced_read`): a reader whose reads
+    all joined another's statement never takes a connection at all."""
+
+    def __init__(self, engine: AsyncEngine, read_only: bool) -> None:
+        self._engine = engine
+        self._state = engine_state(engine)
+        self.dialect = engine.dialect
+        self._read_only = read_only
+        self._connection: AsyncConnection | None = None
+        self._driver: Any = None
+        self._hot = engine.dialect.driver == "asyncpg"
+        self._done = False  # an atomic statement ran on its own: nothing may be written after it
+        self._coalescing = self._hot and read_only
+
+    @property
+    def coalesces(self) -> bool:
+        """Whether this unit of work's reads may be coalesced: a reader (it never writes; each of its statements
+        runs outside a transaction, its own snapshot) that holds no connection yet. A reader that holds one
+        reads alone: joining another's read, it would keep a pooled connection idle while its leader may be
+        waiting for one."""
+        return self._coalescing and self._connection is None
+
+    coalesces_pages = coalesces
+
+    async def _open(self) -> AsyncConnection:
+        connection = self._connection
+        if connection is None:
+            with unavailable_without_connection:
+                connection = self._connection = await acquire_async(self._engine, self._state)
+        return connection
+
+    async def coalesced_read(
+        self,
+        kind: Any,
+        key: Hashable,
+        key_of: Callable[[Any], Hashable],
+        read: KeysRead,
+    ) -> list[Any]:
+        """The rows of `key`, shared with the other readers of this engine that ask for rows of the same `kind`
+        in this turn of the loop; the first of them runs `read` (on its own connection) for all their keys."""
+        return await coalescer_for(self._state.coalescers, kind, key_of).read(key, read)
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        connection = self._connection or await self._open()
+        plan = plan_for(statement, self.dialect, parameters) if self._hot else None
+        if plan is None:
+            if self._done and not isinstance(statement, sa.Select):
+                raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
+            return await connection.execute(statement, parameters)
+        if self._driver is None:
+            sync = connection.sync_connection  # its pooled connection, without a trip through a greenlet
+            live = sync is not None and not sync.invalidated and not sync.closed
+            raw = sync.connection if live and sync else await connection.get_raw_connection()
+            self._driver = raw.driver_connection
+            self._adapter: Any = raw.dbapi_connection
+        if not self._read_only and plan.kind != READ and not self._driver.is_in_transaction():
+            if self._done:
+                raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
+            if plan.kind == ATOMIC:
+                self._done = True
+            elif not await self._begin(connection):
+                return await connection.execute(statement, parameters)
+        if isinstance(parameters, list):  # executemany (rows are not returned)
+            return await self._run_many(plan, [plan.values(each) for each in parameters])
+        return await self._run(plan, plan.values(parameters or {}))
+
+    async def _run_many(self, plan: Plan, values: list[list[Any]]) -> HotResult:
+        try:
+            await self._driver.executemany(plan.sql, values)
+        except Exception as exc:
+            raise await self._translate(plan.sql, values, exc) from exc
+        return HotResult([], len(values))
+
+    async def _begin(self, connection: AsyncConnection) -> bool:
+        start = getattr(self._adapter, "_start_transaction", None)
+        if start is None or getattr(self._adapter, "_transaction", None) is not None:
+            return False  # not the adapter this was written against: let SQLAlchemy begin
+        if not connection.in_transaction():
+            await connection.begin()
+        try:
+            await start()
+        except Exception as exc:
+            raise await self._translate("BEGIN", [], exc) from exc
+        return True
+
+    async def _run(self, plan: Plan, values: list[Any]) -> HotResult:
+        try:
+            if plan.row is None:
+                status = await self._driver.execute(plan.sql, *values)
+                return HotResult([], int(status.rsplit(" ", 1)[-1]) if status[-1:].isdigit() else -1)
+            return HotResult(plan.rows(await self._driver.fetch(plan.sql, *values)))
+        except Exception as exc:
+            raise await self._translate(plan.sql, values, exc) from exc
+
+    async def _translate(self, sql: str, values: list[Any], error: Exception) -> BaseException:
+        """The exception SQLAlchemy would raise; a lost connection is invalidated (the pool replaces it)."""
+        dbapi: Any = self.dialect.loaded_dbapi
+        translated: BaseException = error
+        for kind in type(error).__mro__:
+            if kind in dbapi._asyncpg_error_translate:
+                translated = dbapi._asyncpg_error_translate[kind](error.args[0] if error.args else str(error), error)
+                break
+        lost = self._driver.is_closed() or isinstance(error, OSError | ConnectionError)
+        if lost and self._connection is not None:
+            await self._connection.invalidate()
+        if isinstance(translated, dbapi.Error):
+            wrapped: BaseException = sa.exc.DBAPIError.instance(
+                sql, values, translated, dbapi.Error, connection_invalidated=lost
+            )
+            return wrapped
+        return translated
+
+    async def commit(self) -> None:
+        connection = self._connection  # else nothing to commit (reads, an atomic write): no greenlet trip
+        if connection is not None and connection.in_transaction():
+            await connection.commit()
+
+    async def rollback(self) -> None:
+        connection = self._connection
+        if connection is not None and connection.in_transaction():
+            await connection.rollback()
+
+    async def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            clean = self._driver is None or not self._driver.is_in_transaction()
+            await release_async(self._engine, self._state, connection, clean)

@@ -1,0 +1,32 @@
+"""Driver errors as the domain errors a caller can act on."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
+
+from controlplane_domain.errors import Conflict, DomainError, TransientFailure, Unavailable, ValidationFailed
+
+TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03"})  # serialization failure, deadlock, lock not available
+
+
+def _sqlstate(exc: DBAPIError) -> str | None:
+    original = exc.orig
+    code = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+    return code if isinstance(code, str) else None
+
+
+def translate_driver_error(exc: BaseException) -> DomainError | None:
+    """Map a driver error to the domain error a caller can act on, or None to let it through."""
+    if isinstance(exc, DBAPIError) and (_sqlstate(exc) in TRANSIENT_SQLSTATES or "database is locked" in str(exc.orig)):
+        return TransientFailure("a concurrent change got in the way; please retry")
+    if isinstance(exc, IntegrityError):
+        return Conflict("the change conflicts with existing data")
+    original = exc.orig if isinstance(exc, sa.exc.StatementError) else exc
+    if isinstance(exc, DataError) or isinstance(original, OverflowError):  # OverflowError: SQLite's 64-bit integers
+        return ValidationFailed("", "a value cannot be stored by the database")
+    if isinstance(exc, OperationalError | OSError | ConnectionError) or (
+        isinstance(exc, DBAPIError) and exc.connection_invalidated
+    ):
+        return Unavailable("the database is unavailable")
+    return None

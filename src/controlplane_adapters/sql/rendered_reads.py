@@ -1,0 +1,157 @@
+"""The rendered reads (rendered.py) of a repository that opts into them: `RenderedReads`.
+
+A get of one row and a page of rows as the JSON the database renders of them, for an HTTP controller whose wire
+type is the row (`controlplane_http.handlers.rendered_item`, `rendered_list`: the agents' today). A repository
+opts in by listing the mixin before its base, `class SqlAgentRepository(RenderedReads, SqlRepository[Agent])`;
+one that does not is never asked (the HTTP layer takes the domain path)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Hashable
+from typing import Any, ClassVar
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+from controlplane_adapters.sql.base import SqlConnection
+from controlplane_adapters.sql.coalesced import coalesced, coalescing
+from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.rendered import postgres_rendered_sql, rendered_row
+from controlplane_adapters.sql.statements import page_of
+from controlplane_domain.paging import PageRequest
+
+
+@functools.cache
+def _column_names(table: sa.Table) -> tuple[str, ...]:
+    return tuple(column.name for column in table.columns)
+
+
+@functools.cache
+def _rendered_page_of(table: sa.Table) -> sa.Select[Any]:
+    """One organization's page of rows rendered as JSON objects by SQLite (see rendered.py), each with the
+    organization's total (one statement, one snapshot), built once."""
+    where = table.c.organization_id == sa.bindparam("organization_id")
+    total = sa.select(sa.func.count()).select_from(table).where(where).scalar_subquery()
+    return hot(
+        sa.select(rendered_row(table), total)
+        .select_from(table)
+        .where(where)
+        .order_by(table.c.created_at, table.c.id)
+        .limit(sa.bindparam("limit"))
+        .offset(sa.bindparam("offset"))
+    )
+
+
+@functools.cache
+def _rendered_by_id(table: sa.Table) -> sa.Select[Any]:
+    """One row of an organization rendered as its JSON object by SQLite (see rendered.py), built once."""
+    where = (table.c.organization_id == sa.bindparam("organization_id"), table.c.id == sa.bindparam("id"))
+    return hot(sa.select(rendered_row(table)).where(*where))
+
+
+@functools.cache
+def _postgres_rendered_pages_of(table: sa.Table) -> sa.TextualSelect:
+    """Pages of (organization, limit, offset) keys, each one JSON array rendered by Postgres (rendered.py) and
+    the organization's total, in one statement (one snapshot, one row a key): several requests' pages when they
+    are coalesced, a unit of work's own page when not."""
+    columns = ", ".join(f'"{column.name}"' for column in table.columns)
+    # the names come from the table's declaration, every value is a bound parameter
+    sql = f"""SELECT keys.organization_id, keys.page_limit, keys.page_offset,
+  (SELECT concat('[', string_agg({postgres_rendered_sql(table)}, ',' ORDER BY page.created_at, page.id), ']')
+   FROM (SELECT {columns} FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id
+         ORDER BY {table.name}.created_at, {table.name}.id LIMIT keys.page_limit OFFSET keys.page_offset) AS page
+  ) AS items,
+  (SELECT count(*) FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id) AS total
+FROM unnest(:organization_ids, :limits, :offsets) AS keys(organization_id, page_limit, page_offset)"""  # noqa: S608
+    texts, numbers = postgresql.ARRAY(sa.String), postgresql.ARRAY(sa.BigInteger)  # offsets past 2**31 too
+    statement = (
+        sa.text(sql)
+        .bindparams(
+            sa.bindparam("organization_ids", type_=texts),
+            sa.bindparam("limits", type_=numbers),
+            sa.bindparam("offsets", type_=numbers),
+        )
+        .columns(
+            sa.column("organization_id", sa.String),
+            sa.column("page_limit", sa.Integer),
+            sa.column("page_offset", sa.Integer),
+            sa.column("items", sa.Text),
+            sa.column("total", sa.BigInteger),
+        )
+    )
+    return hot(statement)
+
+
+def _page_key(row: Any) -> Hashable:
+    return (row.organization_id, row.page_limit, row.page_offset)
+
+
+def _sqlite_page_key(row: tuple[Any, ...]) -> Hashable:
+    return row[:3]
+
+
+def _pages(keys: list[Any]) -> dict[str, Any]:
+    return {
+        "organization_ids": [key[0] for key in keys],
+        "limits": [key[1] for key in keys],
+        "offsets": [key[2] for key in keys],
+    }
+
+
+class RenderedReads:
+    """`rendered_get` and `rendered_page` of a `SqlRepository`'s table (see the module's docstring)."""
+
+    table: ClassVar[sa.Table]
+    connection: SqlConnection
+
+    @property
+    def rendered_fields(self) -> tuple[str, ...]:
+        """The keys of `rendered_page`'s objects, in order: the table's columns."""
+        return _column_names(self.table)
+
+    async def rendered_get(self, organization_id: str, object_id: str) -> str | None:
+        """`get` as the JSON object SQLite renders of the row (rendered.py); None when it is not found or the store
+        renders no single rows (Postgres's gets are coalesced into one statement a turn of the loop instead): a
+        read model for the HTTP layer, which takes the domain path then."""
+        if self.connection.dialect.name != "sqlite":
+            return None
+        parameters = {"organization_id": organization_id, "id": object_id}
+        row = (await self.connection.execute(_rendered_by_id(self.table), parameters)).first()
+        return None if row is None else str(row[0])
+
+    async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[str, int] | None:
+        """`list_page` as a JSON array of objects rendered by the database (SQLite, Postgres; None elsewhere),
+        and the total: a read model for the HTTP layer, which uses it where its wire type is the row
+        (rendered.py)."""
+        key = (organization_id, page.limit, page.offset)
+        dialect = self.connection.dialect.name
+        if dialect == "postgresql":
+            statement = _postgres_rendered_pages_of(self.table)
+            reader = coalescing(self.connection)
+            if reader is not None:  # a reader: one statement for this turn's pages of this table
+                (row,) = await coalesced(reader, statement, key, _page_key, _pages)
+            else:
+                (row,) = (await self.connection.execute(statement, _pages([key]))).all()
+            return row.items, row.total
+        if dialect != "sqlite":
+            return None
+        pages = coalescing(self.connection, "coalesces_pages")
+        if pages is not None:  # a reader: each page asked in this turn rendered once, for all who asked
+            (row,) = await pages.coalesced_read(
+                _rendered_page_of(self.table), key, _sqlite_page_key, self._sqlite_pages
+            )
+            return row[3], row[4]
+        return await self._sqlite_page(key)
+
+    async def _sqlite_pages(self, keys: list[Any]) -> list[tuple[Any, ...]]:
+        return [(*key, *await self._sqlite_page(key)) for key in keys]
+
+    async def _sqlite_page(self, key: tuple[str, int, int]) -> tuple[str, int]:
+        organization_id, limit, offset = key
+        parameters = {"organization_id": organization_id, "limit": limit, "offset": offset}
+        found = (await self.connection.execute(_rendered_page_of(self.table), parameters)).all()
+        if not found:  # past the end: the total still counts
+            count, _ = page_of(self.table, ("created_at", "id"))
+            return "[]", (await self.connection.execute(count, parameters)).scalar_one()
+        return "[" + ",".join(row[0] for row in found) + "]", found[0][1]

@@ -1,0 +1,24 @@
+"""The whole schema: every area's tables, registered on the one `metadata` (columns.py).
+
+Alembic's env.py, the tests and `create_all` read `metadata` from here, where it is complete: an area's table
+joins it when its module is imported, and this module imports every one of them (a new area adds its line)."""
+
+from __future__ import annotations
+
+from controlplane_adapters.agents.sql import agents
+from controlplane_adapters.api_keys.sql import api_keys
+from controlplane_adapters.environments.sql import environments, worker_queues
+from controlplane_adapters.executions.table import execution_events, executions
+from controlplane_adapters.idempotency.sql import idempotency_records
+from controlplane_adapters.llm_models.sql import llm_models
+from controlplane_adapters.organizations.sql import organization_settings
+from controlplane_adapters.sql.columns import metadata
+from controlplane_adapters.teams.sql import teams
+from controlplane_adapters.workers.sql import workers
+
+TABLES = (
+    teams, agents, workers, llm_models, api_keys, organization_settings, idempotency_records, environments,
+    worker_queues, executions, execution_events,
+)  # fmt: skip
+
+__all__ = ["TABLES", "metadata"]

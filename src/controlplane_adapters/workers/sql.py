@@ -1,0 +1,144 @@
+"""Workers in SQL: the table (keyed by organization and worker id), its row mapping, and the repository."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from controlplane_adapters.sql.base import SqlConnection
+from controlplane_adapters.sql.columns import Json, UtcDateTime, metadata, to_json
+from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.statements import insert_new, page_of, upsert
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.workers.entity import Worker, WorkerStatus
+
+workers = sa.Table(
+    "workers",
+    metadata,
+    sa.Column("organization_id", sa.String(255), primary_key=True),
+    sa.Column("worker_id", sa.String(255), primary_key=True),
+    sa.Column("environment_name", sa.String(255), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("tasks_processed", sa.BigInteger(), nullable=False),
+    sa.Column("current_task_id", sa.String(255), nullable=True),
+    sa.Column("worker_metadata", Json, nullable=False),
+    sa.Column("heartbeat_interval_seconds", sa.Integer(), nullable=False),
+    sa.Column("registered_at", UtcDateTime(), nullable=False),
+    sa.Column("last_heartbeat_at", UtcDateTime(), nullable=False),
+    sa.Column("queue_id", sa.String(64), nullable=True),
+    sa.Index("ix_workers_org_registered", "organization_id", "registered_at", "worker_id"),
+    sa.Index("ix_workers_org_queue_seen", "organization_id", "queue_id", "last_heartbeat_at"),
+)
+
+
+def worker_to_row(worker: Worker) -> dict[str, Any]:
+    return {
+        "organization_id": worker.organization_id,
+        "worker_id": worker.worker_id,
+        "environment_name": worker.environment_name,
+        "status": worker.status.value,
+        "tasks_processed": worker.tasks_processed,
+        "current_task_id": worker.current_task_id,
+        "worker_metadata": to_json(worker.worker_metadata),
+        "heartbeat_interval_seconds": worker.heartbeat_interval_seconds,
+        "registered_at": worker.registered_at,
+        "last_heartbeat_at": worker.last_heartbeat_at,
+        "queue_id": worker.queue_id,
+    }
+
+
+def worker_to_domain(row: Any) -> Worker:
+    return Worker(
+        worker_id=row.worker_id,
+        organization_id=row.organization_id,
+        environment_name=row.environment_name,
+        status=WorkerStatus(row.status),
+        tasks_processed=row.tasks_processed,
+        current_task_id=row.current_task_id,
+        worker_metadata=dict(row.worker_metadata),
+        heartbeat_interval_seconds=row.heartbeat_interval_seconds,
+        registered_at=row.registered_at,
+        last_heartbeat_at=row.last_heartbeat_at,
+        queue_id=row.queue_id,
+    )
+
+
+@functools.cache
+def _worker_by_id() -> sa.Select[Any]:
+    t = workers
+    return hot(
+        sa.select(t).where(
+            t.c.organization_id == sa.bindparam("organization_id"), t.c.worker_id == sa.bindparam("worker_id")
+        )
+    )
+
+
+_WORKER_KEY = ("organization_id", "worker_id")
+_WORKER_KEPT = ("registered_at", "queue_id")  # what an upsert of a stored worker leaves as it is
+
+
+@functools.cache
+def _move_worker() -> sa.Update:
+    t = workers
+    where = (t.c.organization_id == sa.bindparam("where_organization_id"), t.c.worker_id == sa.bindparam("where_id"))
+    return hot(t.update().where(*where).values(queue_id=sa.bindparam("queue_id")))
+
+
+class SqlWorkerRepository:
+    table = workers  # for `save_reports`, whose parameter hides the module's name
+
+    def __init__(self, connection: SqlConnection) -> None:
+        self.connection = connection
+
+    async def get(self, organization_id: str, worker_id: str) -> Worker | None:
+        parameters = {"organization_id": organization_id, "worker_id": worker_id}
+        row = (await self.connection.execute(_worker_by_id(), parameters)).first()
+        return None if row is None else worker_to_domain(row)
+
+    async def register(self, worker: Worker) -> bool:
+        """INSERT ... ON CONFLICT DO NOTHING: a concurrent registration waits for the first to commit, then
+        inserts nothing (rowcount 0)."""
+        statement = insert_new(self.connection.dialect.name, workers, _WORKER_KEY)
+        result = await self.connection.execute(statement, worker_to_row(worker))
+        return bool(result.rowcount == 1)
+
+    async def save(self, worker: Worker) -> None:
+        """Insert or update in one statement; registered_at and queue_id keep their stored values."""
+        statement = upsert(self.connection.dialect.name, workers, _WORKER_KEY, _WORKER_KEPT)
+        await self.connection.execute(statement, worker_to_row(worker))
+
+    async def save_reports(self, workers: Sequence[Worker]) -> None:
+        """One executemany of the upsert, which leaves a row alone where the stored heartbeat is later."""
+        dialect = self.connection.dialect.name
+        statement = upsert(dialect, self.table, _WORKER_KEY, _WORKER_KEPT, newer="last_heartbeat_at")
+        await self.connection.execute(statement, [worker_to_row(worker) for worker in workers])
+
+    async def move_to_queue(self, organization_id: str, worker_id: str, queue_id: str) -> None:
+        parameters = {"where_organization_id": organization_id, "where_id": worker_id, "queue_id": queue_id}
+        await self.connection.execute(_move_worker(), parameters)
+
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
+        count, rows = page_of(workers, ("registered_at", "worker_id"))
+        parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
+        total = (await self.connection.execute(count, parameters)).scalar_one()
+        found = await self.connection.execute(rows, parameters)
+        return [worker_to_domain(row) for row in found], total
+
+    async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
+        if not queue_ids:
+            return {}
+        t = workers
+        rows = await self.connection.execute(
+            sa.select(t.c.queue_id, sa.func.count())
+            .where(
+                t.c.organization_id == organization_id,
+                t.c.queue_id.in_(list(queue_ids)),
+                t.c.last_heartbeat_at >= since,
+            )
+            .group_by(t.c.queue_id)
+        )
+        return {str(queue_id): int(count) for queue_id, count in rows}
