@@ -30,6 +30,7 @@ from controlplane_http.executions.wire import (
     ExecutionList,
     Lease,
     LeaseRequest,
+    ServerSentEvent,
 )
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.teams.controller import team_out
@@ -41,7 +42,12 @@ def stream_options(scope: Scope) -> StreamOptions:
     return options
 
 
-SSE_DOC = ResponseSpec(str, description="text/event-stream of the execution's events", media_type="text/event-stream")
+SSE_DOC = ResponseSpec(
+    ServerSentEvent,
+    description="text/event-stream of the execution's events (the schema describes one event)",
+    media_type="text/event-stream",
+    generate_examples=False,
+)
 
 
 async def _disconnected(request: Request[Any, Any, Any]) -> None:
