@@ -32,7 +32,7 @@ from controlplane_domain.principal import Principal, Role
 from controlplane_http.body import UNREADABLE_JSON, StrictJSONBody, has_nul
 from controlplane_http.errors import handle_exception
 from controlplane_http.middleware import ASGIApp, Message, Receive, Scope, Send
-from controlplane_http.security import READ_METHODS
+from controlplane_http.security import CASELESS_IDS, READ_METHODS
 
 # The routes the lane serves, by operation id: the reads and the heartbeat, then the execution round trip.
 HOT_OPERATIONS = (
@@ -61,6 +61,7 @@ class Lane:
     prefix: str  # the path up to its parameter, or the whole path
     suffix: str  # the path after its parameter ("" when the parameter ends it)
     parameter: str | None  # the name of the path's one `str` parameter
+    caseless: bool  # the parameter is a server-made id, read in lowercase (security.CASELESS_IDS)
     call: Callable[..., Awaitable[Any]]
     role: Role
     status: int
@@ -132,7 +133,7 @@ class FastLane:
         lane, value = matched
         kwargs: dict[str, Any] = {"scope": scope}
         if value is not None:
-            kwargs[lane.parameter or ""] = value
+            kwargs[lane.parameter or ""] = value.lower() if lane.caseless else value
         if lane.request:
             kwargs["request"] = lane.handler.resolve_request_class()(scope, receive, send)
         if scope.get("query_string") and not _read_query(scope["query_string"], lane.query, kwargs):
@@ -299,6 +300,7 @@ def _lane(route: HTTPRoute, method: str, handler: Any) -> Lane:
         prefix=prefix,
         suffix=suffix,
         parameter=parameter,
+        caseless=parameter in CASELESS_IDS,
         call=handler.fn,
         role=Role(handler.opt.get("role", default)),
         status=handler.status_code,
