@@ -45,7 +45,7 @@ class ApiKeyController(Controller):
     tags = ["authentication"]
     opt = ADMIN
 
-    @post("/", operation_id="createApiKey", status_code=201, responses=errors())
+    @post("/", operation_id="createApiKey", status_code=201, responses=errors(415))
     async def create_api_key(
         self,
         data: JSONBody[ApiKeyCreate],
@@ -106,7 +106,7 @@ class OrganizationController(Controller):
         settings = await organizations.get_organization_settings(ports, principal, organization_id)
         return settings_out(settings, policy)
 
-    @put("/", operation_id="setOrganizationSettings", responses=errors(404))
+    @put("/", operation_id="setOrganizationSettings", responses=errors(404, 415))
     async def set_settings(
         self,
         organization_id: FromPath[str],
