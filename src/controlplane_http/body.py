@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from litestar.openapi.spec import Reference, Schema
 
 
+# A Content-Type under which a body is read as JSON: `application/json`, or a structured syntax suffix
+# (`application/merge-patch+json`, RFC 6838), whatever its parameters: the body is read as UTF-8 (RFC 8259).
+_JSON_MEDIA_TYPE = re.compile(rb"application/(?:[a-z0-9!#$&^_.+-]+\+)?json")
+_TAKES_BODY = "controlplane_takes_body"
+
 # An escaped NUL that is not itself an escaped backslash followed by "u0000": no database stores it.
 _NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 _BODY_TYPE = "controlplane_body_type"
@@ -36,6 +41,27 @@ def _unreadable(exc: UnicodeDecodeError | RecursionError) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return f"invalid UTF-8 (byte {exc.start})"
     return "nested too deeply"
+
+
+def foreign_media_type(scope: Any) -> str | None:
+    """The request's Content-Type when its route reads a JSON body and that media type is not JSON (415); None
+    otherwise. A request without a Content-Type (or with an empty one) is read as JSON, for `curl --data-binary`
+    and hand-written clients."""
+    handler = scope.get("route_handler")
+    if handler is None:
+        return None
+    takes_body: bool | None = handler.opt.get(_TAKES_BODY)
+    if takes_body is None:
+        takes_body = handler.opt[_TAKES_BODY] = "data" in handler.parsed_fn_signature.parameters
+    if not takes_body:
+        return None
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            media_type = value.split(b";", 1)[0].strip().lower()
+            if not media_type or _JSON_MEDIA_TYPE.fullmatch(media_type):
+                return None
+            return str(value.decode("latin-1"))
+    return None
 
 
 class StrictJSONBody(AbstractDTO[Any]):

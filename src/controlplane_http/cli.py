@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -19,8 +20,10 @@ LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
 
     from controlplane_http.bootstrap import build_app
+    from controlplane_http.protocol import CleanStopServer
     from controlplane_http.schema import check_store
 
     if args.log_level not in LOG_LEVELS:  # (argparse checks the flag, not a default from the environment)
@@ -47,9 +50,13 @@ def _serve(args: argparse.Namespace) -> int:
         if args.config:
             os.environ["CONTROLPLANE_CONFIG"] = args.config
         uvicorn.run("controlplane_http.asgi:create", factory=True, workers=args.workers, **options)
-        return 0
-    uvicorn.run(build_app(settings, freeze_after_start=True, stop_on_signals=True), **options)
-    return 0
+        return 0  # (uvicorn's supervisor stops its server processes on SIGTERM or SIGINT, then returns)
+    # uvicorn.run's single-process path, on a server whose stop by signal exits 0 (uvicorn's raises the signal again)
+    app = build_app(settings, freeze_after_start=True, stop_on_signals=True)
+    server = CleanStopServer(uvicorn.Config(app, **options))
+    with contextlib.suppress(KeyboardInterrupt):  # a Ctrl-C before the server took over the signals
+        server.run()
+    return 0 if server.started else STARTUP_FAILURE
 
 
 def _migrate(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.errors import Conflict, DomainError, Unauthenticated, ValidationFailed
 from controlplane_domain.ports import Ports, TokenVerifier
 from controlplane_domain.principal import Principal
+from controlplane_http.body import foreign_media_type
 from controlplane_http.errors import domain_error, envelope, validation_body
 from controlplane_http.idempotency import Idempotency, Replay, Reservation
 from controlplane_http.limits import LimitPolicy
@@ -185,8 +186,9 @@ class SecurityMiddleware:
 
 
 class AuthorizationMiddleware:
-    """After routing: unknown query parameters (422), then the role the route needs (403, or 404 for objects of
-    another organization). The caller was authenticated by `SecurityMiddleware` before routing."""
+    """After routing: unknown query parameters (422), the role the route needs (403, or 404 for objects of
+    another organization), then a body that is not JSON (415, before it is read). The caller was authenticated by
+    `SecurityMiddleware` before routing."""
 
     def __init__(self, app: ASGIApp, ports: Ports) -> None:
         self.app = app
@@ -200,6 +202,11 @@ class AuthorizationMiddleware:
             except DomainError as exc:
                 status, body, more = domain_error(exc)
                 await send_json(send, status, body, more)
+                return
+            if (media_type := foreign_media_type(scope)) is not None:
+                message = "the request body must be JSON: Content-Type application/json (or application/*+json)"
+                body = envelope(415, "UNSUPPORTED_MEDIA_TYPE", message, {"content_type": media_type})
+                await send_json(send, 415, body)
                 return
         await self.app(scope, receive, send)
 

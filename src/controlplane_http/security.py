@@ -45,6 +45,27 @@ VISIBILITY: dict[str, Probe] = {
 }
 
 
+# Path parameters that name objects whose ids the server makes: UUIDs, and API keys' ids (hex), always written in
+# lowercase. A path may spell them in any case (RFC 4122: UUIDs compare case-insensitively): they are lowercased
+# before the role check and the handler see them, here for Litestar's routes and by the fast lane for its own.
+# Worker ids and organization ids are the clients' own strings: they stay exactly as written.
+CLIENT_IDS = frozenset({"worker_id", "organization_id"})
+
+
+def is_caseless(name: str) -> bool:
+    """Whether a path parameter is a server-made id (every `*_id` but the clients' own, `CLIENT_IDS`): a new area's
+    ids are caseless without a line here."""
+    return name.endswith("_id") and name not in CLIENT_IDS
+
+
+
+def lowercase_ids(path_params: dict[str, Any]) -> None:
+    """Lowercase the server-made ids among a route's path parameters (`is_caseless`)."""
+    for name, value in path_params.items():
+        if isinstance(value, str) and is_caseless(name):
+            path_params[name] = value.lower()
+
+
 async def require_role(
     ports: Ports, principal: Principal, method: str, handler: BaseRouteHandler, path_params: dict[str, Any]
 ) -> None:
@@ -88,7 +109,8 @@ def reject_unknown_query(query_string: bytes, handler: BaseRouteHandler) -> None
 
 
 async def authorize(ports: Ports, scope: MutableMapping[str, Any], principal: Principal | None) -> None:
-    """Run by the security middleware once the route is known: unknown query parameters, then the role.
+    """Run by the security middleware once the route is known: unknown query parameters, the ids in the path
+    (`lowercase_ids`), then the role.
 
     (A middleware rather than a Litestar guard: guards get a copy of the route handler on every request.)"""
     handler = scope.get("route_handler")
@@ -96,5 +118,7 @@ async def authorize(ports: Ports, scope: MutableMapping[str, Any], principal: Pr
         return
     if scope.get("query_string"):
         reject_unknown_query(scope["query_string"], handler)
+    if scope.get("path_params"):
+        lowercase_ids(scope["path_params"])
     if principal is not None:  # None: a public route (the OpenAPI document)
         await require_role(ports, principal, scope["method"], handler, scope.get("path_params") or {})

@@ -47,6 +47,7 @@ def pair(tmp_path: Path) -> Iterator[tuple[TestClient[Any], TestClient[Any], dic
             ids.setdefault("first", created.json()["id"])
         other = fast.post("/api/v1/agents", json={"name": "theirs"}, headers=OTHER)
         ids["theirs"] = other.json()["id"]
+        ids["FIRST"], ids["THEIRS"] = ids["first"].upper(), ids["theirs"].upper()  # ids read in any case
         yield fast, slow, ids
 
 
@@ -90,6 +91,10 @@ GETS = [
     ("/api/v1/agents/{first}", VIEWER),
     ("/api/v1/agents/{theirs}", {}),
     ("/api/v1/agents/{theirs}", OTHER),
+    ("/api/v1/agents/{FIRST}", {}),
+    ("/api/v1/agents/{FIRST}", VIEWER),
+    ("/api/v1/agents/{THEIRS}", {}),
+    ("/api/v1/agents/{THEIRS}", OTHER),
     ("/api/v1/agents/no-such-agent", {}),
     ("/api/v1/agents/{first}?limit=5", {}),
     ("/api/v1/agents/{first}/", {}),
@@ -304,13 +309,15 @@ def _round_trip(client: TestClient[Any], side: str, agent: str, theirs: str) -> 
     call("POST", "/api/v1/agents/no-such-agent/execute", {"prompt": "p", "worker_queue_id": queue})
     call("POST", f"/api/v1/agents/{theirs}/execute", {"prompt": "p", "worker_queue_id": queue})
     call("POST", execute, b'{"prompt": "p", "worker_queue_id": ')
-    leased = call("POST", lease, {"worker_id": worker, "wait_seconds": 0}).json()
+    shouted = f"/api/v1/executions/{execution.upper()}"  # ids are read in any case
+    leased = call("POST", f"/api/v1/worker-queues/{queue.upper()}/lease", {"worker_id": worker, "wait_seconds": 0})
+    leased = leased.json()
     attempt = leased["attempt"]
     call("POST", lease, {"worker_id": worker, "wait_seconds": 0})  # nothing left: 204
     call("POST", "/api/v1/worker-queues/no-such-queue/lease", {"worker_id": worker, "wait_seconds": 0})
     call("POST", lease, {"worker_id": worker, "wait_seconds": -1})
     events = [{"type": "message_chunk", "data": {"text": "hi"}}, {"type": "log", "data": {"n": 1.5}}]
-    call("POST", f"{path}/events", {"worker_id": worker, "attempt": attempt, "events": events})
+    call("POST", f"{shouted}/events", {"worker_id": worker, "attempt": attempt, "events": events})
     call("POST", f"{path}/events", {"worker_id": worker, "attempt": attempt + 1, "events": events})
     call("POST", f"{path}/events", {"worker_id": worker, "attempt": attempt, "events": [{"type": "done"}]})
     call("POST", f"{path}/events", {"worker_id": worker, "attempt": attempt, "events": events}, OTHER)
@@ -318,7 +325,7 @@ def _round_trip(client: TestClient[Any], side: str, agent: str, theirs: str) -> 
     done = {"worker_id": worker, "attempt": attempt, "status": "completed", "response": "ok", "usage": {"t": 2}}
     call("POST", f"{path}/complete", {**done, "status": "running"})
     call("POST", f"{path}/complete", done)
-    call("POST", f"{path}/complete", done)  # the same completion again: the same answer
+    call("POST", f"{shouted}/complete", done)  # the same completion again: the same answer
     call("POST", f"{path}/events", {"worker_id": worker, "attempt": attempt, "events": events})  # stale: 409
     seen.append(answer(client.get(f"{path}/events")))
     return _same_shape(seen, names)

@@ -103,3 +103,24 @@ def test_paths_that_only_look_like_the_document_need_credentials(client: TestCli
     response = client.get(path)
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "UNAUTHORIZED"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/api/v1/executions/{execution_id}/stream"),
+        ("post", "/api/v1/agents/{agent_id}/execute"),
+        ("post", "/api/v1/teams/{team_id}/execute"),
+    ],
+)
+def test_event_streams_are_described_event_by_event(client: TestClient[Any], method: str, path: str) -> None:
+    """OpenAPI 3.1: a `text/event-stream` response's schema is one event; its `data` is JSON of a named shape."""
+    document = client.get("/api/openapi.json").json()
+    stream = document["paths"][path][method]["responses"]["200"]["content"]["text/event-stream"]
+    name = stream["schema"]["$ref"].removeprefix("#/components/schemas/")
+    event = document["components"]["schemas"][name]
+    assert set(event["required"]) == {"event", "id", "data"}
+    data = event["properties"]["data"]
+    assert (data["type"], data["contentMediaType"]) == ("string", "application/json")
+    shape = data["contentSchema"]["$ref"].removeprefix("#/components/schemas/")
+    assert set(document["components"]["schemas"][shape]["required"]) >= {"execution_id", "seq", "type", "data"}

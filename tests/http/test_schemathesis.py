@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections import Counter
+from typing import Any
 
+import httpx
 import schemathesis
 from hypothesis import HealthCheck, settings
+from litestar import Litestar
 from schemathesis import checks
 
 from controlplane_adapters.clock import SystemClock
@@ -13,16 +18,19 @@ from controlplane_adapters.settings.model import AuthSettings, Settings
 from controlplane_http.bootstrap import build_app
 from tests.support import JWT_SECRET, SERVICE_KEY, bearer
 
-app = build_app(
-    Settings(
+
+def conformance_app() -> Litestar:
+    settings = Settings(
         database_url="memory://",
         service_api_key=SERVICE_KEY,
         rate_limit_per_minute=1_000_000,
         worker_rate_limit_per_minute=1_000_000,
         auth=AuthSettings(jwt_secret=JWT_SECRET),
-    ),
-    clock=SystemClock(),
-)
+    )
+    return build_app(settings, clock=SystemClock())
+
+
+app = conformance_app()
 schema = schemathesis.openapi.from_asgi("/api/openapi.json", app)
 
 
@@ -55,3 +63,66 @@ def test_the_generated_requests_reached_the_handlers() -> None:
     """Guards the test above against passing on 401s alone: most requests were authenticated."""
     assert STATUSES[2] > 50, STATUSES
     assert STATUSES[4] > 0, STATUSES
+
+
+async def test_event_streams_conform_to_their_document() -> None:
+    """The streams of executions, as an execute with `stream: true` answers them and as `.../stream` replays them
+    whole or resumed, are what the document says each event is (ids, types, and `data` as JSON of its shape).
+
+    The random cases above name no execution that exists, so they never see an event: these streams are real.
+    (One event loop runs the app, a worker and the streaming client: an execute's stream ends once the worker,
+    woken by its long poll, completes the execution.)"""
+    streams = conformance_app()
+    document = schemathesis.openapi.from_asgi("/api/openapi.json", streams)
+    headers = bearer(SERVICE_KEY)
+    transport = httpx.ASGITransport(app=streams)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver", headers=headers) as client:
+
+        async def created(path: str, body: dict[str, Any]) -> str:
+            response = await client.post(path, json=body)
+            assert response.status_code == 201, response.text
+            return str(response.json()["id"])
+
+        async def work(queue_id: str) -> str:
+            lease = await client.post(
+                f"/api/v1/worker-queues/{queue_id}/lease", json={"worker_id": "w", "wait_seconds": 30}
+            )
+            assert lease.status_code == 200, lease.text
+            execution_id = str(lease.json()["execution"]["id"])
+            report = {"worker_id": "w", "attempt": 1}
+            events = [{"type": "message_chunk", "data": {"text": "hel"}}, {"type": "tool_started", "data": {}}]
+            appended = await client.post(f"/api/v1/executions/{execution_id}/events", json={**report, "events": events})
+            assert appended.status_code == 200, appended.text
+            done = await client.post(
+                f"/api/v1/executions/{execution_id}/complete",
+                json={**report, "status": "completed", "response": "hello"},
+            )
+            assert done.status_code == 200, done.text
+            return execution_id
+
+        environment_id = await created("/api/v1/environments", {"name": "streams"})
+        queue_id = await created(f"/api/v1/environments/{environment_id}/worker-queues", {"name": "streams"})
+        targets = {
+            "/api/v1/agents/{agent_id}/execute": ("agent_id", await created("/api/v1/agents", {"name": "streamer"})),
+            "/api/v1/teams/{team_id}/execute": ("team_id", await created("/api/v1/teams", {"name": "streamers"})),
+        }
+        for path, (parameter, target_id) in targets.items():
+            body = {"prompt": "hello", "worker_queue_id": queue_id, "stream": True}
+            streamed, execution_id = await asyncio.gather(
+                client.post(path.replace("{" + parameter + "}", target_id), json=body), work(queue_id)
+            )
+            assert streamed.headers["content-type"].startswith("text/event-stream"), streamed.text
+            case = document[path]["POST"].Case(
+                path_parameters={parameter: target_id}, body=body, media_type="application/json", headers=headers
+            )
+            case.validate_response(streamed, excluded_checks=EXCLUDED)
+            for resume, first in (({}, "1"), ({"Last-Event-ID": "2"}, "3")):
+                replayed = await client.get(f"/api/v1/executions/{execution_id}/stream", headers=resume)
+                assert replayed.status_code == 200, replayed.text
+                ids = re.findall(r"^id: (.*)$", replayed.text, re.MULTILINE)
+                assert ids[0] == first, replayed.text
+                assert re.findall(r"^event: (.*)$", replayed.text, re.MULTILINE)[-1] == "done", replayed.text
+                case = document["/api/v1/executions/{execution_id}/stream"]["GET"].Case(
+                    path_parameters={"execution_id": execution_id}, headers={**headers, **resume}
+                )
+                case.validate_response(replayed, excluded_checks=EXCLUDED)

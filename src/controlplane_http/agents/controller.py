@@ -34,7 +34,7 @@ class AgentController(Controller):
     path = "/api/v1/agents"
     tags = ["agents"]
 
-    @post("/", operation_id="createAgent", status_code=201, responses=errors(400, 409))
+    @post("/", operation_id="createAgent", status_code=201, responses=errors(400, 409, 415))
     async def create_agent(self, data: JSONBody[AgentCreate], scope: Scope) -> Agent:
         ports, principal = caller(scope)
         command = to_domain(data, usecases.CreateAgent)
@@ -57,7 +57,7 @@ class AgentController(Controller):
             return cast(Agent, rendered)
         return agent_out(await usecases.get_agent(ports, principal.organization_id, agent_id))
 
-    @patch("/{agent_id:str}", operation_id="updateAgent", responses=errors(400, 404, 409))
+    @patch("/{agent_id:str}", operation_id="updateAgent", responses=errors(400, 404, 409, 415))
     async def update_agent(self, agent_id: FromPath[str], data: JSONBody[AgentUpdate], scope: Scope) -> Agent:
         ports, principal = caller(scope)
         changes = given_fields(data)

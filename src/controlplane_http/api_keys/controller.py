@@ -34,7 +34,7 @@ class ApiKeyController(Controller):
     tags = ["authentication"]
     opt = ADMIN
 
-    @post("/", operation_id="createApiKey", status_code=201, responses=errors())
+    @post("/", operation_id="createApiKey", status_code=201, responses=errors(415))
     async def create_api_key(
         self,
         data: JSONBody[ApiKeyCreate],

@@ -52,7 +52,7 @@ class EnvironmentController(Controller):
     path = "/api/v1/environments"
     tags = ["environments"]
 
-    @post("/", operation_id="createEnvironment", status_code=201, responses=errors(409))
+    @post("/", operation_id="createEnvironment", status_code=201, responses=errors(409, 415))
     async def create_environment(self, data: JSONBody[EnvironmentCreate], scope: Scope) -> Environment:
         ports, principal = caller(scope)
         command = usecases.CreateEnvironment(**given_fields(data))
@@ -69,7 +69,7 @@ class EnvironmentController(Controller):
         ports, principal = caller(scope)
         return environment_out(await usecases.get_environment(ports, principal.organization_id, environment_id))
 
-    @patch("/{environment_id:str}", operation_id="updateEnvironment", responses=errors(404, 409))
+    @patch("/{environment_id:str}", operation_id="updateEnvironment", responses=errors(404, 409, 415))
     async def update_environment(
         self, environment_id: FromPath[str], data: JSONBody[EnvironmentUpdate], scope: Scope
     ) -> Environment:
@@ -88,7 +88,7 @@ class EnvironmentController(Controller):
         "/{environment_id:str}/worker-queues",
         operation_id="createWorkerQueue",
         status_code=201,
-        responses=errors(404, 409),
+        responses=errors(404, 409, 415),
     )
     async def create_queue(
         self, environment_id: FromPath[str], data: JSONBody[WorkerQueueCreate], scope: Scope
@@ -135,7 +135,7 @@ class WorkerQueueController(Controller):
         ports, principal = caller(scope)
         return queue_out(await usecases.get_queue(ports, principal.organization_id, queue_id))
 
-    @patch("/{queue_id:str}", operation_id="updateWorkerQueue", responses=errors(404, 409))
+    @patch("/{queue_id:str}", operation_id="updateWorkerQueue", responses=errors(404, 409, 415))
     async def update_queue(
         self, queue_id: FromPath[str], data: JSONBody[WorkerQueueUpdate], scope: Scope
     ) -> WorkerQueue:

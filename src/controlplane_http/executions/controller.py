@@ -30,6 +30,7 @@ from controlplane_http.executions.wire import (
     ExecutionList,
     Lease,
     LeaseRequest,
+    ServerSentEvent,
 )
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.teams.controller import team_out
@@ -41,7 +42,12 @@ def stream_options(scope: Scope) -> StreamOptions:
     return options
 
 
-SSE_DOC = ResponseSpec(str, description="text/event-stream of the execution's events", media_type="text/event-stream")
+SSE_DOC = ResponseSpec(
+    ServerSentEvent,
+    description="text/event-stream of the execution's events (the schema describes one event)",
+    media_type="text/event-stream",
+    generate_examples=False,
+)
 
 
 async def _disconnected(request: Request[Any, Any, Any]) -> None:
@@ -108,7 +114,7 @@ class ExecuteController(Controller):
         "/agents/{agent_id:str}/execute",
         operation_id="executeAgent",
         status_code=201,
-        responses={**errors(404), **EXECUTE_DOC},
+        responses={**errors(404, 415), **EXECUTE_DOC},
     )
     async def execute_agent(
         self, agent_id: FromPath[str], data: JSONBody[ExecuteRequest], scope: Scope
@@ -120,7 +126,7 @@ class ExecuteController(Controller):
         "/teams/{team_id:str}/execute",
         operation_id="executeTeam",
         status_code=201,
-        responses={**errors(404), **EXECUTE_DOC},
+        responses={**errors(404, 415), **EXECUTE_DOC},
     )
     async def execute_team(self, team_id: FromPath[str], data: JSONBody[ExecuteRequest], scope: Scope) -> Response[Any]:
         """Queue the team's execution (201); with `stream: true`, answer with its event stream instead (200)."""
@@ -189,7 +195,10 @@ class ExecutionController(Controller):
         return execution_out(await completion.cancel(ports, principal.organization_id, execution_id))
 
     @post(
-        "/{execution_id:str}/events", operation_id="appendExecutionEvents", status_code=200, responses=errors(404, 409)
+        "/{execution_id:str}/events",
+        operation_id="appendExecutionEvents",
+        status_code=200,
+        responses=errors(404, 409, 415),
     )
     async def append_events(
         self, execution_id: FromPath[str], data: JSONBody[EventsAppend], scope: Scope
@@ -202,7 +211,12 @@ class ExecutionController(Controller):
         )
         return EventsAppended(last_seq=execution.last_seq, cancel_requested=execution.cancel_requested)
 
-    @post("/{execution_id:str}/complete", operation_id="completeExecution", status_code=200, responses=errors(404, 409))
+    @post(
+        "/{execution_id:str}/complete",
+        operation_id="completeExecution",
+        status_code=200,
+        responses=errors(404, 409, 415),
+    )
     async def complete(self, execution_id: FromPath[str], data: JSONBody[CompleteRequest], scope: Scope) -> Execution:
         """Worker protocol: finish the current attempt; the same completion again is harmless, a stale one 409."""
         ports, principal = caller(scope)
@@ -225,7 +239,7 @@ class LeaseController(Controller):
         "/{queue_id:str}/lease",
         operation_id="leaseExecution",
         status_code=200,
-        responses={**errors(404), 204: ResponseSpec(None, description="No work arrived within wait_seconds")},
+        responses={**errors(404, 415), 204: ResponseSpec(None, description="No work arrived within wait_seconds")},
     )
     async def lease(
         self,

@@ -66,6 +66,26 @@ class ExecutionEvent(msgspec.Struct, kw_only=True):
     created_at: datetime
 
 
+# One event of an execution's SSE stream as a client's parser reads it: OpenAPI 3.1 describes each event of a
+# `text/event-stream` response by the response's schema (keep-alive comments and the `retry` hint carry no `data`,
+# so they are not events). `data` is the event as JSON, of the shape `ExecutionEvent` documents.
+EVENT_DATA_SCHEMA = {
+    "contentMediaType": "application/json",
+    "contentSchema": {"$ref": "#/components/schemas/ExecutionEvent"},
+}
+
+
+class ServerSentEvent(msgspec.Struct, kw_only=True):
+    """An event of an execution's stream (`id:`, `event:` and `data:` lines)."""
+
+    event: Annotated[EventType, Meta(description="the event's type, as `data.type`")]
+    id: Annotated[
+        str,
+        Meta(pattern="^[1-9][0-9]*$", description="its sequence number: send it as `Last-Event-ID` to resume after it"),
+    ]
+    data: Annotated[str, Meta(description="the event as JSON", extra_json_schema={"extra": EVENT_DATA_SCHEMA})]
+
+
 class ExecutionEventList(msgspec.Struct, kw_only=True):
     items: list[ExecutionEvent]
     total: int

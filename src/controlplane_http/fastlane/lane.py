@@ -98,7 +98,7 @@ class FastLane:
         lane, value = matched
         kwargs: dict[str, Any] = {"scope": scope}
         if value is not None:
-            kwargs[lane.parameter or ""] = value
+            kwargs[lane.parameter or ""] = value.lower() if lane.caseless else value
         if lane.request:
             kwargs["request"] = lane.handler.resolve_request_class()(scope, receive, send)
         if scope.get("query_string") and not _read_query(scope["query_string"], lane.query, kwargs):

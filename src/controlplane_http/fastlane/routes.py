@@ -13,7 +13,7 @@ from litestar.types import Empty
 
 from controlplane_domain.principal import Role
 from controlplane_http.body import StrictJSONBody
-from controlplane_http.security import READ_METHODS
+from controlplane_http.security import READ_METHODS, is_caseless
 
 # The routes the lane serves, by operation id: the reads and the heartbeat, then the execution round trip.
 HOT_OPERATIONS = (
@@ -39,6 +39,7 @@ class Lane:
     prefix: str  # the path up to its parameter, or the whole path
     suffix: str  # the path after its parameter ("" when the parameter ends it)
     parameter: str | None  # the name of the path's one `str` parameter
+    caseless: bool  # the parameter is a server-made id, read in lowercase (security.is_caseless)
     call: Callable[..., Awaitable[Any]]
     role: Role
     status: int
@@ -96,6 +97,7 @@ def describe(route: HTTPRoute, method: str, handler: Any) -> Lane:
         prefix=prefix,
         suffix=suffix,
         parameter=parameter,
+        caseless=parameter is not None and is_caseless(parameter),
         call=handler.fn,
         role=Role(handler.opt.get("role", default)),
         status=handler.status_code,

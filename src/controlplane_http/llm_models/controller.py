@@ -25,7 +25,7 @@ class ModelController(Controller):
     path = "/api/v1/models"
     tags = ["models"]
 
-    @post("/", operation_id="createModel", status_code=201, responses=errors(400, 409))
+    @post("/", operation_id="createModel", status_code=201, responses=errors(400, 409, 415))
     async def create_model(self, data: JSONBody[ModelCreate], scope: Scope) -> Model:
         ports, principal = caller(scope)
         command = usecases.CreateModel(
@@ -57,7 +57,7 @@ class ModelController(Controller):
         ports, principal = caller(scope)
         return model_out(await usecases.get_model(ports, principal.organization_id, model_id))
 
-    @patch("/{model_id:str}", operation_id="updateModel", responses=errors(400, 404, 409))
+    @patch("/{model_id:str}", operation_id="updateModel", responses=errors(400, 404, 409, 415))
     async def update_model(self, model_id: FromPath[str], data: JSONBody[ModelUpdate], scope: Scope) -> Model:
         ports, principal = caller(scope)
         command = usecases.UpdateModel(**given_fields(data))

@@ -43,7 +43,7 @@ class OrganizationController(Controller):
         settings = await organizations.get_organization_settings(ports, principal, organization_id)
         return settings_out(settings, policy)
 
-    @put("/", operation_id="setOrganizationSettings", responses=errors(404))
+    @put("/", operation_id="setOrganizationSettings", responses=errors(404, 415))
     async def set_settings(
         self,
         organization_id: FromPath[str],

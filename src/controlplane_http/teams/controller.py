@@ -52,7 +52,7 @@ class TeamController(Controller):
     path = "/api/v1/teams"
     tags = ["teams"]
 
-    @post("/", operation_id="createTeam", status_code=201, responses=errors(400, 409))
+    @post("/", operation_id="createTeam", status_code=201, responses=errors(400, 409, 415))
     async def create_team(self, data: JSONBody[TeamCreate], scope: Scope) -> TeamWithAgentsResponse:
         ports, principal = caller(scope)
         configuration = msgspec.to_builtins(data.configuration)
@@ -84,7 +84,7 @@ class TeamController(Controller):
         ports, principal = caller(scope)
         return team_out(await usecases.get_team(ports, principal.organization_id, team_id))
 
-    @patch("/{team_id:str}", operation_id="updateTeam", responses=errors(400, 404, 409))
+    @patch("/{team_id:str}", operation_id="updateTeam", responses=errors(400, 404, 409, 415))
     async def update_team(
         self, team_id: FromPath[str], data: JSONBody[TeamUpdate], scope: Scope
     ) -> TeamWithAgentsResponse:

@@ -37,7 +37,7 @@ class WorkerController(Controller):
     path = "/api/v1/workers"
     tags = ["workers"]
 
-    @post("/heartbeat", operation_id="workerHeartbeat", status_code=200, responses=errors(400))
+    @post("/heartbeat", operation_id="workerHeartbeat", status_code=200, responses=errors(400, 415))
     async def heartbeat(self, data: JSONBody[WorkerHeartbeat], scope: Scope) -> HeartbeatResponse:
         ports, principal = caller(scope)
         command = to_domain(data, usecases.RecordHeartbeat)

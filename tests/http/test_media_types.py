@@ -1,0 +1,115 @@
+"""A body that says it is not JSON is 415 on every route that reads a JSON body (the fast lane's included); no
+Content-Type, `application/json` with parameters and `application/*+json` are read as JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from tests.http.test_agents import create_agent
+from tests.http.test_executions import execute, setup_queue
+from tests.http.test_teams import create_team
+from tests.http.test_workers_models import create_model
+from tests.support import DEFAULT_ORG, bearer, make_jwt
+
+VIEWER = bearer(make_jwt(DEFAULT_ORG, sub="viewer", roles=["viewer"]))
+FOREIGN = [
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "text/json",
+    "application/jsonx",
+    "application/json-seq",
+    "json",
+]
+JSON_TYPES = [
+    "application/json",
+    "application/json; charset=utf-8",
+    "Application/JSON;charset=UTF-8",
+    "application/merge-patch+json",
+    "application/vnd.controlplane+json; charset=utf-8",
+]
+HEARTBEAT = {"worker_id": "w-1", "environment_name": "prod"}
+
+
+def send(client: TestClient[Any], method: str, path: str, body: Any, content_type: str | None, **more: str) -> Any:
+    headers = {**more, **({"content-type": content_type} if content_type is not None else {})}
+    return client.request(method, path, content=json.dumps(body).encode(), headers=headers)
+
+
+def assert_unsupported(response: Any, content_type: str) -> None:
+    assert response.status_code == 415, response.text
+    assert response.json() == {
+        "error": {
+            "code": "UNSUPPORTED_MEDIA_TYPE",
+            "message": "the request body must be JSON: Content-Type application/json (or application/*+json)",
+            "details": {"content_type": content_type},
+        }
+    }
+
+
+def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: TestClient[Any]) -> None:
+    """Every operation the document gives a request body, fast lane routes included, with real objects in its path:
+    415 before anything is read or looked up, and nothing changes."""
+    agent = create_agent(client)["id"]
+    team = create_team(client)["id"]
+    model = create_model(client)["id"]
+    environment, queue = setup_queue(client)
+    execution = execute(client, agent, queue)["id"]
+    ids = {"agent_id": agent, "team_id": team, "model_id": model, "environment_id": environment, "queue_id": queue,
+           "execution_id": execution, "organization_id": DEFAULT_ORG}  # fmt: skip
+    document = client.get("/api/openapi.json").json()
+    with_body = [
+        (method.upper(), path.format(**ids))
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        if "requestBody" in operation
+    ]
+    assert len(with_body) == 18, with_body
+    before = {kind: client.get(f"/api/v1/{kind}").json() for kind in ("agents", "teams", "workers", "executions")}
+    for method, path in with_body:
+        for content_type in FOREIGN:
+            assert_unsupported(send(client, method, path, HEARTBEAT, content_type), content_type)
+    after = {kind: client.get(f"/api/v1/{kind}").json() for kind in ("agents", "teams", "workers", "executions")}
+    assert after == before
+
+
+@pytest.mark.parametrize("content_type", [None, "", *JSON_TYPES])
+def test_json_and_no_content_type_are_read_as_json(client: TestClient[Any], content_type: str | None) -> None:
+    created = send(client, "POST", "/api/v1/agents", {"name": "typed"}, content_type)
+    assert created.status_code == 201, created.text
+    agent = created.json()["id"]
+    patched = send(client, "PATCH", f"/api/v1/agents/{agent}", {"description": "d"}, content_type)
+    assert (patched.status_code, patched.json()["description"]) == (200, "d"), patched.text
+    beat = send(client, "POST", "/api/v1/workers/heartbeat", HEARTBEAT, content_type)  # a fast lane route
+    assert (beat.status_code, beat.json()["worker_id"]) == (200, "w-1"), beat.text
+
+
+def test_a_role_that_falls_short_is_told_first(client: TestClient[Any]) -> None:
+    agent = create_agent(client)["id"]
+    assert send(client, "PATCH", f"/api/v1/agents/{agent}", {}, "text/plain", **VIEWER).status_code == 403
+
+
+def test_a_refused_body_does_not_use_up_its_idempotency_key(client: TestClient[Any]) -> None:
+    refused = send(client, "POST", "/api/v1/agents", {"name": "once"}, "text/plain", **{"Idempotency-Key": "k-1"})
+    assert_unsupported(refused, "text/plain")
+    accepted = send(
+        client, "POST", "/api/v1/agents", {"name": "once"}, "application/json", **{"Idempotency-Key": "k-1"}
+    )
+    assert accepted.status_code == 201, accepted.text
+    assert "idempotent-replayed" not in accepted.headers
+
+
+def test_routes_that_read_a_body_document_415(client: TestClient[Any]) -> None:
+    document = client.get("/api/openapi.json").json()
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            documented = operation.get("responses", {}).get("415")
+            if "requestBody" not in operation:
+                assert documented is None, (method, path)
+                continue
+            assert documented is not None, (method, path)
+            assert documented["content"]["application/json"]["schema"]["$ref"].endswith("ErrorResponse")
