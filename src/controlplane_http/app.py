@@ -30,10 +30,10 @@ from controlplane_http.fastlane.lane import FastLane
 from controlplane_http.fastlane.routes import HOT_OPERATIONS
 from controlplane_http.handlers import provide_principal
 from controlplane_http.health.controller import Diagnostics, HealthController
-from controlplane_http.idempotency import Idempotency
+from controlplane_http.idempotency import Idempotency, IdempotencyMiddleware
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
-from controlplane_http.middleware import AuthorizationMiddleware, IdempotencyMiddleware, SecurityMiddleware
+from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
 from controlplane_http.organizations.controller import OrganizationController
 from controlplane_http.responses import FastResponse
 from controlplane_http.runtimes.controller import RuntimeController

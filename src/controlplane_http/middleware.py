@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 import uuid
@@ -14,12 +13,11 @@ import msgspec
 
 from controlplane_adapters.ratelimit import RateDecision, RateLimiter
 from controlplane_adapters.settings.model import AuthSettings
-from controlplane_domain.errors import Conflict, DomainError, Unauthenticated, ValidationFailed
+from controlplane_domain.errors import DomainError, Unauthenticated
 from controlplane_domain.ports import Ports, TokenVerifier
 from controlplane_domain.principal import Principal
 from controlplane_http.body import foreign_media_type
 from controlplane_http.errors import domain_error, envelope, validation_body
-from controlplane_http.idempotency import Idempotency, Replay, Reservation
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.security import authorize
 
@@ -44,7 +42,7 @@ def is_worker_traffic(method: str, path: str) -> bool:
     return method == "POST" and (path == HEARTBEAT_PATH or path.endswith(WORKER_SUFFIXES))
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
+def header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope["headers"]:
         if key == name:
             return str(value.decode("latin-1"))
@@ -93,13 +91,13 @@ class SecurityMiddleware:
 
     def _token(self, scope: Scope) -> str | None:
         token: str | None = None
-        authorization = _header(scope, b"authorization")
+        authorization = header(scope, b"authorization")
         if authorization is not None:
             scheme, _, value = authorization.strip().partition(" ")
             if scheme.lower() != "bearer" or not value.strip():
                 raise Unauthenticated()
             token = value.strip()
-        if self.key_header != b"authorization" and (raw := _header(scope, self.key_header)):
+        if self.key_header != b"authorization" and (raw := header(scope, self.key_header)):
             key = raw.strip()
             token = key[7:].strip() if key.lower().startswith("bearer ") else key
         return token
@@ -209,98 +207,3 @@ class AuthorizationMiddleware:
                 await send_json(send, 415, body)
                 return
         await self.app(scope, receive, send)
-
-
-# Creating POSTs whose answer must never be stored: a new API key's secret is shown once, and kept only hashed.
-UNRECORDED_PATHS = frozenset({"/api/v1/api-keys"})
-
-
-class IdempotencyMiddleware:
-    """Replays the first response to a creating POST that carries the same `Idempotency-Key` and body (but for
-    `UNRECORDED_PATHS`, where the header is ignored)."""
-
-    def __init__(self, app: ASGIApp, idempotency: Idempotency, max_body_bytes: int) -> None:
-        self.app = app
-        self.idempotency = idempotency
-        self.max_body_bytes = max_body_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        recorded = scope["type"] == "http" and scope["method"] == "POST" and scope["path"] not in UNRECORDED_PATHS
-        key = _header(scope, b"idempotency-key") if recorded else None
-        principal = scope.get("user")
-        if key is None or not isinstance(principal, Principal):
-            await self.app(scope, receive, send)
-            return
-        body = await self._read_body(receive)
-        if body is None:
-            await send_json(send, 413, envelope(413, "PAYLOAD_TOO_LARGE", "request body too large"))
-            return
-        fingerprint = hashlib.sha256(
-            b"%s %s\n%s" % (scope["method"].encode(), scope["path"].encode(), body)
-        ).hexdigest()
-        try:
-            replay = await self.idempotency.begin(principal.organization_id, key, fingerprint)
-        except ValidationFailed as exc:
-            await send_json(send, 422, validation_body([exc.location, exc.field], exc.issue))
-            return
-        except Conflict as exc:
-            await send_json(send, 409, envelope(409, "IDEMPOTENCY_IN_FLIGHT", exc.message))
-            return
-        if isinstance(replay, Replay):
-            await self._replay(send, replay)
-            return
-        await self._run_and_record(scope, body, send, principal.organization_id, key, replay)
-
-    async def _read_body(self, receive: Receive) -> bytes | None:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                break
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        return b"".join(chunks)
-
-    async def _replay(self, send: Send, replay: Replay) -> None:
-        headers = [(b"content-type", replay.content_type.encode()), (b"idempotent-replayed", b"true")]
-        headers.append((b"content-length", str(len(replay.body)).encode()))
-        await send({"type": "http.response.start", "status": replay.status_code, "headers": headers})
-        await send({"type": "http.response.body", "body": replay.body})
-
-    async def _run_and_record(
-        self, scope: Scope, body: bytes, send: Send, organization_id: str, key: str, reservation: Reservation
-    ) -> None:
-        delivered = False
-
-        async def replay_body() -> Message:
-            nonlocal delivered
-            if delivered:
-                return {"type": "http.disconnect"}
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        status = 500
-        content_type = "application/json"
-        chunks: list[bytes] = []
-
-        async def capture(message: Message) -> None:
-            nonlocal status, content_type
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                for name, value in message.get("headers", []):
-                    if name.lower() == b"content-type":
-                        content_type = value.decode("latin-1")
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-            await send(message)
-
-        try:
-            await self.app(scope, replay_body, capture)
-        finally:
-            await self.idempotency.finish(organization_id, key, reservation, status, content_type, b"".join(chunks))

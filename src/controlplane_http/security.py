@@ -58,7 +58,6 @@ def is_caseless(name: str) -> bool:
     return name.endswith("_id") and name not in CLIENT_IDS
 
 
-
 def lowercase_ids(path_params: dict[str, Any]) -> None:
     """Lowercase the server-made ids among a route's path parameters (`is_caseless`)."""
     for name, value in path_params.items():
