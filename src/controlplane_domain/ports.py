@@ -21,6 +21,7 @@ from controlplane_domain.idempotency.ports import IdempotencyRepository
 from controlplane_domain.llm_models.ports import ModelRepository
 from controlplane_domain.organizations.ports import OrganizationRepository
 from controlplane_domain.principal import Principal
+from controlplane_domain.projects.ports import ProjectRepository
 from controlplane_domain.teams.ports import TeamRepository
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_domain.workers.ports import WorkerRepository
@@ -78,6 +79,9 @@ class UnitOfWork(Protocol):
 
     @property
     def executions(self) -> ExecutionRepository: ...
+
+    @property
+    def projects(self) -> ProjectRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

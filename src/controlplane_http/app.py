@@ -35,6 +35,7 @@ from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
 from controlplane_http.organizations.controller import OrganizationController
+from controlplane_http.projects.controller import ProjectController
 from controlplane_http.responses import FastResponse
 from controlplane_http.runtimes.controller import RuntimeController
 from controlplane_http.teams.controller import TeamController
@@ -52,6 +53,7 @@ CONTROLLERS = [
     OrganizationController,
     EnvironmentController, WorkerQueueController,
     ExecuteController, ExecutionController, LeaseController,
+    ProjectController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -19,6 +19,9 @@ from controlplane_http.wire import ErrorResponse, HTTPValidationError
 
 PrincipalDep = NamedDependency[Principal]
 Limit = Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description=f"page size (1 to {MAX_LIMIT})")]
+ProjectFilter = Annotated[
+    str | None, Parameter(description="only the objects this project holds (none for an unknown project)")
+]
 Offset = Annotated[
     int, Parameter(ge=0, le=MAX_OFFSET, description="items to skip", schema_extra={"minimum": 0, "maximum": MAX_OFFSET})
 ]

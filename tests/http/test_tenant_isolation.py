@@ -40,6 +40,7 @@ FACTORIES: dict[str, Factory] = {
     "queue_id": _post("/api/v1/environments/{environment_id}/worker-queues", {"name": "victim-queue"}),
     "execution_id": _post("/api/v1/agents/{agent_id}/execute",
                           {"prompt": "secret prompt", "worker_queue_id": "{queue_id}"}),
+    "project_id": _post("/api/v1/projects", {"name": "victim-project", "key": "VICTIM", "description": "secret"}),
 }  # fmt: skip
 
 BODIES: dict[str, dict[str, Any]] = {
@@ -55,6 +56,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/teams/{team_id}/execute": {"prompt": "steal", "worker_queue_id": "{queue_id}"},
     "/api/v1/executions/{execution_id}/events": {"worker_id": "thief", "attempt": 1, "events": [{"type": "log"}]},
     "/api/v1/executions/{execution_id}/complete": {"worker_id": "thief", "attempt": 1, "status": "completed"},
+    "/api/v1/projects/{project_id}": {"name": "hijacked"},
 }
 
 SNAPSHOTS = [
@@ -67,6 +69,7 @@ SNAPSHOTS = [
     "/api/v1/environments",
     "/api/v1/worker-queues",
     "/api/v1/executions",
+    "/api/v1/projects",
 ]
 
 

@@ -55,6 +55,8 @@ class MemoryRepository(Generic[K]):
 
     noun: ClassVar[str] = "object"
     unique_field: ClassVar[str] = "name"
+    unique_fields: ClassVar[tuple[str, ...]] = ()
+    """Several fields each unique (`unique_field` when empty)."""
 
     def __init__(self, rows: dict[str, K]) -> None:
         self.rows = rows
@@ -64,16 +66,16 @@ class MemoryRepository(Generic[K]):
         return True
 
     def _check_unique(self, obj: K) -> None:
-        value = getattr(obj, self.unique_field)
-        for other in self.rows.values():
-            if (
-                other.organization_id == obj.organization_id
-                and getattr(other, self.unique_field) == value
-                and other.id != obj.id
-                and self.same_scope(other, obj)
-            ):
-                field = self.unique_field
-                raise Conflict(f"{self.noun} with {field} '{value}' already exists", {"field": field})
+        for field in self.unique_fields or (self.unique_field,):
+            value = getattr(obj, field)
+            for other in self.rows.values():
+                if (
+                    other.organization_id == obj.organization_id
+                    and getattr(other, field) == value
+                    and other.id != obj.id
+                    and self.same_scope(other, obj)
+                ):
+                    raise Conflict(f"{self.noun} with {field} '{value}' already exists", {"field": field})
 
     async def add(self, obj: K) -> None:
         self._check_unique(obj)

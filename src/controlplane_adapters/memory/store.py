@@ -14,6 +14,7 @@ from controlplane_adapters.executions.memory import MemoryExecutionRepository
 from controlplane_adapters.idempotency.memory import MemoryIdempotencyRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
+from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
 from controlplane_adapters.teams.memory import MemoryTeamRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.agents.entity import Agent
@@ -23,6 +24,7 @@ from controlplane_domain.executions.entity import Execution, ExecutionEvent
 from controlplane_domain.idempotency.entity import IdempotencyRecord
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.organizations.entity import OrganizationSettings
+from controlplane_domain.projects.entity import Project
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.workers.entity import Worker
 
@@ -42,6 +44,8 @@ class MemoryTables:
     queues: dict[str, WorkerQueue] = field(default_factory=dict)
     executions: dict[str, Execution] = field(default_factory=dict)
     events: dict[str, tuple[ExecutionEvent, ...]] = field(default_factory=dict)
+    projects: dict[str, Project] = field(default_factory=dict)
+    project_members: Memberships = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -75,6 +79,7 @@ class MemoryUnitOfWork:
     environments: MemoryEnvironmentRepository
     queues: MemoryQueueRepository
     executions: MemoryExecutionRepository
+    projects: MemoryProjectRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -98,6 +103,9 @@ class MemoryUnitOfWork:
         self.queues = MemoryQueueRepository(work.queues)
         self.executions = MemoryExecutionRepository(
             work.executions, work.events, (self.queues, self.workers, self.agents)
+        )
+        self.projects = MemoryProjectRepository(
+            work.projects, work.project_members, agents=work.agents, teams=work.teams
         )
 
     async def __aexit__(

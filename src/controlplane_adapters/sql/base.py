@@ -8,7 +8,7 @@ add, get, update, delete and pages (`list_page`; `list_where` for a page with fi
         to_row = staticmethod(widget_to_row)
         to_domain = staticmethod(widget_to_domain)
         noun = "widget"  # "widget with name 'x' already exists"
-        unique_field = "name"
+        unique_field = "name"  # or unique_fields = ("name", "key"): each unique in the organization
 
         async def list_page(self, organization_id, page, *, color=None):
             return await self.list_where(organization_id, page, color=color)
@@ -60,6 +60,9 @@ class SqlRepository(Generic[T]):
     to_row: Callable[[T], dict[str, Any]]
     to_domain: Callable[[Any], T]
     unique_field: ClassVar[str] = "name"
+    unique_fields: ClassVar[tuple[str, ...]] = ()
+    """Several fields each unique in an organization (`unique_field` when empty); a conflict names the one the
+    database's message names (the constraint `uq_<table>_organization_id_<field>`, or SQLite's `<table>.<field>`)."""
     noun: ClassVar[str] = "object"
 
     def __init__(self, connection: SqlConnection) -> None:
@@ -74,8 +77,18 @@ class SqlRepository(Generic[T]):
     def _conflict(self, obj: T, exc: IntegrityError) -> DomainError:
         if "foreign key" in str(exc.orig).lower():  # the one the table has; Postgres and SQLite say it alike
             return self._missing_reference(obj)
-        value = getattr(obj, self.unique_field)
-        return Conflict(f"{self.noun} with {self.unique_field} '{value}' already exists", {"field": self.unique_field})
+        message, table = str(exc.orig), self.table.name
+        fields = self.unique_fields or (self.unique_field,)
+        field = next(
+            (
+                name
+                for name in fields
+                if f"{table}.{name}" in message or f"uq_{table}_organization_id_{name}" in message
+            ),
+            fields[0],
+        )
+        value = getattr(obj, field)
+        return Conflict(f"{self.noun} with {field} '{value}' already exists", {"field": field})
 
     def _missing_reference(self, obj: T) -> DomainError:
         """What a write answers when the row it names was deleted after the use case checked it (a race)."""

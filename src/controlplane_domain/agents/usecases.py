@@ -99,9 +99,15 @@ async def get_agent(ports: Ports, organization_id: str, agent_id: str) -> Agent:
         return await require_agent(uow, organization_id, agent_id)
 
 
-async def list_agents(ports: Ports, organization_id: str, page: PageRequest) -> Page[Agent]:
+async def list_agents(
+    ports: Ports, organization_id: str, page: PageRequest, *, project_id: str | None = None
+) -> Page[Agent]:
+    """A page of the organization's agents, or of those a project holds (none for an unknown project)."""
     async with ports.read() as uow:
-        items, total = await uow.agents.list_page(organization_id, page)
+        if project_id is None:
+            items, total = await uow.agents.list_page(organization_id, page)
+        else:
+            items, total = await uow.projects.agent_page(organization_id, project_id, page)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
 
 

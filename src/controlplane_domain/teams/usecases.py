@@ -121,10 +121,15 @@ async def get_team(ports: Ports, organization_id: str, team_id: str) -> TeamView
         return await _view(uow, await require_team(uow, organization_id, team_id))
 
 
-async def list_teams(ports: Ports, organization_id: str, page: PageRequest) -> Page[TeamView]:
-    """A page of teams with their members, in two queries whatever the page size."""
+async def list_teams(
+    ports: Ports, organization_id: str, page: PageRequest, *, project_id: str | None = None
+) -> Page[TeamView]:
+    """A page of teams (all, or those a project holds) with their members, in two queries whatever the page size."""
     async with ports.read() as uow:
-        teams, total = await uow.teams.list_page(organization_id, page)
+        if project_id is None:
+            teams, total = await uow.teams.list_page(organization_id, page)
+        else:
+            teams, total = await uow.projects.team_page(organization_id, project_id, page)
         members = await uow.agents.list_by_teams(organization_id, [team.id for team in teams])
     by_team: dict[str, list[Any]] = {team.id: [] for team in teams}
     for agent in members:

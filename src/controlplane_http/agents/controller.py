@@ -16,6 +16,7 @@ from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import (
     Limit,
     Offset,
+    ProjectFilter,
     caller,
     errors,
     page_of,
@@ -41,13 +42,17 @@ class AgentController(Controller):
         return agent_out(await usecases.create_agent(ports, principal.organization_id, command))
 
     @get("/", operation_id="listAgents", responses=errors())
-    async def list_agents(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> AgentList:
+    async def list_agents(
+        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, project_id: ProjectFilter = None
+    ) -> AgentList:
         ports, principal = caller(scope)
         request = page_request(limit, offset)
-        rendered = await rendered_list(scope, ports, principal.organization_id, "agents", AgentList, Agent, request)
-        if rendered is not None:  # the same page, rendered by the database (a read model: see rendered_list)
-            return rendered
-        return page_of(AgentList, await usecases.list_agents(ports, principal.organization_id, request), agent_out)
+        if project_id is None:
+            rendered = await rendered_list(scope, ports, principal.organization_id, "agents", AgentList, Agent, request)
+            if rendered is not None:  # the same page, rendered by the database (a read model: see rendered_list)
+                return rendered
+        page = await usecases.list_agents(ports, principal.organization_id, request, project_id=project_id)
+        return page_of(AgentList, page, agent_out)
 
     @get("/{agent_id:str}", operation_id="getAgent", responses=errors(404))
     async def get_agent(self, agent_id: FromPath[str], scope: Scope) -> Agent:

@@ -88,6 +88,8 @@ def describe(route: HTTPRoute, method: str, handler: Any) -> Lane:
             body = StrictJSONBody.body_type(handler)
             continue
         definition = field.kwarg_definition
+        if field.default is None:  # an optional filter: a request that gives it is not plain (Litestar serves it)
+            continue
         if field.annotation is not int or field.default is Empty or definition is None:
             raise ValueError(f"{name}: the fast lane cannot pass the parameter {argument!r}")
         query[argument] = Bound(argument, definition.ge, definition.le)

@@ -15,7 +15,7 @@ from controlplane_domain.teams.entity import TeamView
 from controlplane_http.agents.controller import agent_out
 from controlplane_http.configuration import ExecutionEnvironment as WireEnvironment
 from controlplane_http.configuration import TeamConfiguration, given_fields
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import Limit, Offset, ProjectFilter, caller, errors, page_of, page_request
 from controlplane_http.teams.wire import TeamCreate, TeamList, TeamUpdate, TeamWithAgentsResponse
 from controlplane_http.wire import to_domain, to_wire
 
@@ -74,9 +74,12 @@ class TeamController(Controller):
         return team_out(await usecases.create_team(ports, principal.organization_id, command))
 
     @get("/", operation_id="listTeams", responses=errors())
-    async def list_teams(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> TeamList:
+    async def list_teams(
+        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, project_id: ProjectFilter = None
+    ) -> TeamList:
         ports, principal = caller(scope)
-        page = await usecases.list_teams(ports, principal.organization_id, page_request(limit, offset))
+        request = page_request(limit, offset)
+        page = await usecases.list_teams(ports, principal.organization_id, request, project_id=project_id)
         return page_of(TeamList, page, team_out)
 
     @get("/{team_id:str}", operation_id="getTeam", responses=errors(404))

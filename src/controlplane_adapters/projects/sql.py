@@ -1,0 +1,134 @@
+"""Projects in SQL: the projects table, the two membership tables, the row mapping and the repository."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from controlplane_adapters.agents.sql import SqlAgentRepository
+from controlplane_adapters.sql.base import SqlRepository
+from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.teams.sql import SqlTeamRepository
+from controlplane_domain.agents.entity import Agent
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.projects.entity import MemberKind, Project, ProjectCounts, ProjectStatus
+from controlplane_domain.teams.entity import Team
+
+projects = sa.Table(
+    "projects",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("key", sa.String(16), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("settings", Json, nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("organization_id", "name"),
+    sa.UniqueConstraint("organization_id", "key"),
+    sa.Index("ix_projects_org_created", "organization_id", "created_at", "id"),
+)
+
+
+def _members(name: str, member: str, referred: str) -> sa.Table:
+    """A project's agents or teams: deleting the project or the member deletes the row (foreign keys)."""
+    return sa.Table(
+        name,
+        metadata,
+        sa.Column("project_id", sa.String(64), sa.ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column(member, sa.String(64), sa.ForeignKey(f"{referred}.id", ondelete="CASCADE"), primary_key=True),
+        organization_column(),
+        sa.Column("created_at", UtcDateTime(), nullable=False),
+        sa.Index(f"ix_{name}_{member}", member),
+    )
+
+
+project_agents = _members("project_agents", "agent_id", "agents")
+project_teams = _members("project_teams", "team_id", "teams")
+MEMBERS = {MemberKind.AGENT: (project_agents, "agent_id"), MemberKind.TEAM: (project_teams, "team_id")}
+
+
+def project_to_row(project: Project) -> dict[str, Any]:
+    return {
+        "id": project.id,
+        "organization_id": project.organization_id,
+        "name": project.name,
+        "key": project.key,
+        "description": project.description,
+        "status": project.status.value,
+        "settings": project.settings,
+        "created_at": project.created_at,
+        "updated_at": project.updated_at,
+    }
+
+
+def project_to_domain(row: Any) -> Project:
+    return Project(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        key=row.key,
+        description=row.description,
+        status=ProjectStatus(row.status),
+        settings=dict(row.settings),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def member_of(kind: MemberKind, project_id: str) -> sa.Select[Any]:
+    """The ids of the agents (or teams) a project holds: a list's filter (`id IN (...)`)."""
+    table, column = MEMBERS[kind]
+    return sa.select(table.c[column]).where(table.c.project_id == project_id)
+
+
+class SqlProjectRepository(SqlRepository[Project]):
+    table = projects
+    to_row = staticmethod(project_to_row)
+    to_domain = staticmethod(project_to_domain)
+    noun = "project"
+    unique_fields = ("name", "key")
+
+    async def counts(self, organization_id: str, project_ids: Sequence[str]) -> dict[str, ProjectCounts]:
+        if not project_ids:
+            return {}
+        found: dict[str, list[int]] = {}
+        for index, (table, _) in enumerate(MEMBERS.values()):
+            statement = (
+                sa.select(table.c.project_id, sa.func.count())
+                .where(table.c.organization_id == organization_id, table.c.project_id.in_(list(project_ids)))
+                .group_by(table.c.project_id)
+            )
+            for project_id, count in await self.connection.execute(statement):
+                found.setdefault(project_id, [0, 0])[index] = count
+        return {project_id: ProjectCounts(agents, teams) for project_id, (agents, teams) in found.items()}
+
+    async def set_member(
+        self, organization_id: str, project_id: str, kind: MemberKind, member_id: str, member: bool, now: datetime
+    ) -> None:
+        table, column = MEMBERS[kind]
+        if not member:
+            await self.connection.execute(
+                table.delete().where(table.c.project_id == project_id, table.c[column] == member_id)
+            )
+            return
+        present = sa.select(table.c.project_id).where(table.c.project_id == project_id, table.c[column] == member_id)
+        if (await self.connection.execute(present)).first() is None:
+            row = {"project_id": project_id, column: member_id, "organization_id": organization_id, "created_at": now}
+            await self.connection.execute(table.insert(), row)
+
+    async def agent_page(self, organization_id: str, project_id: str, page: PageRequest) -> tuple[list[Agent], int]:
+        agents = SqlAgentRepository(self.connection)
+        return await agents.list_where(
+            organization_id, page, agents.table.c.id.in_(member_of(MemberKind.AGENT, project_id))
+        )
+
+    async def team_page(self, organization_id: str, project_id: str, page: PageRequest) -> tuple[list[Team], int]:
+        teams = SqlTeamRepository(self.connection)
+        return await teams.list_where(
+            organization_id, page, teams.table.c.id.in_(member_of(MemberKind.TEAM, project_id))
+        )
