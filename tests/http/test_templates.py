@@ -291,3 +291,21 @@ def test_viewers_read_and_members_write(client: TestClient[Any]) -> None:
     other = bearer(make_jwt("org-other"))
     assert client.get(url, headers=other).status_code == 404
     assert client.post(f"{url}/instantiate", json={"parameters": {"topic": "t"}}, headers=other).status_code == 404
+
+
+def test_deeply_nested_bodies_and_values_are_422(client: TestClient[Any]) -> None:
+    nested: Any = "x"
+    for _ in range(900):
+        nested = [nested]
+    body = {"name": "d", "configuration": {"k": nested}}
+    deep_body = client.post("/api/v1/templates", json={"name": "d", "kind": "agent", "body": body})
+    assert_validation(deep_body, ["body", "body"])
+    parameters = [{"name": "p", "default": nested}]
+    deep_default = client.post(
+        "/api/v1/templates", json={"name": "d", "kind": "agent", "body": {"name": "d"}, "parameters": parameters}
+    )
+    assert_validation(deep_default, ["body", "parameters", 0, "default"])
+    template = create_template(client)
+    deep_value = instantiate(client, template["id"], parameters={"topic": nested})
+    assert_validation(deep_value, ["body", "parameters", "topic"])
+    assert client.get("/api/v1/agents").json()["total"] == 0

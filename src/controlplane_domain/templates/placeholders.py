@@ -15,6 +15,20 @@ from typing import Any
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 Path = tuple[str | int, ...]
+MAX_DEPTH = 64
+"""How deeply a body, a default or a parameter's value may nest (the walks here are recursive)."""
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON value nests more than `limit` arrays and objects deep (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            if level > limit:
+                return True
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def strings(value: Any, path: Path = ()) -> Iterator[tuple[Path, str]]:

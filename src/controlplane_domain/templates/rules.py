@@ -11,7 +11,17 @@ from controlplane_domain.errors import Conflict, ValidationFailed
 from controlplane_domain.names import check_name
 from controlplane_domain.templates.builtins import NAMES
 from controlplane_domain.templates.entity import PARAMETER_NAME, Template, TemplateKind, TemplateParameter
-from controlplane_domain.templates.placeholders import Path, dotted, placeholders, put, strings, substitute, whole
+from controlplane_domain.templates.placeholders import (
+    MAX_DEPTH,
+    Path,
+    dotted,
+    placeholders,
+    put,
+    strings,
+    substitute,
+    too_deep,
+    whole,
+)
 
 BodyCheck = Callable[[TemplateKind, JSONObject], None]
 """Checks that a body has the shape of the kind's creation payload; raises ValidationFailed naming the field by
@@ -23,9 +33,15 @@ SAMPLE = "sample"
 CANDIDATES: tuple[Any, ...] = (SAMPLE, 1, True, [], {}, None)
 
 
+def check_depth(field: str, value: Any) -> None:
+    if too_deep(value):
+        raise ValidationFailed(field, f"nested too deeply (at most {MAX_DEPTH} levels of arrays and objects)")
+
+
 def check_parameters(parameters: Sequence[TemplateParameter]) -> None:
     seen: set[str] = set()
     for index, parameter in enumerate(parameters):
+        check_depth(f"parameters.{index}.default", parameter.default)
         if PARAMETER_NAME.fullmatch(parameter.name) is None:
             raise ValidationFailed(f"parameters.{index}.name", "must be an identifier ([A-Za-z_][A-Za-z0-9_]*)")
         if parameter.name in seen:
@@ -74,6 +90,7 @@ def check_shape(
 def check_template(template: Template, check: BodyCheck) -> None:
     """A template's rules: its name, its parameters, each placeholder names one of them, the body's shape."""
     check_name("name", template.name)
+    check_depth("body", template.body)
     check_parameters(template.parameters)
     declared = {parameter.name for parameter in template.parameters}
     for path, name in placeholders(template.body):
@@ -100,6 +117,7 @@ def parameter_values(parameters: Sequence[TemplateParameter], given: Mapping[str
     values: dict[str, Any] = {}
     for parameter in parameters:
         if parameter.name in given:
+            check_depth(f"parameters.{parameter.name}", given[parameter.name])
             values[parameter.name] = given[parameter.name]
         elif parameter.required:
             raise ValidationFailed(f"parameters.{parameter.name}", "required parameter is missing")
