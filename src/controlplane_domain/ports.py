@@ -23,6 +23,7 @@ from controlplane_domain.organizations.ports import OrganizationRepository
 from controlplane_domain.principal import Principal
 from controlplane_domain.projects.ports import ProjectRepository
 from controlplane_domain.teams.ports import TeamRepository
+from controlplane_domain.templates.ports import TemplateRepository
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_domain.workers.ports import WorkerRepository
 
@@ -82,6 +83,9 @@ class UnitOfWork(Protocol):
 
     @property
     def projects(self) -> ProjectRepository: ...
+
+    @property
+    def templates(self) -> TemplateRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -39,6 +39,7 @@ from controlplane_http.projects.controller import ProjectController
 from controlplane_http.responses import FastResponse
 from controlplane_http.runtimes.controller import RuntimeController
 from controlplane_http.teams.controller import TeamController
+from controlplane_http.templates.controller import TemplateController
 from controlplane_http.workers.controller import WorkerController
 
 # Every area's controllers, one line an area (their order is the OpenAPI document's).
@@ -54,6 +55,7 @@ CONTROLLERS = [
     EnvironmentController, WorkerQueueController,
     ExecuteController, ExecutionController, LeaseController,
     ProjectController,
+    TemplateController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

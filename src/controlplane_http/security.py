@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from litestar.handlers.base import BaseRouteHandler
+from litestar.params import QueryParameter
 
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.api_keys import usecases as api_keys
@@ -19,6 +20,7 @@ from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
 from controlplane_domain.projects import usecases as projects
 from controlplane_domain.teams import usecases as teams
+from controlplane_domain.templates import usecases as templates
 from controlplane_domain.workers import usecases as workers
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -44,6 +46,7 @@ VISIBILITY: dict[str, Probe] = {
     "queue_id": lambda ports, who, object_id: environments.get_queue(ports, who.organization_id, object_id),
     "execution_id": lambda ports, who, object_id: executions.get_execution(ports, who.organization_id, object_id),
     "project_id": lambda ports, who, object_id: projects.get_project(ports, who.organization_id, object_id),
+    "template_id": lambda ports, who, object_id: templates.get_template(ports, who.organization_id, object_id),
 }
 
 
@@ -90,6 +93,16 @@ _RESERVED = frozenset({"data", "request", "state", "scope", "headers", "cookies"
 _QUERY_NAMES = "controlplane_query_names"
 
 
+def _query_alias(handler: BaseRouteHandler, name: str) -> str | None:
+    """The name a parameter has in the query string when it differs from the handler's (`Parameter(query=...)`),
+    e.g. `?scope=` where `scope` is the handler's ASGI scope."""
+    definition = getattr(handler.parsed_fn_signature.parameters[name], "kwarg_definition", None)
+    alias = getattr(definition, "query", None)
+    if alias is None and isinstance(definition, QueryParameter):  # QueryParameter(name="scope")
+        alias = getattr(definition, "name", None)
+    return alias if isinstance(alias, str) else None
+
+
 def _declared_query(handler: BaseRouteHandler) -> frozenset[str]:
     """The query parameters the handler declares, kept in its `opt` (its `handler_id` is rebuilt per access)."""
     names: frozenset[str] | None = handler.opt.get(_QUERY_NAMES)
@@ -97,7 +110,9 @@ def _declared_query(handler: BaseRouteHandler) -> frozenset[str]:
         parameters = set(handler.parsed_fn_signature.parameters)
         dependencies = set(handler.resolve_dependencies())
         path_names = {name.split(":")[0] for path in handler.paths for name in re.findall(r"{([^}]+)}", path)}
-        names = handler.opt[_QUERY_NAMES] = frozenset(parameters - dependencies - path_names - _RESERVED)
+        declared = parameters - dependencies - path_names - _RESERVED
+        aliases = {name: _query_alias(handler, name) for name in declared}
+        names = handler.opt[_QUERY_NAMES] = frozenset(aliases[name] or name for name in declared)
     return names
 
 

@@ -13,6 +13,7 @@ from tests.http.test_agents import create_agent
 from tests.http.test_executions import execute, setup_queue
 from tests.http.test_projects import create_project
 from tests.http.test_teams import create_team
+from tests.http.test_templates import create_template
 from tests.http.test_workers_models import create_model
 from tests.support import DEFAULT_ORG, bearer, make_jwt
 
@@ -63,6 +64,7 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
     ids = {"agent_id": agent, "team_id": team, "model_id": model, "environment_id": environment, "queue_id": queue,
            "execution_id": execution, "organization_id": DEFAULT_ORG}  # fmt: skip
     ids["project_id"] = create_project(client)["id"]
+    ids["template_id"] = create_template(client)["id"]
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -70,8 +72,8 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         for method, operation in item.items()
         if "requestBody" in operation
     ]
-    assert len(with_body) == 20, with_body
-    kinds = ("agents", "teams", "workers", "executions", "projects")
+    assert len(with_body) == 23, with_body
+    kinds = ("agents", "teams", "workers", "executions", "projects", "templates")
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:
         for content_type in FOREIGN:

@@ -41,6 +41,8 @@ FACTORIES: dict[str, Factory] = {
     "execution_id": _post("/api/v1/agents/{agent_id}/execute",
                           {"prompt": "secret prompt", "worker_queue_id": "{queue_id}"}),
     "project_id": _post("/api/v1/projects", {"name": "victim-project", "key": "VICTIM", "description": "secret"}),
+    "template_id": _post("/api/v1/templates", {"name": "victim-template", "kind": "agent", "description": "secret",
+                                               "body": {"name": "secret-agent-{{x}}"}, "parameters": [{"name": "x"}]}),
 }  # fmt: skip
 
 BODIES: dict[str, dict[str, Any]] = {
@@ -57,6 +59,8 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/executions/{execution_id}/events": {"worker_id": "thief", "attempt": 1, "events": [{"type": "log"}]},
     "/api/v1/executions/{execution_id}/complete": {"worker_id": "thief", "attempt": 1, "status": "completed"},
     "/api/v1/projects/{project_id}": {"name": "hijacked"},
+    "/api/v1/templates/{template_id}": {"name": "hijacked"},
+    "/api/v1/templates/{template_id}/instantiate": {"parameters": {"x": "stolen"}},
 }
 
 SNAPSHOTS = [
@@ -70,6 +74,7 @@ SNAPSHOTS = [
     "/api/v1/worker-queues",
     "/api/v1/executions",
     "/api/v1/projects",
+    "/api/v1/templates",
 ]
 
 

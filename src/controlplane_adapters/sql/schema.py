@@ -15,11 +15,13 @@ from controlplane_adapters.organizations.sql import organization_settings
 from controlplane_adapters.projects.sql import project_agents, project_teams, projects
 from controlplane_adapters.sql.columns import metadata
 from controlplane_adapters.teams.sql import teams
+from controlplane_adapters.templates.sql import templates
 from controlplane_adapters.workers.sql import workers
 
 TABLES = (
     teams, agents, workers, llm_models, api_keys, organization_settings, idempotency_records, environments,
     worker_queues, executions, execution_events, projects, project_agents, project_teams,
+    templates,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

@@ -23,6 +23,7 @@ from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.connection import AsyncEngineConnection, LoopConnection
 from controlplane_adapters.sql.errors import translate_driver_error
 from controlplane_adapters.teams.sql import SqlTeamRepository
+from controlplane_adapters.templates.sql import SqlTemplateRepository
 from controlplane_adapters.workers.sql import SqlWorkerRepository
 from controlplane_domain.errors import DomainError
 
@@ -83,6 +84,7 @@ class SqlUnitOfWork:
     queues = _Repository(SqlQueueRepository)
     executions = _Repository(SqlExecutionRepository)
     projects = _Repository(SqlProjectRepository)
+    templates = _Repository(SqlTemplateRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

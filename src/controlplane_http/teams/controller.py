@@ -40,6 +40,24 @@ def team_out(view: TeamView) -> TeamWithAgentsResponse:
     )
 
 
+def create_command(data: TeamCreate) -> usecases.CreateTeam:
+    """The create use case's command for a decoded creation payload (also a template's, see templates/)."""
+    configuration = msgspec.to_builtins(data.configuration)
+    member_ids = configuration.pop("member_ids")
+    return usecases.CreateTeam(
+        name=data.name,
+        description=data.description,
+        status=data.status,
+        runtime=data.runtime,
+        settings=to_domain(configuration, TeamSettings),
+        member_ids=member_ids,
+        skill_ids=data.skill_ids,
+        execution_environment=(
+            None if data.execution_environment is None else to_domain(data.execution_environment, ExecutionEnvironment)
+        ),
+    )
+
+
 def _settings_changes(configuration: Any) -> dict[str, Any]:
     """The given configuration fields as domain values (nested configs become domain dataclasses)."""
     changes = given_fields(configuration)
@@ -55,23 +73,7 @@ class TeamController(Controller):
     @post("/", operation_id="createTeam", status_code=201, responses=errors(400, 409, 415))
     async def create_team(self, data: JSONBody[TeamCreate], scope: Scope) -> TeamWithAgentsResponse:
         ports, principal = caller(scope)
-        configuration = msgspec.to_builtins(data.configuration)
-        member_ids = configuration.pop("member_ids")
-        command = usecases.CreateTeam(
-            name=data.name,
-            description=data.description,
-            status=data.status,
-            runtime=data.runtime,
-            settings=to_domain(configuration, TeamSettings),
-            member_ids=member_ids,
-            skill_ids=data.skill_ids,
-            execution_environment=(
-                None
-                if data.execution_environment is None
-                else to_domain(data.execution_environment, ExecutionEnvironment)
-            ),
-        )
-        return team_out(await usecases.create_team(ports, principal.organization_id, command))
+        return team_out(await usecases.create_team(ports, principal.organization_id, create_command(data)))
 
     @get("/", operation_id="listTeams", responses=errors())
     async def list_teams(

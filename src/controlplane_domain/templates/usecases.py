@@ -1,0 +1,160 @@
+"""Template use cases: create, read, change and delete an organization's templates; list them with the built-in
+ones; instantiate any of them through the agents' or teams' own create."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from controlplane_domain.config import JSONObject
+from controlplane_domain.errors import Forbidden, NotFound
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.templates.builtins import BUILTINS, BY_ID
+from controlplane_domain.templates.entity import Template, TemplateKind, TemplateParameter, TemplateScope
+from controlplane_domain.templates.placeholders import substitute
+from controlplane_domain.templates.rules import BodyCheck, check_not_builtin_name, check_template, parameter_values
+
+T = TypeVar("T")
+Create = Callable[[TemplateKind, JSONObject], Awaitable[T]]
+"""Creates an agent or a team from its creation payload, exactly as its own create route does."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTemplate:
+    name: str
+    kind: TemplateKind
+    body: JSONObject
+    description: str | None = None
+    parameters: tuple[TemplateParameter, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateTemplate:
+    name: str | Unset = UNSET
+    kind: TemplateKind | Unset = UNSET
+    description: str | Unset | None = UNSET
+    parameters: tuple[TemplateParameter, ...] | Unset = UNSET
+    body: JSONObject | Unset = UNSET
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Instantiate:
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    name: str | None = None
+
+
+async def _require(uow: UnitOfWork, organization_id: str, template_id: str, *, lock: bool = False) -> Template:
+    """A built-in template, or the organization's; NotFound otherwise."""
+    builtin = BY_ID.get(template_id)
+    if builtin is not None:
+        return builtin
+    template = await uow.templates.get(organization_id, template_id, for_update=lock)
+    if template is None:
+        raise NotFound("template", template_id)
+    return template
+
+
+def _writable(template: Template) -> None:
+    if template.builtin:
+        raise Forbidden(
+            f"template '{template.name}' is built in and read-only: create an organization template from its body "
+            "(POST /api/v1/templates) to change it",
+            {"template_id": template.id, "builtin": True},
+        )
+
+
+@retry_transient
+async def create_template(ports: Ports, organization_id: str, command: CreateTemplate, check: BodyCheck) -> Template:
+    now = ports.clock.now()
+    template = Template(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        kind=command.kind,
+        description=command.description,
+        parameters=tuple(command.parameters),
+        body=dict(command.body),
+        created_at=now,
+        updated_at=now,
+    )
+    check_template(template, check)
+    check_not_builtin_name(template.name)
+    async with ports.uow() as uow:
+        await uow.templates.add(template)
+        await uow.commit()
+    return template
+
+
+async def get_template(ports: Ports, organization_id: str, template_id: str) -> Template:
+    if template_id in BY_ID:
+        return BY_ID[template_id]
+    async with ports.read() as uow:
+        return await _require(uow, organization_id, template_id)
+
+
+async def list_templates(
+    ports: Ports, organization_id: str, page: PageRequest, scope: TemplateScope = TemplateScope.ALL
+) -> Page[Template]:
+    """A page of the built-in templates, of the organization's, or of both (`all`: the built-in ones first, as
+    they were shipped before any organization's)."""
+    builtins = list(BUILTINS) if scope is not TemplateScope.ORGANIZATION else []
+    items = builtins[page.offset : page.offset + page.limit]
+    total = len(builtins)
+    if scope is not TemplateScope.BUILTIN:
+        window = PageRequest(limit=max(1, page.limit - len(items)), offset=max(0, page.offset - len(builtins)))
+        async with ports.read() as uow:
+            mine, count = await uow.templates.list_page(organization_id, window)
+        items += mine[: page.limit - len(items)]
+        total += count
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_template(
+    ports: Ports, organization_id: str, template_id: str, command: UpdateTemplate, check: BodyCheck
+) -> Template:
+    """Change the given fields; the whole template is checked again (a new parameter list must still declare
+    every placeholder of the body)."""
+    async with ports.uow() as uow:
+        template = await _require(uow, organization_id, template_id, lock=True)
+        _writable(template)
+        updated = replace(
+            template,
+            name=pick(command.name, template.name),
+            kind=pick(command.kind, template.kind),
+            description=pick(command.description, template.description),
+            parameters=tuple(pick(command.parameters, template.parameters)),
+            body=dict(pick(command.body, template.body)),
+            updated_at=ports.clock.now(),
+        )
+        check_template(updated, check)
+        if updated.name != template.name:
+            check_not_builtin_name(updated.name)
+        await uow.templates.update(updated)
+        await uow.commit()
+    return updated
+
+
+@retry_transient
+async def delete_template(ports: Ports, organization_id: str, template_id: str) -> None:
+    async with ports.uow() as uow:
+        _writable(await _require(uow, organization_id, template_id, lock=True))
+        await uow.templates.delete(organization_id, template_id)
+        await uow.commit()
+
+
+async def instantiate_template(
+    ports: Ports, organization_id: str, template_id: str, command: Instantiate, create: Create[T]
+) -> T:
+    """Create the agent or team a template describes: its placeholders replaced by the parameters' values
+    (`placeholders.substitute`), its name by `command.name` when given, then `create`, the same use case as
+    a direct create, with its rules, its 422s and its 409 on a taken name."""
+    template = await get_template(ports, organization_id, template_id)
+    body = substitute(template.body, parameter_values(template.parameters, command.parameters))
+    if command.name is not None:
+        body["name"] = command.name
+    return await create(template.kind, body)

@@ -1,0 +1,127 @@
+"""Templates: the built-in ones and the organization's; create, list, get, patch, delete, instantiate."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Annotated
+
+from litestar import Controller, delete, get, patch, post
+from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.types import Scope
+
+from controlplane_domain.templates import usecases
+from controlplane_domain.templates.entity import Template as DomainTemplate
+from controlplane_domain.templates.entity import TemplateParameter as DomainParameter
+from controlplane_domain.templates.entity import TemplateScope
+from controlplane_http.agents.wire import Agent
+from controlplane_http.configuration import given_fields
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.teams.wire import TeamWithAgentsResponse
+from controlplane_http.templates import payloads
+from controlplane_http.templates.wire import (
+    Template,
+    TemplateCreate,
+    TemplateInstantiate,
+    TemplateList,
+    TemplateParameter,
+    TemplateUpdate,
+)
+from controlplane_http.wire import to_wire
+
+ScopeFilter = Annotated[
+    TemplateScope, QueryParameter(name="scope", description="the built-in templates, the organization's, or all")
+]
+
+
+def template_out(template: DomainTemplate) -> Template:
+    return Template(
+        id=template.id,
+        organization_id=None if template.builtin else template.organization_id,
+        builtin=template.builtin,
+        name=template.name,
+        kind=template.kind,
+        description=template.description,
+        parameters=[to_wire(parameter, TemplateParameter) for parameter in template.parameters],
+        body=template.body,
+        created_at=template.created_at,
+        updated_at=template.updated_at,
+    )
+
+
+def _parameters(parameters: list[TemplateParameter]) -> tuple[DomainParameter, ...]:
+    return tuple(
+        DomainParameter(name=p.name, description=p.description, required=p.required, default=p.default)
+        for p in parameters
+    )
+
+
+class TemplateController(Controller):
+    path = "/api/v1/templates"
+    tags = ["templates"]
+
+    @post("/", operation_id="createTemplate", status_code=201, responses=errors(409, 415))
+    async def create_template(self, data: JSONBody[TemplateCreate], scope: Scope) -> Template:
+        ports, principal = caller(scope)
+        command = usecases.CreateTemplate(
+            name=data.name,
+            kind=data.kind,
+            description=data.description,
+            parameters=_parameters(data.parameters),
+            body=data.body,
+        )
+        template = await usecases.create_template(ports, principal.organization_id, command, payloads.check_body)
+        return template_out(template)
+
+    @get("/", operation_id="listTemplates", responses=errors())
+    async def list_templates(
+        self,
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        template_scope: ScopeFilter = TemplateScope.ALL,
+    ) -> TemplateList:
+        ports, principal = caller(scope)
+        request = page_request(limit, offset)
+        page = await usecases.list_templates(ports, principal.organization_id, request, template_scope)
+        return page_of(TemplateList, page, template_out)
+
+    @get("/{template_id:str}", operation_id="getTemplate", responses=errors(404))
+    async def get_template(self, template_id: FromPath[str], scope: Scope) -> Template:
+        ports, principal = caller(scope)
+        return template_out(await usecases.get_template(ports, principal.organization_id, template_id))
+
+    @patch("/{template_id:str}", operation_id="updateTemplate", responses=errors(404, 409, 415))
+    async def update_template(
+        self, template_id: FromPath[str], data: JSONBody[TemplateUpdate], scope: Scope
+    ) -> Template:
+        ports, principal = caller(scope)
+        changes = given_fields(data)
+        if "parameters" in changes:
+            changes["parameters"] = _parameters(changes["parameters"])
+        command = usecases.UpdateTemplate(**changes)
+        template = await usecases.update_template(
+            ports, principal.organization_id, template_id, command, payloads.check_body
+        )
+        return template_out(template)
+
+    @delete("/{template_id:str}", operation_id="deleteTemplate", status_code=204, responses=errors(404))
+    async def delete_template(self, template_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
+        await usecases.delete_template(ports, principal.organization_id, template_id)
+
+    @post(
+        "/{template_id:str}/instantiate",
+        operation_id="instantiateTemplate",
+        status_code=201,
+        responses=errors(404, 409, 415),
+        description="Create the agent or team the template describes, with the parameters' values: the answer "
+        "and the errors of POST /api/v1/agents or /api/v1/teams with the substituted body.",
+    )
+    async def instantiate_template(
+        self, template_id: FromPath[str], data: JSONBody[TemplateInstantiate], scope: Scope
+    ) -> Agent | TeamWithAgentsResponse:
+        ports, principal = caller(scope)
+        organization_id = principal.organization_id
+        command = usecases.Instantiate(parameters=data.parameters, name=data.name)
+        create = partial(payloads.create, ports, organization_id)
+        return await usecases.instantiate_template(ports, organization_id, template_id, command, create)
