@@ -62,7 +62,7 @@ SKILL_TYPES: tuple[SkillType, ...] = (
         "cpus": {"type": "number", "exclusiveMinimum": 0},
         "timeout_seconds": _TIMEOUT,
         "env": _ENV,
-    })),
+    }, required=("image",))),
     SkillType("web", "Web", "Search the web and fetch pages", _schema("web configuration", {
         "allowed_domains": _STRINGS,
         "denied_domains": _STRINGS,
