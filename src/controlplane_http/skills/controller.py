@@ -3,9 +3,11 @@ an agent's resolved skills."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from litestar import Controller, delete, get, patch, post
+from litestar.openapi.spec import Operation
 from litestar.params import FromPath, JSONBody, Parameter
 from litestar.types import Scope
 
@@ -35,6 +37,15 @@ from controlplane_http.wire import to_domain, to_wire
 EnvironmentLayer = Annotated[
     str | None, Parameter(description="the environment whose skills form the first layer (none: no such layer)")
 ]
+
+
+@dataclass
+class OptionalBody(Operation):
+    """An operation whose JSON body may be left out (Litestar documents every body as required)."""
+
+    def __post_init__(self) -> None:
+        if self.request_body is not None:
+            self.request_body.required = False
 
 
 def skill_out(skill: DomainSkill) -> Skill:
@@ -112,7 +123,6 @@ async def _attached(scope: Scope, owner: SkillOwner, owner_id: str, limit: int, 
 _AGENT = "/agents/{agent_id:str}/skills/{skill_id:str}"
 _TEAM = "/teams/{team_id:str}/skills/{skill_id:str}"
 _ENVIRONMENT = "/environments/{environment_id:str}/skills/{skill_id:str}"
-_ATTACHED = errors(404, 415)
 
 
 class SkillAttachmentController(Controller):
@@ -127,6 +137,7 @@ class SkillAttachmentController(Controller):
         operation_id="attachSkillToAgent",
         status_code=200,
         responses=errors(404, 415),
+        operation_class=OptionalBody,
     )
     async def attach_to_agent(
         self, agent_id: FromPath[str], skill_id: FromPath[str], scope: Scope, data: JSONBody[SkillAttach | None] = None
@@ -167,6 +178,7 @@ class SkillAttachmentController(Controller):
         operation_id="attachSkillToTeam",
         status_code=200,
         responses=errors(404, 415),
+        operation_class=OptionalBody,
     )
     async def attach_to_team(
         self, team_id: FromPath[str], skill_id: FromPath[str], scope: Scope, data: JSONBody[SkillAttach | None] = None
@@ -193,6 +205,7 @@ class SkillAttachmentController(Controller):
         operation_id="attachSkillToEnvironment",
         status_code=200,
         responses=errors(404, 415),
+        operation_class=OptionalBody,
     )
     async def attach_to_environment(
         self,
