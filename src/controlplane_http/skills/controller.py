@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from litestar import Controller, delete, get, patch, post
-from litestar.openapi.spec import Operation
+from litestar.openapi.spec import Operation, RequestBody
 from litestar.params import FromPath, JSONBody, Parameter
 from litestar.types import Scope
 
@@ -44,7 +44,7 @@ class OptionalBody(Operation):
     """An operation whose JSON body may be left out (Litestar documents every body as required)."""
 
     def __post_init__(self) -> None:
-        if self.request_body is not None:
+        if isinstance(self.request_body, RequestBody):
             self.request_body.required = False
 
 
