@@ -10,6 +10,7 @@ import jwt
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.memory import MemoryStore
+from controlplane_adapters.schemas import JsonSchemaValidator
 from controlplane_domain.ports import Clock, Ports
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 
@@ -27,6 +28,7 @@ def memory_ports(clock: Clock | None = None, heartbeat_interval: int = 30, *, wr
         ids=UuidGenerator(),
         worker_heartbeat_interval_seconds=heartbeat_interval,
         heartbeats=HeartbeatBuffer() if write_behind else None,
+        schemas=JsonSchemaValidator(),
     )
 
 

@@ -22,6 +22,7 @@ from controlplane_domain.llm_models.ports import ModelRepository
 from controlplane_domain.organizations.ports import OrganizationRepository
 from controlplane_domain.principal import Principal
 from controlplane_domain.projects.ports import ProjectRepository
+from controlplane_domain.skills.ports import SchemaValidator, SkillRepository
 from controlplane_domain.teams.ports import TeamRepository
 from controlplane_domain.templates.ports import TemplateRepository
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
@@ -87,6 +88,9 @@ class UnitOfWork(Protocol):
     @property
     def templates(self) -> TemplateRepository: ...
 
+    @property
+    def skills(self) -> SkillRepository: ...
+
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(
@@ -142,6 +146,8 @@ class Ports:
     Whoever wires a buffer must flush it (`workers.usecases.flush_heartbeats`) every half second and at exit."""
     recent: RecentExecutions | None = None
     """The executions this process last wrote: a first guess for their next change (see executions/recent.py)."""
+    schemas: SchemaValidator | None = None
+    """Checks JSON Schemas (skills' configurations): `controlplane_adapters.schemas.JsonSchemaValidator`."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

@@ -38,6 +38,7 @@ from controlplane_http.organizations.controller import OrganizationController
 from controlplane_http.projects.controller import ProjectController
 from controlplane_http.responses import FastResponse
 from controlplane_http.runtimes.controller import RuntimeController
+from controlplane_http.skills.controller import SkillAttachmentController, SkillController
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.templates.controller import TemplateController
 from controlplane_http.workers.controller import WorkerController
@@ -56,6 +57,7 @@ CONTROLLERS = [
     ExecuteController, ExecutionController, LeaseController,
     ProjectController,
     TemplateController,
+    SkillController, SkillAttachmentController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -61,10 +61,10 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
     model = create_model(client)["id"]
     environment, queue = setup_queue(client)
     execution = execute(client, agent, queue)["id"]
+    skill = client.post("/api/v1/skills", json={"name": "s", "type": "shell"}).json()["id"]
     ids = {"agent_id": agent, "team_id": team, "model_id": model, "environment_id": environment, "queue_id": queue,
-           "execution_id": execution, "organization_id": DEFAULT_ORG}  # fmt: skip
-    ids["project_id"] = create_project(client)["id"]
-    ids["template_id"] = create_template(client)["id"]
+           "execution_id": execution, "organization_id": DEFAULT_ORG, "project_id": create_project(client)["id"],
+           "template_id": create_template(client)["id"], "skill_id": skill}  # fmt: skip
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -72,8 +72,8 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         for method, operation in item.items()
         if "requestBody" in operation
     ]
-    assert len(with_body) == 23, with_body
-    kinds = ("agents", "teams", "workers", "executions", "projects", "templates")
+    assert len(with_body) == 28, with_body  # 18, projects' 2, templates' 3, skills' 5 (3 attachments)
+    kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills")
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:
         for content_type in FOREIGN:

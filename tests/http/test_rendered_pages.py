@@ -48,7 +48,7 @@ agents = st.fixed_dictionaries(
         "model_id": st.none() | text,
         "system_prompt": st.none() | text,
         "capabilities": st.lists(text, max_size=4),
-        "skill_ids": st.lists(text, max_size=4),
+        "skill_ids": st.lists(st.integers(min_value=0, max_value=1), max_size=4),  # of the example's two skills
         "execution_environment": environments,
         "configuration": st.dictionaries(text, json_values, max_size=4),
     },
@@ -63,9 +63,13 @@ def test_every_item_of_every_page_is_what_a_get_answers(
 ) -> None:
     headers = bearer(make_jwt(f"org-{uuid.uuid4().hex}"))  # an organization of this example's own
     clock.advance(1 - clock.now().microsecond / 1_000_000)  # a whole second: a first step of 0 has no fraction
+    skills = [client.post("/api/v1/skills", json={"name": f"s{n}", "type": "web"}, headers=headers).json()["id"]
+              for n in range(2)]  # fmt: skip
     created = []
     for spec, step in specs:
         clock.advance(step / 1_000_000)
+        if "skill_ids" in spec:  # skill_ids name skills of the organization
+            spec = {**spec, "skill_ids": [skills[index] for index in spec["skill_ids"]]}
         response = client.post(
             "/api/v1/agents", json={**spec, "name": f"{len(created)} {spec['name']}"}, headers=headers
         )

@@ -27,6 +27,17 @@ def _post(path: str, body: dict[str, Any], key: str = "id") -> Factory:
     return create
 
 
+def _attached_skill(client: TestClient[Any], ids: dict[str, str]) -> str:
+    """A skill attached to the agent, the team and the environment (their skill lists are then not empty)."""
+    skill_id = _post("/api/v1/skills", {"name": "victim-skill", "type": "shell", "description": "secret-skill"})(
+        client, ids
+    )
+    for owner in ("agents/{agent_id}", "teams/{team_id}", "environments/{environment_id}"):
+        attached = client.post(f"/api/v1/{owner.format(**ids)}/skills/{skill_id}", json={"configuration_override": {}})
+        assert attached.status_code == 200, attached.text
+    return skill_id
+
+
 # In creation order: later factories may use the ids of earlier ones.
 FACTORIES: dict[str, Factory] = {
     "agent_id": _post("/api/v1/agents", {"name": "victim-agent", "description": "secret-agent-data"}),
@@ -43,6 +54,7 @@ FACTORIES: dict[str, Factory] = {
     "project_id": _post("/api/v1/projects", {"name": "victim-project", "key": "VICTIM", "description": "secret"}),
     "template_id": _post("/api/v1/templates", {"name": "victim-template", "kind": "agent", "description": "secret",
                                                "body": {"name": "secret-agent-{{x}}"}, "parameters": [{"name": "x"}]}),
+    "skill_id": lambda client, ids: _attached_skill(client, ids),
 }  # fmt: skip
 
 BODIES: dict[str, dict[str, Any]] = {
@@ -61,6 +73,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/projects/{project_id}": {"name": "hijacked"},
     "/api/v1/templates/{template_id}": {"name": "hijacked"},
     "/api/v1/templates/{template_id}/instantiate": {"parameters": {"x": "stolen"}},
+    "/api/v1/skills/{skill_id}": {"name": "hijacked"},
 }
 
 SNAPSHOTS = [
@@ -75,6 +88,7 @@ SNAPSHOTS = [
     "/api/v1/executions",
     "/api/v1/projects",
     "/api/v1/templates",
+    "/api/v1/skills",
 ]
 
 

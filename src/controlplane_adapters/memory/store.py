@@ -15,6 +15,7 @@ from controlplane_adapters.idempotency.memory import MemoryIdempotencyRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
+from controlplane_adapters.skills.memory import Attachments, MemorySkillRepository
 from controlplane_adapters.teams.memory import MemoryTeamRepository
 from controlplane_adapters.templates.memory import MemoryTemplateRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
@@ -26,6 +27,7 @@ from controlplane_domain.idempotency.entity import IdempotencyRecord
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.organizations.entity import OrganizationSettings
 from controlplane_domain.projects.entity import Project
+from controlplane_domain.skills.entity import Skill, SkillOwner
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.templates.entity import Template
 from controlplane_domain.workers.entity import Worker
@@ -49,6 +51,8 @@ class MemoryTables:
     projects: dict[str, Project] = field(default_factory=dict)
     project_members: Memberships = field(default_factory=dict)
     templates: dict[str, Template] = field(default_factory=dict)
+    skills: dict[str, Skill] = field(default_factory=dict)
+    skill_attachments: Attachments = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -84,6 +88,7 @@ class MemoryUnitOfWork:
     executions: MemoryExecutionRepository
     projects: MemoryProjectRepository
     templates: MemoryTemplateRepository
+    skills: MemorySkillRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -112,6 +117,11 @@ class MemoryUnitOfWork:
             work.projects, work.project_members, agents=work.agents, teams=work.teams
         )
         self.templates = MemoryTemplateRepository(work.templates)
+        self.skills = MemorySkillRepository(
+            work.skills,
+            work.skill_attachments,
+            {SkillOwner.AGENT: work.agents, SkillOwner.TEAM: work.teams, SkillOwner.ENVIRONMENT: work.environments},
+        )
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -13,6 +13,8 @@ from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
+from controlplane_domain.skills.attachments import check_skill_ids, sync_attachments
+from controlplane_domain.skills.entity import SkillOwner
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,7 +91,12 @@ async def create_agent(ports: Ports, organization_id: str, command: CreateAgent)
     _check_agent(agent)
     async with ports.uow() as uow:
         await _check_team_reference(uow, organization_id, agent.team_id)
-        await uow.agents.add(agent, alone=True)  # the create's one write: on Postgres one round trip
+        if not agent.skill_ids:
+            await uow.agents.add(agent, alone=True)  # the create's one write: on Postgres one round trip
+        else:  # the skills named exist; each is attached (skills/attachments.py)
+            agent = replace(agent, skill_ids=await check_skill_ids(uow, organization_id, agent.skill_ids, "skill_ids"))
+            await uow.agents.add(agent)
+            await sync_attachments(uow, organization_id, SkillOwner.AGENT, agent.id, agent.skill_ids, now)
         await uow.commit()
     return agent
 
@@ -113,7 +120,8 @@ async def list_agents(
 
 @retry_transient
 async def update_agent(ports: Ports, organization_id: str, agent_id: str, command: UpdateAgent) -> Agent:
-    """Change the given fields; a new `team_id` moves the agent, null takes it out of its team."""
+    """Change the given fields; a new `team_id` moves the agent, null takes it out of its team; `skill_ids` must
+    name skills of the organization and replaces the agent's attachments (the overrides of those kept stay)."""
     async with ports.uow() as uow:
         agent = await require_agent(uow, organization_id, agent_id, lock=True)
         updated = replace(
@@ -134,6 +142,13 @@ async def update_agent(ports: Ports, organization_id: str, agent_id: str, comman
         _check_agent(updated)
         if updated.team_id != agent.team_id:
             await _check_team_reference(uow, organization_id, updated.team_id)
+        if updated.skill_ids != agent.skill_ids:  # the skills named exist; attachments follow (skills/attachments.py)
+            updated = replace(
+                updated, skill_ids=await check_skill_ids(uow, organization_id, updated.skill_ids, "skill_ids")
+            )
+            await sync_attachments(
+                uow, organization_id, SkillOwner.AGENT, agent.id, updated.skill_ids, updated.updated_at
+            )
         await uow.agents.update(updated)
         await uow.commit()
     return updated

@@ -21,6 +21,8 @@ from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
+from controlplane_domain.skills.attachments import check_skill_ids, sync_attachments
+from controlplane_domain.skills.entity import SkillOwner
 from controlplane_domain.teams.entity import Team, TeamStatus, TeamView
 from controlplane_domain.teams.ports import TeamRepository
 
@@ -109,7 +111,11 @@ async def create_team(ports: Ports, organization_id: str, command: CreateTeam) -
     )
     _check_team(team)
     async with ports.uow() as uow:
+        if team.skill_ids:  # the skills named exist; each is attached (skills/attachments.py)
+            team = replace(team, skill_ids=await check_skill_ids(uow, organization_id, team.skill_ids, "skill_ids"))
         await uow.teams.add(team)
+        if team.skill_ids:
+            await sync_attachments(uow, organization_id, SkillOwner.TEAM, team.id, team.skill_ids, now)
         await _set_members(ports, uow, team, command.member_ids)
         view = await _view(uow, team)
         await uow.commit()
@@ -159,6 +165,13 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
             updated_at=ports.clock.now(),
         )
         _check_team(updated)
+        if updated.skill_ids != team.skill_ids and updated.skill_ids is not None:
+            updated = replace(
+                updated, skill_ids=await check_skill_ids(uow, organization_id, updated.skill_ids, "skill_ids")
+            )
+        if updated.skill_ids != team.skill_ids:
+            kept = updated.skill_ids or []
+            await sync_attachments(uow, organization_id, SkillOwner.TEAM, team.id, kept, updated.updated_at)
         await uow.teams.update(updated)
         if command.member_ids is not UNSET:
             await _set_members(ports, uow, updated, command.member_ids)

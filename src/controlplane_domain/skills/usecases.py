@@ -1,0 +1,140 @@
+"""Skill use cases: the type catalog, and create, read, change, delete a skill."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from controlplane_domain.config import JSONObject
+from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.names import check_name
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.skills.catalog import SKILL_TYPES_BY_NAME
+from controlplane_domain.skills.entity import Skill, SkillOwner
+from controlplane_domain.skills.ports import SchemaValidator
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateSkill:
+    name: str
+    type: str
+    description: str | None = None
+    enabled: bool = True
+    configuration: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateSkill:
+    name: str | Unset = UNSET
+    type: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+    enabled: bool | Unset = UNSET
+    configuration: JSONObject | Unset = UNSET
+
+
+def schema_validator(ports: Ports) -> SchemaValidator:
+    """The validator wired in `Ports.schemas`."""
+    if ports.schemas is None:
+        raise RuntimeError("no SchemaValidator is wired in Ports.schemas (controlplane_adapters.schemas)")
+    return ports.schemas
+
+
+def check_configuration(validator: SchemaValidator, skill_type: str, configuration: Any, field: str) -> None:
+    """The configuration follows the type's schema; else ValidationFailed naming `field.<path>` of the first
+    problem (a missing or unexpected property is named too)."""
+    kind = SKILL_TYPES_BY_NAME.get(skill_type)
+    if kind is None:
+        raise ValidationFailed("type", f"unknown skill type '{skill_type}'; one of: {', '.join(SKILL_TYPES_BY_NAME)}")
+    problems = validator.problems(kind.configuration_schema, configuration)
+    if problems:
+        first = problems[0]
+        raise ValidationFailed(".".join([field, *(str(part) for part in first.path)]), first.message)
+
+
+def _check_skill(validator: SchemaValidator, skill: Skill) -> None:
+    check_name("name", skill.name)
+    check_configuration(validator, skill.type, skill.configuration, "configuration")
+
+
+async def require_skill(uow: UnitOfWork, organization_id: str, skill_id: str, *, lock: bool = False) -> Skill:
+    """The skill of this organization, or NotFound."""
+    skill = await uow.skills.get(organization_id, skill_id, for_update=lock)
+    if skill is None:
+        raise NotFound("skill", skill_id)
+    return skill
+
+
+@retry_transient
+async def create_skill(ports: Ports, organization_id: str, command: CreateSkill) -> Skill:
+    now = ports.clock.now()
+    skill = Skill(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        type=command.type,
+        description=command.description,
+        enabled=command.enabled,
+        configuration=dict(command.configuration),
+        created_at=now,
+        updated_at=now,
+    )
+    _check_skill(schema_validator(ports), skill)
+    async with ports.uow() as uow:
+        await uow.skills.add(skill)
+        await uow.commit()
+    return skill
+
+
+async def get_skill(ports: Ports, organization_id: str, skill_id: str) -> Skill:
+    async with ports.read() as uow:
+        return await require_skill(uow, organization_id, skill_id)
+
+
+async def list_skills(ports: Ports, organization_id: str, page: PageRequest) -> Page[Skill]:
+    async with ports.read() as uow:
+        items, total = await uow.skills.list_page(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_skill(ports: Ports, organization_id: str, skill_id: str, command: UpdateSkill) -> Skill:
+    """Change the given fields; a new type or configuration is checked against the (new) type's schema."""
+    validator = schema_validator(ports)
+    async with ports.uow() as uow:
+        skill = await require_skill(uow, organization_id, skill_id, lock=True)
+        updated = replace(
+            skill,
+            name=pick(command.name, skill.name),
+            type=pick(command.type, skill.type),
+            description=pick(command.description, skill.description),
+            enabled=pick(command.enabled, skill.enabled),
+            configuration=pick(command.configuration, skill.configuration),
+            updated_at=ports.clock.now(),
+        )
+        _check_skill(validator, updated)
+        await uow.skills.update(updated)
+        await uow.commit()
+    return updated
+
+
+@retry_transient
+async def delete_skill(ports: Ports, organization_id: str, skill_id: str) -> None:
+    """Delete the skill: it leaves every agent's and team's `skill_ids`, and every attachment goes with it."""
+    async with ports.uow() as uow:
+        await require_skill(uow, organization_id, skill_id, lock=True)
+        now = ports.clock.now()
+        for agent_id in await uow.skills.owners(organization_id, SkillOwner.AGENT, skill_id):
+            agent = await uow.agents.get(organization_id, agent_id, for_update=True)
+            if agent is not None and skill_id in agent.skill_ids:
+                kept = [kept for kept in agent.skill_ids if kept != skill_id]
+                await uow.agents.update(replace(agent, skill_ids=kept, updated_at=now))
+        for team_id in await uow.skills.owners(organization_id, SkillOwner.TEAM, skill_id):
+            team = await uow.teams.get(organization_id, team_id, for_update=True)
+            if team is not None and team.skill_ids is not None and skill_id in team.skill_ids:
+                kept = [kept for kept in team.skill_ids if kept != skill_id]
+                await uow.teams.update(replace(team, skill_ids=kept, updated_at=now))
+        await uow.skills.delete(organization_id, skill_id)
+        await uow.commit()

@@ -1,0 +1,234 @@
+"""Skills: the type catalog, create, list, get, patch, delete; attaching them to agents, teams and environments;
+an agent's resolved skills."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from litestar import Controller, delete, get, patch, post
+from litestar.openapi.spec import Operation, RequestBody
+from litestar.params import FromPath, JSONBody, Parameter
+from litestar.types import Scope
+
+from controlplane_domain.paging import Page
+from controlplane_domain.skills import attachments, usecases
+from controlplane_domain.skills.catalog import SKILL_TYPES
+from controlplane_domain.skills.entity import AttachedSkill as DomainAttachedSkill
+from controlplane_domain.skills.entity import Skill as DomainSkill
+from controlplane_domain.skills.entity import SkillOwner
+from controlplane_http.configuration import given_fields
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.skills.wire import (
+    AttachedSkill,
+    AttachedSkillList,
+    ResolvedSkill,
+    ResolvedSkillList,
+    Skill,
+    SkillAttach,
+    SkillCreate,
+    SkillList,
+    SkillType,
+    SkillTypeList,
+    SkillUpdate,
+)
+from controlplane_http.wire import to_domain, to_wire
+
+EnvironmentLayer = Annotated[
+    str | None, Parameter(description="the environment whose skills form the first layer (none: no such layer)")
+]
+
+
+@dataclass
+class OptionalBody(Operation):
+    """An operation whose JSON body may be left out (Litestar documents every body as required)."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.request_body, RequestBody):
+            self.request_body.required = False
+
+
+def skill_out(skill: DomainSkill) -> Skill:
+    return to_wire(skill, Skill)
+
+
+def attached_out(item: DomainAttachedSkill) -> AttachedSkill:
+    return AttachedSkill(
+        skill=skill_out(item.skill),
+        configuration_override=item.configuration_override,
+        configuration=item.configuration,
+    )
+
+
+class SkillController(Controller):
+    path = "/api/v1/skills"
+    tags = ["skills"]
+
+    @get("/types", operation_id="listSkillTypes", responses=errors())
+    async def list_types(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> SkillTypeList:
+        caller(scope)
+        items = [to_wire(kind, SkillType) for kind in SKILL_TYPES[offset : offset + limit]]
+        return SkillTypeList(items=items, total=len(SKILL_TYPES), limit=limit, offset=offset)
+
+    @post("/", operation_id="createSkill", status_code=201, responses=errors(409, 415))
+    async def create_skill(self, data: JSONBody[SkillCreate], scope: Scope) -> Skill:
+        ports, principal = caller(scope)
+        command = to_domain(data, usecases.CreateSkill)
+        return skill_out(await usecases.create_skill(ports, principal.organization_id, command))
+
+    @get("/", operation_id="listSkills", responses=errors())
+    async def list_skills(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> SkillList:
+        ports, principal = caller(scope)
+        page = await usecases.list_skills(ports, principal.organization_id, page_request(limit, offset))
+        return page_of(SkillList, page, skill_out)
+
+    @get("/{skill_id:str}", operation_id="getSkill", responses=errors(404))
+    async def get_skill(self, skill_id: FromPath[str], scope: Scope) -> Skill:
+        ports, principal = caller(scope)
+        return skill_out(await usecases.get_skill(ports, principal.organization_id, skill_id))
+
+    @patch("/{skill_id:str}", operation_id="updateSkill", responses=errors(404, 409, 415))
+    async def update_skill(self, skill_id: FromPath[str], data: JSONBody[SkillUpdate], scope: Scope) -> Skill:
+        ports, principal = caller(scope)
+        command = usecases.UpdateSkill(**given_fields(data))
+        return skill_out(await usecases.update_skill(ports, principal.organization_id, skill_id, command))
+
+    @delete("/{skill_id:str}", operation_id="deleteSkill", status_code=204, responses=errors(404))
+    async def delete_skill(self, skill_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
+        await usecases.delete_skill(ports, principal.organization_id, skill_id)
+
+
+async def _attach(
+    scope: Scope, owner: SkillOwner, owner_id: str, skill_id: str, data: SkillAttach | None
+) -> AttachedSkill:
+    ports, principal = caller(scope)
+    override = None if data is None else data.configuration_override
+    item = await attachments.attach_skill(ports, principal.organization_id, owner, owner_id, skill_id, override)
+    return attached_out(item)
+
+
+async def _detach(scope: Scope, owner: SkillOwner, owner_id: str, skill_id: str) -> None:
+    ports, principal = caller(scope)
+    await attachments.detach_skill(ports, principal.organization_id, owner, owner_id, skill_id)
+
+
+async def _attached(scope: Scope, owner: SkillOwner, owner_id: str, limit: int, offset: int) -> AttachedSkillList:
+    ports, principal = caller(scope)
+    request = page_request(limit, offset)
+    page = await attachments.list_attached_skills(ports, principal.organization_id, owner, owner_id, request)
+    return page_of(AttachedSkillList, page, attached_out)
+
+
+_AGENT = "/agents/{agent_id:str}/skills/{skill_id:str}"
+_TEAM = "/teams/{team_id:str}/skills/{skill_id:str}"
+_ENVIRONMENT = "/environments/{environment_id:str}/skills/{skill_id:str}"
+
+
+class SkillAttachmentController(Controller):
+    """`/{agents|teams|environments}/{id}/skills[/{skill_id}]`: a skill attached with an optional override
+    (POST states the attachment: its body's override, none when absent), detached (DELETE; idempotent), listed."""
+
+    path = "/api/v1"
+    tags = ["skills"]
+
+    @post(
+        _AGENT,
+        operation_id="attachSkillToAgent",
+        status_code=200,
+        responses=errors(404, 415),
+        operation_class=OptionalBody,
+    )
+    async def attach_to_agent(
+        self, agent_id: FromPath[str], skill_id: FromPath[str], scope: Scope, data: JSONBody[SkillAttach | None] = None
+    ) -> AttachedSkill:
+        return await _attach(scope, SkillOwner.AGENT, agent_id, skill_id, data)
+
+    @delete(
+        _AGENT,
+        operation_id="detachSkillFromAgent",
+        status_code=204,
+        responses=errors(404),
+    )
+    async def detach_from_agent(self, agent_id: FromPath[str], skill_id: FromPath[str], scope: Scope) -> None:
+        await _detach(scope, SkillOwner.AGENT, agent_id, skill_id)
+
+    @get("/agents/{agent_id:str}/skills", operation_id="listAgentSkills", responses=errors(404))
+    async def agent_skills(
+        self, agent_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+    ) -> AttachedSkillList:
+        return await _attached(scope, SkillOwner.AGENT, agent_id, limit, offset)
+
+    @get("/agents/{agent_id:str}/skills/resolved", operation_id="listResolvedAgentSkills", responses=errors(404))
+    async def resolved(
+        self,
+        agent_id: FromPath[str],
+        scope: Scope,
+        environment_id: EnvironmentLayer = None,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> ResolvedSkillList:
+        ports, principal = caller(scope)
+        found = await attachments.resolve_agent_skills(ports, principal.organization_id, agent_id, environment_id)
+        page = Page(items=found[offset : offset + limit], total=len(found), limit=limit, offset=offset)
+        return page_of(ResolvedSkillList, page, lambda item: to_wire(item, ResolvedSkill))
+
+    @post(
+        _TEAM,
+        operation_id="attachSkillToTeam",
+        status_code=200,
+        responses=errors(404, 415),
+        operation_class=OptionalBody,
+    )
+    async def attach_to_team(
+        self, team_id: FromPath[str], skill_id: FromPath[str], scope: Scope, data: JSONBody[SkillAttach | None] = None
+    ) -> AttachedSkill:
+        return await _attach(scope, SkillOwner.TEAM, team_id, skill_id, data)
+
+    @delete(
+        _TEAM,
+        operation_id="detachSkillFromTeam",
+        status_code=204,
+        responses=errors(404),
+    )
+    async def detach_from_team(self, team_id: FromPath[str], skill_id: FromPath[str], scope: Scope) -> None:
+        await _detach(scope, SkillOwner.TEAM, team_id, skill_id)
+
+    @get("/teams/{team_id:str}/skills", operation_id="listTeamSkills", responses=errors(404))
+    async def team_skills(
+        self, team_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+    ) -> AttachedSkillList:
+        return await _attached(scope, SkillOwner.TEAM, team_id, limit, offset)
+
+    @post(
+        _ENVIRONMENT,
+        operation_id="attachSkillToEnvironment",
+        status_code=200,
+        responses=errors(404, 415),
+        operation_class=OptionalBody,
+    )
+    async def attach_to_environment(
+        self,
+        environment_id: FromPath[str],
+        skill_id: FromPath[str],
+        scope: Scope,
+        data: JSONBody[SkillAttach | None] = None,
+    ) -> AttachedSkill:
+        return await _attach(scope, SkillOwner.ENVIRONMENT, environment_id, skill_id, data)
+
+    @delete(
+        _ENVIRONMENT,
+        operation_id="detachSkillFromEnvironment",
+        status_code=204,
+        responses=errors(404),
+    )
+    async def detach_from_environment(
+        self, environment_id: FromPath[str], skill_id: FromPath[str], scope: Scope
+    ) -> None:
+        await _detach(scope, SkillOwner.ENVIRONMENT, environment_id, skill_id)
+
+    @get("/environments/{environment_id:str}/skills", operation_id="listEnvironmentSkills", responses=errors(404))
+    async def environment_skills(
+        self, environment_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+    ) -> AttachedSkillList:
+        return await _attached(scope, SkillOwner.ENVIRONMENT, environment_id, limit, offset)
