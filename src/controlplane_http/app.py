@@ -38,6 +38,7 @@ from controlplane_http.organizations.controller import OrganizationController
 from controlplane_http.projects.controller import ProjectController
 from controlplane_http.responses import FastResponse
 from controlplane_http.runtimes.controller import RuntimeController
+from controlplane_http.secrets.controller import SecretController
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.workers.controller import WorkerController
 
@@ -54,6 +55,7 @@ CONTROLLERS = [
     EnvironmentController, WorkerQueueController,
     ExecuteController, ExecutionController, LeaseController,
     ProjectController,
+    SecretController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

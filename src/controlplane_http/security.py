@@ -18,6 +18,7 @@ from controlplane_domain.llm_models import usecases as models
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
 from controlplane_domain.projects import usecases as projects
+from controlplane_domain.secrets import usecases as secrets
 from controlplane_domain.teams import usecases as teams
 from controlplane_domain.workers import usecases as workers
 
@@ -44,6 +45,7 @@ VISIBILITY: dict[str, Probe] = {
     "queue_id": lambda ports, who, object_id: environments.get_queue(ports, who.organization_id, object_id),
     "execution_id": lambda ports, who, object_id: executions.get_execution(ports, who.organization_id, object_id),
     "project_id": lambda ports, who, object_id: projects.get_project(ports, who.organization_id, object_id),
+    "secret_id": lambda ports, who, object_id: secrets.get_secret(ports, who.organization_id, object_id),
 }
 
 

@@ -15,6 +15,7 @@ from controlplane_adapters.idempotency.memory import MemoryIdempotencyRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
+from controlplane_adapters.secrets.memory import MemorySecretRepository
 from controlplane_adapters.teams.memory import MemoryTeamRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.agents.entity import Agent
@@ -25,6 +26,7 @@ from controlplane_domain.idempotency.entity import IdempotencyRecord
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.organizations.entity import OrganizationSettings
 from controlplane_domain.projects.entity import Project
+from controlplane_domain.secrets.entity import Secret, SecretAccess
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.workers.entity import Worker
 
@@ -46,6 +48,8 @@ class MemoryTables:
     events: dict[str, tuple[ExecutionEvent, ...]] = field(default_factory=dict)
     projects: dict[str, Project] = field(default_factory=dict)
     project_members: Memberships = field(default_factory=dict)
+    secrets: dict[str, Secret] = field(default_factory=dict)
+    secret_accesses: dict[str, SecretAccess] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -80,6 +84,7 @@ class MemoryUnitOfWork:
     queues: MemoryQueueRepository
     executions: MemoryExecutionRepository
     projects: MemoryProjectRepository
+    secrets: MemorySecretRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -107,6 +112,7 @@ class MemoryUnitOfWork:
         self.projects = MemoryProjectRepository(
             work.projects, work.project_members, agents=work.agents, teams=work.teams
         )
+        self.secrets = MemorySecretRepository(work.secrets, work.secret_accesses)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -13,6 +13,7 @@ from controlplane_adapters.idempotency.sql import idempotency_records
 from controlplane_adapters.llm_models.sql import llm_models
 from controlplane_adapters.organizations.sql import organization_settings
 from controlplane_adapters.projects.sql import project_agents, project_teams, projects
+from controlplane_adapters.secrets.sql import secret_accesses, secrets
 from controlplane_adapters.sql.columns import metadata
 from controlplane_adapters.teams.sql import teams
 from controlplane_adapters.workers.sql import workers
@@ -20,6 +21,7 @@ from controlplane_adapters.workers.sql import workers
 TABLES = (
     teams, agents, workers, llm_models, api_keys, organization_settings, idempotency_records, environments,
     worker_queues, executions, execution_events, projects, project_agents, project_teams,
+    secrets, secret_accesses,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

@@ -19,6 +19,7 @@ from controlplane_adapters.idempotency.sql import SqlIdempotencyRepository
 from controlplane_adapters.llm_models.sql import SqlModelRepository
 from controlplane_adapters.organizations.sql import SqlOrganizationRepository
 from controlplane_adapters.projects.sql import SqlProjectRepository
+from controlplane_adapters.secrets.sql import SqlSecretRepository
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.connection import AsyncEngineConnection, LoopConnection
 from controlplane_adapters.sql.errors import translate_driver_error
@@ -83,6 +84,7 @@ class SqlUnitOfWork:
     queues = _Repository(SqlQueueRepository)
     executions = _Repository(SqlExecutionRepository)
     projects = _Repository(SqlProjectRepository)
+    secrets = _Repository(SqlSecretRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

@@ -13,6 +13,7 @@ from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
+from controlplane_domain.secrets.references import check_secret_references
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,6 +90,7 @@ async def create_agent(ports: Ports, organization_id: str, command: CreateAgent)
     _check_agent(agent)
     async with ports.uow() as uow:
         await _check_team_reference(uow, organization_id, agent.team_id)
+        await check_secret_references(uow, organization_id, "execution_environment", agent.execution_environment)
         await uow.agents.add(agent, alone=True)  # the create's one write: on Postgres one round trip
         await uow.commit()
     return agent
@@ -134,6 +136,8 @@ async def update_agent(ports: Ports, organization_id: str, agent_id: str, comman
         _check_agent(updated)
         if updated.team_id != agent.team_id:
             await _check_team_reference(uow, organization_id, updated.team_id)
+        if command.execution_environment is not UNSET:  # only a given environment: a rename never trips on it
+            await check_secret_references(uow, organization_id, "execution_environment", updated.execution_environment)
         await uow.agents.update(updated)
         await uow.commit()
     return updated

@@ -21,6 +21,7 @@ from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
+from controlplane_domain.secrets.references import check_secret_references
 from controlplane_domain.teams.entity import Team, TeamStatus, TeamView
 from controlplane_domain.teams.ports import TeamRepository
 
@@ -109,6 +110,7 @@ async def create_team(ports: Ports, organization_id: str, command: CreateTeam) -
     )
     _check_team(team)
     async with ports.uow() as uow:
+        await check_secret_references(uow, organization_id, "execution_environment", team.execution_environment)
         await uow.teams.add(team)
         await _set_members(ports, uow, team, command.member_ids)
         view = await _view(uow, team)
@@ -159,6 +161,8 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
             updated_at=ports.clock.now(),
         )
         _check_team(updated)
+        if command.execution_environment is not UNSET:
+            await check_secret_references(uow, organization_id, "execution_environment", updated.execution_environment)
         await uow.teams.update(updated)
         if command.member_ids is not UNSET:
             await _set_members(ports, uow, updated, command.member_ids)
