@@ -11,6 +11,8 @@ from litestar.testing import TestClient
 
 from tests.http.test_agents import create_agent
 from tests.http.test_executions import execute, setup_queue
+from tests.http.test_projects import create_project
+from tests.http.test_secrets import create_secret
 from tests.http.test_teams import create_team
 from tests.http.test_workers_models import create_model
 from tests.support import DEFAULT_ORG, bearer, make_jwt
@@ -61,6 +63,8 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
     execution = execute(client, agent, queue)["id"]
     ids = {"agent_id": agent, "team_id": team, "model_id": model, "environment_id": environment, "queue_id": queue,
            "execution_id": execution, "organization_id": DEFAULT_ORG}  # fmt: skip
+    ids["project_id"] = create_project(client)["id"]
+    ids["secret_id"] = create_secret(client)["id"]
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -68,7 +72,7 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         for method, operation in item.items()
         if "requestBody" in operation
     ]
-    assert len(with_body) == 18, with_body
+    assert len(with_body) == 22, with_body  # (18, projects' POST and PATCH, secrets' POST and PATCH)
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in ("agents", "teams", "workers", "executions")}
     for method, path in with_body:
         for content_type in FOREIGN:
