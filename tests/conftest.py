@@ -15,7 +15,7 @@ from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.settings.model import AuthSettings, Settings
 from controlplane_http.bootstrap import build_app
 from tests.databases import postgres_database, redis_url, truncate
-from tests.support import DEFAULT_ORG, JWT_SECRET, SERVICE_KEY, bearer, make_jwt
+from tests.support import DEFAULT_ORG, JWT_SECRET, SECRETS_KEY, SERVICE_KEY, bearer, make_jwt
 
 BACKENDS = ["memory", "sqlite", "postgres"]
 
@@ -42,6 +42,7 @@ def app_settings(
         service_api_key=SERVICE_KEY,
         default_organization=DEFAULT_ORG,
         auth=AuthSettings(jwt_secret=JWT_SECRET, **auth),  # type: ignore[arg-type]
+        secrets_key=SECRETS_KEY,
     )
 
 

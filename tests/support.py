@@ -17,6 +17,7 @@ from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 SERVICE_KEY = "test-service-key"
 JWT_SECRET = "test-jwt-secret-that-is-long-enough-for-hs256-and-hs512-signatures!"
 DEFAULT_ORG = "default"
+SECRETS_KEY = "c2VjcmV0cy1rZXktZm9yLXRoZS10ZXN0cy0zMmJ5dGU="  # base64 of 32 bytes
 
 
 def memory_ports(clock: Clock | None = None, heartbeat_interval: int = 30, *, write_behind: bool = False) -> Ports:

@@ -22,6 +22,7 @@ from controlplane_domain.llm_models.ports import ModelRepository
 from controlplane_domain.organizations.ports import OrganizationRepository
 from controlplane_domain.principal import Principal
 from controlplane_domain.projects.ports import ProjectRepository
+from controlplane_domain.secrets.ports import SecretCipher, SecretRepository
 from controlplane_domain.skills.ports import SchemaValidator, SkillRepository
 from controlplane_domain.teams.ports import TeamRepository
 from controlplane_domain.templates.ports import TemplateRepository
@@ -91,6 +92,9 @@ class UnitOfWork(Protocol):
     @property
     def skills(self) -> SkillRepository: ...
 
+    @property
+    def secrets(self) -> SecretRepository: ...
+
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(
@@ -148,6 +152,8 @@ class Ports:
     """The executions this process last wrote: a first guess for their next change (see executions/recent.py)."""
     schemas: SchemaValidator | None = None
     """Checks JSON Schemas (skills' configurations): `controlplane_adapters.schemas.JsonSchemaValidator`."""
+    secrets_cipher: SecretCipher | None = None
+    """Seals and opens secret values; None when no key is configured (value writes are 503 SECRETS_KEY_MISSING)."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

@@ -38,6 +38,7 @@ from controlplane_http.organizations.controller import OrganizationController
 from controlplane_http.projects.controller import ProjectController
 from controlplane_http.responses import FastResponse
 from controlplane_http.runtimes.controller import RuntimeController
+from controlplane_http.secrets.controller import SecretController
 from controlplane_http.skills.controller import SkillAttachmentController, SkillController
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.templates.controller import TemplateController
@@ -58,6 +59,7 @@ CONTROLLERS = [
     ProjectController,
     TemplateController,
     SkillController, SkillAttachmentController,
+    SecretController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

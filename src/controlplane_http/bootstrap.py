@@ -18,6 +18,7 @@ from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.schemas import JsonSchemaValidator
+from controlplane_adapters.secrets.keys import load_cipher
 from controlplane_adapters.settings.model import MEMORY_URL, Settings
 from controlplane_adapters.sql.checkpoint import WalCheckpointer
 from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
@@ -186,6 +187,7 @@ def build_app(
         heartbeats=HeartbeatBuffer(),
         recent=RecentExecutions(),
         schemas=JsonSchemaValidator(),
+        secrets_cipher=load_cipher(settings),
     )
     stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))

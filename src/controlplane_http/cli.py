@@ -1,4 +1,4 @@
-"""The `controlplane` command: serve, migrate."""
+"""The `controlplane` command: serve, migrate, worker, api-keys, secrets."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 from controlplane_adapters.settings.loading import load_settings
 from controlplane_adapters.settings.model import MEMORY_URL, ConfigError, StartupFailed
 from controlplane_domain.errors import DomainError
+from controlplane_http.secrets.cli import add_commands as add_secrets_commands
 
 CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
@@ -195,6 +196,7 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--role", default="admin", choices=["viewer", "member", "admin"])
     create.add_argument("--expires-at", default=None, help="ISO 8601 date-time with timezone")
     create.set_defaults(run=_create_api_key)
+    add_secrets_commands(commands)
     return root
 
 

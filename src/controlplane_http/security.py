@@ -19,6 +19,7 @@ from controlplane_domain.llm_models import usecases as models
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
 from controlplane_domain.projects import usecases as projects
+from controlplane_domain.secrets import usecases as secrets
 from controlplane_domain.skills import usecases as skills
 from controlplane_domain.teams import usecases as teams
 from controlplane_domain.templates import usecases as templates
@@ -49,6 +50,7 @@ VISIBILITY: dict[str, Probe] = {
     "project_id": lambda ports, who, object_id: projects.get_project(ports, who.organization_id, object_id),
     "template_id": lambda ports, who, object_id: templates.get_template(ports, who.organization_id, object_id),
     "skill_id": lambda ports, who, object_id: skills.get_skill(ports, who.organization_id, object_id),
+    "secret_id": lambda ports, who, object_id: secrets.get_secret(ports, who.organization_id, object_id),
 }
 
 

@@ -12,6 +12,7 @@ from litestar.testing import TestClient
 from tests.http.test_agents import create_agent
 from tests.http.test_executions import execute, setup_queue
 from tests.http.test_projects import create_project
+from tests.http.test_secrets import create_secret
 from tests.http.test_teams import create_team
 from tests.http.test_templates import create_template
 from tests.http.test_workers_models import create_model
@@ -64,7 +65,8 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
     skill = client.post("/api/v1/skills", json={"name": "s", "type": "shell"}).json()["id"]
     ids = {"agent_id": agent, "team_id": team, "model_id": model, "environment_id": environment, "queue_id": queue,
            "execution_id": execution, "organization_id": DEFAULT_ORG, "project_id": create_project(client)["id"],
-           "template_id": create_template(client)["id"], "skill_id": skill}  # fmt: skip
+           "template_id": create_template(client)["id"], "skill_id": skill,
+           "secret_id": create_secret(client)["id"]}  # fmt: skip
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -72,8 +74,8 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         for method, operation in item.items()
         if "requestBody" in operation
     ]
-    assert len(with_body) == 28, with_body  # 18, projects' 2, templates' 3, skills' 5 (3 attachments)
-    kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills")
+    assert len(with_body) == 30, with_body  # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2
+    kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets")
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:
         for content_type in FOREIGN:

@@ -28,13 +28,14 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
     max_leaves=8,
 )
+SECRET_NAMES = ["API_TOKEN", "db_password", "_X1"]
 servers = st.fixed_dictionaries({"command": st.just("run")}, optional={"args": st.lists(text, max_size=2)})
 environments = st.none() | st.fixed_dictionaries(
     {},
     optional={
         "working_dir": st.none() | text,
         "env_vars": st.dictionaries(text, text, max_size=3),
-        "secrets": st.lists(text, max_size=3),
+        "secrets": st.lists(st.sampled_from(SECRET_NAMES), max_size=3),  # (each example's organization has them)
         "integration_ids": st.lists(text, max_size=3),
         "mcp_servers": st.dictionaries(text.map(lambda name: f"s{name}"), servers, max_size=2),
     },
@@ -65,6 +66,9 @@ def test_every_item_of_every_page_is_what_a_get_answers(
     clock.advance(1 - clock.now().microsecond / 1_000_000)  # a whole second: a first step of 0 has no fraction
     skills = [client.post("/api/v1/skills", json={"name": f"s{n}", "type": "web"}, headers=headers).json()["id"]
               for n in range(2)]  # fmt: skip
+    for name in SECRET_NAMES:  # what an agent's execution environment may name
+        made = client.post("/api/v1/secrets", json={"name": name, "value": "v"}, headers=headers)
+        assert made.status_code == 201, made.text
     created = []
     for spec, step in specs:
         clock.advance(step / 1_000_000)

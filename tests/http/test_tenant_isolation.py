@@ -55,6 +55,7 @@ FACTORIES: dict[str, Factory] = {
     "template_id": _post("/api/v1/templates", {"name": "victim-template", "kind": "agent", "description": "secret",
                                                "body": {"name": "secret-agent-{{x}}"}, "parameters": [{"name": "x"}]}),
     "skill_id": lambda client, ids: _attached_skill(client, ids),
+    "secret_id": _post("/api/v1/secrets", {"name": "victim_secret", "value": "secret-value", "description": "secret"}),
 }  # fmt: skip
 
 BODIES: dict[str, dict[str, Any]] = {
@@ -74,6 +75,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/templates/{template_id}": {"name": "hijacked"},
     "/api/v1/templates/{template_id}/instantiate": {"parameters": {"x": "stolen"}},
     "/api/v1/skills/{skill_id}": {"name": "hijacked"},
+    "/api/v1/secrets/{secret_id}": {"value": "hijacked"},
 }
 
 SNAPSHOTS = [
@@ -89,6 +91,7 @@ SNAPSHOTS = [
     "/api/v1/projects",
     "/api/v1/templates",
     "/api/v1/skills",
+    "/api/v1/secrets",
 ]
 
 
@@ -131,5 +134,6 @@ def test_every_route_with_an_id_is_404_for_another_organization(client: TestClie
             response = client.request(method, path, json=body, headers=headers)
             assert response.status_code == 404, (method, template, response.status_code, response.text)
             assert response.json()["error"]["code"] == "NOT_FOUND"
-            assert "secret" not in response.text
+            noun = (f"secret '{ids['secret_id']}' not found", '"resource":"secret"')  # a secret's own 404 names it
+            assert "secret" not in response.text.replace(noun[0], "").replace(noun[1], "")
     assert snapshot(client, ids) == before

@@ -15,6 +15,7 @@ from controlplane_adapters.idempotency.memory import MemoryIdempotencyRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
+from controlplane_adapters.secrets.memory import MemorySecretRepository
 from controlplane_adapters.skills.memory import Attachments, MemorySkillRepository
 from controlplane_adapters.teams.memory import MemoryTeamRepository
 from controlplane_adapters.templates.memory import MemoryTemplateRepository
@@ -27,6 +28,7 @@ from controlplane_domain.idempotency.entity import IdempotencyRecord
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.organizations.entity import OrganizationSettings
 from controlplane_domain.projects.entity import Project
+from controlplane_domain.secrets.entity import Secret, SecretAccess
 from controlplane_domain.skills.entity import Skill, SkillOwner
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.templates.entity import Template
@@ -53,6 +55,8 @@ class MemoryTables:
     templates: dict[str, Template] = field(default_factory=dict)
     skills: dict[str, Skill] = field(default_factory=dict)
     skill_attachments: Attachments = field(default_factory=dict)
+    secrets: dict[str, Secret] = field(default_factory=dict)
+    secret_accesses: dict[str, SecretAccess] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -89,6 +93,7 @@ class MemoryUnitOfWork:
     projects: MemoryProjectRepository
     templates: MemoryTemplateRepository
     skills: MemorySkillRepository
+    secrets: MemorySecretRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -122,6 +127,7 @@ class MemoryUnitOfWork:
             work.skill_attachments,
             {SkillOwner.AGENT: work.agents, SkillOwner.TEAM: work.teams, SkillOwner.ENVIRONMENT: work.environments},
         )
+        self.secrets = MemorySecretRepository(work.secrets, work.secret_accesses)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from controlplane_adapters.secrets.cipher import parse_key
 from controlplane_adapters.settings.model import ConfigError, Settings
 from controlplane_adapters.settings.values import (
     database_url,
@@ -206,6 +207,11 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         settings = replace(settings, redis_namespace=env["CONTROLPLANE_REDIS_NAMESPACE"] or "controlplane")
     if "CONTROLPLANE_REDIS_URL" in env:
         settings = replace(settings, redis_url=redis_url("CONTROLPLANE_REDIS_URL", env["CONTROLPLANE_REDIS_URL"]))
+    if env.get("CONTROLPLANE_SECRETS_KEY"):
+        parse_key(env["CONTROLPLANE_SECRETS_KEY"], "CONTROLPLANE_SECRETS_KEY")  # a bad key stops the start here
+        settings = replace(settings, secrets_key=env["CONTROLPLANE_SECRETS_KEY"])
+    if env.get("CONTROLPLANE_SECRETS_KEY_FILE"):
+        settings = replace(settings, secrets_key_file=env["CONTROLPLANE_SECRETS_KEY_FILE"])
     if not settings.default_organization.strip():
         raise ConfigError("SERVICE_DEFAULT_ORG must not be empty")
     if not auth.api_key_header.strip():

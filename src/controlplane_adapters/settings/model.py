@@ -49,3 +49,7 @@ class Settings:
     database_pool_size: int = 20
     fast_lane: bool = True
     auth: AuthSettings = field(default_factory=AuthSettings)
+    secrets_key: str | None = field(default=None, repr=False)
+    """CONTROLPLANE_SECRETS_KEY: the base64 text of the 32-byte key sealing secret values."""
+    secrets_key_file: str | None = None
+    """CONTROLPLANE_SECRETS_KEY_FILE: a file holding that text (default on SQLite: `<database file>.secrets-key`)."""

@@ -13,6 +13,7 @@ from controlplane_adapters.idempotency.sql import idempotency_records
 from controlplane_adapters.llm_models.sql import llm_models
 from controlplane_adapters.organizations.sql import organization_settings
 from controlplane_adapters.projects.sql import project_agents, project_teams, projects
+from controlplane_adapters.secrets.sql import secret_accesses, secrets
 from controlplane_adapters.skills.sql import agent_skills, environment_skills, skills, team_skills
 from controlplane_adapters.sql.columns import metadata
 from controlplane_adapters.teams.sql import teams
@@ -24,6 +25,7 @@ TABLES = (
     worker_queues, executions, execution_events, projects, project_agents, project_teams,
     templates,
     skills, agent_skills, team_skills, environment_skills,
+    secrets, secret_accesses,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

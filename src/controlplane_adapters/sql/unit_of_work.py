@@ -19,6 +19,7 @@ from controlplane_adapters.idempotency.sql import SqlIdempotencyRepository
 from controlplane_adapters.llm_models.sql import SqlModelRepository
 from controlplane_adapters.organizations.sql import SqlOrganizationRepository
 from controlplane_adapters.projects.sql import SqlProjectRepository
+from controlplane_adapters.secrets.sql import SqlSecretRepository
 from controlplane_adapters.skills.sql import SqlSkillRepository
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.connection import AsyncEngineConnection, LoopConnection
@@ -87,6 +88,7 @@ class SqlUnitOfWork:
     projects = _Repository(SqlProjectRepository)
     templates = _Repository(SqlTemplateRepository)
     skills = _Repository(SqlSkillRepository)
+    secrets = _Repository(SqlSecretRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

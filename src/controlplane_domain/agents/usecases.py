@@ -13,6 +13,7 @@ from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
+from controlplane_domain.secrets.references import check_secret_references
 from controlplane_domain.skills.attachments import check_skill_ids, sync_attachments
 from controlplane_domain.skills.entity import SkillOwner
 
@@ -91,6 +92,7 @@ async def create_agent(ports: Ports, organization_id: str, command: CreateAgent)
     _check_agent(agent)
     async with ports.uow() as uow:
         await _check_team_reference(uow, organization_id, agent.team_id)
+        await check_secret_references(uow, organization_id, "execution_environment", agent.execution_environment)
         if not agent.skill_ids:
             await uow.agents.add(agent, alone=True)  # the create's one write: on Postgres one round trip
         else:  # the skills named exist; each is attached (skills/attachments.py)
@@ -149,6 +151,8 @@ async def update_agent(ports: Ports, organization_id: str, agent_id: str, comman
             await sync_attachments(
                 uow, organization_id, SkillOwner.AGENT, agent.id, updated.skill_ids, updated.updated_at
             )
+        if command.execution_environment is not UNSET:  # only a given environment: a rename never trips on it
+            await check_secret_references(uow, organization_id, "execution_environment", updated.execution_environment)
         await uow.agents.update(updated)
         await uow.commit()
     return updated

@@ -21,6 +21,7 @@ from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
+from controlplane_domain.secrets.references import check_secret_references
 from controlplane_domain.skills.attachments import check_skill_ids, sync_attachments
 from controlplane_domain.skills.entity import SkillOwner
 from controlplane_domain.teams.entity import Team, TeamStatus, TeamView
@@ -111,6 +112,7 @@ async def create_team(ports: Ports, organization_id: str, command: CreateTeam) -
     )
     _check_team(team)
     async with ports.uow() as uow:
+        await check_secret_references(uow, organization_id, "execution_environment", team.execution_environment)
         if team.skill_ids:  # the skills named exist; each is attached (skills/attachments.py)
             team = replace(team, skill_ids=await check_skill_ids(uow, organization_id, team.skill_ids, "skill_ids"))
         await uow.teams.add(team)
@@ -172,6 +174,8 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
         if updated.skill_ids != team.skill_ids:
             kept = updated.skill_ids or []
             await sync_attachments(uow, organization_id, SkillOwner.TEAM, team.id, kept, updated.updated_at)
+        if command.execution_environment is not UNSET:
+            await check_secret_references(uow, organization_id, "execution_environment", updated.execution_environment)
         await uow.teams.update(updated)
         if command.member_ids is not UNSET:
             await _set_members(ports, uow, updated, command.member_ids)

@@ -1,7 +1,7 @@
 """templates: organizations' agent and team templates (built-in templates are code, not rows)
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-11-26 10:00:00
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,135 @@
+"""Secrets in SQL: the secrets table (sealed values, never plaintext), their accesses, the mapping, the repository."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from controlplane_adapters.sql.base import SqlRepository
+from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.secrets.entity import SealedValue, Secret, SecretAccess
+
+secrets = sa.Table(
+    "secrets",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("name", sa.String(128), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("version", sa.Integer(), nullable=False),
+    sa.Column("key_id", sa.String(16), nullable=False),
+    sa.Column("sealed", sa.LargeBinary(), nullable=False),
+    *timestamps(),
+    sa.Column("last_accessed_at", UtcDateTime(), nullable=True),
+    sa.UniqueConstraint("organization_id", "name"),
+    sa.Index("ix_secrets_org_created", "organization_id", "created_at", "id"),
+)
+
+secret_accesses = sa.Table(
+    "secret_accesses",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("secret_id", sa.String(64), sa.ForeignKey("secrets.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("execution_id", sa.String(64), nullable=False),
+    sa.Column("worker_id", sa.String(255), nullable=False),
+    sa.Column("accessed_at", UtcDateTime(), nullable=False),
+    sa.Index("ix_secret_accesses_secret", "secret_id", "accessed_at", "id"),
+)
+
+
+def secret_to_row(secret: Secret) -> dict[str, Any]:
+    return {
+        "id": secret.id,
+        "organization_id": secret.organization_id,
+        "name": secret.name,
+        "description": secret.description,
+        "version": secret.version,
+        "key_id": secret.sealed.key_id,
+        "sealed": secret.sealed.data,
+        "created_at": secret.created_at,
+        "updated_at": secret.updated_at,
+        "last_accessed_at": secret.last_accessed_at,
+    }
+
+
+def secret_to_domain(row: Any) -> Secret:
+    return Secret(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        description=row.description,
+        version=row.version,
+        sealed=SealedValue(row.key_id, bytes(row.sealed)),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        last_accessed_at=row.last_accessed_at,
+    )
+
+
+def access_to_domain(row: Any) -> SecretAccess:
+    return SecretAccess(
+        id=row.id,
+        organization_id=row.organization_id,
+        secret_id=row.secret_id,
+        execution_id=row.execution_id,
+        worker_id=row.worker_id,
+        accessed_at=row.accessed_at,
+    )
+
+
+class SqlSecretRepository(SqlRepository[Secret]):
+    table = secrets
+    to_row = staticmethod(secret_to_row)
+    to_domain = staticmethod(secret_to_domain)
+    noun = "secret"
+
+    async def get_by_names(
+        self, organization_id: str, names: Sequence[str], *, for_update: bool = False
+    ) -> list[Secret]:
+        if not names:
+            return []
+        query = sa.select(secrets).where(secrets.c.organization_id == organization_id, secrets.c.name.in_(list(names)))
+        if for_update and self.connection.dialect.name == "postgresql":
+            query = query.order_by(secrets.c.id).with_for_update()  # one lock order everywhere
+        return [self._saw(row) for row in await self.connection.execute(query)]
+
+    async def add_accesses(self, accesses: Sequence[SecretAccess]) -> None:
+        if accesses:
+            rows = [
+                {
+                    "id": access.id,
+                    "organization_id": access.organization_id,
+                    "secret_id": access.secret_id,
+                    "execution_id": access.execution_id,
+                    "worker_id": access.worker_id,
+                    "accessed_at": access.accessed_at,
+                }
+                for access in accesses
+            ]
+            await self.connection.execute(secret_accesses.insert(), rows)
+
+    async def access_page(
+        self, organization_id: str, secret_id: str, page: PageRequest
+    ) -> tuple[list[SecretAccess], int]:
+        table = secret_accesses
+        where = (table.c.organization_id == organization_id, table.c.secret_id == secret_id)
+        count = sa.select(sa.func.count()).select_from(table).where(*where)
+        total = (await self.connection.execute(count)).scalar_one()
+        rows = await self.connection.execute(
+            sa.select(table)
+            .where(*where)
+            .order_by(table.c.accessed_at, table.c.id)
+            .limit(page.limit)
+            .offset(page.offset)
+        )
+        return [access_to_domain(row) for row in rows], total
+
+    async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Secret]:
+        query = sa.select(secrets).where(secrets.c.key_id != key_id).order_by(secrets.c.id).limit(limit)
+        if self.connection.dialect.name == "postgresql":
+            query = query.with_for_update()
+        return [self._saw(row) for row in await self.connection.execute(query)]

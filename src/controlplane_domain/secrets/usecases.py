@@ -1,0 +1,150 @@
+"""Secret use cases: create, read, change, delete (the value is written, never read back), and the accesses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.secrets.entity import (
+    MAX_VALUE_BYTES,
+    SECRET_NAME,
+    SealedValue,
+    Secret,
+    SecretAccess,
+    SecretsKeyMissing,
+    associated_data,
+)
+from controlplane_domain.secrets.ports import SecretCipher
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateSecret:
+    name: str
+    value: str
+    description: str | None = None
+
+    def __repr__(self) -> str:  # the value never reaches a log line, not even by a repr
+        return f"CreateSecret(name={self.name!r}, value=<hidden>, description={self.description!r})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateSecret:
+    name: str | Unset = UNSET
+    value: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+
+    def __repr__(self) -> str:
+        shown = "<unset>" if isinstance(self.value, Unset) else "<hidden>"
+        return f"UpdateSecret(name={self.name!r}, value={shown}, description={self.description!r})"
+
+
+def check_secret_name(field: str, name: str) -> None:
+    if SECRET_NAME.fullmatch(name) is None:
+        raise ValidationFailed(field, "must be a letter or _, then up to 127 letters, digits or _")
+
+
+def _check_value(value: str) -> None:
+    if not value:
+        raise ValidationFailed("value", "must not be empty")
+    if len(value.encode()) > MAX_VALUE_BYTES:
+        raise ValidationFailed("value", f"must be at most {MAX_VALUE_BYTES} bytes (UTF-8)")
+
+
+def require_cipher(ports: Ports) -> SecretCipher:
+    """The configured cipher, or SecretsKeyMissing (503)."""
+    if ports.secrets_cipher is None:
+        raise SecretsKeyMissing()
+    return ports.secrets_cipher
+
+
+def seal(cipher: SecretCipher, organization_id: str, secret_id: str, value: str) -> SealedValue:
+    return SealedValue(cipher.key_id, cipher.encrypt(value, associated_data(organization_id, secret_id)))
+
+
+async def require_secret(uow: UnitOfWork, organization_id: str, secret_id: str, *, lock: bool = False) -> Secret:
+    """The secret of this organization, or NotFound."""
+    secret = await uow.secrets.get(organization_id, secret_id, for_update=lock)
+    if secret is None:
+        raise NotFound("secret", secret_id)
+    return secret
+
+
+@retry_transient
+async def create_secret(ports: Ports, organization_id: str, command: CreateSecret) -> Secret:
+    check_secret_name("name", command.name)
+    _check_value(command.value)
+    cipher = require_cipher(ports)
+    now = ports.clock.now()
+    secret_id = ports.ids.new_id()
+    secret = Secret(
+        id=secret_id,
+        organization_id=organization_id,
+        name=command.name,
+        description=command.description,
+        version=1,
+        sealed=seal(cipher, organization_id, secret_id, command.value),
+        created_at=now,
+        updated_at=now,
+    )
+    async with ports.uow() as uow:
+        await uow.secrets.add(secret)
+        await uow.commit()
+    return secret
+
+
+async def get_secret(ports: Ports, organization_id: str, secret_id: str) -> Secret:
+    async with ports.read() as uow:
+        return await require_secret(uow, organization_id, secret_id)
+
+
+async def list_secrets(ports: Ports, organization_id: str, page: PageRequest) -> Page[Secret]:
+    async with ports.read() as uow:
+        items, total = await uow.secrets.list_page(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_secret(ports: Ports, organization_id: str, secret_id: str, command: UpdateSecret) -> Secret:
+    """Change the given fields; a value (even the same one) seals it anew and bumps `version`."""
+    if not isinstance(command.name, Unset):
+        check_secret_name("name", command.name)
+    cipher = None
+    if not isinstance(command.value, Unset):
+        _check_value(command.value)
+        cipher = require_cipher(ports)
+    async with ports.uow() as uow:
+        secret = await require_secret(uow, organization_id, secret_id, lock=True)
+        updated = replace(
+            secret,
+            name=pick(command.name, secret.name),
+            description=pick(command.description, secret.description),
+            updated_at=ports.clock.now(),
+        )
+        if cipher is not None and not isinstance(command.value, Unset):
+            sealed = seal(cipher, organization_id, secret_id, command.value)
+            updated = replace(updated, sealed=sealed, version=secret.version + 1)
+        await uow.secrets.update(updated)
+        await uow.commit()
+    return updated
+
+
+@retry_transient
+async def delete_secret(ports: Ports, organization_id: str, secret_id: str) -> None:
+    """Delete the secret and its accesses. Agents and teams that name it keep the reference (see api-decisions)."""
+    async with ports.uow() as uow:
+        await require_secret(uow, organization_id, secret_id, lock=True)
+        await uow.secrets.delete(organization_id, secret_id)
+        await uow.commit()
+
+
+async def list_secret_accesses(
+    ports: Ports, organization_id: str, secret_id: str, page: PageRequest
+) -> Page[SecretAccess]:
+    async with ports.read() as uow:
+        await require_secret(uow, organization_id, secret_id)
+        items, total = await uow.secrets.access_page(organization_id, secret_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
