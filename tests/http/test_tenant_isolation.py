@@ -27,6 +27,19 @@ def _post(path: str, body: dict[str, Any], key: str = "id") -> Factory:
     return create
 
 
+def _contexts(body: dict[str, Any]) -> Factory:
+    """Set the same context on the agent, team, environment and project made before (not a path parameter)."""
+
+    def put(client: TestClient[Any], ids: dict[str, str]) -> str:
+        for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
+                           ("projects", "project_id")):  # fmt: skip
+            response = client.put(f"/api/v1/{kind}/{ids[name]}/context", json=body)
+            assert response.status_code == 200, response.text
+        return ""
+
+    return put
+
+
 # In creation order: later factories may use the ids of earlier ones.
 FACTORIES: dict[str, Factory] = {
     "agent_id": _post("/api/v1/agents", {"name": "victim-agent", "description": "secret-agent-data"}),
@@ -41,6 +54,7 @@ FACTORIES: dict[str, Factory] = {
     "execution_id": _post("/api/v1/agents/{agent_id}/execute",
                           {"prompt": "secret prompt", "worker_queue_id": "{queue_id}"}),
     "project_id": _post("/api/v1/projects", {"name": "victim-project", "key": "VICTIM", "description": "secret"}),
+    "contexts": _contexts({"instructions": "secret-context", "variables": {"TOKEN": "secret"}}),
 }  # fmt: skip
 
 BODIES: dict[str, dict[str, Any]] = {
@@ -57,7 +71,10 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/executions/{execution_id}/events": {"worker_id": "thief", "attempt": 1, "events": [{"type": "log"}]},
     "/api/v1/executions/{execution_id}/complete": {"worker_id": "thief", "attempt": 1, "status": "completed"},
     "/api/v1/projects/{project_id}": {"name": "hijacked"},
-}
+    **{f"/api/v1/{kind}/{{{name}}}/context": {"instructions": "hijacked"}
+       for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
+                          ("projects", "project_id"))},
+}  # fmt: skip
 
 SNAPSHOTS = [
     "/api/v1/agents",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from controlplane_adapters.agents.sql import agents
 from controlplane_adapters.api_keys.sql import api_keys
+from controlplane_adapters.contexts.sql import contexts, execution_contexts
 from controlplane_adapters.environments.sql import environments, worker_queues
 from controlplane_adapters.executions.table import execution_events, executions
 from controlplane_adapters.idempotency.sql import idempotency_records
@@ -19,7 +20,8 @@ from controlplane_adapters.workers.sql import workers
 
 TABLES = (
     teams, agents, workers, llm_models, api_keys, organization_settings, idempotency_records, environments,
-    worker_queues, executions, execution_events, projects, project_agents, project_teams,
+    worker_queues, executions, execution_events, projects, project_agents, project_teams, contexts,
+    execution_contexts,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]
