@@ -168,7 +168,7 @@ class SqlContextRepository:
         return None if row is None else owned_to_domain(row)
 
     async def put(self, owned: OwnedContext) -> None:
-        statement = upsert(self.connection.dialect.name, contexts, ("owner_id",), ("created_at",))
+        statement = upsert(self.connection.dialect.name, contexts, ("owner_id",))
         try:
             await self.connection.execute(statement, owned_to_row(owned))
         except IntegrityError as exc:  # the owner was deleted since the use case found it

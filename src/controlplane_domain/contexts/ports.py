@@ -11,7 +11,7 @@ class ContextRepository(Protocol):
     async def get(self, organization_id: str, owner_type: OwnerType, owner_id: str) -> OwnedContext | None: ...
 
     async def put(self, owned: OwnedContext) -> None:
-        """Store the owner's context, replacing the one it had (its `created_at` is kept)."""
+        """Store the owner's context as given, replacing the one it had."""
 
     async def delete(self, organization_id: str, owner_type: OwnerType, owner_id: str) -> None:
         """Remove the owner's context; nothing when it has none."""
