@@ -41,7 +41,7 @@ def test_layers_merge_projects_then_environment_team_agent() -> None:
             instructions="early",
             knowledge=(Knowledge("k", text="early"), Knowledge("j", text="j")),
             storage_paths=("s/",),
-        ),  # fmt: skip
+        ),
         layer(OwnerType.PROJECT, "empty", 5),
     ]
     resolved = resolve(layers)
