@@ -59,8 +59,9 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
     model = create_model(client)["id"]
     environment, queue = setup_queue(client)
     execution = execute(client, agent, queue)["id"]
+    project = client.post("/api/v1/projects", json={"name": "p", "key": "PP"}).json()["id"]
     ids = {"agent_id": agent, "team_id": team, "model_id": model, "environment_id": environment, "queue_id": queue,
-           "execution_id": execution, "organization_id": DEFAULT_ORG}  # fmt: skip
+           "execution_id": execution, "organization_id": DEFAULT_ORG, "project_id": project}  # fmt: skip
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -68,7 +69,7 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         for method, operation in item.items()
         if "requestBody" in operation
     ]
-    assert len(with_body) == 18, with_body
+    assert len(with_body) == 24, with_body  # projects: 2, contexts: 4
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in ("agents", "teams", "workers", "executions")}
     for method, path in with_body:
         for content_type in FOREIGN:

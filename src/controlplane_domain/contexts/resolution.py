@@ -54,9 +54,9 @@ def ordered(layers: Iterable[Layer]) -> list[Layer]:
 
 def resolve(layers: Iterable[Layer]) -> ResolvedContext:
     """Merge the layers, a later one overriding an earlier one: instructions are concatenated in layer order (a
-    blank line between them), knowledge is merged by name and variables by key (the later value wins, at the place
-    the name or key first appeared), storage paths are the union (in the order first met). Empty layers are left
-    out of `sources`; no layer with anything in it: `NO_CONTEXT`."""
+    blank line between them), knowledge is merged by name (the later item wins, at the place the name first
+    appeared) and variables by key (the later value wins), storage paths are the union (in the order first met).
+    Empty layers are left out of `sources`; no layer with anything in it: `NO_CONTEXT`."""
     instructions: list[str] = []
     knowledge: dict[str, Knowledge] = {}
     variables: dict[str, str] = {}
