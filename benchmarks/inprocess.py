@@ -112,20 +112,35 @@ async def seed(client: Client) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def seeded_app(database_url: str, *, fast_lane: bool = True) -> AsyncIterator[tuple[Client, dict[str, str]]]:
-    """The app on `database_url`, started (its lifespan) and seeded; stopped on leaving."""
+async def seeded_app(
+    database_url: str, *, fast_lane: bool = True, agent_context: bool = False
+) -> AsyncIterator[tuple[Client, dict[str, str]]]:
+    """The app on `database_url`, started (its lifespan) and seeded (`agent_context`: with a context set on the
+    agent the round trip executes); stopped on leaving."""
     settings = Settings(database_url=database_url, service_api_key=KEY, rate_limit_per_minute=10**9,
                         worker_rate_limit_per_minute=10**9, fast_lane=fast_lane)  # fmt: skip
     app = build_app(settings)
     stop = await lifespan(app)
     try:
         client = Client(app)
-        yield client, await seed(client)
+        seeded = await seed(client)
+        if agent_context:
+            body = json.dumps(AGENT_CONTEXT).encode()
+            status, answer = await client.request("PUT", f"/api/v1/agents/{seeded['agent']}/context", body)
+            assert status == 200, answer
+        yield client, seeded
     finally:
         await stop()
 
 
 STEPS = ("execute", "lease", "events", "complete")
+AGENT_CONTEXT = {
+    "instructions": "Answer in English. Cite the runbook when you restart a service." * 4,
+    "knowledge": [{"name": "runbook", "text": "Restart with systemctl restart app." * 8},
+                  {"name": "wiki", "uri": "https://wiki.example/ops"}],
+    "variables": {"REGION": "eu-west-1", "TIER": "gold", "OWNER": "ops"},
+    "storage_paths": ["reports/"],
+}  # fmt: skip
 
 
 async def round_trip_steps(
@@ -226,7 +241,10 @@ async def measure(client: Client, make: Callable[[int], tuple[str, str, bytes]],
 async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
-        async with seeded_app(url, fast_lane=not args.no_fast_lane) as (client, seeded):
+        async with seeded_app(url, fast_lane=not args.no_fast_lane, agent_context=args.agent_context) as (
+            client,
+            seeded,
+        ):
             gc.collect()
             gc.freeze()
             bare = Client(bare_app)
@@ -269,6 +287,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", nargs="*", help="get list create heartbeat team roundtrip")
     parser.add_argument("--no-fast-lane", action="store_true", help="every request through Litestar's router")
+    parser.add_argument("--agent-context", action="store_true",
+                        help="set a context on the agent (each execute then stores a resolved context)")  # fmt: skip
     parser.add_argument("--profile", help="write a cProfile of the chosen scenario to this file")
     parser.add_argument("--concurrency", type=int, default=1,
                         help="requests in flight at once (then CPU a request instead of wall time)")  # fmt: skip

@@ -14,6 +14,7 @@ from typing import Protocol, Self
 
 from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.api_keys.ports import ApiKeyRepository
+from controlplane_domain.contexts.ports import ContextRepository
 from controlplane_domain.environments.ports import EnvironmentRepository, QueueRepository
 from controlplane_domain.executions.ports import ExecutionRepository
 from controlplane_domain.executions.recent import RecentExecutions
@@ -94,6 +95,9 @@ class UnitOfWork(Protocol):
 
     @property
     def secrets(self) -> SecretRepository: ...
+
+    @property
+    def contexts(self) -> ContextRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

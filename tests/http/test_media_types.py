@@ -74,7 +74,9 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         for method, operation in item.items()
         if "requestBody" in operation
     ]
-    assert len(with_body) == 30, with_body  # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2
+    assert len(with_body) == 34, (
+        with_body
+    )  # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4
     kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets")
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:

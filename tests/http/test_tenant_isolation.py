@@ -38,6 +38,19 @@ def _attached_skill(client: TestClient[Any], ids: dict[str, str]) -> str:
     return skill_id
 
 
+def _contexts(body: dict[str, Any]) -> Factory:
+    """Set the same context on the agent, team, environment and project made before (not a path parameter)."""
+
+    def put(client: TestClient[Any], ids: dict[str, str]) -> str:
+        for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
+                           ("projects", "project_id")):  # fmt: skip
+            response = client.put(f"/api/v1/{kind}/{ids[name]}/context", json=body)
+            assert response.status_code == 200, response.text
+        return ""
+
+    return put
+
+
 # In creation order: later factories may use the ids of earlier ones.
 FACTORIES: dict[str, Factory] = {
     "agent_id": _post("/api/v1/agents", {"name": "victim-agent", "description": "secret-agent-data"}),
@@ -56,6 +69,7 @@ FACTORIES: dict[str, Factory] = {
                                                "body": {"name": "secret-agent-{{x}}"}, "parameters": [{"name": "x"}]}),
     "skill_id": lambda client, ids: _attached_skill(client, ids),
     "secret_id": _post("/api/v1/secrets", {"name": "victim_secret", "value": "secret-value", "description": "secret"}),
+    "contexts": _contexts({"instructions": "secret-context", "variables": {"TOKEN": "secret"}}),
 }  # fmt: skip
 
 BODIES: dict[str, dict[str, Any]] = {
@@ -76,7 +90,10 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/templates/{template_id}/instantiate": {"parameters": {"x": "stolen"}},
     "/api/v1/skills/{skill_id}": {"name": "hijacked"},
     "/api/v1/secrets/{secret_id}": {"value": "hijacked"},
-}
+    **{f"/api/v1/{kind}/{{{name}}}/context": {"instructions": "hijacked"}
+       for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
+                          ("projects", "project_id"))},
+}  # fmt: skip
 
 SNAPSHOTS = [
     "/api/v1/agents",

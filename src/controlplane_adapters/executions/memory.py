@@ -10,6 +10,7 @@ from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.environments.memory import MemoryQueueRepository
 from controlplane_adapters.memory.base import sorted_page
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
+from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
 from controlplane_domain.executions.leases import lease_in_steps
@@ -26,10 +27,12 @@ class MemoryExecutionRepository:
         rows: dict[str, Execution],
         events: dict[str, tuple[ExecutionEvent, ...]],
         related: tuple[MemoryQueueRepository, MemoryWorkerRepository, MemoryAgentRepository],
+        contexts: dict[str, ResolvedContext],
     ) -> None:
         self.rows = rows
         self.events = events
         self.related = related  # what a lease candidate is read with
+        self.contexts = contexts  # execution id -> the context resolved when it was created (when not empty)
 
     async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
         queues, workers, agents = self.related
@@ -39,7 +42,9 @@ class MemoryExecutionRepository:
         worker = await workers.get(organization_id, terms.worker_id)
         return await lease_in_steps(queue, worker, execution, agent, terms, self.record)
 
-    async def add_if_found(self, execution: Execution, events: Sequence[ExecutionEvent]) -> tuple[bool, bool]:
+    async def add_if_found(
+        self, execution: Execution, events: Sequence[ExecutionEvent], context: ResolvedContext | None = None
+    ) -> tuple[bool, bool]:
         queues, _, agents = self.related
         if execution.agent_id is None:
             raise ValueError("add_if_found adds an agent's execution")
@@ -48,7 +53,7 @@ class MemoryExecutionRepository:
             await agents.get(execution.organization_id, execution.agent_id) is not None,
         )
         if all(found):
-            await self.record(None, execution, events)
+            await self.record(None, execution, events, context=context)
         return found
 
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
@@ -112,7 +117,16 @@ class MemoryExecutionRepository:
             if e.organization_id == organization_id and e.worker_queue_id == queue_id and not e.is_terminal
         )
 
-    async def record(self, before: Execution | None, after: Execution, events: Sequence[ExecutionEvent]) -> bool:
+    async def record(
+        self,
+        before: Execution | None,
+        after: Execution,
+        events: Sequence[ExecutionEvent],
+        *,
+        context: ResolvedContext | None = None,
+    ) -> bool:
+        if context is not None and before is not None:
+            raise ValueError("a context is stored with a new execution only")
         stored = self.rows.get(after.id)
         if before is None and stored is not None:
             raise Conflict(f"execution with id '{after.id}' already exists", {"field": "id"})
@@ -125,6 +139,8 @@ class MemoryExecutionRepository:
         await self._add_events(events)
         if before is None or stored is None:
             self.rows[after.id] = after
+            if context is not None:
+                self.contexts[after.id] = context
         else:  # what the change changed, over what is stored (a lease extended since the read stays extended)
             changed = {
                 f.name: getattr(after, f.name)

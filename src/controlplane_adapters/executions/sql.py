@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.agents.sql import SqlAgentRepository, agent_to_domain
+from controlplane_adapters.contexts.sql import context_value, execution_context_row, execution_contexts
 from controlplane_adapters.environments.sql import SqlQueueRepository, queue_to_domain
 from controlplane_adapters.executions.lease import LEASE_TABLES, lease_candidate, lease_in_one
 from controlplane_adapters.executions.mapping import (
@@ -42,6 +43,7 @@ from controlplane_adapters.sql.coalesced import coalesced, coalescing
 from controlplane_adapters.sql.statements import insert_row, slices, updatable
 from controlplane_adapters.workers.sql import worker_to_domain
 from controlplane_domain.agents.entity import Agent
+from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue
 from controlplane_domain.executions.entity import TERMINAL, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
 from controlplane_domain.executions.leases import lease_in_steps
@@ -148,8 +150,17 @@ class SqlExecutionRepository(SqlRepository[Execution]):
         )
         return int(result.scalar_one())
 
-    async def record(self, before: Execution | None, after: Execution, events: Sequence[ExecutionEvent]) -> bool:
+    async def record(
+        self,
+        before: Execution | None,
+        after: Execution,
+        events: Sequence[ExecutionEvent],
+        *,
+        context: ResolvedContext | None = None,
+    ) -> bool:
         columns: tuple[str, ...] | None = None
+        if context is not None and before is not None:
+            raise ValueError("a context is stored with a new execution only")
         if before is None:
             row = execution_to_row(after)
         else:  # only what changed is converted and written (a round trip records three changes)
@@ -161,9 +172,11 @@ class SqlExecutionRepository(SqlRepository[Execution]):
         check_events(after, events)
         try:
             if self._postgres:
-                recorded = await self._record_in_one(before, row, columns, events)
+                recorded = await self._record_in_one(before, row, columns, events, context)
             else:
                 recorded = await self._record_in_steps(before, row, columns, events)
+                if recorded and context is not None:
+                    await self._add_context(after, context)
         except IntegrityError as exc:
             raise self._conflict(after, exc) from exc
         if recorded:
@@ -172,13 +185,22 @@ class SqlExecutionRepository(SqlRepository[Execution]):
 
     async def _record_in_one(
         self, before: Execution | None, row: dict[str, Any], columns: tuple[str, ...] | None,
-        events: Sequence[ExecutionEvent],
+        events: Sequence[ExecutionEvent], context: ResolvedContext | None,
     ) -> bool:  # fmt: skip
         parameters = row if columns is None else self._where_at(before, row, columns)
         add_events_json(parameters, events)
-        return (await self.connection.execute(change_in_one(columns), parameters)).first() is not None
+        if context is not None:
+            parameters["context"] = context_value(context)
+        statement = change_in_one(columns, context is not None)
+        return (await self.connection.execute(statement, parameters)).first() is not None
 
-    async def add_if_found(self, execution: Execution, events: Sequence[ExecutionEvent]) -> tuple[bool, bool]:
+    async def _add_context(self, execution: Execution, context: ResolvedContext) -> None:
+        row = execution_context_row(execution.organization_id, execution.id, context)
+        await self.connection.execute(insert_row(execution_contexts), row)
+
+    async def add_if_found(
+        self, execution: Execution, events: Sequence[ExecutionEvent], context: ResolvedContext | None = None
+    ) -> tuple[bool, bool]:
         if execution.agent_id is None:
             raise ValueError("add_if_found adds an agent's execution")
         check_events(execution, events)
@@ -189,6 +211,8 @@ class SqlExecutionRepository(SqlRepository[Execution]):
                 raise self._conflict(execution, exc) from exc
             if inserted.rowcount == 1:
                 await self.add_events(events)
+                if context is not None:
+                    await self._add_context(execution, context)
                 self._seen[execution.id] = execution
                 return True, True
             return (
@@ -199,8 +223,10 @@ class SqlExecutionRepository(SqlRepository[Execution]):
             )
         parameters = execution_to_row(execution)
         add_events_json(parameters, events)
+        if context is not None:
+            parameters["context"] = context_value(context)
         try:
-            row = (await self.connection.execute(add_in_one(), parameters)).first()
+            row = (await self.connection.execute(add_in_one(context is not None), parameters)).first()
         except IntegrityError as exc:
             raise self._conflict(execution, exc) from exc
         found = (bool(row[0]), bool(row[1]))

@@ -14,6 +14,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import JSONB
 
 from controlplane_adapters.agents.sql import agents
+from controlplane_adapters.contexts.sql import stored_context_of
 from controlplane_adapters.environments.sql import worker_queues
 from controlplane_adapters.executions.table import QUEUED, execution_events, executions
 from controlplane_adapters.sql.hot import hot
@@ -116,17 +117,21 @@ EVENT_RECORD = (
 
 
 @functools.lru_cache(maxsize=256)
-def change_in_one(columns: tuple[str, ...] | None) -> sa.Select[Any]:
+def change_in_one(columns: tuple[str, ...] | None, with_context: bool = False) -> sa.Select[Any]:
     """Postgres: an execution's change and its events as one statement (data-modifying CTEs), atomic on its own.
-    `columns` None inserts the execution; otherwise `update_if_at`. The events (`_events_of`) are inserted only
-    if the execution was, and the statement returns its id only then."""
+    `columns` None inserts the execution (`with_context`: and its context, the `context` parameter); otherwise
+    `update_if_at`. The events (`_events_of`) are inserted only if the execution was, and the statement returns
+    its id only then."""
     t = executions
     if columns is None:
         write: Any = t.insert().values({c.name: sa.bindparam(c.name) for c in t.columns})
     else:
         write = update_if_at(columns)
     changed = write.returning(t.c.id, t.c.organization_id).cte("changed")
-    return hot(sa.select(changed.c.id).add_cte(_events_of(changed)), atomic=True)
+    statement = sa.select(changed.c.id).add_cte(_events_of(changed))
+    if with_context:
+        statement = statement.add_cte(stored_context_of(changed))
+    return hot(statement, atomic=True)
 
 
 def _events_of(changed: sa.CTE) -> sa.CTE:
@@ -161,9 +166,9 @@ def insert_if_found() -> sa.Insert:
 
 
 @functools.cache
-def add_in_one() -> sa.Select[Any]:
-    """Postgres: `change_in_one(None)` only if the execution's worker queue and agent exist in its organization,
-    answering whether each does (one statement: the reads an execute needs and its write)."""
+def add_in_one(with_context: bool = False) -> sa.Select[Any]:
+    """Postgres: `change_in_one(None, with_context)` only if the execution's worker queue and agent exist in its
+    organization, answering whether each does (one statement: the reads an execute needs and its write)."""
     t = executions
     queue, agent = _found(worker_queues, "worker_queue_id"), _found(agents, "agent_id")
     found = sa.select(queue.label("queue"), agent.label("agent"))
@@ -173,7 +178,10 @@ def add_in_one() -> sa.Select[Any]:
     )
     write = t.insert().from_select([c.name for c in t.columns], values)
     changed = write.returning(t.c.id, t.c.organization_id).cte("changed")
-    return hot(sa.select(found_cte.c.queue, found_cte.c.agent).add_cte(_events_of(changed)), atomic=True)
+    statement = sa.select(found_cte.c.queue, found_cte.c.agent).add_cte(_events_of(changed))
+    if with_context:
+        statement = statement.add_cte(stored_context_of(changed))
+    return hot(statement, atomic=True)
 
 
 def check_events(execution: Execution, events: Sequence[ExecutionEvent]) -> None:

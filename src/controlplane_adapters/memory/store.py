@@ -9,6 +9,7 @@ from typing import Self
 
 from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.api_keys.memory import MemoryApiKeyRepository
+from controlplane_adapters.contexts.memory import MemoryContextRepository
 from controlplane_adapters.environments.memory import MemoryEnvironmentRepository, MemoryQueueRepository
 from controlplane_adapters.executions.memory import MemoryExecutionRepository
 from controlplane_adapters.idempotency.memory import MemoryIdempotencyRepository
@@ -22,6 +23,7 @@ from controlplane_adapters.templates.memory import MemoryTemplateRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.api_keys.entity import ApiKey
+from controlplane_domain.contexts.entity import OwnedContext, OwnerType, ResolvedContext
 from controlplane_domain.environments.entity import Environment, WorkerQueue
 from controlplane_domain.executions.entity import Execution, ExecutionEvent
 from controlplane_domain.idempotency.entity import IdempotencyRecord
@@ -57,6 +59,8 @@ class MemoryTables:
     skill_attachments: Attachments = field(default_factory=dict)
     secrets: dict[str, Secret] = field(default_factory=dict)
     secret_accesses: dict[str, SecretAccess] = field(default_factory=dict)
+    contexts: dict[str, OwnedContext] = field(default_factory=dict)
+    execution_contexts: dict[str, ResolvedContext] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -94,6 +98,7 @@ class MemoryUnitOfWork:
     templates: MemoryTemplateRepository
     skills: MemorySkillRepository
     secrets: MemorySecretRepository
+    contexts: MemoryContextRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -116,7 +121,7 @@ class MemoryUnitOfWork:
         self.environments = MemoryEnvironmentRepository(work.environments)
         self.queues = MemoryQueueRepository(work.queues)
         self.executions = MemoryExecutionRepository(
-            work.executions, work.events, (self.queues, self.workers, self.agents)
+            work.executions, work.events, (self.queues, self.workers, self.agents), work.execution_contexts
         )
         self.projects = MemoryProjectRepository(
             work.projects, work.project_members, agents=work.agents, teams=work.teams
@@ -128,6 +133,19 @@ class MemoryUnitOfWork:
             {SkillOwner.AGENT: work.agents, SkillOwner.TEAM: work.teams, SkillOwner.ENVIRONMENT: work.environments},
         )
         self.secrets = MemorySecretRepository(work.secrets, work.secret_accesses)
+        self.contexts = MemoryContextRepository(
+            work.contexts,
+            work.execution_contexts,
+            owners={
+                OwnerType.PROJECT: work.projects,
+                OwnerType.ENVIRONMENT: work.environments,
+                OwnerType.TEAM: work.teams,
+                OwnerType.AGENT: work.agents,
+            },
+            queues=work.queues,
+            members=work.project_members,
+            executions=work.executions,
+        )
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

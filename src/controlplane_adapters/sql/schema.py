@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from controlplane_adapters.agents.sql import agents
 from controlplane_adapters.api_keys.sql import api_keys
+from controlplane_adapters.contexts.sql import contexts, execution_contexts
 from controlplane_adapters.environments.sql import environments, worker_queues
 from controlplane_adapters.executions.table import execution_events, executions
 from controlplane_adapters.idempotency.sql import idempotency_records
@@ -26,6 +27,8 @@ TABLES = (
     templates,
     skills, agent_skills, team_skills, environment_skills,
     secrets, secret_accesses,
+    worker_queues, executions, execution_events, projects, project_agents, project_teams, contexts,
+    execution_contexts,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.agents.sql import SqlAgentRepository
 from controlplane_adapters.api_keys.sql import SqlApiKeyRepository
+from controlplane_adapters.contexts.sql import SqlContextRepository
 from controlplane_adapters.environments.sql import SqlEnvironmentRepository, SqlQueueRepository
 from controlplane_adapters.executions.sql import SqlExecutionRepository
 from controlplane_adapters.idempotency.sql import SqlIdempotencyRepository
@@ -89,6 +90,7 @@ class SqlUnitOfWork:
     templates = _Repository(SqlTemplateRepository)
     skills = _Repository(SqlSkillRepository)
     secrets = _Repository(SqlSecretRepository)
+    contexts = _Repository(SqlContextRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from controlplane_domain.contexts.entity import NO_CONTEXT
+from controlplane_domain.contexts.resolution import resolve
 from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.executions.changes import publish, remember, topic
@@ -54,8 +56,15 @@ async def execute(
     queued = pending.transition(S.QUEUED, now)
     first, queued = _numbered(queued, [_status(queued)], now)
     async with ports.uow() as uow:
+        # Every context that applies, in one read; stored with the execution (in its write) only when not empty.
+        resolved = resolve(
+            await uow.contexts.applicable(
+                organization_id, agent_id=queued.agent_id, team_id=queued.team_id, queue_id=queued.worker_queue_id
+            )
+        )
+        context = None if resolved is NO_CONTEXT else resolved
         if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
-            queue_found, agent_found = await uow.executions.add_if_found(queued, first)
+            queue_found, agent_found = await uow.executions.add_if_found(queued, first, context)
             if not agent_found:
                 raise NotFound("agent", target_id)
             if not queue_found:
@@ -64,7 +73,7 @@ async def execute(
             await require_team(uow, organization_id, target_id)
             if await uow.queues.get(organization_id, command.worker_queue_id) is None:
                 raise _no_such_queue()
-            await uow.executions.record(None, queued, first)
+            await uow.executions.record(None, queued, first, context=context)
         await uow.commit()
     remember(ports, queued)
     await publish(ports, f"queue:{queued.worker_queue_id}", topic(queued))

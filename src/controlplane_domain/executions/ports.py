@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Protocol
 
 from controlplane_domain.agents.entity import Agent
+from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
 from controlplane_domain.paging import PageRequest
@@ -63,19 +64,29 @@ class ExecutionRepository(Protocol):
         none can be added until the unit of work ends (Postgres: a SHARE lock on the table; the other stores
         serialize writers), so that a queue deleted on a count of 0 never ends up holding one."""
 
-    async def record(self, before: Execution | None, after: Execution, events: Sequence[ExecutionEvent]) -> bool:
+    async def record(
+        self,
+        before: Execution | None,
+        after: Execution,
+        events: Sequence[ExecutionEvent],
+        *,
+        context: ResolvedContext | None = None,
+    ) -> bool:
         """Store a change of one execution with the events that tell it, as one atomic write: `after` is added
-        when `before` is None; otherwise it replaces `before` only if the stored execution is still at
-        `before.last_seq` (compare-and-set: every change of an execution appends events). False, with nothing
-        written, when another writer changed it first.
+        when `before` is None (with its resolved `context`, when one is given: only then); otherwise it replaces
+        `before` only if the stored execution is still at `before.last_seq` (compare-and-set: every change of an
+        execution appends events). False, with nothing written, when another writer changed it first.
 
         As the first write of its unit of work (no write or locking read before it), a store may make it durable
         at once, before `commit()` (Postgres runs it as a transaction of its own, without the BEGIN and COMMIT
         round trips); the unit of work then writes nothing more. Otherwise it joins the unit of work's
         transaction like any write."""
 
-    async def add_if_found(self, execution: Execution, events: Sequence[ExecutionEvent]) -> tuple[bool, bool]:
-        """Add an agent's new execution with its events, as `record(None, ...)` does, only if its worker queue and
+    async def add_if_found(
+        self, execution: Execution, events: Sequence[ExecutionEvent], context: ResolvedContext | None = None
+    ) -> tuple[bool, bool]:
+        """Add an agent's new execution with its events (and its resolved `context`, when one is given), as
+        `record(None, ...)` does, only if its worker queue and
         its agent exist in its organization; answers (queue found, agent found). One statement on Postgres (an
         execute's reads and its write); like `record`, it may be durable at once."""
 
