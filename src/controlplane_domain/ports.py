@@ -15,6 +15,7 @@ from typing import Protocol, Self
 from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.api_keys.ports import ApiKeyRepository
 from controlplane_domain.contexts.ports import ContextRepository
+from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.environments.ports import EnvironmentRepository, QueueRepository
 from controlplane_domain.executions.ports import ExecutionRepository
 from controlplane_domain.executions.recent import RecentExecutions
@@ -154,6 +155,9 @@ class Ports:
     Whoever wires a buffer must flush it (`workers.usecases.flush_heartbeats`) every half second and at exit."""
     recent: RecentExecutions | None = None
     """The executions this process last wrote: a first guess for their next change (see executions/recent.py)."""
+    contexts_seen: ContextPresence | None = None
+    """Which organizations have no context (contexts/presence.py): their executes skip the contexts' read. Needs the
+    bus that carries `presence.CHANGED` to every node; None reads the contexts on every execute."""
     schemas: SchemaValidator | None = None
     """Checks JSON Schemas (skills' configurations): `controlplane_adapters.schemas.JsonSchemaValidator`."""
     secrets_cipher: SecretCipher | None = None

@@ -30,6 +30,7 @@ from controlplane_adapters.sql.schema import metadata
 from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_SECONDS
 from controlplane_adapters.sql.statistics import analyze_young_tables
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
+from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
@@ -188,6 +189,7 @@ def build_app(
         recent=RecentExecutions(),
         schemas=JsonSchemaValidator(),
         secrets_cipher=load_cipher(settings),
+        contexts_seen=ContextPresence(store.bus),
     )
     stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))

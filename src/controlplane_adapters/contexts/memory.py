@@ -71,6 +71,9 @@ class MemoryContextRepository:
                 layers.append(Layer(owned, joined))
         return layers
 
+    async def any_in(self, organization_id: str) -> bool:
+        return any(owned.organization_id == organization_id for owned in self.rows.values())
+
     async def for_execution(self, organization_id: str, execution_id: str) -> ResolvedContext | None:
         execution = self.executions.get(execution_id)
         if execution is None or execution.organization_id != organization_id:

@@ -46,6 +46,7 @@ contexts = sa.Table(
     sa.Column("storage_paths", Json, nullable=False),
     *timestamps(),
     *(sa.UniqueConstraint(column) for column, _ in OWNER_COLUMNS.values()),
+    sa.Index("ix_contexts_organization_id", "organization_id"),
 )
 
 execution_contexts = sa.Table(
@@ -189,6 +190,10 @@ class SqlContextRepository:
                       "queue_id": queue_id}  # fmt: skip
         rows = await self.connection.execute(applicable_contexts(), parameters)
         return [Layer(owned_to_domain(row), row.joined) for row in rows]
+
+    async def any_in(self, organization_id: str) -> bool:
+        found = sa.select(contexts.c.owner_id).where(contexts.c.organization_id == organization_id).limit(1)
+        return (await self.connection.execute(found)).first() is not None
 
     async def for_execution(self, organization_id: str, execution_id: str) -> ResolvedContext | None:
         parameters = {"organization_id": organization_id, "id": execution_id}

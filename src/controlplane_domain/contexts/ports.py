@@ -24,6 +24,9 @@ class ContextRepository(Protocol):
         and those of the projects that hold the agent or the team (with when it joined each), in no set order
         (`resolution.ordered` orders them). Owners that do not exist contribute nothing."""
 
+    async def any_in(self, organization_id: str) -> bool:
+        """Whether the organization has a context at all (on any owner)."""
+
     async def for_execution(self, organization_id: str, execution_id: str) -> ResolvedContext | None:
         """The context stored with the execution when it was created; None when it had none (or there is no
         such execution)."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from controlplane_domain.contexts.entity import NO_CONTEXT, Context, OwnedContext, OwnerType, ResolvedContext
+from controlplane_domain.contexts.presence import CHANGED
 from controlplane_domain.contexts.resolution import check_context
 from controlplane_domain.errors import NotFound
 from controlplane_domain.ports import Ports, UnitOfWork
@@ -80,6 +81,7 @@ async def put_context(
         )
         await uow.contexts.put(owned)
         await uow.commit()
+    await _changed(ports)
     return _view(organization_id, owner_type, owner_id, owned)
 
 
@@ -90,6 +92,13 @@ async def delete_context(ports: Ports, organization_id: str, owner_type: OwnerTy
         await require_owner(uow, organization_id, owner_type, owner_id)
         await uow.contexts.delete(organization_id, owner_type, owner_id)
         await uow.commit()
+    await _changed(ports)
+
+
+async def _changed(ports: Ports) -> None:
+    """Every node forgets which organizations it saw without contexts (presence.py)."""
+    if ports.bus is not None:
+        await ports.bus.publish(CHANGED)
 
 
 async def stored_context(uow: UnitOfWork, organization_id: str, execution_id: str) -> ResolvedContext:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controlplane_domain.contexts.entity import NO_CONTEXT
+from controlplane_domain.contexts.entity import NO_CONTEXT, ResolvedContext
 from controlplane_domain.contexts.resolution import resolve
 from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import NotFound, ValidationFailed
@@ -13,7 +13,7 @@ from controlplane_domain.executions.changes import publish, remember, topic
 from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
-from controlplane_domain.ports import Ports
+from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.teams.usecases import require_team
 
@@ -56,13 +56,7 @@ async def execute(
     queued = pending.transition(S.QUEUED, now)
     first, queued = _numbered(queued, [_status(queued)], now)
     async with ports.uow() as uow:
-        # Every context that applies, in one read; stored with the execution (in its write) only when not empty.
-        resolved = resolve(
-            await uow.contexts.applicable(
-                organization_id, agent_id=queued.agent_id, team_id=queued.team_id, queue_id=queued.worker_queue_id
-            )
-        )
-        context = None if resolved is NO_CONTEXT else resolved
+        context = await _context(ports, uow, queued)
         if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
             queue_found, agent_found = await uow.executions.add_if_found(queued, first, context)
             if not agent_found:
@@ -78,6 +72,22 @@ async def execute(
     remember(ports, queued)
     await publish(ports, f"queue:{queued.worker_queue_id}", topic(queued))
     return queued
+
+
+async def _context(ports: Ports, uow: UnitOfWork, execution: Execution) -> ResolvedContext | None:
+    """Every context that applies to the new execution, merged, in one read (stored with the execution, in its
+    write, only when not empty); no read at all in an organization this node knows has no context."""
+    seen, organization_id = ports.contexts_seen, execution.organization_id
+    if seen is not None and seen.known_empty(organization_id):
+        return None
+    generation = 0 if seen is None else seen.generation
+    layers = await uow.contexts.applicable(
+        organization_id, agent_id=execution.agent_id, team_id=execution.team_id, queue_id=execution.worker_queue_id
+    )
+    if seen is not None and not seen.knows(organization_id):
+        seen.learned(organization_id, generation, bool(layers) or await uow.contexts.any_in(organization_id))
+    resolved = resolve(layers)
+    return None if resolved is NO_CONTEXT else resolved
 
 
 def _no_such_queue() -> ValidationFailed:

@@ -42,6 +42,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("owner_id", name=op.f("pk_contexts")),
         *(sa.UniqueConstraint(column, name=op.f(f"uq_contexts_{column}")) for column, _ in OWNERS),
     )
+    op.create_index("ix_contexts_organization_id", "contexts", ["organization_id"], unique=False)
     op.create_table(
         "execution_contexts",
         sa.Column("execution_id", sa.String(length=64), nullable=False),
@@ -59,4 +60,5 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("execution_contexts")
+    op.drop_index("ix_contexts_organization_id", table_name="contexts")
     op.drop_table("contexts")
