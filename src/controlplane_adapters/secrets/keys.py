@@ -22,15 +22,24 @@ def _sqlite_file(database_url: str) -> str | None:
     url = sa.make_url(database_url)
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         return None
-    return url.database
+    database = url.database
+    if database.startswith("file:"):  # a URI: its path, without the scheme and the query
+        database = database.removeprefix("file:").split("?", 1)[0]
+        if not database or database == ":memory:" or "mode=memory" in url.database:
+            return None
+    return database
 
 
 def key_file_path(settings: Settings) -> Path | None:
-    """`CONTROLPLANE_SECRETS_KEY_FILE`, else `<SQLite file>.secrets-key` beside a SQLite database, else None."""
+    """`CONTROLPLANE_SECRETS_KEY_FILE`, else `<SQLite file>.secrets-key` beside a SQLite database (the real file's
+    directory, for a link or a `file:` URI), else None."""
     if settings.secrets_key_file:
         return Path(settings.secrets_key_file)
     database = _sqlite_file(settings.database_url)
-    return None if database is None else Path(database + KEY_FILE_SUFFIX)
+    if database is None:
+        return None
+    real = Path(database).resolve()  # beside the real file when the database is a link (the WAL is there too)
+    return real.with_name(real.name + KEY_FILE_SUFFIX)
 
 
 def read_key_file(path: Path) -> bytes:
