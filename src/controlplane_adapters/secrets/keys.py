@@ -25,7 +25,7 @@ def _sqlite_file(database_url: str) -> str | None:
     database = url.database
     if database.startswith("file:"):  # a URI: its path, without the scheme and the query
         database = database.removeprefix("file:").split("?", 1)[0]
-        if not database or database == ":memory:" or "mode=memory" in url.database:
+        if not database or database == ":memory:" or url.query.get("mode") == "memory":
             return None
     return database
 
