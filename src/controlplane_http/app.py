@@ -38,6 +38,7 @@ from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddle
 from controlplane_http.organizations.controller import OrganizationController
 from controlplane_http.projects.controller import ProjectController
 from controlplane_http.responses import FastResponse
+from controlplane_http.runners.controller import RunnerController
 from controlplane_http.runtimes.controller import RuntimeController
 from controlplane_http.secrets.controller import SecretController
 from controlplane_http.skills.controller import SkillAttachmentController, SkillController
@@ -62,6 +63,7 @@ CONTROLLERS = [
     SkillController, SkillAttachmentController,
     SecretController,
     ContextController,
+    RunnerController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -51,6 +51,13 @@ def _contexts(body: dict[str, Any]) -> Factory:
     return put
 
 
+def _runner(client: TestClient[Any], name: str) -> str:
+    """A worker that names its runner (`/api/v1/runners/{name}`)."""
+    body = {"worker_id": "victim-runner-worker", "environment_name": "secret-env", "worker_metadata": {"runner": name}}
+    assert client.post("/api/v1/workers/heartbeat", json=body).status_code == 200
+    return name
+
+
 # In creation order: later factories may use the ids of earlier ones.
 FACTORIES: dict[str, Factory] = {
     "agent_id": _post("/api/v1/agents", {"name": "victim-agent", "description": "secret-agent-data"}),
@@ -70,6 +77,7 @@ FACTORIES: dict[str, Factory] = {
     "skill_id": lambda client, ids: _attached_skill(client, ids),
     "secret_id": _post("/api/v1/secrets", {"name": "victim_secret", "value": "secret-value", "description": "secret"}),
     "contexts": _contexts({"instructions": "secret-context", "variables": {"TOKEN": "secret"}}),
+    "name": lambda client, ids: _runner(client, "victim-runner"),
 }  # fmt: skip
 
 BODIES: dict[str, dict[str, Any]] = {
@@ -109,6 +117,7 @@ SNAPSHOTS = [
     "/api/v1/templates",
     "/api/v1/skills",
     "/api/v1/secrets",
+    "/api/v1/runners",
 ]
 
 

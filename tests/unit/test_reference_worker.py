@@ -13,7 +13,7 @@ import pytest
 from controlplane_http.reference_worker import control_plane
 from controlplane_http.reference_worker.config import WorkerConfig
 from controlplane_http.reference_worker.tasks import Task, TaskRun
-from controlplane_http.reference_worker.worker import ReferenceWorker
+from controlplane_http.reference_worker.worker import VERSION, ReferenceWorker
 
 Answer = Callable[[httpx.Request], httpx.Response]
 
@@ -72,3 +72,13 @@ async def test_the_heartbeat_loop_outlives_an_answer_that_is_not_json() -> None:
         await asyncio.gather(beating, return_exceptions=True)
     assert len(seen) >= 3, "the loop stopped after the answer it could not read"
     assert json.loads(seen[-1].content)["status"] == "idle"
+
+
+async def test_a_heartbeat_tells_the_runners_view_its_host_version_and_capacity() -> None:
+    seen: list[httpx.Request] = []
+    worker = worker_on([lambda _r: httpx.Response(200, json={"heartbeat_interval_seconds": 30})], seen)
+    await worker.heartbeat()
+    metadata = json.loads(seen[0].content)["worker_metadata"]
+    assert metadata["hostname"] and isinstance(metadata["hostname"], str)
+    assert (metadata["version"], metadata["capacity"], metadata["queue_id"]) == (VERSION, 1, "q")
+    assert VERSION[0].isdigit()  # the installed package's version

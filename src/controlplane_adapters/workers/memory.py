@@ -46,6 +46,12 @@ class MemoryWorkerRepository:
         mine = (worker for (org, _), worker in self.rows.items() if org == organization_id)
         return sorted_page(mine, lambda worker: (worker.registered_at, worker.worker_id), page)
 
+    async def recent(self, organization_id: str, limit: int) -> list[Worker]:
+        mine = [worker for (org, _), worker in self.rows.items() if org == organization_id]
+        mine.sort(key=lambda worker: worker.worker_id)
+        mine.sort(key=lambda worker: worker.last_heartbeat_at, reverse=True)
+        return mine[:limit]
+
     async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
         counts: dict[str, int] = {}
         for (org, _), worker in self.rows.items():

@@ -128,6 +128,17 @@ class SqlWorkerRepository:
         found = await self.connection.execute(rows, parameters)
         return [worker_to_domain(row) for row in found], total
 
+    async def recent(self, organization_id: str, limit: int) -> list[Worker]:
+        """Read by the primary key's organization prefix; the newest `limit` kept by the database's top-N sort."""
+        t = workers
+        statement = (
+            sa.select(t)
+            .where(t.c.organization_id == organization_id)
+            .order_by(t.c.last_heartbeat_at.desc(), t.c.worker_id)
+            .limit(limit)
+        )
+        return [worker_to_domain(row) for row in await self.connection.execute(statement)]
+
     async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
         if not queue_ids:
             return {}

@@ -31,5 +31,9 @@ class WorkerRepository(Protocol):
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]: ...
 
+    async def recent(self, organization_id: str, limit: int) -> list[Worker]:
+        """The organization's workers heard from most recently, at most `limit` (latest heartbeat first, then by
+        worker id)."""
+
     async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
         """Workers per queue whose last heartbeat is at or after `since`."""

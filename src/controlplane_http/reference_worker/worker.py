@@ -8,8 +8,10 @@ import contextlib
 import logging
 import random
 import signal
+import socket
 import time
 from datetime import UTC, datetime
+from importlib import metadata
 from typing import Any
 
 import httpx
@@ -21,6 +23,10 @@ from controlplane_http.reference_worker.tasks import Outcome, Task, TaskRun
 
 log = logging.getLogger("controlplane.worker")
 
+try:
+    VERSION = metadata.version("agent-control-plane")
+except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+    VERSION = "unknown"
 QUICK_POLL_SECONDS = 1.0  # a lease answered 204 sooner than this (the server stopping, or no wait) waits a little
 
 
@@ -49,7 +55,14 @@ class ReferenceWorker:
             "status": status,
             "tasks_processed": self.tasks_processed,
             "current_task_id": self.task.execution_id if self.task else None,
-            "worker_metadata": {"kind": "reference", "queue_id": self.config.queue_id},
+            "worker_metadata": {
+                "kind": "reference",
+                "queue_id": self.config.queue_id,
+                # what GET /api/v1/runners reads: the host it groups by, the version, one execution at a time
+                "hostname": socket.gethostname(),
+                "version": VERSION,
+                "capacity": 1,
+            },
         }
 
     async def heartbeat(self) -> None:
