@@ -92,7 +92,7 @@ def test_paged_by_name(client: TestClient[Any]) -> None:
 def test_a_name_is_matched_exactly(client: TestClient[Any]) -> None:
     beat(client, "w", worker_metadata={"runner": "Rack A"})
     assert client.get("/api/v1/runners/Rack%20A").json()["worker_ids"] == ["w"]
-    for other in ("rack%20a", "Rack", "w", "nobody"):
+    for other in ("rack%20a", "Rack", "w", "nobody", "Rack%00A", "Rack%2FA"):
         missing = client.get(f"/api/v1/runners/{other}")
         assert missing.status_code == 404, other
         assert missing.json()["error"]["code"] == "NOT_FOUND"
