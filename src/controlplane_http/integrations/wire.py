@@ -21,7 +21,10 @@ Configuration = Annotated[
         f"a PATCH that gives {MASK!r} back keeps the stored value"
     ),
 ]
-EnvVarName = Annotated[str, Meta(pattern="^[A-Za-z_][A-Za-z0-9_]*$", max_length=128)]
+EnvVars = Annotated[
+    dict[str, str],
+    Meta(description="names ^[A-Za-z_][A-Za-z0-9_]*$ (at most 128 characters); at most 200; values as given"),
+]
 SecretName = Annotated[str, Meta(pattern="^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 Mode = Annotated[
     int | str,
@@ -99,7 +102,7 @@ class FileOut(msgspec.Struct, kw_only=True):
 class CustomIntegrationCreate(Request, kw_only=True):
     name: Name
     description: str | None = None
-    env_vars: dict[EnvVarName, str] = {}
+    env_vars: EnvVars = {}
     secret_names: list[SecretName] = []
     files: list[FileIn] = []
     setup_commands: list[str] = []
@@ -109,7 +112,7 @@ class CustomIntegrationCreate(Request, kw_only=True):
 class CustomIntegrationUpdate(Request, kw_only=True):
     name: Name | UnsetType = UNSET
     description: str | UnsetType | None = UNSET
-    env_vars: dict[EnvVarName, str] | UnsetType = UNSET
+    env_vars: EnvVars | UnsetType = UNSET
     secret_names: list[SecretName] | UnsetType = UNSET
     files: list[FileIn] | UnsetType = UNSET
     setup_commands: list[str] | UnsetType = UNSET

@@ -27,6 +27,32 @@ def _common() -> list[sa.Column[str]]:
     ]
 
 
+def _default_custom_integration_ids() -> None:
+    """Agents' and teams' stored execution environments get `custom_integration_ids: []` (a new field): the pages
+    SQL renders from the stored JSON answer it as the domain path does. Without SQLite's JSON functions nothing is
+    rendered by SQL (the domain path fills the default), so there is nothing to do."""
+    bind = op.get_bind()
+    for table in ("agents", "teams"):
+        if bind.dialect.name == "postgresql":
+            op.execute(
+                f"UPDATE {table} SET execution_environment = execution_environment || "  # noqa: S608 - (a constant)
+                "jsonb_build_object('custom_integration_ids', CAST('[]' AS jsonb)) "
+                "WHERE jsonb_typeof(execution_environment) = 'object' "
+                "AND NOT (execution_environment ? 'custom_integration_ids')"
+            )
+            continue
+        try:
+            bind.execute(sa.text("SELECT json_type('{}')"))
+        except sa.exc.OperationalError:
+            return
+        op.execute(
+            f"UPDATE {table} SET execution_environment = "  # noqa: S608 - (a constant table name)
+            "json_set(execution_environment, '$.custom_integration_ids', json('[]')) "
+            "WHERE json_type(execution_environment) = 'object' "
+            "AND json_type(execution_environment, '$.custom_integration_ids') IS NULL"
+        )
+
+
 def upgrade() -> None:
     op.create_table(
         "integrations",
@@ -65,6 +91,7 @@ def upgrade() -> None:
         ["organization_id", "created_at", "id"],
         unique=False,
     )
+    _default_custom_integration_ids()
 
 
 def downgrade() -> None:
