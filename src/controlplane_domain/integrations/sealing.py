@@ -63,6 +63,3 @@ async def rotate_integration_key(
                 await work.integrations.update(replace(integration, sealed=sealed))
             await work.commit()
         done += len(integrations)
-
-
-__all__ = ["ROTATION_BATCH", "SecretUnreadable", "open_fields", "rotate_integration_key", "seal_fields"]
