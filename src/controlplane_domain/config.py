@@ -72,6 +72,7 @@ class ExecutionEnvironment:
     env_vars: dict[str, str] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
     integration_ids: list[str] = field(default_factory=list)
+    custom_integration_ids: list[str] = field(default_factory=list)
     mcp_servers: dict[str, MCPServerConfig] = field(default_factory=dict)
 
 

@@ -20,6 +20,7 @@ from controlplane_domain.environments.ports import EnvironmentRepository, QueueR
 from controlplane_domain.executions.ports import ExecutionRepository
 from controlplane_domain.executions.recent import RecentExecutions
 from controlplane_domain.idempotency.ports import IdempotencyRepository
+from controlplane_domain.integrations.ports import CustomIntegrationRepository, IntegrationRepository
 from controlplane_domain.llm_models.ports import ModelRepository
 from controlplane_domain.organizations.ports import OrganizationRepository
 from controlplane_domain.principal import Principal
@@ -99,6 +100,12 @@ class UnitOfWork(Protocol):
 
     @property
     def contexts(self) -> ContextRepository: ...
+
+    @property
+    def integrations(self) -> IntegrationRepository: ...
+
+    @property
+    def custom_integrations(self) -> CustomIntegrationRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -32,6 +32,8 @@ from controlplane_http.fastlane.routes import HOT_OPERATIONS
 from controlplane_http.handlers import provide_principal
 from controlplane_http.health.controller import Diagnostics, HealthController
 from controlplane_http.idempotency import Idempotency, IdempotencyMiddleware
+from controlplane_http.integrations.controller import IntegrationController, IntegrationTemplateController
+from controlplane_http.integrations.custom import CustomIntegrationController
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
@@ -64,6 +66,7 @@ CONTROLLERS = [
     SecretController,
     ContextController,
     RunnerController,
+    IntegrationTemplateController, IntegrationController, CustomIntegrationController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -74,6 +74,7 @@ class ExecutionEnvironment(Request, kw_only=True):
     env_vars: dict[str, str] = {}
     secrets: list[str] = []
     integration_ids: list[str] = []
+    custom_integration_ids: list[str] = []
     mcp_servers: dict[str, MCPServerConfig] = {}
 
 

@@ -44,7 +44,8 @@ class Idempotency:
 
 # Creating POSTs whose answer must never be stored: a new API key's secret is shown once, and kept only hashed.
 UNRECORDED_PATHS = frozenset({"/api/v1/api-keys"})
-SECRET_PATHS = "/api/v1/secrets"  # noqa: S105 - (a path prefix) bodies that carry a secret's value
+# Path prefixes of bodies that carry secret values: a secret's value, an integration's secret fields.
+SECRET_PATHS = ("/api/v1/secrets", "/api/v1/integrations")
 
 
 class IdempotencyMiddleware:

@@ -15,6 +15,8 @@ from controlplane_domain.api_keys import usecases as api_keys
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
 from controlplane_domain.executions import queries as executions
+from controlplane_domain.integrations import custom as custom_integrations
+from controlplane_domain.integrations import usecases as integrations
 from controlplane_domain.llm_models import usecases as models
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
@@ -51,6 +53,10 @@ VISIBILITY: dict[str, Probe] = {
     "template_id": lambda ports, who, object_id: templates.get_template(ports, who.organization_id, object_id),
     "skill_id": lambda ports, who, object_id: skills.get_skill(ports, who.organization_id, object_id),
     "secret_id": lambda ports, who, object_id: secrets.get_secret(ports, who.organization_id, object_id),
+    "integration_id": lambda ports, who, object_id: integrations.get_integration(ports, who.organization_id, object_id),
+    "custom_integration_id": lambda ports, who, object_id: custom_integrations.get_custom_integration(
+        ports, who.organization_id, object_id
+    ),
 }
 
 

@@ -66,7 +66,11 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
     ids = {"agent_id": agent, "team_id": team, "model_id": model, "environment_id": environment, "queue_id": queue,
            "execution_id": execution, "organization_id": DEFAULT_ORG, "project_id": create_project(client)["id"],
            "template_id": create_template(client)["id"], "skill_id": skill,
-           "secret_id": create_secret(client)["id"]}  # fmt: skip
+           "secret_id": create_secret(client)["id"],
+           "integration_id": client.post("/api/v1/integrations", json={
+               "name": "i", "kind": "http", "configuration": {"base_url": "https://a.example"}}).json()["id"],
+           "custom_integration_id": client.post("/api/v1/custom-integrations", json={"name": "c"}).json()["id"],
+           }  # fmt: skip
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -74,10 +78,11 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         for method, operation in item.items()
         if "requestBody" in operation
     ]
-    assert len(with_body) == 34, (
+    assert len(with_body) == 38, (
         with_body
-    )  # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4
-    kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets")
+    )  # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4, integrations' 2, custom 2
+    kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets", "integrations",
+             "custom-integrations")  # fmt: skip
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:
         for content_type in FOREIGN:

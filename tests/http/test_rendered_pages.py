@@ -36,7 +36,8 @@ environments = st.none() | st.fixed_dictionaries(
         "working_dir": st.none() | text,
         "env_vars": st.dictionaries(text, text, max_size=3),
         "secrets": st.lists(st.sampled_from(SECRET_NAMES), max_size=3),  # (each example's organization has them)
-        "integration_ids": st.lists(text, max_size=3),
+        "integration_ids": st.lists(st.integers(min_value=0, max_value=1), max_size=3),  # the example's two
+        "custom_integration_ids": st.lists(st.just(0), max_size=2),  # the example's one
         "mcp_servers": st.dictionaries(text.map(lambda name: f"s{name}"), servers, max_size=2),
     },
 )  # fmt: skip
@@ -69,11 +70,20 @@ def test_every_item_of_every_page_is_what_a_get_answers(
     for name in SECRET_NAMES:  # what an agent's execution environment may name
         made = client.post("/api/v1/secrets", json={"name": name, "value": "v"}, headers=headers)
         assert made.status_code == 201, made.text
+    integrations = [client.post("/api/v1/integrations", json={"name": f"i{n}", "kind": "http", "configuration": {
+        "base_url": "https://a.example"}}, headers=headers).json()["id"] for n in range(2)]  # fmt: skip
+    custom = [client.post("/api/v1/custom-integrations", json={"name": "c"}, headers=headers).json()["id"]]
     created = []
     for spec, step in specs:
         clock.advance(step / 1_000_000)
         if "skill_ids" in spec:  # skill_ids name skills of the organization
             spec = {**spec, "skill_ids": [skills[index] for index in spec["skill_ids"]]}
+        environment = spec.get("execution_environment") or {}
+        if "integration_ids" in environment or "custom_integration_ids" in environment:  # of the organization too
+            environment = {**environment, "integration_ids": [integrations[i] for i in environment.get(
+                "integration_ids", [])], "custom_integration_ids": [custom[i] for i in environment.get(
+                "custom_integration_ids", [])]}  # fmt: skip
+            spec = {**spec, "execution_environment": environment}
         response = client.post(
             "/api/v1/agents", json={**spec, "name": f"{len(created)} {spec['name']}"}, headers=headers
         )

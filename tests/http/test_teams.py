@@ -83,6 +83,7 @@ def test_nested_configs_get_their_defaults(client: TestClient[Any]) -> None:
         "env_vars": {},
         "secrets": [],
         "integration_ids": [],
+        "custom_integration_ids": [],
         "mcp_servers": {
             "fs": {"command": "mcp-fs", "args": None, "env": None, "transport_type": None, "url": None, "headers": None}
         },

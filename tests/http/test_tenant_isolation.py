@@ -78,7 +78,13 @@ FACTORIES: dict[str, Factory] = {
     "secret_id": _post("/api/v1/secrets", {"name": "victim_secret", "value": "secret-value", "description": "secret"}),
     "contexts": _contexts({"instructions": "secret-context", "variables": {"TOKEN": "secret"}}),
     "name": lambda client, ids: _runner(client, "victim-runner"),
+    "integration_id": _post("/api/v1/integrations", {"name": "victim-integration", "kind": "github",
+                                                     "configuration": {"token": "secret-token"}}),
+    "custom_integration_id": _post("/api/v1/custom-integrations", {"name": "victim-custom", "description": "secret",
+                                                                   "env_vars": {"TOKEN": "secret"}}),
 }  # fmt: skip
+GLOBAL = frozenset({"kind"})
+"""Path parameters naming what every organization shares (the built-in integration templates): not walked."""
 
 BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/agents/{agent_id}": {"name": "hijacked"},
@@ -98,6 +104,8 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/templates/{template_id}/instantiate": {"parameters": {"x": "stolen"}},
     "/api/v1/skills/{skill_id}": {"name": "hijacked"},
     "/api/v1/secrets/{secret_id}": {"value": "hijacked"},
+    "/api/v1/integrations/{integration_id}": {"name": "hijacked"},
+    "/api/v1/custom-integrations/{custom_integration_id}": {"name": "hijacked"},
     **{f"/api/v1/{kind}/{{{name}}}/context": {"instructions": "hijacked"}
        for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
                           ("projects", "project_id"))},
@@ -118,6 +126,8 @@ SNAPSHOTS = [
     "/api/v1/skills",
     "/api/v1/secrets",
     "/api/v1/runners",
+    "/api/v1/integrations",
+    "/api/v1/custom-integrations",
 ]
 
 
@@ -127,6 +137,8 @@ def routes_with_ids(client: TestClient[Any]) -> list[tuple[str, str]]:
         if not isinstance(route, HTTPRoute) or "{" not in route.path or not route.path.startswith("/api/v1/"):
             continue
         template = re.sub(r"{(\w+):\w+}", r"{\1}", route.path)
+        if set(re.findall(r"{(\w+)}", template)) <= GLOBAL:
+            continue
         found.extend((method, template) for method in sorted(route.methods) if method not in ("OPTIONS", "HEAD"))
     return found
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from controlplane_domain.agents.entity import Agent, AgentStatus
 from controlplane_domain.config import ExecutionEnvironment, JSONObject, check_execution_environment
 from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.integrations.references import check_integration_references
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
@@ -93,6 +94,7 @@ async def create_agent(ports: Ports, organization_id: str, command: CreateAgent)
     async with ports.uow() as uow:
         await _check_team_reference(uow, organization_id, agent.team_id)
         await check_secret_references(uow, organization_id, "execution_environment", agent.execution_environment)
+        await check_integration_references(uow, organization_id, "execution_environment", agent.execution_environment)
         if not agent.skill_ids:
             await uow.agents.add(agent, alone=True)  # the create's one write: on Postgres one round trip
         else:  # the skills named exist; each is attached (skills/attachments.py)
@@ -153,6 +155,9 @@ async def update_agent(ports: Ports, organization_id: str, agent_id: str, comman
             )
         if command.execution_environment is not UNSET:  # only a given environment: a rename never trips on it
             await check_secret_references(uow, organization_id, "execution_environment", updated.execution_environment)
+            await check_integration_references(
+                uow, organization_id, "execution_environment", updated.execution_environment
+            )
         await uow.agents.update(updated)
         await uow.commit()
     return updated

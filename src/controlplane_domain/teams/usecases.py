@@ -15,6 +15,7 @@ from controlplane_domain.config import (
     check_team_settings,
 )
 from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.integrations.references import check_integration_references
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
@@ -113,6 +114,7 @@ async def create_team(ports: Ports, organization_id: str, command: CreateTeam) -
     _check_team(team)
     async with ports.uow() as uow:
         await check_secret_references(uow, organization_id, "execution_environment", team.execution_environment)
+        await check_integration_references(uow, organization_id, "execution_environment", team.execution_environment)
         if team.skill_ids:  # the skills named exist; each is attached (skills/attachments.py)
             team = replace(team, skill_ids=await check_skill_ids(uow, organization_id, team.skill_ids, "skill_ids"))
         await uow.teams.add(team)
@@ -176,6 +178,9 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
             await sync_attachments(uow, organization_id, SkillOwner.TEAM, team.id, kept, updated.updated_at)
         if command.execution_environment is not UNSET:
             await check_secret_references(uow, organization_id, "execution_environment", updated.execution_environment)
+            await check_integration_references(
+                uow, organization_id, "execution_environment", updated.execution_environment
+            )
         await uow.teams.update(updated)
         if command.member_ids is not UNSET:
             await _set_members(ports, uow, updated, command.member_ids)

@@ -1,4 +1,4 @@
-"""`controlplane secrets rotate-key`: seal every secret with a new key.
+"""`controlplane secrets rotate-key`: seal every secret, and every integration's secret fields, with a new key.
 
 The new key never comes on the command line (where `ps` and shell histories would keep it): it comes from the
 environment variable CONTROLPLANE_SECRETS_NEW_KEY, from a file (`--new-key-file`), or is made (`--generate`, when
@@ -23,7 +23,8 @@ def add_commands(commands: Any) -> None:
     subcommands = group.add_subparsers(dest="secrets_command", required=True)
     rotate = subcommands.add_parser(
         "rotate-key",
-        help=f"re-encrypt every secret with a new key ({NEW_KEY_VARIABLE}, --new-key-file or --generate)",
+        help="re-encrypt every secret and every integration's secret fields with a new key "
+        f"({NEW_KEY_VARIABLE}, --new-key-file or --generate)",
     )
     rotate.add_argument("--new-key-file", default=None, help="a file holding the new key (base64 of 32 bytes)")
     rotate.add_argument(
@@ -78,6 +79,7 @@ def rotate_key_command(args: argparse.Namespace) -> int:
     from controlplane_adapters.settings.model import MEMORY_URL, ConfigError
     from controlplane_adapters.sql.engine import create_engine
     from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
+    from controlplane_domain.integrations.sealing import rotate_integration_key
     from controlplane_domain.secrets.reveal import rotate_key
     from controlplane_http.schema import prepare_schema
 
@@ -92,16 +94,18 @@ def rotate_key_command(args: argparse.Namespace) -> int:
     if old.key_id == new.key_id:
         raise ConfigError("the new key is the current key")
 
-    async def run() -> int:
+    async def run() -> tuple[int, int]:
         engine = create_engine(settings.database_url)
         try:
             await prepare_schema(engine, auto_migrate=settings.auto_migrate)  # as `serve` would
-            return await rotate_key(lambda: SqlUnitOfWork(engine), old, new)
+            secrets = await rotate_key(lambda: SqlUnitOfWork(engine), old, new)
+            return secrets, await rotate_integration_key(lambda: SqlUnitOfWork(engine), old, new)
         finally:
             await engine.dispose()
 
-    count = asyncio.run(run())
-    print(f"re-encrypted {count} secret(s): key {old.key_id} -> {new.key_id}")
+    count, integrations = asyncio.run(run())
+    print(f"re-encrypted {count} secret(s) and the secret fields of {integrations} integration(s): key "
+          f"{old.key_id} -> {new.key_id}")  # fmt: skip
     if key_file is not None:
         _replace_file(key_file, text)
         print(f"the key file {key_file} now holds the new key; restart the servers")

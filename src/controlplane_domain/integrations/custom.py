@@ -1,0 +1,232 @@
+"""Custom integration use cases: create, read, change, delete, and the rules of their env vars, secret names,
+files and setup commands."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.integrations.entity import (
+    DEFAULT_MODE,
+    ENV_VAR_NAME,
+    MAX_ENV_VAR_NAME,
+    MAX_ENV_VAR_VALUE,
+    MAX_ENV_VARS,
+    MAX_FILES,
+    MAX_FILES_BYTES,
+    MAX_MODE,
+    MAX_PATH,
+    MAX_SECRET_NAMES,
+    MAX_SETUP_COMMAND,
+    MAX_SETUP_COMMANDS,
+    CustomIntegration,
+    IntegrationFile,
+)
+from controlplane_domain.names import check_name
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.secrets.entity import SECRET_NAME
+
+OCTAL_MODE = re.compile(r"(?:0o)?[0-7]{1,4}")
+
+
+@dataclass(frozen=True, slots=True)
+class FileSpec:
+    """A file as given: `mode` an int (0 to 0o7777) or a string of octal digits ("644", "0644", "0o644")."""
+
+    path: str
+    content: str
+    mode: int | str = DEFAULT_MODE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateCustomIntegration:
+    name: str
+    description: str | None = None
+    env_vars: dict[str, str] = field(default_factory=dict)
+    secret_names: list[str] = field(default_factory=list)
+    files: list[FileSpec] = field(default_factory=list)
+    setup_commands: list[str] = field(default_factory=list)
+    enabled: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateCustomIntegration:
+    name: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+    env_vars: dict[str, str] | Unset = UNSET
+    secret_names: list[str] | Unset = UNSET
+    files: list[FileSpec] | Unset = UNSET
+    setup_commands: list[str] | Unset = UNSET
+    enabled: bool | Unset = UNSET
+
+
+def parse_mode(field_name: str, mode: int | str) -> int:
+    """A file mode from an int or a string of octal digits; 422 naming the field otherwise."""
+    if isinstance(mode, str):
+        if OCTAL_MODE.fullmatch(mode) is None:
+            raise ValidationFailed(field_name, 'must be octal digits ("0644", "755") or an integer from 0 to 4095')
+        mode = int(mode.removeprefix("0o"), 8)
+    if isinstance(mode, bool) or not 0 <= mode <= MAX_MODE:
+        raise ValidationFailed(field_name, "must be a file mode from 0 to 0o7777 (4095)")
+    return mode
+
+
+def check_path(field_name: str, path: str) -> None:
+    """An absolute path, without NUL and without a `..` segment."""
+    if not path.startswith("/"):
+        raise ValidationFailed(field_name, "must be an absolute path (starting with /)")
+    if "\x00" in path:
+        raise ValidationFailed(field_name, "must not contain NUL")
+    if ".." in path.split("/"):
+        raise ValidationFailed(field_name, "must not contain a '..' segment")
+    if len(path) > MAX_PATH or path.rstrip("/") == "":
+        raise ValidationFailed(field_name, f"must name a file, in at most {MAX_PATH} characters")
+
+
+def files_of(specs: Sequence[FileSpec]) -> list[IntegrationFile]:
+    """The files given, checked: at most MAX_FILES, paths absolute and each once, 1 MiB of content in all."""
+    if len(specs) > MAX_FILES:
+        raise ValidationFailed("files", f"at most {MAX_FILES} files")
+    files, seen, size = [], set(), 0
+    for index, spec in enumerate(specs):
+        check_path(f"files.{index}.path", spec.path)
+        if spec.path in seen:
+            raise ValidationFailed(f"files.{index}.path", f"'{spec.path}' is given twice")
+        seen.add(spec.path)
+        size += len(spec.content.encode())
+        if size > MAX_FILES_BYTES:
+            raise ValidationFailed(f"files.{index}.content", f"the files' content is at most {MAX_FILES_BYTES} bytes "
+                                   "(UTF-8) in all")  # fmt: skip
+        files.append(IntegrationFile(spec.path, spec.content, parse_mode(f"files.{index}.mode", spec.mode)))
+    return files
+
+
+def check_env_vars(env_vars: dict[str, str]) -> None:
+    if len(env_vars) > MAX_ENV_VARS:
+        raise ValidationFailed("env_vars", f"at most {MAX_ENV_VARS} variables")
+    for name, value in env_vars.items():
+        if ENV_VAR_NAME.fullmatch(name) is None or len(name) > MAX_ENV_VAR_NAME:
+            raise ValidationFailed(f"env_vars.{name}", f"names are a letter or _, then letters, digits or _ (at "
+                                   f"most {MAX_ENV_VAR_NAME})")  # fmt: skip
+        if len(value) > MAX_ENV_VAR_VALUE or "\x00" in value:
+            raise ValidationFailed(f"env_vars.{name}", f"values are at most {MAX_ENV_VAR_VALUE} characters, no NUL")
+
+
+def check_setup_commands(commands: Sequence[str]) -> None:
+    if len(commands) > MAX_SETUP_COMMANDS:
+        raise ValidationFailed("setup_commands", f"at most {MAX_SETUP_COMMANDS} commands")
+    for index, command in enumerate(commands):
+        if not command.strip() or len(command) > MAX_SETUP_COMMAND or "\x00" in command:
+            raise ValidationFailed(f"setup_commands.{index}", f"must not be blank; at most {MAX_SETUP_COMMAND} "
+                                   "characters, no NUL")  # fmt: skip
+
+
+async def check_secret_names(uow: UnitOfWork, organization_id: str, names: Sequence[str]) -> list[str]:
+    """The names without repeats (order kept), once each is a secret of the organization (422 naming its index)."""
+    if len(names) > MAX_SECRET_NAMES:
+        raise ValidationFailed("secret_names", f"at most {MAX_SECRET_NAMES} names")
+    for index, name in enumerate(names):
+        if SECRET_NAME.fullmatch(name) is None:
+            raise ValidationFailed(f"secret_names.{index}", f"'{name}' is not a valid secret name")
+    wanted = list(dict.fromkeys(names))
+    existing = {secret.name for secret in await uow.secrets.get_by_names(organization_id, wanted)}
+    for index, name in enumerate(names):
+        if name not in existing:
+            raise ValidationFailed(f"secret_names.{index}", f"unknown secret '{name}'")
+    return wanted
+
+
+def _check(integration: CustomIntegration) -> None:
+    check_name("name", integration.name)
+    check_env_vars(integration.env_vars)
+    check_setup_commands(integration.setup_commands)
+
+
+async def require_custom_integration(
+    uow: UnitOfWork, organization_id: str, integration_id: str, *, lock: bool = False
+) -> CustomIntegration:
+    """The custom integration of this organization, or NotFound."""
+    found = await uow.custom_integrations.get(organization_id, integration_id, for_update=lock)
+    if found is None:
+        raise NotFound("custom integration", integration_id)
+    return found
+
+
+@retry_transient
+async def create_custom_integration(
+    ports: Ports, organization_id: str, command: CreateCustomIntegration
+) -> CustomIntegration:
+    now = ports.clock.now()
+    integration = CustomIntegration(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        description=command.description,
+        env_vars=dict(command.env_vars),
+        secret_names=list(command.secret_names),
+        files=files_of(command.files),
+        setup_commands=list(command.setup_commands),
+        enabled=command.enabled,
+        created_at=now,
+        updated_at=now,
+    )
+    _check(integration)
+    async with ports.uow() as uow:
+        names = await check_secret_names(uow, organization_id, integration.secret_names)
+        integration = replace(integration, secret_names=names)
+        await uow.custom_integrations.add(integration)
+        await uow.commit()
+    return integration
+
+
+async def get_custom_integration(ports: Ports, organization_id: str, integration_id: str) -> CustomIntegration:
+    async with ports.read() as uow:
+        return await require_custom_integration(uow, organization_id, integration_id)
+
+
+async def list_custom_integrations(ports: Ports, organization_id: str, page: PageRequest) -> Page[CustomIntegration]:
+    async with ports.read() as uow:
+        items, total = await uow.custom_integrations.list_page(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_custom_integration(
+    ports: Ports, organization_id: str, integration_id: str, command: UpdateCustomIntegration
+) -> CustomIntegration:
+    """Change the given fields; given `secret_names` must all be secrets of the organization (a PATCH that does
+    not give them does not check them again, so a rename never trips on a secret deleted since)."""
+    files = None if isinstance(command.files, Unset) else files_of(command.files)
+    async with ports.uow() as uow:
+        stored = await require_custom_integration(uow, organization_id, integration_id, lock=True)
+        updated = replace(
+            stored,
+            name=pick(command.name, stored.name),
+            description=pick(command.description, stored.description),
+            env_vars=pick(command.env_vars, stored.env_vars),
+            files=stored.files if files is None else files,
+            setup_commands=pick(command.setup_commands, stored.setup_commands),
+            enabled=pick(command.enabled, stored.enabled),
+            updated_at=ports.clock.now(),
+        )
+        _check(updated)
+        if not isinstance(command.secret_names, Unset):
+            updated = replace(
+                updated, secret_names=await check_secret_names(uow, organization_id, command.secret_names)
+            )
+        await uow.custom_integrations.update(updated)
+        await uow.commit()
+    return updated
+
+
+@retry_transient
+async def delete_custom_integration(ports: Ports, organization_id: str, integration_id: str) -> None:
+    async with ports.uow() as uow:
+        await require_custom_integration(uow, organization_id, integration_id, lock=True)
+        await uow.custom_integrations.delete(organization_id, integration_id)
+        await uow.commit()

@@ -1,0 +1,218 @@
+"""Integration use cases: the templates, and create, read, change, delete an integration.
+
+A configuration is checked whole (secret fields included) against its kind's schema; its secret fields are then
+sealed (sealing.py) and answered as `MASK`. A PATCH whose configuration gives a secret field as `MASK` keeps the
+stored value of that field; a secret field left out of a PATCH's configuration is removed, like any field (the
+configuration is replaced as a whole)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from controlplane_domain.config import JSONObject
+from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.integrations.catalog import BY_KIND, MASK, IntegrationTemplate
+from controlplane_domain.integrations.entity import Integration
+from controlplane_domain.integrations.sealing import open_fields, seal_fields
+from controlplane_domain.names import check_name
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.secrets.ports import SecretCipher
+from controlplane_domain.secrets.usecases import require_cipher
+from controlplane_domain.skills.ports import SchemaValidator
+from controlplane_domain.skills.usecases import schema_validator
+
+HIDDEN = "is not valid (a secret field's value is not quoted)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateIntegration:
+    name: str
+    kind: str
+    configuration: JSONObject = field(default_factory=dict)
+    enabled: bool = True
+
+    def __repr__(self) -> str:  # the configuration holds secret values: never in a log line
+        return f"CreateIntegration(name={self.name!r}, kind={self.kind!r}, configuration=<hidden>)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateIntegration:
+    name: str | Unset = UNSET
+    kind: str | Unset = UNSET
+    configuration: JSONObject | Unset = UNSET
+    enabled: bool | Unset = UNSET
+
+    def __repr__(self) -> str:
+        shown = "<unset>" if isinstance(self.configuration, Unset) else "<hidden>"
+        return f"UpdateIntegration(name={self.name!r}, kind={self.kind!r}, configuration={shown})"
+
+
+def require_template(kind: str) -> IntegrationTemplate:
+    template = BY_KIND.get(kind)
+    if template is None:
+        raise ValidationFailed("kind", f"unknown integration kind '{kind}'; one of: {', '.join(BY_KIND)}")
+    return template
+
+
+def get_template(kind: str) -> IntegrationTemplate:
+    """The built-in template of this kind, or NotFound."""
+    template = BY_KIND.get(kind)
+    if template is None:
+        raise NotFound("integration template", kind)
+    return template
+
+
+def _hidden(message: str, secrets: list[Any]) -> str:
+    """The message with no secret value in it: quoted ones masked, and a generic one when a value still shows."""
+    texts = [value for value in secrets if isinstance(value, str) and value]
+    for value in texts:
+        message = message.replace(repr(value), repr(MASK))
+    if any(value in message for value in texts):
+        return HIDDEN
+    return message
+
+
+def check_configuration(validator: SchemaValidator, template: IntegrationTemplate, configuration: JSONObject) -> None:
+    """The configuration follows the template's schema; else 422 naming `configuration.<path>`, never quoting a
+    secret field's value."""
+    problems = validator.problems(dict(template.schema), configuration)
+    if problems:
+        first = problems[0]
+        secrets = [configuration[name] for name in template.secret_fields if name in configuration]
+        raise ValidationFailed(
+            ".".join(["configuration", *(str(part) for part in first.path)]), _hidden(first.message, secrets)
+        )
+
+
+def _split(
+    ports: Ports, template: IntegrationTemplate, integration: Integration, configuration: Mapping[str, Any]
+) -> Integration:
+    """The integration holding `configuration` (checked): plain fields as they are, secret fields sealed (the
+    cipher is needed only when there are some: SecretsKeyMissing otherwise)."""
+    check_configuration(schema_validator(ports), template, dict(configuration))
+    secret = {name: configuration[name] for name in template.secret_fields if name in configuration}
+    plain = {name: value for name, value in configuration.items() if name not in secret}
+    sealed = None
+    if secret:
+        sealed = seal_fields(require_cipher(ports), integration.organization_id, integration.id, secret)
+    return replace(integration, configuration=plain, secret_fields=tuple(sorted(secret)), sealed=sealed)
+
+
+def _unmasked(
+    cipher: SecretCipher | None, template: IntegrationTemplate, stored: Integration, given: JSONObject
+) -> JSONObject:
+    """`given` with each secret field given as `MASK` replaced by the stored value (422 when none is stored)."""
+    masked = [name for name in template.secret_fields if given.get(name) == MASK]
+    if not masked:
+        return dict(given)
+    for name in masked:
+        if name not in stored.secret_fields:
+            raise ValidationFailed(f"configuration.{name}", f"{MASK} keeps a stored value, and none is stored")
+    assert cipher is not None
+    values = open_fields(cipher, stored)
+    return {**given, **{name: values[name] for name in masked}}
+
+
+def _check_name(name: str) -> None:
+    check_name("name", name)
+
+
+async def require_integration(
+    uow: UnitOfWork, organization_id: str, integration_id: str, *, lock: bool = False
+) -> Integration:
+    """The integration of this organization, or NotFound."""
+    integration = await uow.integrations.get(organization_id, integration_id, for_update=lock)
+    if integration is None:
+        raise NotFound("integration", integration_id)
+    return integration
+
+
+@retry_transient
+async def create_integration(ports: Ports, organization_id: str, command: CreateIntegration) -> Integration:
+    _check_name(command.name)
+    template = require_template(command.kind)
+    for name in template.secret_fields:
+        if command.configuration.get(name) == MASK:
+            raise ValidationFailed(f"configuration.{name}", f"{MASK} keeps a stored value, and none is stored")
+    now = ports.clock.now()
+    blank = Integration(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        kind=command.kind,
+        configuration={},
+        secret_fields=(),
+        sealed=None,
+        enabled=command.enabled,
+        created_at=now,
+        updated_at=now,
+    )
+    integration = _split(ports, template, blank, command.configuration)
+    async with ports.uow() as uow:
+        await uow.integrations.add(integration)
+        await uow.commit()
+    return integration
+
+
+async def get_integration(ports: Ports, organization_id: str, integration_id: str) -> Integration:
+    async with ports.read() as uow:
+        return await require_integration(uow, organization_id, integration_id)
+
+
+async def list_integrations(ports: Ports, organization_id: str, page: PageRequest) -> Page[Integration]:
+    async with ports.read() as uow:
+        items, total = await uow.integrations.list_page(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+def _needs_cipher(template: IntegrationTemplate, stored: Integration, command: UpdateIntegration) -> bool:
+    """Whether the change reads stored secret values (a mask, or a new kind checked with the kept configuration)
+    or writes new ones: then SecretsKeyMissing without a key."""
+    if isinstance(command.configuration, Unset):
+        return isinstance(command.kind, str) and bool(stored.secret_fields)
+    return any(name in command.configuration for name in template.secret_fields)
+
+
+@retry_transient
+async def update_integration(
+    ports: Ports, organization_id: str, integration_id: str, command: UpdateIntegration
+) -> Integration:
+    """Change the given fields. A new `configuration` replaces the stored one (a secret field given as `MASK`
+    keeps its stored value); a new `kind` alone checks the kept configuration against the new kind's schema."""
+    if isinstance(command.name, str):
+        _check_name(command.name)
+    async with ports.uow() as uow:
+        stored = await require_integration(uow, organization_id, integration_id, lock=True)
+        updated = replace(
+            stored,
+            name=pick(command.name, stored.name),
+            kind=pick(command.kind, stored.kind),
+            enabled=pick(command.enabled, stored.enabled),
+            updated_at=ports.clock.now(),
+        )
+        if not (isinstance(command.configuration, Unset) and isinstance(command.kind, Unset)):
+            template = require_template(updated.kind)
+            cipher = require_cipher(ports) if _needs_cipher(template, stored, command) else ports.secrets_cipher
+            if isinstance(command.configuration, Unset):
+                kept = {**stored.configuration, **(open_fields(cipher, stored) if cipher is not None else {})}
+                updated = _split(ports, template, updated, kept)
+            else:
+                updated = _split(ports, template, updated, _unmasked(cipher, template, stored, command.configuration))
+        await uow.integrations.update(updated)
+        await uow.commit()
+    return updated
+
+
+@retry_transient
+async def delete_integration(ports: Ports, organization_id: str, integration_id: str) -> None:
+    """Delete the integration (and its sealed fields). Agents and teams naming it keep the id (see api-decisions);
+    the lease's resolution leaves out an id that names nothing."""
+    async with ports.uow() as uow:
+        await require_integration(uow, organization_id, integration_id, lock=True)
+        await uow.integrations.delete(organization_id, integration_id)
+        await uow.commit()
