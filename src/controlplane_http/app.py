@@ -32,6 +32,7 @@ from controlplane_http.fastlane.routes import HOT_OPERATIONS
 from controlplane_http.handlers import provide_principal
 from controlplane_http.health.controller import Diagnostics, HealthController
 from controlplane_http.idempotency import Idempotency, IdempotencyMiddleware
+from controlplane_http.jobs.controller import JobController, JobWebhookController
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
@@ -62,6 +63,7 @@ CONTROLLERS = [
     SkillController, SkillAttachmentController,
     SecretController,
     ContextController,
+    JobController, JobWebhookController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -15,6 +15,7 @@ from controlplane_domain.api_keys import usecases as api_keys
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
 from controlplane_domain.executions import queries as executions
+from controlplane_domain.jobs import usecases as jobs
 from controlplane_domain.llm_models import usecases as models
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
@@ -51,6 +52,7 @@ VISIBILITY: dict[str, Probe] = {
     "template_id": lambda ports, who, object_id: templates.get_template(ports, who.organization_id, object_id),
     "skill_id": lambda ports, who, object_id: skills.get_skill(ports, who.organization_id, object_id),
     "secret_id": lambda ports, who, object_id: secrets.get_secret(ports, who.organization_id, object_id),
+    "job_id": lambda ports, who, object_id: jobs.get_job(ports, who.organization_id, object_id),
 }
 
 

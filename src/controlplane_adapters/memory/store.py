@@ -13,6 +13,7 @@ from controlplane_adapters.contexts.memory import MemoryContextRepository
 from controlplane_adapters.environments.memory import MemoryEnvironmentRepository, MemoryQueueRepository
 from controlplane_adapters.executions.memory import MemoryExecutionRepository
 from controlplane_adapters.idempotency.memory import MemoryIdempotencyRepository
+from controlplane_adapters.jobs.memory import MemoryJobRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
@@ -27,6 +28,7 @@ from controlplane_domain.contexts.entity import OwnedContext, OwnerType, Resolve
 from controlplane_domain.environments.entity import Environment, WorkerQueue
 from controlplane_domain.executions.entity import Execution, ExecutionEvent
 from controlplane_domain.idempotency.entity import IdempotencyRecord
+from controlplane_domain.jobs.entity import Job, JobRun
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.organizations.entity import OrganizationSettings
 from controlplane_domain.projects.entity import Project
@@ -61,6 +63,8 @@ class MemoryTables:
     secret_accesses: dict[str, SecretAccess] = field(default_factory=dict)
     contexts: dict[str, OwnedContext] = field(default_factory=dict)
     execution_contexts: dict[str, ResolvedContext] = field(default_factory=dict)
+    jobs: dict[str, Job] = field(default_factory=dict)
+    job_runs: dict[str, JobRun] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -99,6 +103,7 @@ class MemoryUnitOfWork:
     skills: MemorySkillRepository
     secrets: MemorySecretRepository
     contexts: MemoryContextRepository
+    jobs: MemoryJobRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -146,6 +151,7 @@ class MemoryUnitOfWork:
             members=work.project_members,
             executions=work.executions,
         )
+        self.jobs = MemoryJobRepository(work.jobs, work.job_runs)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

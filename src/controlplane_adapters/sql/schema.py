@@ -11,6 +11,7 @@ from controlplane_adapters.contexts.sql import contexts, execution_contexts
 from controlplane_adapters.environments.sql import environments, worker_queues
 from controlplane_adapters.executions.table import execution_events, executions
 from controlplane_adapters.idempotency.sql import idempotency_records
+from controlplane_adapters.jobs.sql import job_runs, jobs
 from controlplane_adapters.llm_models.sql import llm_models
 from controlplane_adapters.organizations.sql import organization_settings
 from controlplane_adapters.projects.sql import project_agents, project_teams, projects
@@ -29,6 +30,7 @@ TABLES = (
     secrets, secret_accesses,
     worker_queues, executions, execution_events, projects, project_agents, project_teams, contexts,
     execution_contexts,
+    jobs, job_runs,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

@@ -17,6 +17,7 @@ from controlplane_adapters.contexts.sql import SqlContextRepository
 from controlplane_adapters.environments.sql import SqlEnvironmentRepository, SqlQueueRepository
 from controlplane_adapters.executions.sql import SqlExecutionRepository
 from controlplane_adapters.idempotency.sql import SqlIdempotencyRepository
+from controlplane_adapters.jobs.sql import SqlJobRepository
 from controlplane_adapters.llm_models.sql import SqlModelRepository
 from controlplane_adapters.organizations.sql import SqlOrganizationRepository
 from controlplane_adapters.projects.sql import SqlProjectRepository
@@ -91,6 +92,7 @@ class SqlUnitOfWork:
     skills = _Repository(SqlSkillRepository)
     secrets = _Repository(SqlSecretRepository)
     contexts = _Repository(SqlContextRepository)
+    jobs = _Repository(SqlJobRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:
