@@ -70,7 +70,8 @@ async def test_a_due_firing_fires_once_and_moves_next_run_at(uow: UowFactory) ->
     assert run.execution_id is not None
     async with uow() as work:
         execution = await work.executions.get(ORG, run.execution_id)
-    assert execution is not None and execution.prompt == "go"
+    assert execution is not None
+    assert execution.prompt == "go"
     assert (await jobs.get_job(ports, ORG, job.id)).job.next_run_at == at(2026, 1, 1, 0, 20)
 
 
@@ -110,7 +111,8 @@ async def test_a_stop_over_due_times_is_recorded_as_skipped_when_skip(uow: UowFa
     on_time, missed = await runs_of(ports, job.id)
     assert on_time.status is RunStatus.FIRED
     assert (missed.status, missed.execution_id, missed.scheduled_for) == (RunStatus.SKIPPED, None, at(2026, 1, 1, 2))
-    assert missed.skipped_reason is not None and missed.skipped_reason.startswith("misfire")
+    assert missed.skipped_reason is not None
+    assert missed.skipped_reason.startswith("misfire")
     assert (await jobs.get_job(ports, ORG, job.id)).job.next_run_at == at(2026, 1, 1, 7)
 
 
@@ -190,7 +192,8 @@ async def test_a_claim_is_a_compare_and_set(uow: UowFactory) -> None:
         await work.commit()
     async with uow() as work:
         stored = await work.jobs.get(ORG, job.id)
-        assert stored is not None and stored.next_run_at == at(2026, 1, 1, 0, 2)
+        assert stored is not None
+        assert stored.next_run_at == at(2026, 1, 1, 0, 2)
 
 
 async def test_two_nodes_on_one_postgres_fire_each_firing_once(postgres_engine: AsyncEngine, postgres_url: str) -> None:

@@ -70,9 +70,9 @@ FACTORIES: dict[str, Factory] = {
     "skill_id": lambda client, ids: _attached_skill(client, ids),
     "secret_id": _post("/api/v1/secrets", {"name": "victim_secret", "value": "secret-value", "description": "secret"}),
     "contexts": _contexts({"instructions": "secret-context", "variables": {"TOKEN": "secret"}}),
-    "job_id": lambda client, ids: _post("/api/v1/jobs", {"name": "victim-job", "trigger": {"type": "webhook"},
-                                                         "prompt": "secret prompt", "target": {"agent_id": ids["agent_id"]},
-                                                         "worker_queue_id": "{queue_id}"})(client, ids),
+    "job_id": lambda client, ids: _post("/api/v1/jobs", {
+        "name": "victim-job", "trigger": {"type": "webhook"}, "prompt": "secret prompt",
+        "target": {"agent_id": ids["agent_id"]}, "worker_queue_id": "{queue_id}"})(client, ids),
 }  # fmt: skip
 
 BODIES: dict[str, dict[str, Any]] = {
