@@ -11,6 +11,7 @@ from litestar.testing import TestClient
 
 from tests.http.test_agents import create_agent
 from tests.http.test_executions import execute, setup_queue
+from tests.http.test_jobs import create_job
 from tests.http.test_projects import create_project
 from tests.http.test_secrets import create_secret
 from tests.http.test_teams import create_team
@@ -67,6 +68,7 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
            "execution_id": execution, "organization_id": DEFAULT_ORG, "project_id": create_project(client)["id"],
            "template_id": create_template(client)["id"], "skill_id": skill,
            "secret_id": create_secret(client)["id"]}  # fmt: skip
+    ids["job_id"] = create_job(client, "media", target={"agent_id": agent}, worker_queue_id=queue)["id"]
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -74,10 +76,10 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         for method, operation in item.items()
         if "requestBody" in operation
     ]
-    assert len(with_body) == 34, (
+    assert len(with_body) == 37, (
         with_body
-    )  # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4
-    kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets")
+    )  # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4, jobs' 3
+    kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets", "jobs")
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:
         for content_type in FOREIGN:

@@ -175,7 +175,7 @@ class JobWebhookController(Controller):
         "/{job_id:str}",
         operation_id="receiveJobWebhook",
         status_code=201,
-        responses={**errors(404, 409, 413, 415, 429, 503)},
+        responses=errors(404, 409, 413, 429, 503),
         description="Fires a webhook job. 201 with the new run; 200 with the first run for a repeated webhook-id.",
     )
     async def receive(self, job_id: FromPath[str], request: Request[Any, Any, Any]) -> Response[JobRun]:
