@@ -21,6 +21,7 @@ from controlplane_domain.executions.ports import ExecutionRepository
 from controlplane_domain.executions.recent import RecentExecutions
 from controlplane_domain.idempotency.ports import IdempotencyRepository
 from controlplane_domain.integrations.ports import CustomIntegrationRepository, IntegrationRepository
+from controlplane_domain.jobs.ports import CronCalendar, JobRepository, WebhookSignatures
 from controlplane_domain.llm_models.ports import ModelRepository
 from controlplane_domain.organizations.ports import OrganizationRepository
 from controlplane_domain.principal import Principal
@@ -107,6 +108,9 @@ class UnitOfWork(Protocol):
     @property
     def custom_integrations(self) -> CustomIntegrationRepository: ...
 
+    @property
+    def jobs(self) -> JobRepository: ...
+
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(
@@ -169,6 +173,10 @@ class Ports:
     """Checks JSON Schemas (skills' configurations): `controlplane_adapters.schemas.JsonSchemaValidator`."""
     secrets_cipher: SecretCipher | None = None
     """Seals and opens secret values; None when no key is configured (value writes are 503 SECRETS_KEY_MISSING)."""
+    cron: CronCalendar | None = None
+    """Cron expressions and time zones (jobs): `controlplane_adapters.jobs.cron.CroniterCalendar`."""
+    webhooks: WebhookSignatures | None = None
+    """Standard Webhooks secrets and signatures (jobs): `controlplane_adapters.jobs.webhooks.StandardWebhooks`."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

@@ -34,6 +34,7 @@ from controlplane_http.health.controller import Diagnostics, HealthController
 from controlplane_http.idempotency import Idempotency, IdempotencyMiddleware
 from controlplane_http.integrations.controller import IntegrationController, IntegrationTemplateController
 from controlplane_http.integrations.custom import CustomIntegrationController
+from controlplane_http.jobs.controller import JobController, JobWebhookController
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
@@ -67,6 +68,7 @@ CONTROLLERS = [
     ContextController,
     RunnerController,
     IntegrationTemplateController, IntegrationController, CustomIntegrationController,
+    JobController, JobWebhookController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

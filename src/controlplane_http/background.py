@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from controlplane_domain.errors import DomainError
 from controlplane_domain.executions.leases import reap_expired_leases
 from controlplane_domain.idempotency.usecases import PURGE_BATCH, purge_expired_idempotency_records
+from controlplane_domain.jobs.firing import DUE_BATCH, fire_due_jobs
 from controlplane_domain.ports import Ports
 from controlplane_domain.workers.usecases import flush_heartbeats
 
@@ -77,6 +78,17 @@ def lease_reaper(ports: Ports, interval_seconds: float) -> Periodic:
 def heartbeat_flusher(ports: Ports, interval_seconds: float) -> Periodic:
     """Writes the heartbeats waiting in `ports.heartbeats` in one transaction, and once more at shutdown."""
     return Periodic("heartbeat flusher", interval_seconds, lambda: flush_heartbeats(ports), at_stop=True)
+
+
+def job_scheduler(ports: Ports, interval_seconds: float) -> Periodic:
+    """Fires the due cron firings of every organization's jobs; every node runs one, and each firing happens once
+    (claimed by a compare-and-set of the job's `next_run_at`, see jobs/firing.py). A full batch goes on at once."""
+
+    async def tick() -> None:
+        while await fire_due_jobs(ports) >= DUE_BATCH:
+            pass
+
+    return Periodic("job scheduler", interval_seconds, tick)
 
 
 PURGE_PAUSE_SECONDS = 0.01

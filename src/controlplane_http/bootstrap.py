@@ -13,6 +13,8 @@ from litestar import Litestar
 
 from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher, StoredKeyVerifier
 from controlplane_adapters.clock import SystemClock, UuidGenerator
+from controlplane_adapters.jobs.cron import CroniterCalendar
+from controlplane_adapters.jobs.webhooks import StandardWebhooks
 from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
@@ -36,7 +38,7 @@ from controlplane_domain.executions.recent import RecentExecutions
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app
-from controlplane_http.background import Periodic, heartbeat_flusher, idempotency_purger, lease_reaper
+from controlplane_http.background import Periodic, heartbeat_flusher, idempotency_purger, job_scheduler, lease_reaper
 from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.schema import prepare_schema
@@ -190,11 +192,14 @@ def build_app(
         schemas=JsonSchemaValidator(),
         secrets_cipher=load_cipher(settings),
         contexts_seen=ContextPresence(store.bus),
+        cron=CroniterCalendar(),
+        webhooks=StandardWebhooks(),
     )
     stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
     flusher = heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000)
     purger = idempotency_purger(ports)
+    scheduler = job_scheduler(ports, settings.scheduler_interval_ms / 1000)
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -207,6 +212,7 @@ def build_app(
         standard_per_minute=settings.rate_limit_per_minute,
         worker_per_minute=settings.worker_rate_limit_per_minute,
         anonymous_per_minute=settings.rate_limit_per_minute,
+        webhook_per_minute=settings.webhook_rate_limit_per_minute,
     )
     return create_app(
         ports=ports,
@@ -235,8 +241,12 @@ def build_app(
             reaper.start,
             flusher.start,
             purger.start,
+            scheduler.start,
             *([freeze_heap] if freeze_after_start else []),
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
-        on_shutdown=[_async(stopping.stop), *map(_bounded, [reaper.stop, purger.stop, flusher.stop, *store.shutdown])],
+        on_shutdown=[
+            _async(stopping.stop),
+            *map(_bounded, [reaper.stop, purger.stop, scheduler.stop, flusher.stop, *store.shutdown]),
+        ],
     )

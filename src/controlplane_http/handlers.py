@@ -33,8 +33,10 @@ _DESCRIPTIONS = {
     403: "The caller's role does not allow this action",
     404: "Not found in the caller's organization",
     409: "Conflicts with existing data (a duplicate name) or with a concurrent change",
+    413: "The request body is too large",
     415: "The body's Content-Type is not JSON (application/json or application/*+json)",
     422: "Validation error",
+    429: "Rate limit exceeded (Retry-After says when to come back)",
     500: "Internal error (carries a request id)",
     503: "The database is unavailable",
 }

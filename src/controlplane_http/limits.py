@@ -21,6 +21,8 @@ class LimitPolicy:
     standard_per_minute: int = 100
     worker_per_minute: int = 1200
     anonymous_per_minute: int = 100
+    webhook_per_minute: int = 60
+    """Deliveries a minute to one job's webhook (counted per job, whoever sends them)."""
     _cache: dict[str, tuple[float, OrganizationSettings]] = field(default_factory=dict)
 
     async def _settings(self, organization_id: str) -> OrganizationSettings:

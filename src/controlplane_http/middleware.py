@@ -32,6 +32,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # The OpenAPI document and its Swagger page: the only paths served without credentials (exactly these).
 PUBLIC_PATHS = frozenset({"/api/openapi.json", "/api/docs", "/api/docs/"})
+# Job webhooks: no bearer (the Standard Webhooks signature authenticates a delivery, checked by the route), counted
+# per job (`webhook:<job id>`), whoever sends them.
+WEBHOOK_PREFIX = "/api/v1/webhooks/jobs/"
 HEARTBEAT_PATH = "/api/v1/workers/heartbeat"
 WORKER_SUFFIXES = ("/lease", "/complete", "/events")
 
@@ -134,6 +137,9 @@ class SecurityMiddleware:
         principal: Principal | None = None
         if path in PUBLIC_PATHS:
             decision = await self.limiter.hit(f"ip:{client[0]}", self.limits.anonymous_per_minute)
+        elif path.startswith(WEBHOOK_PREFIX):
+            job = path[len(WEBHOOK_PREFIX) :].strip("/").lower()
+            decision = await self.limiter.hit(f"webhook:{job}", self.limits.webhook_per_minute)
         else:
             try:
                 principal = await self._authenticate(scope)

@@ -17,6 +17,7 @@ from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
 from controlplane_domain.executions import queries as executions
 from controlplane_domain.integrations import custom as custom_integrations
 from controlplane_domain.integrations import usecases as integrations
+from controlplane_domain.jobs import usecases as jobs
 from controlplane_domain.llm_models import usecases as models
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
@@ -57,6 +58,7 @@ VISIBILITY: dict[str, Probe] = {
     "custom_integration_id": lambda ports, who, object_id: custom_integrations.get_custom_integration(
         ports, who.organization_id, object_id
     ),
+    "job_id": lambda ports, who, object_id: jobs.get_job(ports, who.organization_id, object_id),
 }
 
 

@@ -82,6 +82,9 @@ FACTORIES: dict[str, Factory] = {
                                                      "configuration": {"token": "secret-token"}}),
     "custom_integration_id": _post("/api/v1/custom-integrations", {"name": "victim-custom", "description": "secret",
                                                                    "env_vars": {"TOKEN": "secret"}}),
+    "job_id": lambda client, ids: _post("/api/v1/jobs", {
+        "name": "victim-job", "trigger": {"type": "webhook"}, "prompt": "secret prompt",
+        "target": {"agent_id": ids["agent_id"]}, "worker_queue_id": "{queue_id}"})(client, ids),
 }  # fmt: skip
 GLOBAL = frozenset({"kind"})
 """Path parameters naming what every organization shares (the built-in integration templates): not walked."""
@@ -106,6 +109,8 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/secrets/{secret_id}": {"value": "hijacked"},
     "/api/v1/integrations/{integration_id}": {"name": "hijacked"},
     "/api/v1/custom-integrations/{custom_integration_id}": {"name": "hijacked"},
+    "/api/v1/jobs/{job_id}": {"enabled": False},
+    "/api/v1/jobs/{job_id}/trigger": {"payload": {"x": "stolen"}},
     **{f"/api/v1/{kind}/{{{name}}}/context": {"instructions": "hijacked"}
        for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
                           ("projects", "project_id"))},
@@ -128,13 +133,19 @@ SNAPSHOTS = [
     "/api/v1/runners",
     "/api/v1/integrations",
     "/api/v1/custom-integrations",
+    "/api/v1/jobs",
 ]
+# Public routes: no bearer, no organization (a job's webhook is authenticated by its signature: tests/http/
+# test_job_webhooks.py), so they are not walked here.
+PUBLIC_PREFIXES = ("/api/v1/webhooks/",)
 
 
 def routes_with_ids(client: TestClient[Any]) -> list[tuple[str, str]]:
     found = []
     for route in client.app.routes:
         if not isinstance(route, HTTPRoute) or "{" not in route.path or not route.path.startswith("/api/v1/"):
+            continue
+        if route.path.startswith(PUBLIC_PREFIXES):
             continue
         template = re.sub(r"{(\w+):\w+}", r"{\1}", route.path)
         if set(re.findall(r"{(\w+)}", template)) <= GLOBAL:

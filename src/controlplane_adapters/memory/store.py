@@ -14,6 +14,7 @@ from controlplane_adapters.environments.memory import MemoryEnvironmentRepositor
 from controlplane_adapters.executions.memory import MemoryExecutionRepository
 from controlplane_adapters.idempotency.memory import MemoryIdempotencyRepository
 from controlplane_adapters.integrations.memory import MemoryCustomIntegrationRepository, MemoryIntegrationRepository
+from controlplane_adapters.jobs.memory import MemoryJobRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
@@ -29,6 +30,7 @@ from controlplane_domain.environments.entity import Environment, WorkerQueue
 from controlplane_domain.executions.entity import Execution, ExecutionEvent
 from controlplane_domain.idempotency.entity import IdempotencyRecord
 from controlplane_domain.integrations.entity import CustomIntegration, Integration
+from controlplane_domain.jobs.entity import Job, JobRun
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.organizations.entity import OrganizationSettings
 from controlplane_domain.projects.entity import Project
@@ -65,6 +67,8 @@ class MemoryTables:
     execution_contexts: dict[str, ResolvedContext] = field(default_factory=dict)
     integrations: dict[str, Integration] = field(default_factory=dict)
     custom_integrations: dict[str, CustomIntegration] = field(default_factory=dict)
+    jobs: dict[str, Job] = field(default_factory=dict)
+    job_runs: dict[str, JobRun] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -105,6 +109,7 @@ class MemoryUnitOfWork:
     contexts: MemoryContextRepository
     integrations: MemoryIntegrationRepository
     custom_integrations: MemoryCustomIntegrationRepository
+    jobs: MemoryJobRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -154,6 +159,7 @@ class MemoryUnitOfWork:
         )
         self.integrations = MemoryIntegrationRepository(work.integrations)
         self.custom_integrations = MemoryCustomIntegrationRepository(work.custom_integrations)
+        self.jobs = MemoryJobRepository(work.jobs, work.job_runs)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

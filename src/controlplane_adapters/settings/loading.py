@@ -197,6 +197,12 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     if (value := env.get("CONTROLPLANE_HEARTBEAT_FLUSH_MS")) is not None:
         flush = parse_int("CONTROLPLANE_HEARTBEAT_FLUSH_MS", value, minimum=10, maximum=60_000)
         settings = replace(settings, heartbeat_flush_ms=flush)
+    if (value := env.get("CONTROLPLANE_WEBHOOK_RATE_LIMIT_PER_MINUTE")) is not None:
+        rate = parse_int("CONTROLPLANE_WEBHOOK_RATE_LIMIT_PER_MINUTE", value, maximum=MAX_RATE_PER_MINUTE)
+        settings = replace(settings, webhook_rate_limit_per_minute=rate)
+    if (value := env.get("CONTROLPLANE_SCHEDULER_INTERVAL_MS")) is not None:
+        interval = parse_int("CONTROLPLANE_SCHEDULER_INTERVAL_MS", value, minimum=10, maximum=60_000)
+        settings = replace(settings, scheduler_interval_ms=interval)
     if (value := env.get("CONTROLPLANE_DATABASE_POOL_SIZE")) is not None:
         settings = replace(
             settings, database_pool_size=parse_int("CONTROLPLANE_DATABASE_POOL_SIZE", value, maximum=1000)

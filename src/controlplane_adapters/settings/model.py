@@ -53,3 +53,7 @@ class Settings:
     """CONTROLPLANE_SECRETS_KEY: the base64 text of the 32-byte key sealing secret values."""
     secrets_key_file: str | None = None
     """CONTROLPLANE_SECRETS_KEY_FILE: a file holding that text (default on SQLite: `<database file>.secrets-key`)."""
+    webhook_rate_limit_per_minute: int = 60
+    """CONTROLPLANE_WEBHOOK_RATE_LIMIT_PER_MINUTE: deliveries a minute to one job's webhook."""
+    scheduler_interval_ms: int = 1000
+    """CONTROLPLANE_SCHEDULER_INTERVAL_MS: how often each node's job scheduler looks for due cron firings."""

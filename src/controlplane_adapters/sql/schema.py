@@ -12,6 +12,7 @@ from controlplane_adapters.environments.sql import environments, worker_queues
 from controlplane_adapters.executions.table import execution_events, executions
 from controlplane_adapters.idempotency.sql import idempotency_records
 from controlplane_adapters.integrations.sql import custom_integrations, integrations
+from controlplane_adapters.jobs.sql import job_runs, jobs
 from controlplane_adapters.llm_models.sql import llm_models
 from controlplane_adapters.organizations.sql import organization_settings
 from controlplane_adapters.projects.sql import project_agents, project_teams, projects
@@ -31,6 +32,7 @@ TABLES = (
     worker_queues, executions, execution_events, projects, project_agents, project_teams, contexts,
     execution_contexts,
     integrations, custom_integrations,
+    jobs, job_runs,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

@@ -18,6 +18,7 @@ from controlplane_adapters.environments.sql import SqlEnvironmentRepository, Sql
 from controlplane_adapters.executions.sql import SqlExecutionRepository
 from controlplane_adapters.idempotency.sql import SqlIdempotencyRepository
 from controlplane_adapters.integrations.sql import SqlCustomIntegrationRepository, SqlIntegrationRepository
+from controlplane_adapters.jobs.sql import SqlJobRepository
 from controlplane_adapters.llm_models.sql import SqlModelRepository
 from controlplane_adapters.organizations.sql import SqlOrganizationRepository
 from controlplane_adapters.projects.sql import SqlProjectRepository
@@ -94,6 +95,7 @@ class SqlUnitOfWork:
     contexts = _Repository(SqlContextRepository)
     integrations = _Repository(SqlIntegrationRepository)
     custom_integrations = _Repository(SqlCustomIntegrationRepository)
+    jobs = _Repository(SqlJobRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

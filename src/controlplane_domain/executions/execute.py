@@ -33,6 +33,18 @@ async def execute(
     ports: Ports, organization_id: str, target: TargetType, target_id: str, command: ExecuteCommand
 ) -> Execution:
     """Create an execution of an agent or a team on a worker queue of the organization, queued."""
+    async with ports.uow() as uow:
+        queued = await queue_execution(ports, uow, organization_id, target, target_id, command)
+        await uow.commit()
+    await announce(ports, queued)
+    return queued
+
+
+async def queue_execution(
+    ports: Ports, uow: UnitOfWork, organization_id: str, target: TargetType, target_id: str, command: ExecuteCommand
+) -> Execution:
+    """The execute's checks and writes in the caller's unit of work (a job's firing records its run in the same
+    transaction): NotFound or ValidationFailed before anything is written. The caller commits, then `announce`s."""
     if not command.prompt.strip():
         raise ValidationFailed("prompt", "must not be blank")
     if len(command.prompt) > PROMPT_MAX_LENGTH:
@@ -55,23 +67,25 @@ async def execute(
     )
     queued = pending.transition(S.QUEUED, now)
     first, queued = _numbered(queued, [_status(queued)], now)
-    async with ports.uow() as uow:
-        context = await _context(ports, uow, queued)
-        if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
-            queue_found, agent_found = await uow.executions.add_if_found(queued, first, context)
-            if not agent_found:
-                raise NotFound("agent", target_id)
-            if not queue_found:
-                raise _no_such_queue()
-        else:
-            await require_team(uow, organization_id, target_id)
-            if await uow.queues.get(organization_id, command.worker_queue_id) is None:
-                raise _no_such_queue()
-            await uow.executions.record(None, queued, first, context=context)
-        await uow.commit()
+    context = await _context(ports, uow, queued)
+    if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
+        queue_found, agent_found = await uow.executions.add_if_found(queued, first, context)
+        if not agent_found:
+            raise NotFound("agent", target_id)
+        if not queue_found:
+            raise _no_such_queue()
+    else:
+        await require_team(uow, organization_id, target_id)
+        if await uow.queues.get(organization_id, command.worker_queue_id) is None:
+            raise _no_such_queue()
+        await uow.executions.record(None, queued, first, context=context)
+    return queued
+
+
+async def announce(ports: Ports, queued: Execution) -> None:
+    """After the commit of a new execution: remembered, and its queue's waiters woken."""
     remember(ports, queued)
     await publish(ports, f"queue:{queued.worker_queue_id}", topic(queued))
-    return queued
 
 
 async def _context(ports: Ports, uow: UnitOfWork, execution: Execution) -> ResolvedContext | None:

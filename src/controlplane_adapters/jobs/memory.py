@@ -1,0 +1,63 @@
+"""Jobs in the memory store: the jobs and their runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from controlplane_adapters.memory.base import MemoryRepository
+from controlplane_domain.errors import Conflict
+from controlplane_domain.jobs.entity import Job, JobRun
+from controlplane_domain.paging import PageRequest
+
+
+class MemoryJobRepository(MemoryRepository[Job]):
+    noun = "job"
+
+    def __init__(self, rows: dict[str, Job], runs: dict[str, JobRun]) -> None:
+        super().__init__(rows)
+        self.runs = runs
+
+    async def delete(self, organization_id: str, object_id: str) -> None:
+        if await self.get(organization_id, object_id) is not None:
+            del self.rows[object_id]
+            for run_id in [run.id for run in self.runs.values() if run.job_id == object_id]:
+                del self.runs[run_id]
+
+    async def get_for_webhook(self, job_id: str) -> Job | None:
+        return self.rows.get(job_id)
+
+    async def due(self, now: datetime, limit: int) -> list[Job]:
+        due = [job for job in self.rows.values() if job.enabled and job.next_run_at is not None
+               and job.next_run_at <= now]  # fmt: skip
+        return sorted(due, key=lambda job: (job.next_run_at, job.id))[:limit]
+
+    async def claim(self, job: Job, next_run_at: datetime | None, now: datetime) -> bool:
+        current = self.rows.get(job.id)
+        if current is None or not current.enabled or current.next_run_at != job.next_run_at:
+            return False
+        self.rows[job.id] = replace(current, next_run_at=next_run_at)
+        return True
+
+    def _mine(self, organization_id: str, job_id: str) -> list[JobRun]:
+        return [run for run in self.runs.values() if run.organization_id == organization_id and run.job_id == job_id]
+
+    async def add_run(self, run: JobRun) -> None:
+        if run.job_id not in self.rows:
+            raise Conflict("the job was deleted meanwhile")
+        if run.webhook_id is not None and any(
+            other.webhook_id == run.webhook_id for other in self._mine(run.organization_id, run.job_id)
+        ):
+            raise Conflict("the job already has a run for this webhook-id", {"field": "webhook-id"})
+        self.runs[run.id] = run
+
+    async def run_page(self, organization_id: str, job_id: str, page: PageRequest) -> tuple[list[JobRun], int]:
+        ordered = sorted(self._mine(organization_id, job_id), key=lambda run: (run.fired_at, run.id), reverse=True)
+        return ordered[page.offset : page.offset + page.limit], len(ordered)
+
+    async def run_for_webhook(self, organization_id: str, job_id: str, webhook_id: str) -> JobRun | None:
+        return next((run for run in self._mine(organization_id, job_id) if run.webhook_id == webhook_id), None)
+
+    async def last_fired_run(self, organization_id: str, job_id: str) -> JobRun | None:
+        fired = [run for run in self._mine(organization_id, job_id) if run.execution_id is not None]
+        return max(fired, key=lambda run: (run.fired_at, run.id), default=None)

@@ -1,0 +1,222 @@
+"""Jobs in SQL: the jobs and job_runs tables, the row mapping and the repository (the scheduler's claim too)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from controlplane_adapters.sql.base import SqlRepository
+from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_domain.errors import Conflict
+from controlplane_domain.jobs.entity import (
+    Job,
+    JobRun,
+    Misfire,
+    Overlap,
+    RunStatus,
+    Target,
+    TargetKind,
+    Trigger,
+    TriggerType,
+)
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.secrets.entity import SealedValue
+
+jobs = sa.Table(
+    "jobs",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("enabled", sa.Boolean(), nullable=False),
+    sa.Column("trigger_type", sa.String(16), nullable=False),
+    sa.Column("cron", sa.String(255), nullable=True),
+    sa.Column("timezone", sa.String(64), nullable=True),
+    sa.Column("target_kind", sa.String(16), nullable=False),
+    sa.Column("target_id", sa.String(64), nullable=False),
+    sa.Column("prompt", sa.Text(), nullable=False),
+    sa.Column("worker_queue_id", sa.String(64), nullable=True),
+    sa.Column("overlap", sa.String(16), nullable=False),
+    sa.Column("misfire", sa.String(16), nullable=False),
+    sa.Column("next_run_at", UtcDateTime(), nullable=True),
+    sa.Column("secret_key_id", sa.String(64), nullable=True),
+    sa.Column("secret_sealed", sa.LargeBinary(), nullable=True),
+    *timestamps(),
+    sa.UniqueConstraint("organization_id", "name"),
+    sa.Index("ix_jobs_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_jobs_next_run_at", "next_run_at"),
+)
+
+job_runs = sa.Table(
+    "job_runs",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("job_id", sa.String(64), sa.ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("trigger", sa.String(16), nullable=False),
+    sa.Column("fired_at", UtcDateTime(), nullable=False),
+    sa.Column("scheduled_for", UtcDateTime(), nullable=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("execution_id", sa.String(64), nullable=True),
+    sa.Column("workflow_run_id", sa.String(64), nullable=True),
+    sa.Column("skipped_reason", sa.Text(), nullable=True),
+    sa.Column("webhook_id", sa.String(255), nullable=True),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+    sa.UniqueConstraint("job_id", "webhook_id"),
+    sa.Index("ix_job_runs_job_fired", "job_id", "fired_at", "id"),
+)
+
+
+def job_to_row(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "organization_id": job.organization_id,
+        "name": job.name,
+        "enabled": job.enabled,
+        "trigger_type": job.trigger.type.value,
+        "cron": job.trigger.cron,
+        "timezone": job.trigger.timezone,
+        "target_kind": job.target.kind.value,
+        "target_id": job.target.id,
+        "prompt": job.prompt,
+        "worker_queue_id": job.worker_queue_id,
+        "overlap": job.overlap.value,
+        "misfire": job.misfire.value,
+        "next_run_at": job.next_run_at,
+        "secret_key_id": None if job.secret is None else job.secret.key_id,
+        "secret_sealed": None if job.secret is None else job.secret.data,
+        "created_at": job.created_at,
+        "updated_at": job.updated_at,
+    }
+
+
+def job_to_domain(row: Any) -> Job:
+    sealed = None if row.secret_sealed is None else SealedValue(row.secret_key_id, bytes(row.secret_sealed))
+    return Job(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        enabled=bool(row.enabled),
+        trigger=Trigger(TriggerType(row.trigger_type), row.cron, row.timezone),
+        target=Target(TargetKind(row.target_kind), row.target_id),
+        prompt=row.prompt,
+        worker_queue_id=row.worker_queue_id,
+        overlap=Overlap(row.overlap),
+        misfire=Misfire(row.misfire),
+        next_run_at=row.next_run_at,
+        secret=sealed,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def run_to_row(run: JobRun) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "organization_id": run.organization_id,
+        "job_id": run.job_id,
+        "trigger": run.trigger.value,
+        "fired_at": run.fired_at,
+        "scheduled_for": run.scheduled_for,
+        "status": run.status.value,
+        "execution_id": run.execution_id,
+        "workflow_run_id": run.workflow_run_id,
+        "skipped_reason": run.skipped_reason,
+        "webhook_id": run.webhook_id,
+        "created_at": run.created_at,
+    }
+
+
+def run_to_domain(row: Any) -> JobRun:
+    return JobRun(
+        id=row.id,
+        organization_id=row.organization_id,
+        job_id=row.job_id,
+        trigger=TriggerType(row.trigger),
+        fired_at=row.fired_at,
+        scheduled_for=row.scheduled_for,
+        status=RunStatus(row.status),
+        execution_id=row.execution_id,
+        workflow_run_id=row.workflow_run_id,
+        skipped_reason=row.skipped_reason,
+        webhook_id=row.webhook_id,
+        created_at=row.created_at,
+    )
+
+
+class SqlJobRepository(SqlRepository[Job]):
+    table = jobs
+    to_row = staticmethod(job_to_row)
+    to_domain = staticmethod(job_to_domain)
+    noun = "job"
+
+    async def get_for_webhook(self, job_id: str) -> Job | None:
+        row = (await self.connection.execute(sa.select(jobs).where(jobs.c.id == job_id))).first()
+        return None if row is None else job_to_domain(row)
+
+    async def due(self, now: datetime, limit: int) -> list[Job]:
+        statement = (
+            sa.select(jobs)
+            .where(jobs.c.enabled.is_(True), jobs.c.next_run_at.is_not(None), jobs.c.next_run_at <= now)
+            .order_by(jobs.c.next_run_at, jobs.c.id)
+            .limit(limit)
+        )
+        return [job_to_domain(row) for row in await self.connection.execute(statement)]
+
+    async def claim(self, job: Job, next_run_at: datetime | None, now: datetime) -> bool:
+        # On Postgres a second node's UPDATE waits for the first one's row lock, then re-reads the row: its
+        # `next_run_at` has moved, the WHERE no longer holds, no row is updated. SQLite has one writer at a time.
+        statement = (
+            jobs.update()
+            .where(jobs.c.id == job.id, jobs.c.enabled.is_(True), jobs.c.next_run_at == job.next_run_at)
+            .values(next_run_at=next_run_at)
+        )
+        result = await self.connection.execute(statement)
+        return bool(result.rowcount == 1)
+
+    async def add_run(self, run: JobRun) -> None:
+        try:
+            await self.connection.execute(job_runs.insert(), run_to_row(run))
+        except IntegrityError as exc:
+            if "foreign key" in str(exc.orig).lower():
+                raise Conflict("the job was deleted meanwhile") from exc
+            raise Conflict("the job already has a run for this webhook-id", {"field": "webhook-id"}) from exc
+
+    async def run_page(self, organization_id: str, job_id: str, page: PageRequest) -> tuple[list[JobRun], int]:
+        where = (job_runs.c.organization_id == organization_id, job_runs.c.job_id == job_id)
+        count = sa.select(sa.func.count()).select_from(job_runs).where(*where)
+        total = (await self.connection.execute(count)).scalar_one()
+        rows = await self.connection.execute(
+            sa.select(job_runs)
+            .where(*where)
+            .order_by(job_runs.c.fired_at.desc(), job_runs.c.id.desc())
+            .limit(page.limit)
+            .offset(page.offset)
+        )
+        return [run_to_domain(row) for row in rows], total
+
+    async def run_for_webhook(self, organization_id: str, job_id: str, webhook_id: str) -> JobRun | None:
+        statement = sa.select(job_runs).where(
+            job_runs.c.organization_id == organization_id,
+            job_runs.c.job_id == job_id,
+            job_runs.c.webhook_id == webhook_id,
+        )
+        row = (await self.connection.execute(statement)).first()
+        return None if row is None else run_to_domain(row)
+
+    async def last_fired_run(self, organization_id: str, job_id: str) -> JobRun | None:
+        statement = (
+            sa.select(job_runs)
+            .where(
+                job_runs.c.organization_id == organization_id,
+                job_runs.c.job_id == job_id,
+                job_runs.c.execution_id.is_not(None),
+            )
+            .order_by(job_runs.c.fired_at.desc(), job_runs.c.id.desc())
+            .limit(1)
+        )
+        row = (await self.connection.execute(statement)).first()
+        return None if row is None else run_to_domain(row)

@@ -1,0 +1,201 @@
+"""Firing a job: by hand, by the scheduler (cron, each due firing once across nodes) or by a signed webhook.
+
+A firing writes its run and the execution it creates in one transaction (`queue_execution` in the firing's unit of
+work), so that a run never names an execution that does not exist and an execution never lacks its run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from controlplane_domain.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
+from controlplane_domain.executions.entity import Execution, TargetType
+from controlplane_domain.executions.execute import ExecuteCommand, announce, queue_execution
+from controlplane_domain.jobs.entity import (
+    Job,
+    JobRun,
+    Misfire,
+    Overlap,
+    RunStatus,
+    TargetKind,
+    TriggerType,
+    render_prompt,
+    secret_data,
+)
+from controlplane_domain.jobs.guard import JobAction, guard
+from controlplane_domain.jobs.usecases import WORKFLOWS_MISSING, next_run, require_job, signatures
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.secrets.usecases import require_cipher
+
+MISFIRE_GRACE = timedelta(seconds=60)
+"""A cron firing found due later than this after its time was missed (no scheduler ran then): `misfire` decides."""
+DUE_BATCH = 100
+WEBHOOK_BODY_MAX_BYTES = 256 * 1024
+WEBHOOK_HEADERS = ("webhook-id", "webhook-timestamp", "webhook-signature")
+WEBHOOK_ID_MAX_LENGTH = 255
+
+
+@dataclass(frozen=True, slots=True)
+class Fired:
+    run: JobRun
+    execution: Execution | None = None
+
+
+async def fire(
+    ports: Ports,
+    uow: UnitOfWork,
+    job: Job,
+    trigger: TriggerType,
+    *,
+    payload: dict[str, Any] | None = None,
+    scheduled_for: datetime | None = None,
+    webhook_id: str | None = None,
+    subject: str | None = None,
+) -> Fired:
+    """One firing of `job` in `uow` (the caller holds the job's row and commits): its run, and its execution unless
+    skipped (`overlap`) or failed (its target or queue gone; the run says why)."""
+    now = ports.clock.now()
+
+    def run(status: RunStatus, *, execution_id: str | None = None, reason: str | None = None) -> JobRun:
+        return JobRun(
+            id=ports.ids.new_id(), organization_id=job.organization_id, job_id=job.id, trigger=trigger, fired_at=now,
+            scheduled_for=scheduled_for, status=status, execution_id=execution_id, skipped_reason=reason,
+            webhook_id=webhook_id, created_at=now,
+        )  # fmt: skip
+
+    await guard(ports, JobAction.FIRE, job, subject=subject)
+    result: Fired
+    if job.overlap is Overlap.SKIP and await _still_running(uow, job):
+        result = Fired(run(RunStatus.SKIPPED, reason="overlap: the previous run's execution has not finished"))
+    elif job.target.kind is TargetKind.WORKFLOW or job.worker_queue_id is None:  # the workflows area's hook
+        result = Fired(run(RunStatus.FAILED, reason=WORKFLOWS_MISSING))
+    else:
+        kind = TargetType.AGENT if job.target.kind is TargetKind.AGENT else TargetType.TEAM
+        command = ExecuteCommand(prompt=render_prompt(job.prompt, payload or {}), worker_queue_id=job.worker_queue_id)
+        try:
+            execution = await queue_execution(ports, uow, job.organization_id, kind, job.target.id, command)
+        except (NotFound, ValidationFailed) as exc:  # raised before anything is written
+            result = Fired(run(RunStatus.FAILED, reason=exc.message))
+        else:
+            result = Fired(run(RunStatus.FIRED, execution_id=execution.id), execution)
+    await uow.jobs.add_run(result.run)
+    return result
+
+
+async def _still_running(uow: UnitOfWork, job: Job) -> bool:
+    last = await uow.jobs.last_fired_run(job.organization_id, job.id)
+    if last is None or last.execution_id is None:
+        return False
+    execution = await uow.executions.get(job.organization_id, last.execution_id)
+    return execution is not None and not execution.is_terminal
+
+
+@retry_transient
+async def trigger_job(
+    ports: Ports, organization_id: str, job_id: str, payload: dict[str, Any] | None, *, subject: str | None
+) -> JobRun:
+    """`POST /api/v1/jobs/{job_id}/trigger`: fire now, whatever the job's trigger (a disabled job too)."""
+    async with ports.uow() as uow:
+        job = await require_job(uow, organization_id, job_id, lock=True)
+        fired = await fire(ports, uow, job, TriggerType.MANUAL, payload=payload, subject=subject)
+        await uow.commit()
+    if fired.execution is not None:
+        await announce(ports, fired.execution)
+    return fired.run
+
+
+async def fire_due_jobs(ports: Ports) -> int:
+    """The scheduler's tick (every node runs it): each due cron firing, claimed by moving the job's `next_run_at`
+    (compare-and-set) in the transaction that records the run and creates the execution. How many this node fired."""
+    now = ports.clock.now()
+    async with ports.read() as uow:
+        due = await uow.jobs.due(now, DUE_BATCH)
+    claimed = 0
+    for job in due:
+        claimed += await fire_due(ports, job, now)
+    return claimed
+
+
+@retry_transient
+async def fire_due(ports: Ports, job: Job, now: datetime) -> bool:
+    """Fire `job`'s due firing unless another node did; every firing missed collapses into this one: `misfire`
+    says whether it runs (`fire_once`) or is recorded as skipped (`skip`) when it is later than the grace."""
+    scheduled = job.next_run_at
+    if scheduled is None:
+        return False
+    following = next_run(ports, job, now)
+    async with ports.uow() as uow:
+        if not await uow.jobs.claim(job, following, now):
+            return False  # another node fired it, or the job changed meanwhile
+        current = await require_job(uow, job.organization_id, job.id)  # the row as it is now (locked by the claim)
+        if now - scheduled > MISFIRE_GRACE and current.misfire is Misfire.SKIP:
+            reason = f"misfire: due at {scheduled.isoformat()}, no scheduler was running"
+            fired = Fired(_skipped(ports, current, scheduled, now, reason))
+            await uow.jobs.add_run(fired.run)
+        else:
+            fired = await fire(ports, uow, current, TriggerType.CRON, scheduled_for=scheduled)
+        await uow.commit()
+    if fired.execution is not None:
+        await announce(ports, fired.execution)
+    return True
+
+
+def _skipped(ports: Ports, job: Job, scheduled: datetime, now: datetime, reason: str) -> JobRun:
+    return JobRun(
+        id=ports.ids.new_id(), organization_id=job.organization_id, job_id=job.id, trigger=TriggerType.CRON,
+        fired_at=now, scheduled_for=scheduled, status=RunStatus.SKIPPED, skipped_reason=reason, created_at=now,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookAnswer:
+    run: JobRun
+    repeated: bool
+
+
+async def receive_webhook(ports: Ports, job_id: str, body: bytes, headers: dict[str, str]) -> WebhookAnswer:
+    """`POST /api/v1/webhooks/jobs/{job_id}`: a signed delivery fires the job with its JSON body as `payload`; a
+    delivery whose `webhook-id` the job has seen answers that first run again (and fires nothing)."""
+    if len(body) > WEBHOOK_BODY_MAX_BYTES:
+        raise ValidationFailed("body", f"must be at most {WEBHOOK_BODY_MAX_BYTES} bytes")
+    async with ports.read() as uow:
+        job = await uow.jobs.get_for_webhook(job_id)
+    if job is None or job.trigger.type is not TriggerType.WEBHOOK or job.secret is None:
+        raise NotFound("job", job_id)
+    secret = require_cipher(ports).decrypt(job.secret.data, secret_data(job.organization_id, job.id))
+    if not signatures(ports).verify(secret, body, headers, ports.clock.now()):
+        raise Unauthenticated("invalid, missing or expired webhook signature")
+    webhook_id = headers.get("webhook-id", "")
+    if len(webhook_id) > WEBHOOK_ID_MAX_LENGTH:
+        raise ValidationFailed("webhook-id", f"must be at most {WEBHOOK_ID_MAX_LENGTH} characters", "header")
+    payload = _payload(body)
+    if not job.enabled:
+        raise Conflict("the job is disabled", {"field": "enabled"})
+    return await _deliver(ports, job, payload, webhook_id)
+
+
+def _payload(body: bytes) -> dict[str, Any]:
+    try:
+        payload = json.loads(body) if body.strip() else {}
+    except ValueError:
+        raise ValidationFailed("body", "must be a JSON object") from None
+    if not isinstance(payload, dict):
+        raise ValidationFailed("body", "must be a JSON object")
+    return payload
+
+
+@retry_transient
+async def _deliver(ports: Ports, job: Job, payload: dict[str, Any], webhook_id: str) -> WebhookAnswer:
+    async with ports.uow() as uow:
+        current = await require_job(uow, job.organization_id, job.id, lock=True)  # deliveries of a job in turn
+        first = await uow.jobs.run_for_webhook(job.organization_id, job.id, webhook_id)
+        if first is not None:
+            return WebhookAnswer(first, repeated=True)
+        fired = await fire(ports, uow, current, TriggerType.WEBHOOK, payload=payload, webhook_id=webhook_id)
+        await uow.commit()
+    if fired.execution is not None:
+        await announce(ports, fired.execution)
+    return WebhookAnswer(fired.run, repeated=False)

@@ -1,0 +1,241 @@
+"""Job use cases: create, read, change, delete, rotate a webhook job's secret, list its runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from controlplane_domain.environments.usecases import is_uuid
+from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.executions.execute import PROMPT_MAX_LENGTH
+from controlplane_domain.jobs.entity import (
+    Job,
+    JobRun,
+    Misfire,
+    Overlap,
+    Target,
+    TargetKind,
+    Trigger,
+    TriggerType,
+    secret_data,
+)
+from controlplane_domain.jobs.guard import JobAction, guard
+from controlplane_domain.jobs.ports import CronCalendar, WebhookSignatures
+from controlplane_domain.names import check_name
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.secrets.entity import SealedValue
+from controlplane_domain.secrets.usecases import require_cipher
+
+WORKFLOWS_MISSING = "workflows are not available yet"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateJob:
+    name: str
+    trigger: Trigger
+    target: Target
+    prompt: str
+    worker_queue_id: str | None = None
+    enabled: bool = True
+    overlap: Overlap = Overlap.ALLOW
+    misfire: Misfire = Misfire.FIRE_ONCE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateJob:
+    name: str | Unset = UNSET
+    enabled: bool | Unset = UNSET
+    trigger: Trigger | Unset = UNSET
+    target: Target | Unset = UNSET
+    prompt: str | Unset = UNSET
+    worker_queue_id: str | Unset | None = UNSET
+    overlap: Overlap | Unset = UNSET
+    misfire: Misfire | Unset = UNSET
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """A job as answered; `secret` is the webhook signing secret, only when it was just made."""
+
+    job: Job
+    secret: str | None = None
+
+
+def calendar(ports: Ports) -> CronCalendar:
+    if ports.cron is None:
+        raise RuntimeError("no cron calendar is wired (Ports.cron)")
+    return ports.cron
+
+
+def signatures(ports: Ports) -> WebhookSignatures:
+    if ports.webhooks is None:
+        raise RuntimeError("no webhook signatures are wired (Ports.webhooks)")
+    return ports.webhooks
+
+
+def next_run(ports: Ports, job: Job, after: datetime) -> datetime | None:
+    """When an enabled cron job fires next after `after`; None for other jobs."""
+    trigger = job.trigger
+    if not job.enabled or trigger.type is not TriggerType.CRON or trigger.cron is None:
+        return None
+    return calendar(ports).next_after(trigger.cron, trigger.timezone or "UTC", after)
+
+
+def _check_trigger(ports: Ports, trigger: Trigger) -> None:
+    if trigger.type is TriggerType.CRON:
+        if trigger.cron is None:
+            raise ValidationFailed("trigger.cron", "is required for a cron trigger")
+        problem = calendar(ports).problem(trigger.cron, trigger.timezone or "UTC")
+        if problem is not None:
+            raise ValidationFailed(f"trigger.{problem[0]}", problem[1])
+    elif trigger.cron is not None or trigger.timezone is not None:
+        raise ValidationFailed("trigger.cron", f"only a cron trigger has a schedule, not a {trigger.type} one")
+
+
+async def _check_job(ports: Ports, uow: UnitOfWork, job: Job) -> None:
+    check_name("name", job.name)
+    if not job.prompt.strip():
+        raise ValidationFailed("prompt", "must not be blank")
+    if len(job.prompt) > PROMPT_MAX_LENGTH:
+        raise ValidationFailed("prompt", f"must be at most {PROMPT_MAX_LENGTH} characters")
+    _check_trigger(ports, job.trigger)
+    target, org = job.target, job.organization_id
+    field = f"target.{target.kind}_id"
+    if target.kind is TargetKind.WORKFLOW:  # the hook for the workflows area (docs/orchestration.md)
+        raise ValidationFailed(field, WORKFLOWS_MISSING)
+    if not is_uuid(target.id):
+        raise ValidationFailed(field, "must be a UUID")
+    found = await (uow.agents.get(org, target.id) if target.kind is TargetKind.AGENT else uow.teams.get(org, target.id))
+    if found is None:
+        raise ValidationFailed(field, f"no {target.kind} of this organization has this id")
+    if job.worker_queue_id is None:
+        raise ValidationFailed("worker_queue_id", f"is required for an {target.kind} target")
+    if not is_uuid(job.worker_queue_id) or await uow.queues.get(org, job.worker_queue_id) is None:
+        raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
+
+
+def _new_secret(ports: Ports, job: Job) -> tuple[str, SealedValue]:
+    cipher = require_cipher(ports)
+    secret = signatures(ports).new_secret()
+    return secret, SealedValue(cipher.key_id, cipher.encrypt(secret, secret_data(job.organization_id, job.id)))
+
+
+async def require_job(uow: UnitOfWork, organization_id: str, job_id: str, *, lock: bool = False) -> Job:
+    job = await uow.jobs.get(organization_id, job_id, for_update=lock)
+    if job is None:
+        raise NotFound("job", job_id)
+    return job
+
+
+@retry_transient
+async def create_job(ports: Ports, organization_id: str, command: CreateJob, *, subject: str | None) -> JobView:
+    now = ports.clock.now()
+    job = Job(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        enabled=command.enabled,
+        trigger=_with_zone(command.trigger),
+        target=command.target,
+        prompt=command.prompt,
+        worker_queue_id=command.worker_queue_id,
+        overlap=command.overlap,
+        misfire=command.misfire,
+        next_run_at=None,
+        secret=None,
+        created_at=now,
+        updated_at=now,
+    )
+    secret = None
+    async with ports.uow() as uow:
+        await _check_job(ports, uow, job)
+        job = replace(job, next_run_at=next_run(ports, job, now))
+        if job.trigger.type is TriggerType.WEBHOOK:
+            secret, sealed = _new_secret(ports, job)
+            job = replace(job, secret=sealed)
+        await guard(ports, JobAction.CREATE, job, subject=subject)
+        await uow.jobs.add(job)
+        await uow.commit()
+    return JobView(job, secret)
+
+
+def _with_zone(trigger: Trigger) -> Trigger:
+    """A cron trigger without a time zone is in UTC."""
+    if trigger.type is TriggerType.CRON and trigger.timezone is None:
+        return replace(trigger, timezone="UTC")
+    return trigger
+
+
+async def get_job(ports: Ports, organization_id: str, job_id: str) -> JobView:
+    async with ports.read() as uow:
+        return JobView(await require_job(uow, organization_id, job_id))
+
+
+async def list_jobs(ports: Ports, organization_id: str, page: PageRequest) -> Page[JobView]:
+    async with ports.read() as uow:
+        items, total = await uow.jobs.list_page(organization_id, page)
+    return Page(items=[JobView(job) for job in items], total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_job(ports: Ports, organization_id: str, job_id: str, command: UpdateJob) -> JobView:
+    now = ports.clock.now()
+    secret = None
+    async with ports.uow() as uow:
+        job = await require_job(uow, organization_id, job_id, lock=True)
+        updated = replace(
+            job,
+            name=pick(command.name, job.name),
+            enabled=pick(command.enabled, job.enabled),
+            trigger=_with_zone(pick(command.trigger, job.trigger)),
+            target=pick(command.target, job.target),
+            prompt=pick(command.prompt, job.prompt),
+            worker_queue_id=pick(command.worker_queue_id, job.worker_queue_id),
+            overlap=pick(command.overlap, job.overlap),
+            misfire=pick(command.misfire, job.misfire),
+            updated_at=now,
+        )
+        await _check_job(ports, uow, updated)
+        if updated.trigger != job.trigger or updated.enabled != job.enabled:
+            updated = replace(updated, next_run_at=next_run(ports, updated, now))
+        if updated.trigger.type is not TriggerType.WEBHOOK:
+            updated = replace(updated, secret=None)
+        elif job.trigger.type is not TriggerType.WEBHOOK:  # it became a webhook job: its secret, shown this once
+            secret, sealed = _new_secret(ports, updated)
+            updated = replace(updated, secret=sealed)
+        await uow.jobs.update(updated)
+        await uow.commit()
+    return JobView(updated, secret)
+
+
+@retry_transient
+async def delete_job(ports: Ports, organization_id: str, job_id: str) -> None:
+    """Delete the job and its runs; the executions it created stay."""
+    async with ports.uow() as uow:
+        await require_job(uow, organization_id, job_id, lock=True)
+        await uow.jobs.delete(organization_id, job_id)
+        await uow.commit()
+
+
+@retry_transient
+async def rotate_secret(ports: Ports, organization_id: str, job_id: str) -> JobView:
+    """A new signing secret for a webhook job (the old one stops verifying at once), shown this once."""
+    async with ports.uow() as uow:
+        job = await require_job(uow, organization_id, job_id, lock=True)
+        if job.trigger.type is not TriggerType.WEBHOOK:
+            raise Conflict("only a webhook job has a signing secret", {"field": "trigger.type"})
+        secret, sealed = _new_secret(ports, job)
+        job = replace(job, secret=sealed, updated_at=ports.clock.now())
+        await uow.jobs.update(job)
+        await uow.commit()
+    return JobView(job, secret)
+
+
+async def list_runs(ports: Ports, organization_id: str, job_id: str, page: PageRequest) -> Page[JobRun]:
+    async with ports.read() as uow:
+        await require_job(uow, organization_id, job_id)
+        items, total = await uow.jobs.run_page(organization_id, job_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)

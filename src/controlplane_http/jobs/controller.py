@@ -1,0 +1,188 @@
+"""Jobs: create, list, get, patch, delete, rotate a webhook job's secret, trigger by hand, list runs; and the public
+webhook route that fires a webhook job (authenticated by its Standard Webhooks signature, not a bearer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, Response, delete, get, patch, post
+from litestar.exceptions import HTTPException
+from litestar.params import FromPath, JSONBody
+from litestar.types import Scope
+
+from controlplane_domain.errors import ValidationFailed
+from controlplane_domain.jobs import firing, usecases
+from controlplane_domain.jobs.entity import JobRun as DomainRun
+from controlplane_domain.jobs.entity import Target, TargetKind, Trigger, TriggerType
+from controlplane_http.configuration import given_fields
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.jobs.wire import (
+    CronTrigger,
+    Job,
+    JobCreate,
+    JobList,
+    JobRun,
+    JobRunList,
+    JobTarget,
+    JobTrigger,
+    JobUpdate,
+    ManualTrigger,
+    TriggerRequest,
+    WebhookTrigger,
+)
+from controlplane_http.skills.controller import OptionalBody
+from controlplane_http.wire import to_wire
+
+WEBHOOK_PATH = "/api/v1/webhooks/jobs"
+
+
+def trigger_in(trigger: JobTrigger) -> Trigger:
+    if isinstance(trigger, CronTrigger):
+        return Trigger(TriggerType.CRON, trigger.cron, trigger.timezone)
+    return Trigger(TriggerType.WEBHOOK if isinstance(trigger, WebhookTrigger) else TriggerType.MANUAL)
+
+
+def target_in(target: JobTarget) -> Target:
+    given = [(kind, value) for kind, value in ((TargetKind.AGENT, target.agent_id), (TargetKind.TEAM, target.team_id),
+             (TargetKind.WORKFLOW, target.workflow_id)) if value is not None]  # fmt: skip
+    if len(given) != 1:
+        raise ValidationFailed("target", "must name exactly one of agent_id, team_id, workflow_id")
+    kind, value = given[0]
+    return Target(kind, value.lower())
+
+
+def _trigger_out(trigger: Trigger) -> JobTrigger:
+    if trigger.type is TriggerType.CRON:
+        return CronTrigger(cron=trigger.cron or "", timezone=trigger.timezone or "UTC")
+    return WebhookTrigger() if trigger.type is TriggerType.WEBHOOK else ManualTrigger()
+
+
+def _base_url(scope: Scope) -> str:
+    host = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"host"), None)
+    if host is None:
+        server = scope.get("server") or ("localhost", None)
+        host = server[0] if server[1] in (None, 80, 443) else f"{server[0]}:{server[1]}"
+    return f"{scope.get('scheme', 'http')}://{host}"
+
+
+def job_out(view: usecases.JobView, scope: Scope) -> Job:
+    job = view.job
+    webhook = job.trigger.type is TriggerType.WEBHOOK
+    return Job(
+        id=job.id,
+        organization_id=job.organization_id,
+        name=job.name,
+        enabled=job.enabled,
+        trigger=_trigger_out(job.trigger),
+        target=JobTarget(**{f"{job.target.kind}_id": job.target.id}),
+        prompt=job.prompt,
+        worker_queue_id=job.worker_queue_id,
+        overlap=job.overlap,
+        misfire=job.misfire,
+        next_run_at=job.next_run_at,
+        webhook_url=f"{_base_url(scope)}{WEBHOOK_PATH}/{job.id}" if webhook else None,
+        webhook_secret=view.secret,
+        created_at=job.created_at,
+        updated_at=job.updated_at,
+    )
+
+
+def run_out(run: DomainRun) -> JobRun:
+    return to_wire(run, JobRun)
+
+
+class JobController(Controller):
+    path = "/api/v1/jobs"
+    tags = ["jobs"]
+
+    @post("/", operation_id="createJob", status_code=201, responses=errors(409, 415, 503))
+    async def create_job(self, data: JSONBody[JobCreate], scope: Scope) -> Job:
+        ports, principal = caller(scope)
+        command = usecases.CreateJob(
+            name=data.name, trigger=trigger_in(data.trigger), target=target_in(data.target), prompt=data.prompt,
+            worker_queue_id=data.worker_queue_id and data.worker_queue_id.lower(), enabled=data.enabled,
+            overlap=data.overlap, misfire=data.misfire,
+        )  # fmt: skip
+        view = await usecases.create_job(ports, principal.organization_id, command, subject=principal.subject)
+        return job_out(view, scope)
+
+    @get("/", operation_id="listJobs", responses=errors())
+    async def list_jobs(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> JobList:
+        ports, principal = caller(scope)
+        page = await usecases.list_jobs(ports, principal.organization_id, page_request(limit, offset))
+        return page_of(JobList, page, lambda view: job_out(view, scope))
+
+    @get("/{job_id:str}", operation_id="getJob", responses=errors(404))
+    async def get_job(self, job_id: FromPath[str], scope: Scope) -> Job:
+        ports, principal = caller(scope)
+        return job_out(await usecases.get_job(ports, principal.organization_id, job_id), scope)
+
+    @patch("/{job_id:str}", operation_id="updateJob", responses=errors(404, 409, 415, 503))
+    async def update_job(self, job_id: FromPath[str], data: JSONBody[JobUpdate], scope: Scope) -> Job:
+        ports, principal = caller(scope)
+        fields: dict[str, Any] = given_fields(data)
+        if "trigger" in fields:
+            fields["trigger"] = trigger_in(data.trigger)  # type: ignore[arg-type]
+        if "target" in fields:
+            fields["target"] = target_in(data.target)  # type: ignore[arg-type]
+        if isinstance(fields.get("worker_queue_id"), str):
+            fields["worker_queue_id"] = fields["worker_queue_id"].lower()
+        command = usecases.UpdateJob(**fields)
+        return job_out(await usecases.update_job(ports, principal.organization_id, job_id, command), scope)
+
+    @delete("/{job_id:str}", operation_id="deleteJob", status_code=204, responses=errors(404))
+    async def delete_job(self, job_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
+        await usecases.delete_job(ports, principal.organization_id, job_id)
+
+    @post(
+        "/{job_id:str}/rotate-secret", operation_id="rotateJobSecret", status_code=200, responses=errors(404, 409, 503)
+    )
+    async def rotate_secret(self, job_id: FromPath[str], scope: Scope) -> Job:
+        ports, principal = caller(scope)
+        return job_out(await usecases.rotate_secret(ports, principal.organization_id, job_id), scope)
+
+    @post(
+        "/{job_id:str}/trigger",
+        operation_id="triggerJob",
+        status_code=201,
+        responses=errors(404, 415),
+        operation_class=OptionalBody,
+    )
+    async def trigger_job(
+        self, job_id: FromPath[str], scope: Scope, data: JSONBody[TriggerRequest | None] = None
+    ) -> JobRun:
+        ports, principal = caller(scope)
+        payload = None if data is None else data.payload
+        run = await firing.trigger_job(ports, principal.organization_id, job_id, payload, subject=principal.subject)
+        return run_out(run)
+
+    @get("/{job_id:str}/runs", operation_id="listJobRuns", responses=errors(404))
+    async def list_runs(self, job_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0) -> JobRunList:
+        ports, principal = caller(scope)
+        page = await usecases.list_runs(ports, principal.organization_id, job_id, page_request(limit, offset))
+        return page_of(JobRunList, page, run_out)
+
+
+class JobWebhookController(Controller):
+    """Public: no bearer. The Standard Webhooks headers sign the body with the job's secret (401 otherwise)."""
+
+    path = WEBHOOK_PATH
+    tags = ["jobs"]
+    security = [{}]
+
+    @post(
+        "/{job_id:str}",
+        operation_id="receiveJobWebhook",
+        status_code=201,
+        responses=errors(404, 409, 413, 429, 503),
+        description="Fires a webhook job. 201 with the new run; 200 with the first run for a repeated webhook-id.",
+    )
+    async def receive(self, job_id: FromPath[str], request: Request[Any, Any, Any]) -> Response[JobRun]:
+        body = await request.body()
+        if len(body) > firing.WEBHOOK_BODY_MAX_BYTES:
+            raise HTTPException(status_code=413, detail=f"webhook body over {firing.WEBHOOK_BODY_MAX_BYTES} bytes")
+        ports = request.app.state["ports"]
+        headers = {name: request.headers.get(name, "") for name in firing.WEBHOOK_HEADERS}
+        answer = await firing.receive_webhook(ports, job_id, body, headers)
+        return Response(run_out(answer.run), status_code=200 if answer.repeated else 201)
