@@ -151,6 +151,7 @@ async def _run_needs(
     """One run's skills (environment, team, agent: only the layers that have any are read) and environment."""
     agent_layer = agent.id if agent is not None and agent.skill_ids else None
     team_layer = team.id if team is not None and team.skill_ids else None
+    agent_id = None if agent is None else agent.id
     skills: list[ResolvedSkill] = []
     if agent_layer or team_layer or environment_id:
         skills = await resolved_skills(uow, organization_id, agent_layer, team_layer, environment_id)
@@ -163,7 +164,7 @@ async def _run_needs(
         if integrations.env_vars:  # the environment's own variables win over its integrations'
             environment = replace(environment, env_vars={**integrations.env_vars, **environment.env_vars})
     return RunNeeds(
-        agent_id=None if agent is None else agent.id,
+        agent_id=agent_id,
         skills=tuple(skills),
         environment=environment,
         integrations=integrations,
@@ -199,6 +200,8 @@ async def lease_needs(
 
 
 def _filled(run: RunNeeds, values: Mapping[str, str]) -> ResolvedRun:
+    if not run.skills and run.environment is None and run.integrations is NO_INTEGRATIONS:
+        return ResolvedRun(agent_id=run.agent_id)
     environment = None if run.environment is None else resolve_references(run.environment, values)
     return ResolvedRun(
         agent_id=run.agent_id,

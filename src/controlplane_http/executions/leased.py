@@ -15,6 +15,8 @@ from controlplane_http.wire import to_wire
 
 def _run(run: resolution.ResolvedRun) -> dict[str, Any]:
     """The fields of a `ResolvedRun` on the wire."""
+    if not (run.skills or run.working_dir or run.env_vars or run.secrets or run.files or run.mcp_servers):
+        return {"skills": [], "working_dir": None, "env_vars": {}, "secrets": {}, "files": [], "mcp_servers": {}}
     return {
         "skills": [to_wire(skill, ResolvedSkill) for skill in run.skills],
         "working_dir": run.working_dir,
