@@ -121,7 +121,7 @@ def _create_api_key(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from controlplane_http.reference_worker.config import WorkerConfig, check_worker_config
+    from controlplane_http.reference_worker.config import WorkerConfig, check_worker_config, parse_env_header
     from controlplane_http.reference_worker.worker import run_worker
 
     missing = [name for name in ("api_url", "api_key", "queue_id") if not getattr(args, name)]
@@ -141,6 +141,10 @@ def _worker(args: argparse.Namespace) -> int:
         wait_seconds=args.wait_seconds,
         llm_timeout_seconds=args.llm_timeout_seconds,
     )
+    try:
+        config.llm_env_headers = dict(parse_env_header(text) for text in args.llm_header)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     if args.worker_id:
         config.worker_id = args.worker_id
     try:
@@ -187,6 +191,13 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         default=env("CONTROLPLANE_LLM_TIMEOUT_SECONDS", "120"),  # (argparse applies `type` to a text default)
         help="the longest a model may take over one answer, start to end",
+    )
+    worker.add_argument(
+        "--llm-header",
+        action="append",
+        default=[],
+        metavar="NAME=VARIABLE",
+        help="send header NAME on each model call with VARIABLE of the run's environment, when it has it (repeat)",
     )
     worker.set_defaults(run=_worker)
     keys = commands.add_parser("api-keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.agents.sql import agent_to_row, agents
+from controlplane_adapters.executions.extras import lease_extras_statement
 from controlplane_adapters.executions.mapping import event_to_row
 from controlplane_adapters.executions.statements import events_after_seq, held_by_worker
 from controlplane_adapters.executions.table import execution_events, executions
@@ -24,6 +25,7 @@ from controlplane_adapters.sql.statements import by_id, insert_row, page_of
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_adapters.workers.sql import _worker_by_id
 from controlplane_domain.config import ExecutionEnvironment
+from controlplane_domain.contexts.entity import Context, OwnerType, ResolvedContext, Source
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions.entity import EventType, Execution, ExecutionEvent, ExecutionStatus, TargetType
 from controlplane_domain.paging import PageRequest
@@ -95,6 +97,10 @@ async def seed(engine: Engine) -> None:
         await work.executions.add(execution("e1", "w1", ExecutionStatus.RUNNING))
         await work.executions.add(execution("e2", "w1", ExecutionStatus.COMPLETED))
         await work.executions.add(execution("e3", None, ExecutionStatus.QUEUED))
+        context = ResolvedContext(
+            context=Context(instructions="Be brief."), sources=(Source(OwnerType.AGENT, "org-a-a"),)
+        )
+        await work.executions.record(None, execution("e4", None, ExecutionStatus.QUEUED), [], context=context)
         await work.commit()
 
 
@@ -110,6 +116,8 @@ async def test_hot_reads_return_what_sqlalchemy_returns(engine: Engine) -> None:
         (held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"}),
         (by_id(executions), {"organization_id": "org-a", "id": "e1"}),
         (events_after_seq(), {"organization_id": "org-a", "execution_id": "e1", "after": 1, "limit": 2}),
+        (lease_extras_statement(), {"organization_id": "org-a", "execution_id": "e4", "environment_id": "env"}),
+        (lease_extras_statement(), {"organization_id": "org-a", "execution_id": "e1", "environment_id": "env"}),
     ]
     for statement, parameters in cases:
         expected = await through_sqlalchemy(engine, statement, parameters)

@@ -3,7 +3,8 @@
 The last user message steers it: `fail` answers 500 with a provider error; `slow:N` streams N chunks 0.1 s
 apart; `think:N` sends only SSE comments, one every 0.2 s, for N seconds, then answers; `bad:KIND` misbehaves
 (KIND: `not-a-chunk`, `wrong-shape`, `html`, `error-in-stream`, `cut`); anything else streams
-`[<model>] <system prompt or -> | <prompt>` in 5-character chunks."""
+`[<model>] <system prompt or -> | <prompt>` in 5-character chunks. `GET /v1/_requests` lists the requests it got
+(their `authorization` and other headers, and body), for tests of what a worker sent but a client must never see."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import uvicorn
-from litestar import Litestar, Request, post
+from litestar import Litestar, Request, get, post
 from litestar.response import Response, Stream
 
 
@@ -31,9 +32,19 @@ def _chunk(model: str, text: str | None, usage: dict[str, int] | None = None) ->
     return f"data: {json.dumps(body)}\n\n".encode()
 
 
+SEEN: list[dict[str, Any]] = []
+
+
+@get("/v1/_requests")
+async def requests_seen() -> list[dict[str, Any]]:
+    return SEEN
+
+
 @post("/v1/chat/completions")
 async def completions(request: Request[Any, Any, Any]) -> Response[Any]:
     body = await request.json()
+    headers = dict(request.headers)
+    SEEN.append({"authorization": headers.pop("authorization", None), "headers": headers, "body": body})
     model = body.get("model", "?")
     messages = body.get("messages", [])
     prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
@@ -84,7 +95,7 @@ def _misbehave(model: str, kind: str) -> Response[Any]:
     return Stream(stream(), media_type="text/event-stream")
 
 
-app = Litestar([completions])
+app = Litestar([completions, requests_seen])
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()

@@ -90,3 +90,19 @@ def test_the_counter_sees_statements(sql_client: TestClient[Any]) -> None:
     with counting() as statements:
         sql_client.post("/api/v1/agents", json={"name": "counted"})
     assert any("INSERT INTO agents" in statement for statement in statements)
+
+
+def test_a_bare_agents_lease_reads_once_beyond_the_lease(sql_client: TestClient[Any]) -> None:
+    """The lease's `resolved` costs an agent without team, skills, execution environment or context one read."""
+    environment = sql_client.post("/api/v1/environments", json={"name": "env"}).json()["id"]
+    queue = sql_client.post(f"/api/v1/environments/{environment}/worker-queues", json={"name": "q"}).json()["id"]
+    agent = sql_client.post("/api/v1/agents", json={"name": "bare"}).json()["id"]
+    sql_client.post(f"/api/v1/agents/{agent}/execute", json={"prompt": "p", "worker_queue_id": queue})
+    with counting() as statements:
+        leased = sql_client.post(f"/api/v1/worker-queues/{queue}/lease", json={"worker_id": "w", "wait_seconds": 0})
+    assert leased.status_code == 200
+    writes = ("UPDATE EXECUTIONS", "INSERT INTO EXECUTION_")
+    beyond = [s for s in statements if not s.lstrip().upper().startswith(writes)]
+    assert len(beyond) == 2, beyond  # the lease's own read, and the one read of the stored context and skills
+    assert "execution_contexts" in beyond[1]
+    assert "environment_skills" in beyond[1]

@@ -83,3 +83,61 @@ async def test_a_heartbeat_tells_the_runners_view_its_host_version_and_capacity(
     assert metadata["hostname"] == socket.gethostname()
     assert (metadata["version"], metadata["capacity"], metadata["queue_id"]) == (VERSION, 1, "q")
     assert VERSION[0].isdigit()  # the installed package's version
+
+
+def _model_on(worker: ReferenceWorker, seen: list[httpx.Request]) -> None:
+    """The worker's model endpoint answers one chunk and [DONE], keeping each request it gets."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        chunk = {"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}
+        body = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n"
+        return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
+
+    worker.model.llm = httpx.AsyncClient(base_url="http://llm", transport=httpx.MockTransport(handle))
+
+
+RESOLVED = {
+    "context": {"instructions": "Be brief.", "knowledge": [{"name": "kb", "text": "Facts."},
+                                                           {"name": "far", "uri": "https://x"}]},
+    "env_vars": {"OPENAI_API_KEY": "sk-tenant", "ORG": "acme", "REGION": "eu"},
+    "secrets": {"ORG": "from-secret", "PROXY_KEY": "pk-1"},
+}  # fmt: skip
+
+
+async def test_the_resolved_context_joins_the_system_prompt_and_the_environment_reaches_the_model_call() -> None:
+    worker = worker_on([lambda _r: httpx.Response(200, json={})], [])
+    worker.config.llm_api_key = "worker-own"
+    worker.config.llm_env_headers = {"X-Org": "ORG", "X-Proxy-Key": "PROXY_KEY", "X-Absent": "NOT_SET"}
+    worker.model.config = worker.config
+    seen: list[httpx.Request] = []
+    _model_on(worker, seen)
+    run = TaskRun(Task("e", 1), worker.config, worker.control_plane, worker.model)
+    agent = {"id": "a", "system_prompt": "You are terse."}
+    outcome = await run.work({"execution": {"id": "e", "prompt": "hi"}, "agent": agent, "resolved": RESOLVED})
+    assert outcome[:2] == ("completed", "ok")
+    body = json.loads(seen[0].content)
+    assert body["messages"][0] == {"role": "system", "content": "You are terse.\n\nBe brief.\n\nkb:\nFacts."}
+    headers = seen[0].headers
+    assert (headers["authorization"], headers["x-org"], headers["x-proxy-key"]) == ("Bearer sk-tenant", "acme", "pk-1")
+    assert "x-absent" not in headers
+    assert all("sk-tenant" not in json.dumps(event) for event in run.task.pending)
+
+
+async def test_a_team_member_runs_with_its_own_environment_and_a_bad_header_value_is_not_shown() -> None:
+    worker = worker_on([lambda _r: httpx.Response(200, json={})], [])
+    seen: list[httpx.Request] = []
+    _model_on(worker, seen)
+    run = TaskRun(Task("e", 1), worker.config, worker.control_plane, worker.model)
+    team = {"agents": [{"id": "m1"}, {"id": "m2"}], "configuration": {}}
+    resolved = {"context": {"instructions": "Together."}, "env_vars": {"OPENAI_API_KEY": "team-key"},
+                "members": [{"agent_id": "m1", "env_vars": {"OPENAI_API_KEY": "m1-key"}}]}  # fmt: skip
+    outcome = await run.work({"execution": {"id": "e", "prompt": "hi"}, "team": team, "resolved": resolved})
+    assert outcome[0] == "completed"
+    assert [r.headers["authorization"] for r in seen] == ["Bearer m1-key", "Bearer team-key"]
+    assert all(json.loads(r.content)["messages"][0]["content"] == "Together." for r in seen)
+    broken = {"env_vars": {"OPENAI_API_KEY": "line\nbreak-secret"}}
+    failed = await run.work({"execution": {"id": "e", "prompt": "hi"}, "agent": {"id": "a"}, "resolved": broken})
+    assert failed[0] == "failed"
+    assert "OPENAI_API_KEY" in (failed[2] or "")
+    assert "break-secret" not in json.dumps(run.task.pending)

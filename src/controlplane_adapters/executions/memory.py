@@ -9,13 +9,15 @@ from datetime import datetime
 from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.environments.memory import MemoryQueueRepository
 from controlplane_adapters.memory.base import sorted_page
+from controlplane_adapters.skills.memory import Attachments
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
 from controlplane_domain.executions.leases import lease_in_steps
-from controlplane_domain.executions.ports import ExecutionFilter, Leased
+from controlplane_domain.executions.ports import ExecutionFilter, Leased, LeaseExtras
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.skills.entity import SkillOwner
 
 QUEUED = ExecutionStatus.QUEUED
 HELD = frozenset({ExecutionStatus.RUNNING, ExecutionStatus.WAITING_FOR_INPUT})
@@ -28,11 +30,13 @@ class MemoryExecutionRepository:
         events: dict[str, tuple[ExecutionEvent, ...]],
         related: tuple[MemoryQueueRepository, MemoryWorkerRepository, MemoryAgentRepository],
         contexts: dict[str, ResolvedContext],
+        skill_attachments: Attachments | None = None,
     ) -> None:
         self.rows = rows
         self.events = events
         self.related = related  # what a lease candidate is read with
         self.contexts = contexts  # execution id -> the context resolved when it was created (when not empty)
+        self.skill_attachments = {} if skill_attachments is None else skill_attachments  # (a lease's extras)
 
     async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
         queues, workers, agents = self.related
@@ -41,6 +45,15 @@ class MemoryExecutionRepository:
         queue = await queues.get(organization_id, queue_id)
         worker = await workers.get(organization_id, terms.worker_id)
         return await lease_in_steps(queue, worker, execution, agent, terms, self.record)
+
+    async def lease_extras(self, organization_id: str, execution_id: str, environment_id: str) -> LeaseExtras:
+        execution = self.rows.get(execution_id)
+        mine = execution is not None and execution.organization_id == organization_id
+        skills = any(
+            kind == SkillOwner.ENVIRONMENT.value and owner_id == environment_id and organization == organization_id
+            for (kind, owner_id, _), (organization, _, _) in self.skill_attachments.items()
+        )
+        return LeaseExtras(self.contexts.get(execution_id) if mine else None, skills)
 
     async def add_if_found(
         self, execution: Execution, events: Sequence[ExecutionEvent], context: ResolvedContext | None = None

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from controlplane_adapters.agents.sql import SqlAgentRepository, agent_to_domain
 from controlplane_adapters.contexts.sql import context_value, execution_context_row, execution_contexts
 from controlplane_adapters.environments.sql import SqlQueueRepository, queue_to_domain
+from controlplane_adapters.executions.extras import lease_extras_statement
 from controlplane_adapters.executions.lease import LEASE_TABLES, lease_candidate, lease_in_one
 from controlplane_adapters.executions.mapping import (
     event_to_domain,
@@ -40,6 +41,7 @@ from controlplane_adapters.executions.statements import (
 from controlplane_adapters.executions.table import execution_events, executions
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.coalesced import coalesced, coalescing
+from controlplane_adapters.sql.columns import from_json
 from controlplane_adapters.sql.statements import insert_row, slices, updatable
 from controlplane_adapters.workers.sql import worker_to_domain
 from controlplane_domain.agents.entity import Agent
@@ -47,7 +49,7 @@ from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue
 from controlplane_domain.executions.entity import TERMINAL, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
 from controlplane_domain.executions.leases import lease_in_steps
-from controlplane_domain.executions.ports import ExecutionFilter, Leased
+from controlplane_domain.executions.ports import ExecutionFilter, Leased, LeaseExtras
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workers.entity import Worker
 
@@ -95,6 +97,13 @@ class SqlExecutionRepository(SqlRepository[Execution]):
             None if execution is None else self._saw(execution),
             None if agent is None else agent_to_domain(agent),
         )
+
+    async def lease_extras(self, organization_id: str, execution_id: str, environment_id: str) -> LeaseExtras:
+        parameters = {"organization_id": organization_id, "execution_id": execution_id,
+                      "environment_id": environment_id}  # fmt: skip
+        row = (await self.connection.execute(lease_extras_statement(), parameters)).first()
+        context = None if row.context is None else from_json(row.context, ResolvedContext)
+        return LeaseExtras(context, bool(row.environment_has_skills))
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]:
         reader = coalescing(self.connection)

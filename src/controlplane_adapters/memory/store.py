@@ -132,7 +132,11 @@ class MemoryUnitOfWork:
         self.environments = MemoryEnvironmentRepository(work.environments)
         self.queues = MemoryQueueRepository(work.queues)
         self.executions = MemoryExecutionRepository(
-            work.executions, work.events, (self.queues, self.workers, self.agents), work.execution_contexts
+            work.executions,
+            work.events,
+            (self.queues, self.workers, self.agents),
+            work.execution_contexts,
+            work.skill_attachments,
         )
         self.projects = MemoryProjectRepository(
             work.projects, work.project_members, agents=work.agents, teams=work.teams

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
@@ -16,6 +16,7 @@ from controlplane_domain.agents.entity import Agent
 from controlplane_domain.environments.entity import QueueStatus, WorkerQueue
 from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import DomainError, NotFound, TransientFailure
+from controlplane_domain.executions import resolution
 from controlplane_domain.executions.changes import (
     NO_BUS_POLL_SECONDS,
     Change,
@@ -31,6 +32,7 @@ from controlplane_domain.executions.entity import status_event as _status
 from controlplane_domain.executions.ports import Leased
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
+from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable
 from controlplane_domain.teams.entity import TeamView
 from controlplane_domain.workers.entity import Worker
 
@@ -39,22 +41,52 @@ S = ExecutionStatus
 
 @dataclass(frozen=True, slots=True)
 class Lease:
-    """A leased execution and what the worker needs to run it."""
+    """A leased execution and what the worker needs to run it (`resolved`: values for this worker only)."""
 
     execution: Execution
     agent: Agent | None
     team: TeamView | None
+    resolved: resolution.Resolved = resolution.NOTHING_RESOLVED
 
 
 T = TypeVar("T")
 
+UNRESOLVABLE_IN_A_ROW = 10  # executions failed for their secrets before a lease answers "nothing" (the worker polls)
+
+
+async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id: str) -> Lease | None:
+    """Hand the oldest queued execution of an active queue to the worker, with attempt + 1 (`executions.leased`),
+    and what it needs resolved (`executions.resolution`); its secrets are revealed for this worker (each read
+    recorded). An execution whose secrets cannot be revealed (a secret deleted since, no key configured, a value
+    sealed by another key) fails at once saying why, and the next one is leased."""
+    for _ in range(UNRESOLVABLE_IN_A_ROW):
+        found = await _lease_one(ports, organization_id, queue_id, worker_id)
+        if found is None:
+            return None
+        leased, needs = found
+        names = needs.secret_names()
+        if not names:
+            return replace(leased, resolved=resolution.filled(needs, {}))
+        try:
+            values = await resolution.reveal(ports, leased.execution, names)
+        except (NotFound, SecretsKeyMissing, SecretUnreadable) as exc:
+            await resolution.fail_unresolvable(ports, leased.execution, f"its secrets could not be revealed: {exc}")
+            continue
+        except Exception:  # (the store went away, say): the worker gets an error, not this lease; give it back
+            with contextlib.suppress(Exception):
+                await hand_back(ports, leased.execution, reason="handed back: its secrets could not be read")
+            raise
+        return replace(leased, resolved=resolution.filled(needs, values))
+    return None
+
 
 @retry_transient
-async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id: str) -> Lease | None:
-    """Hand the oldest queued execution of an active queue to the worker, with attempt + 1 (`executions.leased`).
-
-    The lease is one atomic write of the store (Postgres: one statement); the worker's move to this queue, when
-    it served another (or none) before, is written after it."""
+async def _lease_one(
+    ports: Ports, organization_id: str, queue_id: str, worker_id: str
+) -> tuple[Lease, resolution.LeaseNeeds] | None:
+    """The lease itself: one atomic write of the store (Postgres: one statement), and what the execution needs
+    read in the same unit of work; the worker's move to this queue, when it served another (or none) before, is
+    written after it."""
     if not is_uuid(queue_id):
         raise NotFound("worker queue", queue_id)
     now = ports.clock.now()
@@ -65,10 +97,16 @@ async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id
             raise NotFound("worker queue", queue_id)
         running = outcome.execution
         team = None
-        if running is not None and running.team_id:
-            stored = await uow.teams.get(organization_id, running.team_id)
-            if stored is not None:
-                team = TeamView(stored, await uow.agents.list_by_teams(organization_id, [stored.id]))
+        needs = resolution.LeaseNeeds()
+        if running is not None:
+            if running.team_id:
+                stored = await uow.teams.get(organization_id, running.team_id)
+                if stored is not None:
+                    team = TeamView(stored, await uow.agents.list_by_teams(organization_id, [stored.id]))
+            environment_id = outcome.queue.environment_id
+            needs = await resolution.lease_needs(
+                uow, organization_id, running.id, environment_id, outcome.agent, team, ports.secrets_cipher
+            )
         await uow.commit()
     if running is not None:
         remember(ports, running)
@@ -83,7 +121,7 @@ async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id
     if running is None:
         return None
     await publish(ports, topic(running))
-    return Lease(running, outcome.agent, team)
+    return Lease(running, outcome.agent, team), needs
 
 
 async def lease_in_steps(

@@ -34,6 +34,15 @@ class Leased:
     agent: Agent | None
 
 
+@dataclass(frozen=True, slots=True)
+class LeaseExtras:
+    """What a lease reads besides the lease, in one read: the context stored with the execution (None: it had
+    none) and whether the queue's environment has skills attached."""
+
+    context: ResolvedContext | None
+    environment_has_skills: bool
+
+
 class ExecutionRepository(Protocol):
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
         """With `for_update`, the row stays locked until the transaction ends (Postgres)."""
@@ -48,6 +57,9 @@ class ExecutionRepository(Protocol):
         as the unit of work's first write, may be durable at once and end what the unit of work writes).
         Executions another lease is taking are skipped (Postgres: `FOR UPDATE SKIP LOCKED`), never leased twice.
         Reads the worker and the execution's agent with it (one statement on Postgres)."""
+
+    async def lease_extras(self, organization_id: str, execution_id: str, environment_id: str) -> LeaseExtras:
+        """In one read, what a leased execution needs besides its agent or team (`executions.resolution`)."""
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]: ...
 

@@ -18,6 +18,7 @@ from controlplane_domain.executions.entity import ExecutionEvent as DomainEvent
 from controlplane_domain.executions.entity import ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_http.agents.controller import agent_out
+from controlplane_http.executions.leased import resolved_out
 from controlplane_http.executions.streaming import StreamOptions, event_stream, parse_last_event_id
 from controlplane_http.executions.wire import (
     CompleteRequest,
@@ -285,5 +286,6 @@ class LeaseController(Controller):
             lease_expires_at=execution.lease_expires_at,
             agent=None if leased.agent is None else agent_out(leased.agent),
             team=None if leased.team is None else team_out(leased.team),
+            resolved=resolved_out(execution.id, leased.resolved),
         )
         return Response(body)

@@ -10,6 +10,9 @@ from msgspec import Meta
 
 from controlplane_domain.executions.entity import MAX_ATTEMPT, EventType, ExecutionStatus, TargetType
 from controlplane_http.agents.wire import Agent
+from controlplane_http.configuration import MCPServerConfig
+from controlplane_http.contexts.wire import ExecutionContext
+from controlplane_http.skills.wire import ResolvedSkill
 from controlplane_http.teams.wire import TeamWithAgentsResponse
 from controlplane_http.wire import Request
 
@@ -98,6 +101,42 @@ class LeaseRequest(Request, kw_only=True):
     wait_seconds: Annotated[float, Meta(ge=0, le=60, extra_json_schema={"extra": {"minimum": 0}})] = 20
 
 
+class ResolvedFile(msgspec.Struct, kw_only=True):
+    """A file an integration gives the worker, to write before it runs the agent."""
+
+    path: str
+    content: str
+    mode: str
+
+
+class ResolvedRun(msgspec.Struct, kw_only=True):
+    """What one run (an agent, a team's own, or a team member) needs, resolved for the lease's worker:
+    `env_vars` and MCP servers' `env`/`headers` with every `{{secret:NAME}}` filled in, `secrets` the values of
+    the secrets its execution environment lists (for this lease's worker only: never stored, never shown again)."""
+
+    skills: list[ResolvedSkill]
+    working_dir: str | None
+    env_vars: dict[str, str]
+    secrets: dict[str, str]
+    files: list[ResolvedFile]
+    mcp_servers: dict[str, MCPServerConfig]
+
+
+class ResolvedMember(ResolvedRun, kw_only=True):
+    """A team member's run: the team's execution environment under the member's own; skills of the queue's
+    environment, the team and the member."""
+
+    agent_id: str
+
+
+class Resolved(ResolvedRun, kw_only=True):
+    """Everything the worker needs to run the execution: the agent's run (a team execution: the team's own),
+    the context stored with the execution, and for a team execution each member's run in the team's order."""
+
+    context: ExecutionContext
+    members: list[ResolvedMember]
+
+
 class Lease(msgspec.Struct, kw_only=True):
     """A leased execution: report with `worker_id` and `attempt`; heartbeats keep the lease alive."""
 
@@ -106,6 +145,7 @@ class Lease(msgspec.Struct, kw_only=True):
     lease_expires_at: datetime | None
     agent: Agent | None
     team: TeamWithAgentsResponse | None
+    resolved: Resolved
 
 
 class NewEvent(Request, kw_only=True):

@@ -22,6 +22,17 @@ class WorkerConfig:
     default_model: str = "gpt-4o-mini"
     wait_seconds: float = 20.0
     llm_timeout_seconds: float = 120.0
+    # Header name -> variable name: each model call sends the header with that variable's value in the run's
+    # environment (its execution environment's variables and secrets), when the run has it (`--llm-header`).
+    llm_env_headers: dict[str, str] = field(default_factory=dict)
+
+
+def parse_env_header(text: str) -> tuple[str, str]:
+    """`--llm-header NAME=VARIABLE`: the header's name and the variable it takes its value from."""
+    name, _, variable = text.partition("=")
+    if not name.strip() or not variable.strip():
+        raise ValueError(f"--llm-header takes NAME=VARIABLE (a header and an environment variable), got {text!r}")
+    return name.strip(), variable.strip()
 
 
 def check_worker_config(config: WorkerConfig) -> None:

@@ -4,7 +4,7 @@ chunk, whatever the provider does wrong told as an LlmError."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
@@ -28,12 +28,34 @@ class ChatModel:
             base_url=config.llm_base_url.rstrip("/"), headers=llm_headers, timeout=config.llm_timeout_seconds
         )
 
+    def call_headers(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """The headers one model call takes from its run's environment (`environ`: the execution environment's
+        variables and secrets, as the lease resolved them): `OPENAI_API_KEY`, when the run has it, is the call's
+        key instead of the worker's own (`--llm-api-key`), as it would be for an OpenAI client started with that
+        environment; and each `--llm-header NAME=VARIABLE` the worker was given, when the run has VARIABLE. The
+        values go to the model endpoint only: never into an event, the answer, or a log line."""
+        headers = {}
+        key = environ.get("OPENAI_API_KEY")
+        if key:
+            headers["Authorization"] = f"Bearer {_header_value('OPENAI_API_KEY', key)}"
+        for header, variable in self.config.llm_env_headers.items():
+            if variable in environ:
+                headers[header] = _header_value(variable, environ[variable])
+        return headers
+
     async def chat(
-        self, model: str, messages: list[dict[str, str]], settings: dict[str, Any], agent_id: str | None, emit: Emit
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        settings: dict[str, Any],
+        agent_id: str | None,
+        emit: Emit,
+        environ: Mapping[str, str] | None = None,
     ) -> tuple[str, dict[str, Any]]:
         """Stream one chat completion, emitting `message_chunk` events; the full text and the usage. Whatever the
         provider does wrong (an error status or object, something that is not a stream of chunks, a stream that
-        stops before the model finished, no end within the LLM timeout) is an LlmError that says what."""
+        stops before the model finished, no end within the LLM timeout) is an LlmError that says what.
+        `environ`: the run's environment (`call_headers`)."""
         body = {"model": model, "messages": messages, "stream": True, "stream_options": {"include_usage": True}}
         body.update({k: v for k, v in settings.items() if v is not None and k != "model"})
         text: list[str] = []
@@ -41,7 +63,12 @@ class ChatModel:
         finished = False
         limit = self.config.llm_timeout_seconds
         try:
-            async with asyncio.timeout(limit), self.llm.stream("POST", "/chat/completions", json=body) as response:
+            async with (
+                asyncio.timeout(limit),
+                self.llm.stream(
+                    "POST", "/chat/completions", json=body, headers=self.call_headers(environ or {})
+                ) as response,
+            ):
                 if response.status_code >= 400:
                     raise LlmError(_provider_message(response.status_code, await response.aread()))
                 kind = response.headers.get("content-type", "")
@@ -67,6 +94,13 @@ class ChatModel:
 
     async def aclose(self) -> None:
         await self.llm.aclose()
+
+
+def _header_value(variable: str, value: str) -> str:
+    """The value, when a header can carry it; an LlmError naming the variable (never the value) otherwise."""
+    if not value.isascii() or any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in value):
+        raise LlmError(f"the run's {variable} cannot be sent to the model endpoint: a header cannot carry it")
+    return value
 
 
 def _read_chunk(data: str) -> tuple[list[str], bool, dict[str, Any] | None]:

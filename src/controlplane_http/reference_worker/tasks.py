@@ -35,6 +35,36 @@ class Task:
 Outcome = tuple[str, str | None, str | None, dict[str, Any]]  # status, response, error, usage
 
 
+@dataclass(frozen=True)
+class Run:
+    """What one model call runs with, from the lease's `resolved`: the execution's context as system-prompt text,
+    and the run's environment (its execution environment's variables and secrets, for the model call only)."""
+
+    context: str = ""
+    environ: dict[str, str] = field(default_factory=dict)
+
+
+def context_prompt(context: Any) -> str:
+    """The execution's stored context as system-prompt text: its instructions, then each knowledge document that
+    has a text, under its name (a document given by `uri` is not fetched by the reference worker)."""
+    if not isinstance(context, dict):
+        return ""
+    parts = [str(context.get("instructions") or "")]
+    for item in context.get("knowledge") or []:
+        if isinstance(item, dict) and item.get("text"):
+            parts.append(f"{item.get('name') or 'knowledge'}:\n{item['text']}")
+    return "\n\n".join(part for part in parts if part)
+
+
+def run_environment(run: Any) -> dict[str, str]:
+    """A run's environment as its model call sees it: the secrets its execution environment lists, then its
+    variables (references filled in; a variable wins over a secret of its name)."""
+    if not isinstance(run, dict):
+        return {}
+    merged = {**(run.get("secrets") or {}), **(run.get("env_vars") or {})}
+    return {str(name): str(value) for name, value in merged.items()}
+
+
 class TaskRun:
     """The parts of a task the worker's loop runs: its work, its flusher, its completion."""
 
@@ -99,23 +129,39 @@ class TaskRun:
             raise Stale(answer.text)
 
     async def run_agent(
-        self, agent: dict[str, Any], prompt: str, context: str | None, settings: dict[str, Any]
+        self,
+        agent: dict[str, Any],
+        prompt: str,
+        context: str | None,
+        settings: dict[str, Any],
+        run: Run | None = None,
     ) -> tuple[str, dict[str, Any]]:
+        """One model call: the system prompt is the agent's own followed by the execution's context (`run`);
+        `context` (a team's instructions and the answers before) follows it; `run.environ` is the call's
+        environment (`ChatModel.call_headers`)."""
+        run = run or Run()
         messages = []
-        if agent.get("system_prompt"):
-            messages.append({"role": "system", "content": agent["system_prompt"]})
+        system = "\n\n".join(filter(None, [agent.get("system_prompt") or "", run.context]))
+        if system:
+            messages.append({"role": "system", "content": system})
         if context:
             messages.append({"role": "system", "content": context})
         messages.append({"role": "user", "content": prompt})
         model = settings.get("model") or agent.get("model_id") or self.config.default_model
         await self.emit("tool_started", {"tool": "llm", "model": model, "agent_id": agent["id"]})
-        text, usage = await self.model.chat(model, messages, settings, agent["id"], self.emit)
+        text, usage = await self.model.chat(model, messages, settings, agent["id"], self.emit, run.environ)
         await self.emit("message", {"text": text, "agent_id": agent["id"]})
         await self.emit("tool_completed", {"tool": "llm", "agent_id": agent["id"], "usage": usage})
         return text, usage
 
-    async def run_team(self, team: dict[str, Any], prompt: str) -> tuple[str, dict[str, Any]]:
-        """Members answer in order; each sees the answers before it; the last answer is the team's."""
+    async def run_team(
+        self, team: dict[str, Any], prompt: str, resolved: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Members answer in order; each sees the answers before it; the last answer is the team's. Each member
+        runs with its own resolved run (the team's when the lease has none for it)."""
+        resolved = resolved or {}
+        context = context_prompt(resolved.get("context"))
+        runs = {m.get("agent_id"): m for m in resolved.get("members") or [] if isinstance(m, dict)}
         configuration = team.get("configuration") or {}
         settings = dict(configuration.get("llm") or {})
         instructions = configuration.get("instructions") or ""
@@ -125,8 +171,9 @@ class TaskRun:
         total: dict[str, Any] = {}
         text = ""
         for member in team.get("agents") or []:
-            context = "\n\n".join(filter(None, [instructions, *(f"A teammate answered:\n{a}" for a in answers)]))
-            text, usage = await self.run_agent(member, prompt, context or None, settings)
+            before = "\n\n".join(filter(None, [instructions, *(f"A teammate answered:\n{a}" for a in answers)]))
+            run = Run(context, run_environment(runs.get(member.get("id"), resolved)))
+            text, usage = await self.run_agent(member, prompt, before or None, settings, run)
             answers.append(text)
             for key, value in usage.items():
                 if isinstance(value, int):
@@ -138,11 +185,13 @@ class TaskRun:
     async def work(self, leased: dict[str, Any]) -> Outcome:
         """The task itself: what the execution's completion will say."""
         execution = leased["execution"]
+        resolved = leased.get("resolved") or {}
         try:
             if leased.get("agent"):
-                text, usage = await self.run_agent(leased["agent"], execution["prompt"], None, {})
+                run = Run(context_prompt(resolved.get("context")), run_environment(resolved))
+                text, usage = await self.run_agent(leased["agent"], execution["prompt"], None, {}, run)
             elif leased.get("team"):
-                text, usage = await self.run_team(leased["team"], execution["prompt"])
+                text, usage = await self.run_team(leased["team"], execution["prompt"], resolved)
             else:
                 raise LlmError("the execution's agent or team no longer exists")
         except LlmError as exc:

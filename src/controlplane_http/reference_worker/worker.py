@@ -130,7 +130,8 @@ class ReferenceWorker:
             execution = leased["execution"]
             task = Task(str(execution["id"]), int(leased["attempt"]), _seconds_until(leased.get("lease_expires_at")))
         except (KeyError, TypeError, ValueError):  # its lease goes back when this worker next reports itself idle
-            log.error("a lease answer of the wrong shape, left alone: %.500r", leased)
+            shown = {key: value for key, value in leased.items() if key != "resolved"}  # (secrets: never logged)
+            log.error("a lease answer of the wrong shape, left alone: %.500r", shown)
             return
         self.task = task
         self._period_changed.set()  # heartbeats keep up with the lease from now on

@@ -1,0 +1,33 @@
+"""A lease's `resolved`: what its worker needs, resolved (secrets' values included: this goes to the lease's
+worker only, in the lease's answer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controlplane_domain.executions import resolution
+from controlplane_http.configuration import MCPServerConfig
+from controlplane_http.contexts.controller import execution_context_out
+from controlplane_http.executions.wire import Resolved, ResolvedFile, ResolvedMember
+from controlplane_http.skills.wire import ResolvedSkill
+from controlplane_http.wire import to_wire
+
+
+def _run(run: resolution.ResolvedRun) -> dict[str, Any]:
+    """The fields of a `ResolvedRun` on the wire."""
+    if not (run.skills or run.working_dir or run.env_vars or run.secrets or run.files or run.mcp_servers):
+        return {"skills": [], "working_dir": None, "env_vars": {}, "secrets": {}, "files": [], "mcp_servers": {}}
+    return {
+        "skills": [to_wire(skill, ResolvedSkill) for skill in run.skills],
+        "working_dir": run.working_dir,
+        "env_vars": dict(run.env_vars),
+        "secrets": dict(run.secrets),
+        "files": [ResolvedFile(path=file.path, content=file.content, mode=file.mode) for file in run.files],
+        "mcp_servers": {name: to_wire(server, MCPServerConfig) for name, server in run.mcp_servers.items()},
+    }
+
+
+def resolved_out(execution_id: str, resolved: resolution.Resolved) -> Resolved:
+    members = [ResolvedMember(agent_id=member.agent_id or "", **_run(member)) for member in resolved.members]
+    context = execution_context_out(execution_id, resolved.context)
+    return Resolved(context=context, members=members, **_run(resolved.run))

@@ -1,0 +1,57 @@
+"""End to end: a real server and a real reference worker; a secret reaches the worker's model call through the
+lease's `resolved`, and no answer to a client (GET, events, stream, lists) nor any log line holds it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import Server, start_worker
+from tests.e2e.test_executions import finished, make_agent, make_queue, run
+
+pytestmark = pytest.mark.e2e
+
+SECRET = "sk-tenant-e2e-0123456789-must-not-leak"
+
+
+def test_a_secret_reaches_the_model_call_and_no_client(tmp_path: Path, server: Server, fake_llm: str) -> None:
+    with server.client() as client:
+        created = client.post("/api/v1/secrets", json={"name": "TENANT_LLM_KEY", "value": SECRET})
+        assert created.status_code == 201, created.text
+        secret_id = created.json()["id"]
+        queue_id = make_queue(client)
+        environment = {"env_vars": {"OPENAI_API_KEY": "{{secret:TENANT_LLM_KEY}}"}}
+        agent_id = make_agent(client, execution_environment=environment)
+        context = {"instructions": "Answer in French.", "knowledge": [{"name": "kb", "text": "Paris is the capital."}]}
+        assert client.put(f"/api/v1/agents/{agent_id}/context", json=context).status_code == 200
+        execution = run(client, agent_id, queue_id, "hello")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-secret")
+        try:
+            result = finished(client, execution["id"])
+        finally:
+            assert worker.stop() == 0, worker.log.read_text()
+        assert result["status"] == "completed", result
+        # The context joined the system prompt (the fake model echoes it): be brief, then the context.
+        assert "be brief\n\nAnswer in French.\n\nkb:\nParis is the capital. | hello" in result["response"]
+        seen = [r for r in httpx.get(f"{fake_llm}/_requests").json() if r["body"].get("model") == "fake-model"]
+        assert [r["authorization"] for r in seen] == [f"Bearer {SECRET}"]  # the worker side got it
+        assert all(SECRET not in str(r["body"]) for r in seen), "only as the call's key, not in the prompt"
+        path = f"/api/v1/executions/{execution['id']}"
+        answers = [
+            client.get(path),
+            client.get(f"{path}/events", params={"limit": 200}),
+            client.get(f"{path}/stream"),
+            client.get(f"{path}/context"),
+            client.get("/api/v1/executions"),
+            client.get(f"/api/v1/agents/{agent_id}"),
+            client.get(f"/api/v1/secrets/{secret_id}"),
+        ]
+        assert [answer.status_code for answer in answers] == [200] * len(answers)
+        assert "event: done" in answers[2].text
+        assert all(SECRET not in answer.text for answer in answers)
+        accesses = client.get(f"/api/v1/secrets/{secret_id}/accesses").json()["items"]
+        assert [(a["worker_id"], a["execution_id"]) for a in accesses] == [("w-secret", execution["id"])]
+    assert SECRET not in server.log.read_text()
+    assert SECRET not in worker.log.read_text()
