@@ -38,6 +38,20 @@ def _attached_skill(client: TestClient[Any], ids: dict[str, str]) -> str:
     return skill_id
 
 
+def _workflow(client: TestClient[Any], ids: dict[str, str]) -> str:
+    """A workflow of two steps of the agent (its run then has a queued execution and a pending step)."""
+    steps = [
+        {"id": "first", "agent_id": ids["agent_id"], "prompt": "secret step"},
+        {"id": "then", "agent_id": ids["agent_id"], "prompt": "{{steps.first.output}}", "depends_on": ["first"]},
+    ]
+    response = client.post(
+        "/api/v1/workflows", json={"name": "victim-workflow", "description": "secret", "steps": steps}
+    )
+    assert response.status_code == 201, response.text
+    value: str = response.json()["id"]
+    return value
+
+
 def _contexts(body: dict[str, Any]) -> Factory:
     """Set the same context on the agent, team, environment and project made before (not a path parameter)."""
 
@@ -70,6 +84,8 @@ FACTORIES: dict[str, Factory] = {
     "skill_id": lambda client, ids: _attached_skill(client, ids),
     "secret_id": _post("/api/v1/secrets", {"name": "victim_secret", "value": "secret-value", "description": "secret"}),
     "contexts": _contexts({"instructions": "secret-context", "variables": {"TOKEN": "secret"}}),
+    "workflow_id": lambda client, ids: _workflow(client, ids),
+    "run_id": _post("/api/v1/workflows/{workflow_id}/runs", {"worker_queue_id": "{queue_id}", "input": {}}),
 }  # fmt: skip
 
 BODIES: dict[str, dict[str, Any]] = {
@@ -90,6 +106,8 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/templates/{template_id}/instantiate": {"parameters": {"x": "stolen"}},
     "/api/v1/skills/{skill_id}": {"name": "hijacked"},
     "/api/v1/secrets/{secret_id}": {"value": "hijacked"},
+    "/api/v1/workflows/{workflow_id}": {"name": "hijacked"},
+    "/api/v1/workflows/{workflow_id}/runs": {"worker_queue_id": "{queue_id}"},
     **{f"/api/v1/{kind}/{{{name}}}/context": {"instructions": "hijacked"}
        for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
                           ("projects", "project_id"))},
@@ -109,6 +127,8 @@ SNAPSHOTS = [
     "/api/v1/templates",
     "/api/v1/skills",
     "/api/v1/secrets",
+    "/api/v1/workflows",
+    "/api/v1/workflow-runs",
 ]
 
 

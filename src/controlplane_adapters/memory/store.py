@@ -21,6 +21,7 @@ from controlplane_adapters.skills.memory import Attachments, MemorySkillReposito
 from controlplane_adapters.teams.memory import MemoryTeamRepository
 from controlplane_adapters.templates.memory import MemoryTemplateRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
+from controlplane_adapters.workflows.memory import MemoryWorkflowRepository, MemoryWorkflowRunRepository
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.api_keys.entity import ApiKey
 from controlplane_domain.contexts.entity import OwnedContext, OwnerType, ResolvedContext
@@ -35,6 +36,7 @@ from controlplane_domain.skills.entity import Skill, SkillOwner
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.templates.entity import Template
 from controlplane_domain.workers.entity import Worker
+from controlplane_domain.workflows.entity import RunEvent, Workflow, WorkflowRun
 
 
 @dataclass
@@ -61,6 +63,9 @@ class MemoryTables:
     secret_accesses: dict[str, SecretAccess] = field(default_factory=dict)
     contexts: dict[str, OwnedContext] = field(default_factory=dict)
     execution_contexts: dict[str, ResolvedContext] = field(default_factory=dict)
+    workflows: dict[str, Workflow] = field(default_factory=dict)
+    workflow_runs: dict[str, WorkflowRun] = field(default_factory=dict)
+    workflow_run_events: dict[str, tuple[RunEvent, ...]] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -99,6 +104,8 @@ class MemoryUnitOfWork:
     skills: MemorySkillRepository
     secrets: MemorySecretRepository
     contexts: MemoryContextRepository
+    workflows: MemoryWorkflowRepository
+    workflow_runs: MemoryWorkflowRunRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -146,6 +153,8 @@ class MemoryUnitOfWork:
             members=work.project_members,
             executions=work.executions,
         )
+        self.workflows = MemoryWorkflowRepository(work.workflows)
+        self.workflow_runs = MemoryWorkflowRunRepository(work.workflow_runs, work.workflow_run_events)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

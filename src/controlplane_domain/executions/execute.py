@@ -56,7 +56,7 @@ async def execute(
     queued = pending.transition(S.QUEUED, now)
     first, queued = _numbered(queued, [_status(queued)], now)
     async with ports.uow() as uow:
-        context = await _context(ports, uow, queued)
+        context = await applicable_context(ports, uow, queued)
         if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
             queue_found, agent_found = await uow.executions.add_if_found(queued, first, context)
             if not agent_found:
@@ -74,7 +74,7 @@ async def execute(
     return queued
 
 
-async def _context(ports: Ports, uow: UnitOfWork, execution: Execution) -> ResolvedContext | None:
+async def applicable_context(ports: Ports, uow: UnitOfWork, execution: Execution) -> ResolvedContext | None:
     """Every context that applies to the new execution, merged, in one read (stored with the execution, in its
     write, only when not empty); no read at all in an organization this node knows has no context."""
     seen, organization_id = ports.contexts_seen, execution.organization_id
