@@ -16,6 +16,7 @@ from tests.http.test_secrets import create_secret
 from tests.http.test_teams import create_team
 from tests.http.test_templates import create_template
 from tests.http.test_workers_models import create_model
+from tests.http.test_workflows import create_workflow, step
 from tests.support import DEFAULT_ORG, bearer, make_jwt
 
 VIEWER = bearer(make_jwt(DEFAULT_ORG, sub="viewer", roles=["viewer"]))
@@ -66,7 +67,8 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
     ids = {"agent_id": agent, "team_id": team, "model_id": model, "environment_id": environment, "queue_id": queue,
            "execution_id": execution, "organization_id": DEFAULT_ORG, "project_id": create_project(client)["id"],
            "template_id": create_template(client)["id"], "skill_id": skill,
-           "secret_id": create_secret(client)["id"]}  # fmt: skip
+           "secret_id": create_secret(client)["id"],
+           "workflow_id": create_workflow(client, [step("s", agent)])["id"]}  # fmt: skip
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -74,10 +76,11 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         for method, operation in item.items()
         if "requestBody" in operation
     ]
-    assert len(with_body) == 34, (
+    assert len(with_body) == 37, (
         with_body
-    )  # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4
-    kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets")
+    )  # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4, workflows' 3
+    kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets", "workflows",
+             "workflow-runs")  # fmt: skip
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:
         for content_type in FOREIGN:

@@ -4,7 +4,7 @@ events (the SSE stream)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -161,7 +161,7 @@ async def events_after(ports: Ports, organization_id: str, run_id: str, after_se
 
 async def follow_run(
     ports: Ports, organization_id: str, run_id: str, after_seq: int, keepalive_seconds: float
-) -> AsyncIterator[RunEvent | None]:
+) -> AsyncGenerator[RunEvent | None, None]:
     """Every event of the run after `after_seq`, pushed as it is written, ending after the run's terminal event;
     None when `keepalive_seconds` pass without one (time for a keep-alive comment)."""
     subscription = ports.bus.subscribe(run_topic(run_id)) if ports.bus is not None else None

@@ -3,6 +3,7 @@ run's stream of transitions (SSE, resumable with `Last-Event-ID`)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -21,7 +22,7 @@ from controlplane_domain.workflows.entity import WorkflowRun as DomainRun
 from controlplane_http.configuration import given_fields
 from controlplane_http.executions.controller import stream_options
 from controlplane_http.executions.frames import KEEPALIVE, RETRY
-from controlplane_http.executions.streaming import parse_last_event_id
+from controlplane_http.executions.streaming import StreamOptions, parse_last_event_id
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.workflows.wire import (
     RunCreate,
@@ -182,11 +183,31 @@ def encode_run_event(event: RunEvent) -> bytes:
 
 
 async def _run_frames(
-    ports: Ports, organization_id: str, run_id: str, after_seq: int, keepalive_seconds: float
+    ports: Ports, organization_id: str, run_id: str, after_seq: int, options: StreamOptions
 ) -> AsyncIterator[bytes]:
+    """The stream's body: the retry hint, then each event's frame (a keep-alive comment when quiet), until the
+    run's end, or the server's stop (its client resumes with Last-Event-ID, on this node or another)."""
     yield RETRY
-    async for event in runs.follow_run(ports, organization_id, run_id, after_seq, keepalive_seconds):
-        yield KEEPALIVE if event is None else encode_run_event(event)
+    events = runs.follow_run(ports, organization_id, run_id, after_seq, options.keepalive_seconds)
+    stop = asyncio.Event()
+    forget = options.stopping.on_stop(stop.set)
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            following = asyncio.ensure_future(anext(events))
+            await asyncio.wait({following, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not following.done():
+                following.cancel()
+                return
+            try:
+                event = following.result()
+            except StopAsyncIteration:
+                return
+            yield KEEPALIVE if event is None else encode_run_event(event)
+    finally:
+        forget()
+        stopping.cancel()
+        await events.aclose()
 
 
 class WorkflowRunController(Controller):
@@ -234,6 +255,6 @@ class WorkflowRunController(Controller):
         run = await runs.get_run(ports, principal.organization_id, run_id)
         after = min(parse_last_event_id(last_event_id_header, last_event_id), run.last_seq)
         options = stream_options(scope)
-        frames = _run_frames(ports, principal.organization_id, run.id, after, options.keepalive_seconds)
+        frames = _run_frames(ports, principal.organization_id, run.id, after, options)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return Stream(frames, media_type="text/event-stream", headers=headers)
