@@ -197,10 +197,12 @@ async def test_two_parallel_steps_ending_at_once_start_their_join_once(
         if lease is not None
     ]
     assert len(finishing) == 2
+
+    async def both() -> None:  # (started only once the holder holds the run: gather would start them at once)
+        await asyncio.gather(*finishing)
+
     # both completions wait for the run's row, held by another transaction, then go one after the other
-    await behind(
-        postgres_url, [f"SELECT 1 FROM workflow_runs WHERE id = '{run.id}' FOR UPDATE"], asyncio.gather(*finishing)
-    )
+    await behind(postgres_url, [f"SELECT 1 FROM workflow_runs WHERE id = '{run.id}' FOR UPDATE"], both())
     after = await runs.get_run(ports, ORG, run.id)
     assert [step.status for step in after.steps] == [StepStatus.SUCCEEDED] * 3 + [StepStatus.RUNNING]
     join = await leases.try_lease(ports, ORG, queue_id, "w3")
