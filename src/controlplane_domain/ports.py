@@ -32,6 +32,7 @@ from controlplane_domain.teams.ports import TeamRepository
 from controlplane_domain.templates.ports import TemplateRepository
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_domain.workers.ports import WorkerRepository
+from controlplane_domain.workflows.ports import WorkflowRepository, WorkflowRunRepository
 
 
 class Subscription(Protocol):
@@ -110,6 +111,12 @@ class UnitOfWork(Protocol):
 
     @property
     def jobs(self) -> JobRepository: ...
+
+    @property
+    def workflows(self) -> WorkflowRepository: ...
+
+    @property
+    def workflow_runs(self) -> WorkflowRunRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

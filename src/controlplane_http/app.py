@@ -48,6 +48,7 @@ from controlplane_http.skills.controller import SkillAttachmentController, Skill
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.templates.controller import TemplateController
 from controlplane_http.workers.controller import WorkerController
+from controlplane_http.workflows.controller import WorkflowController, WorkflowRunController
 
 # Every area's controllers, one line an area (their order is the OpenAPI document's).
 CONTROLLERS = [
@@ -69,6 +70,7 @@ CONTROLLERS = [
     RunnerController,
     IntegrationTemplateController, IntegrationController, CustomIntegrationController,
     JobController, JobWebhookController,
+    WorkflowController, WorkflowRunController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -27,6 +27,8 @@ from controlplane_domain.skills import usecases as skills
 from controlplane_domain.teams import usecases as teams
 from controlplane_domain.templates import usecases as templates
 from controlplane_domain.workers import usecases as workers
+from controlplane_domain.workflows import runs as workflow_runs
+from controlplane_domain.workflows import usecases as workflows
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -59,6 +61,8 @@ VISIBILITY: dict[str, Probe] = {
         ports, who.organization_id, object_id
     ),
     "job_id": lambda ports, who, object_id: jobs.get_job(ports, who.organization_id, object_id),
+    "workflow_id": lambda ports, who, object_id: workflows.get_workflow(ports, who.organization_id, object_id),
+    "run_id": lambda ports, who, object_id: workflow_runs.get_run(ports, who.organization_id, object_id),
 }
 
 

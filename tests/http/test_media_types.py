@@ -17,6 +17,7 @@ from tests.http.test_secrets import create_secret
 from tests.http.test_teams import create_team
 from tests.http.test_templates import create_template
 from tests.http.test_workers_models import create_model
+from tests.http.test_workflows import create_workflow, step
 from tests.support import DEFAULT_ORG, bearer, make_jwt
 
 VIEWER = bearer(make_jwt(DEFAULT_ORG, sub="viewer", roles=["viewer"]))
@@ -72,6 +73,7 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
                "name": "i", "kind": "http", "configuration": {"base_url": "https://a.example"}}).json()["id"],
            "custom_integration_id": client.post("/api/v1/custom-integrations", json={"name": "c"}).json()["id"],
            }  # fmt: skip
+    ids["workflow_id"] = create_workflow(client, [step("s", agent)])["id"]
     ids["job_id"] = create_job(client, "media", target={"agent_id": agent}, worker_queue_id=queue)["id"]
     document = client.get("/api/openapi.json").json()
     with_body = [
@@ -81,10 +83,10 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         if "requestBody" in operation
     ]
     # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4, integrations' 2, custom 2,
-    # jobs' 3
-    assert len(with_body) == 41, with_body
+    # jobs' 3, workflows' 3
+    assert len(with_body) == 44, with_body
     kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets", "integrations",
-             "custom-integrations", "jobs")  # fmt: skip
+             "custom-integrations", "jobs", "workflows", "workflow-runs")  # fmt: skip
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:
         for content_type in FOREIGN:

@@ -38,6 +38,20 @@ def _attached_skill(client: TestClient[Any], ids: dict[str, str]) -> str:
     return skill_id
 
 
+def _workflow(client: TestClient[Any], ids: dict[str, str]) -> str:
+    """A workflow of two steps of the agent (its run then has a queued execution and a pending step)."""
+    steps = [
+        {"id": "first", "agent_id": ids["agent_id"], "prompt": "secret step"},
+        {"id": "then", "agent_id": ids["agent_id"], "prompt": "{{steps.first.output}}", "depends_on": ["first"]},
+    ]
+    response = client.post(
+        "/api/v1/workflows", json={"name": "victim-workflow", "description": "secret", "steps": steps}
+    )
+    assert response.status_code == 201, response.text
+    value: str = response.json()["id"]
+    return value
+
+
 def _contexts(body: dict[str, Any]) -> Factory:
     """Set the same context on the agent, team, environment and project made before (not a path parameter)."""
 
@@ -85,6 +99,8 @@ FACTORIES: dict[str, Factory] = {
     "job_id": lambda client, ids: _post("/api/v1/jobs", {
         "name": "victim-job", "trigger": {"type": "webhook"}, "prompt": "secret prompt",
         "target": {"agent_id": ids["agent_id"]}, "worker_queue_id": "{queue_id}"})(client, ids),
+    "workflow_id": lambda client, ids: _workflow(client, ids),
+    "run_id": _post("/api/v1/workflows/{workflow_id}/runs", {"worker_queue_id": "{queue_id}", "input": {}}),
 }  # fmt: skip
 GLOBAL = frozenset({"kind"})
 """Path parameters naming what every organization shares (the built-in integration templates): not walked."""
@@ -111,6 +127,8 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/custom-integrations/{custom_integration_id}": {"name": "hijacked"},
     "/api/v1/jobs/{job_id}": {"enabled": False},
     "/api/v1/jobs/{job_id}/trigger": {"payload": {"x": "stolen"}},
+    "/api/v1/workflows/{workflow_id}": {"name": "hijacked"},
+    "/api/v1/workflows/{workflow_id}/runs": {"worker_queue_id": "{queue_id}"},
     **{f"/api/v1/{kind}/{{{name}}}/context": {"instructions": "hijacked"}
        for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
                           ("projects", "project_id"))},
@@ -134,6 +152,8 @@ SNAPSHOTS = [
     "/api/v1/integrations",
     "/api/v1/custom-integrations",
     "/api/v1/jobs",
+    "/api/v1/workflows",
+    "/api/v1/workflow-runs",
 ]
 # Public routes: no bearer, no organization (a job's webhook is authenticated by its signature: tests/http/
 # test_job_webhooks.py), so they are not walked here.

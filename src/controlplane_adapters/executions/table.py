@@ -41,6 +41,8 @@ executions = sa.Table(
     sa.Column("queued_at", UtcDateTime(), nullable=True),
     sa.Column("started_at", UtcDateTime(), nullable=True),
     sa.Column("finished_at", UtcDateTime(), nullable=True),
+    sa.Column("workflow_run_id", sa.String(64), nullable=True),  # a workflow step's execution: its run and step
+    sa.Column("workflow_step_id", sa.String(64), nullable=True),
     sa.Index("ix_executions_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_executions_org_status", "organization_id", "status", "created_at", "id"),
     sa.Index("ix_executions_org_queue", "organization_id", "worker_queue_id", "created_at", "id"),

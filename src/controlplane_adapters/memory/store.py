@@ -23,6 +23,7 @@ from controlplane_adapters.skills.memory import Attachments, MemorySkillReposito
 from controlplane_adapters.teams.memory import MemoryTeamRepository
 from controlplane_adapters.templates.memory import MemoryTemplateRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
+from controlplane_adapters.workflows.memory import MemoryWorkflowRepository, MemoryWorkflowRunRepository
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.api_keys.entity import ApiKey
 from controlplane_domain.contexts.entity import OwnedContext, OwnerType, ResolvedContext
@@ -39,6 +40,7 @@ from controlplane_domain.skills.entity import Skill, SkillOwner
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.templates.entity import Template
 from controlplane_domain.workers.entity import Worker
+from controlplane_domain.workflows.entity import RunEvent, Workflow, WorkflowRun
 
 
 @dataclass
@@ -69,6 +71,9 @@ class MemoryTables:
     custom_integrations: dict[str, CustomIntegration] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
     job_runs: dict[str, JobRun] = field(default_factory=dict)
+    workflows: dict[str, Workflow] = field(default_factory=dict)
+    workflow_runs: dict[str, WorkflowRun] = field(default_factory=dict)
+    workflow_run_events: dict[str, tuple[RunEvent, ...]] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -110,6 +115,8 @@ class MemoryUnitOfWork:
     integrations: MemoryIntegrationRepository
     custom_integrations: MemoryCustomIntegrationRepository
     jobs: MemoryJobRepository
+    workflows: MemoryWorkflowRepository
+    workflow_runs: MemoryWorkflowRunRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -164,6 +171,8 @@ class MemoryUnitOfWork:
         self.integrations = MemoryIntegrationRepository(work.integrations)
         self.custom_integrations = MemoryCustomIntegrationRepository(work.custom_integrations)
         self.jobs = MemoryJobRepository(work.jobs, work.job_runs)
+        self.workflows = MemoryWorkflowRepository(work.workflows)
+        self.workflow_runs = MemoryWorkflowRunRepository(work.workflow_runs, work.workflow_run_events)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

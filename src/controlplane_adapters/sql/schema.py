@@ -22,6 +22,7 @@ from controlplane_adapters.sql.columns import metadata
 from controlplane_adapters.teams.sql import teams
 from controlplane_adapters.templates.sql import templates
 from controlplane_adapters.workers.sql import workers
+from controlplane_adapters.workflows.sql import workflow_run_events, workflow_runs, workflows
 
 TABLES = (
     teams, agents, workers, llm_models, api_keys, organization_settings, idempotency_records, environments,
@@ -33,6 +34,7 @@ TABLES = (
     execution_contexts,
     integrations, custom_integrations,
     jobs, job_runs,
+    workflows, workflow_runs, workflow_run_events,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

@@ -30,6 +30,7 @@ from controlplane_adapters.sql.errors import translate_driver_error
 from controlplane_adapters.teams.sql import SqlTeamRepository
 from controlplane_adapters.templates.sql import SqlTemplateRepository
 from controlplane_adapters.workers.sql import SqlWorkerRepository
+from controlplane_adapters.workflows.sql import SqlWorkflowRepository, SqlWorkflowRunRepository
 from controlplane_domain.errors import DomainError
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,8 @@ class SqlUnitOfWork:
     integrations = _Repository(SqlIntegrationRepository)
     custom_integrations = _Repository(SqlCustomIntegrationRepository)
     jobs = _Repository(SqlJobRepository)
+    workflows = _Repository(SqlWorkflowRepository)
+    workflow_runs = _Repository(SqlWorkflowRunRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

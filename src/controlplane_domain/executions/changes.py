@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from controlplane_domain.errors import Conflict, DomainError, NotFound, TransientFailure
-from controlplane_domain.executions.entity import EventType, Execution, ExecutionStatus, NewEvent
+from controlplane_domain.executions.entity import EventType, Execution, ExecutionEvent, ExecutionStatus, NewEvent
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.ports import Ports, UnitOfWork
 
@@ -86,14 +86,29 @@ async def change(
                     continue
                 return decided
             rows, changed = _numbered(*decided, now)
-            recorded = await uow.executions.record(execution, changed, rows)
+            advanced: set[str] | None = None
+            if changed.workflow_run_id is not None and changed.is_terminal and not execution.is_terminal:
+                recorded, advanced = await step_ended(ports, uow, execution, changed, rows)
+            else:  # (an execution of no workflow run: one attribute's look, and the store's one write)
+                recorded = await uow.executions.record(execution, changed, rows)
             if recorded:
                 await uow.commit()
         if recorded:
             remember(ports, changed)
-            await publish(ports, topic(changed))
+            await publish(ports, topic(changed), *(advanced or ()))
             return changed
     raise TransientFailure("the execution changed while it was being changed; please retry")
+
+
+async def step_ended(
+    ports: Ports, uow: UnitOfWork, before: Execution, after: Execution, rows: Sequence[ExecutionEvent]
+) -> tuple[bool, set[str]]:
+    """The end of a workflow step's execution, recorded with its run's advance in the unit of work (a slower path
+    of several statements: the run locked, the execution written, the run's next steps queued): (recorded, the
+    topics to publish after the commit). See workflows/advance.py."""
+    from controlplane_domain.workflows.advance import record_step_end  # (it builds on this module)
+
+    return await record_step_end(ports, uow, before, after, rows)
 
 
 def remember(ports: Ports, execution: Execution) -> None:

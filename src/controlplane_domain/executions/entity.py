@@ -95,6 +95,9 @@ class Execution:
     queued_at: datetime | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    workflow_run_id: str | None = None
+    """The workflow run whose step this execution runs (None for most): its end advances that run."""
+    workflow_step_id: str | None = None
 
     @property
     def is_terminal(self) -> bool:

@@ -67,7 +67,7 @@ async def queue_execution(
     )
     queued = pending.transition(S.QUEUED, now)
     first, queued = _numbered(queued, [_status(queued)], now)
-    context = await _context(ports, uow, queued)
+    context = await applicable_context(ports, uow, queued)
     if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
         queue_found, agent_found = await uow.executions.add_if_found(queued, first, context)
         if not agent_found:
@@ -88,7 +88,7 @@ async def announce(ports: Ports, queued: Execution) -> None:
     await publish(ports, f"queue:{queued.worker_queue_id}", topic(queued))
 
 
-async def _context(ports: Ports, uow: UnitOfWork, execution: Execution) -> ResolvedContext | None:
+async def applicable_context(ports: Ports, uow: UnitOfWork, execution: Execution) -> ResolvedContext | None:
     """Every context that applies to the new execution, merged, in one read (stored with the execution, in its
     write, only when not empty); no read at all in an organization this node knows has no context."""
     seen, organization_id = ports.contexts_seen, execution.organization_id

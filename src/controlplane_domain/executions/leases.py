@@ -24,6 +24,7 @@ from controlplane_domain.executions.changes import (
     done_event,
     publish,
     remember,
+    step_ended,
     topic,
 )
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms, leased
@@ -277,6 +278,7 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
     maximum of attempts; then fail them. A cancellation that was requested is honoured instead."""
     now = ports.clock.now()
     touched: list[Execution] = []
+    topics: set[str] = set()
     async with ports.uow() as uow:
         for execution in await uow.executions.expired_leases(now, limit):
             changed, events = _lease_ended(
@@ -287,11 +289,18 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
                 failed="no worker finished it: the lease expired",
             )
             rows, changed = _numbered(changed, events, now)
-            if not await uow.executions.record(execution, changed, rows):  # locked: only a broken store fails
+            if changed.workflow_run_id is not None and changed.is_terminal:  # a workflow step ends: its run too
+                recorded, advanced = await step_ended(ports, uow, execution, changed, rows)
+                topics.update(advanced)
+            else:
+                recorded = await uow.executions.record(execution, changed, rows)
+            if not recorded:  # locked: only a broken store fails
                 raise TransientFailure("an expired lease changed while it was being reaped")
             touched.append(changed)
         await uow.commit()
     for changed in touched:
         remember(ports, changed)
         await publish(ports, topic(changed), f"queue:{changed.worker_queue_id}")
+    if topics:
+        await publish(ports, *topics)
     return len(touched)

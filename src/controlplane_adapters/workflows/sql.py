@@ -1,0 +1,193 @@
+"""Workflows in SQL: the workflows, their runs (each step's state a JSON column of the run's row, which every
+advance locks and rewrites) and the runs' event logs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from controlplane_adapters.sql.base import SqlRepository
+from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.statements import insert_row
+from controlplane_adapters.workflows.mapping import (
+    step_runs_from_json,
+    step_runs_to_json,
+    steps_from_json,
+    steps_to_json,
+)
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.workflows.entity import RunEvent, RunEventType, RunStatus, Workflow, WorkflowRun
+
+workflows = sa.Table(
+    "workflows",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("steps", Json, nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("organization_id", "name"),
+    sa.Index("ix_workflows_org_created", "organization_id", "created_at", "id"),
+)
+
+workflow_runs = sa.Table(
+    "workflow_runs",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("workflow_id", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("input", Json, nullable=False),
+    sa.Column("worker_queue_id", sa.String(64), nullable=False),
+    sa.Column("definition", Json, nullable=False),
+    sa.Column("steps", Json, nullable=False),
+    sa.Column("error", sa.Text(), nullable=True),
+    sa.Column("last_seq", sa.Integer(), nullable=False),
+    *timestamps(),
+    sa.Column("started_at", UtcDateTime(), nullable=True),
+    sa.Column("finished_at", UtcDateTime(), nullable=True),
+    sa.Index("ix_workflow_runs_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_workflow_runs_org_workflow", "organization_id", "workflow_id", "created_at", "id"),
+    sa.Index("ix_workflow_runs_org_status", "organization_id", "status", "created_at", "id"),
+)
+
+workflow_run_events = sa.Table(
+    "workflow_run_events",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("seq", sa.Integer(), primary_key=True),
+    organization_column(),
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("data", Json, nullable=False),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+)
+
+
+def workflow_to_row(workflow: Workflow) -> dict[str, Any]:
+    return {
+        "id": workflow.id,
+        "organization_id": workflow.organization_id,
+        "name": workflow.name,
+        "description": workflow.description,
+        "steps": steps_to_json(workflow.steps),
+        "created_at": workflow.created_at,
+        "updated_at": workflow.updated_at,
+    }
+
+
+def workflow_to_domain(row: Any) -> Workflow:
+    return Workflow(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        description=row.description,
+        steps=steps_from_json(row.steps),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def run_to_row(run: WorkflowRun) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "organization_id": run.organization_id,
+        "workflow_id": run.workflow_id,
+        "status": run.status.value,
+        "input": run.input,
+        "worker_queue_id": run.worker_queue_id,
+        "definition": steps_to_json(run.definition),
+        "steps": step_runs_to_json(run.steps),
+        "error": run.error,
+        "last_seq": run.last_seq,
+        "created_at": run.created_at,
+        "updated_at": run.updated_at,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+    }
+
+
+def run_to_domain(row: Any) -> WorkflowRun:
+    return WorkflowRun(
+        id=row.id,
+        organization_id=row.organization_id,
+        workflow_id=row.workflow_id,
+        status=RunStatus(row.status),
+        input=dict(row.input),
+        worker_queue_id=row.worker_queue_id,
+        definition=steps_from_json(row.definition),
+        steps=step_runs_from_json(row.steps),
+        error=row.error,
+        last_seq=row.last_seq,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+    )
+
+
+def _event_row(event: RunEvent) -> dict[str, Any]:
+    return {
+        "run_id": event.run_id,
+        "seq": event.seq,
+        "organization_id": event.organization_id,
+        "type": event.type.value,
+        "data": event.data,
+        "created_at": event.created_at,
+    }
+
+
+class SqlWorkflowRepository(SqlRepository[Workflow]):
+    table = workflows
+    to_row = staticmethod(workflow_to_row)
+    to_domain = staticmethod(workflow_to_domain)
+    noun = "workflow"
+
+
+class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
+    table = workflow_runs
+    to_row = staticmethod(run_to_row)
+    to_domain = staticmethod(run_to_domain)
+    noun = "workflow run"
+    unique_field = "id"
+
+    async def add(self, run: WorkflowRun, events: Sequence[RunEvent]) -> None:  # type: ignore[override]
+        await super().add(run)
+        await self._append(events)
+
+    async def update(self, run: WorkflowRun, events: Sequence[RunEvent]) -> None:  # type: ignore[override]
+        await super().update(run)
+        await self._append(events)
+
+    async def _append(self, events: Sequence[RunEvent]) -> None:
+        if events:
+            await self.connection.execute(insert_row(workflow_run_events), [_event_row(e) for e in events])
+
+    async def list_page(  # type: ignore[override]
+        self, organization_id: str, page: PageRequest, *, workflow_id: str | None, status: RunStatus | None
+    ) -> tuple[list[WorkflowRun], int]:
+        return await self.list_where(
+            organization_id, page, workflow_id=workflow_id, status=status.value if status else None
+        )
+
+    async def events_after(self, organization_id: str, run_id: str, after_seq: int, limit: int) -> list[RunEvent]:
+        t = workflow_run_events
+        query = (
+            sa.select(t)
+            .where(t.c.organization_id == organization_id, t.c.run_id == run_id, t.c.seq > after_seq)
+            .order_by(t.c.seq)
+            .limit(limit)
+        )
+        return [
+            RunEvent(
+                run_id=row.run_id,
+                organization_id=row.organization_id,
+                seq=row.seq,
+                type=RunEventType(row.type),
+                data=dict(row.data),
+                created_at=row.created_at,
+            )
+            for row in await self.connection.execute(query)
+        ]

@@ -1,0 +1,43 @@
+"""What the workflows area needs from a store: the workflows, and their runs with each run's event log."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.workflows.entity import RunEvent, RunStatus, Workflow, WorkflowRun
+
+
+class WorkflowRepository(Protocol):
+    async def add(self, workflow: Workflow) -> None:
+        """Store a new workflow; Conflict when its name is taken in the organization."""
+
+    async def get(self, organization_id: str, workflow_id: str, *, for_update: bool = False) -> Workflow | None: ...
+
+    async def update(self, workflow: Workflow) -> None:
+        """Replace a stored workflow; Conflict when its new name is taken."""
+
+    async def delete(self, organization_id: str, workflow_id: str) -> None: ...
+
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Workflow], int]: ...
+
+
+class WorkflowRunRepository(Protocol):
+    async def add(self, run: WorkflowRun, events: Sequence[RunEvent]) -> None:
+        """Store a new run with its first events."""
+
+    async def get(self, organization_id: str, run_id: str, *, for_update: bool = False) -> WorkflowRun | None:
+        """With `for_update`, the run stays locked until the transaction ends (Postgres): whoever advances a run
+        holds it, so that two steps ending at once never both start the step that waits for both."""
+
+    async def update(self, run: WorkflowRun, events: Sequence[RunEvent]) -> None:
+        """Replace a stored run (read with `for_update` in this unit of work) and append the events that tell
+        the change."""
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, *, workflow_id: str | None, status: RunStatus | None
+    ) -> tuple[list[WorkflowRun], int]: ...
+
+    async def events_after(self, organization_id: str, run_id: str, after_seq: int, limit: int) -> list[RunEvent]:
+        """The run's events after `after_seq`, in order, at most `limit`."""

@@ -1,0 +1,113 @@
+"""Workflow definitions: create, read, change, delete, each definition checked (graph.check_steps) with its
+targets and queues in the organization."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.names import check_name
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+from controlplane_domain.workflows.entity import StepDefinition, Workflow
+from controlplane_domain.workflows.graph import check_steps
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateWorkflow:
+    name: str
+    steps: tuple[StepDefinition, ...]
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateWorkflow:
+    name: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+    steps: tuple[StepDefinition, ...] | Unset = UNSET
+
+
+async def require_workflow(uow: UnitOfWork, organization_id: str, workflow_id: str, *, lock: bool = False) -> Workflow:
+    workflow = await uow.workflows.get(organization_id, workflow_id, for_update=lock)
+    if workflow is None:
+        raise NotFound("workflow", workflow_id)
+    return workflow
+
+
+async def check_targets(uow: UnitOfWork, organization_id: str, steps: tuple[StepDefinition, ...]) -> None:
+    """Every step's agent or team, and its queue when it names one, exists in the organization (422 naming the
+    step's field otherwise)."""
+    for index, step in enumerate(steps):
+        if step.agent_id is not None and await uow.agents.get(organization_id, step.agent_id) is None:
+            raise ValidationFailed(f"steps.{index}.agent_id", "no agent of this organization has this id")
+        if step.team_id is not None and await uow.teams.get(organization_id, step.team_id) is None:
+            raise ValidationFailed(f"steps.{index}.team_id", "no team of this organization has this id")
+        if step.worker_queue_id is not None and await uow.queues.get(organization_id, step.worker_queue_id) is None:
+            raise ValidationFailed(f"steps.{index}.worker_queue_id", "no worker queue of this organization has this id")
+
+
+def _check(workflow: Workflow) -> None:
+    check_name("name", workflow.name)
+    check_steps(workflow.steps)
+
+
+@retry_transient
+async def create_workflow(ports: Ports, organization_id: str, command: CreateWorkflow) -> Workflow:
+    now = ports.clock.now()
+    workflow = Workflow(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        description=command.description,
+        steps=tuple(command.steps),
+        created_at=now,
+        updated_at=now,
+    )
+    _check(workflow)
+    async with ports.uow() as uow:
+        await check_targets(uow, organization_id, workflow.steps)
+        await uow.workflows.add(workflow)
+        await uow.commit()
+    return workflow
+
+
+async def get_workflow(ports: Ports, organization_id: str, workflow_id: str) -> Workflow:
+    async with ports.read() as uow:
+        return await require_workflow(uow, organization_id, workflow_id)
+
+
+async def list_workflows(ports: Ports, organization_id: str, page: PageRequest) -> Page[Workflow]:
+    async with ports.read() as uow:
+        items, total = await uow.workflows.list_page(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_workflow(ports: Ports, organization_id: str, workflow_id: str, command: UpdateWorkflow) -> Workflow:
+    """Change the given fields; runs already started keep the definition they started with."""
+    async with ports.uow() as uow:
+        workflow = await require_workflow(uow, organization_id, workflow_id, lock=True)
+        updated = replace(
+            workflow,
+            name=pick(command.name, workflow.name),
+            description=pick(command.description, workflow.description),
+            steps=pick(command.steps, workflow.steps),
+            updated_at=ports.clock.now(),
+        )
+        _check(updated)
+        if not isinstance(command.steps, Unset):
+            await check_targets(uow, organization_id, updated.steps)
+        await uow.workflows.update(updated)
+        await uow.commit()
+    return updated
+
+
+@retry_transient
+async def delete_workflow(ports: Ports, organization_id: str, workflow_id: str) -> None:
+    """Delete the definition; its runs stay (each holds the definition it started with) and go on."""
+    async with ports.uow() as uow:
+        await require_workflow(uow, organization_id, workflow_id, lock=True)
+        await uow.workflows.delete(organization_id, workflow_id)
+        await uow.commit()

@@ -1,0 +1,260 @@
+"""Workflows: definitions (create, list, get, patch, delete), their runs (start, list, get, cancel) and each
+run's stream of transitions (SSE, resumable with `Last-Event-ID`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+import msgspec
+from litestar import Controller, delete, get, patch, post
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
+from litestar.response import Stream
+from litestar.types import Scope
+
+from controlplane_domain.ports import Ports
+from controlplane_domain.workflows import runs, usecases
+from controlplane_domain.workflows.entity import RunEvent, RunStatus, StepDefinition
+from controlplane_domain.workflows.entity import Workflow as DomainWorkflow
+from controlplane_domain.workflows.entity import WorkflowRun as DomainRun
+from controlplane_http.configuration import given_fields
+from controlplane_http.executions.controller import stream_options
+from controlplane_http.executions.frames import KEEPALIVE, RETRY
+from controlplane_http.executions.streaming import StreamOptions, parse_last_event_id
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.workflows.wire import (
+    RunCreate,
+    RunServerSentEvent,
+    Step,
+    StepIn,
+    StepRun,
+    Workflow,
+    WorkflowCreate,
+    WorkflowList,
+    WorkflowRun,
+    WorkflowRunList,
+    WorkflowUpdate,
+)
+
+
+def _step_in(step: StepIn) -> StepDefinition:
+    return StepDefinition(
+        id=step.id,
+        agent_id=step.agent_id,
+        team_id=step.team_id,
+        prompt=step.prompt,
+        depends_on=tuple(step.depends_on),
+        worker_queue_id=step.worker_queue_id,
+        max_attempts=step.max_attempts,
+        timeout_seconds=step.timeout_seconds,
+    )
+
+
+def workflow_out(workflow: DomainWorkflow) -> Workflow:
+    return Workflow(
+        id=workflow.id,
+        organization_id=workflow.organization_id,
+        name=workflow.name,
+        description=workflow.description,
+        steps=[
+            Step(
+                id=s.id,
+                agent_id=s.agent_id,
+                team_id=s.team_id,
+                prompt=s.prompt,
+                depends_on=list(s.depends_on),
+                worker_queue_id=s.worker_queue_id,
+                max_attempts=s.max_attempts,
+                timeout_seconds=s.timeout_seconds,
+            )
+            for s in workflow.steps
+        ],
+        created_at=workflow.created_at,
+        updated_at=workflow.updated_at,
+    )
+
+
+def run_out(run: DomainRun) -> WorkflowRun:
+    definitions = {step.id: step for step in run.definition}
+    return WorkflowRun(
+        id=run.id,
+        organization_id=run.organization_id,
+        workflow_id=run.workflow_id,
+        status=run.status,
+        input=run.input,
+        worker_queue_id=run.worker_queue_id,
+        steps=[
+            StepRun(
+                id=s.id,
+                status=s.status,
+                execution_id=s.execution_id,
+                attempt=s.attempt,
+                max_attempts=definitions[s.id].max_attempts,
+                depends_on=list(definitions[s.id].depends_on),
+                output=s.output,
+                error=s.error,
+                started_at=s.started_at,
+                finished_at=s.finished_at,
+            )
+            for s in run.steps
+        ],
+        error=run.error,
+        last_event_seq=run.last_seq,
+        created_at=run.created_at,
+        updated_at=run.updated_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+    )
+
+
+class WorkflowController(Controller):
+    path = "/api/v1/workflows"
+    tags = ["workflows"]
+
+    @post("/", operation_id="createWorkflow", status_code=201, responses=errors(409, 415))
+    async def create_workflow(self, data: JSONBody[WorkflowCreate], scope: Scope) -> Workflow:
+        """Steps: ids unique, dependencies known, no cycle (422 naming it), agents, teams and queues of the
+        organization; a prompt reads `{{steps.<id>.output}}` only of a step it depends on."""
+        ports, principal = caller(scope)
+        command = usecases.CreateWorkflow(
+            name=data.name, description=data.description, steps=tuple(_step_in(s) for s in data.steps)
+        )
+        return workflow_out(await usecases.create_workflow(ports, principal.organization_id, command))
+
+    @get("/", operation_id="listWorkflows", responses=errors())
+    async def list_workflows(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> WorkflowList:
+        ports, principal = caller(scope)
+        page = await usecases.list_workflows(ports, principal.organization_id, page_request(limit, offset))
+        return page_of(WorkflowList, page, workflow_out)
+
+    @get("/{workflow_id:str}", operation_id="getWorkflow", responses=errors(404))
+    async def get_workflow(self, workflow_id: FromPath[str], scope: Scope) -> Workflow:
+        ports, principal = caller(scope)
+        return workflow_out(await usecases.get_workflow(ports, principal.organization_id, workflow_id))
+
+    @patch("/{workflow_id:str}", operation_id="updateWorkflow", responses=errors(404, 409, 415))
+    async def update_workflow(
+        self, workflow_id: FromPath[str], data: JSONBody[WorkflowUpdate], scope: Scope
+    ) -> Workflow:
+        """Changes the given fields; runs already started keep the definition they started with."""
+        ports, principal = caller(scope)
+        given = given_fields(data)
+        if "steps" in given:
+            given["steps"] = tuple(_step_in(s) for s in data.steps)  # type: ignore[union-attr]
+        command = usecases.UpdateWorkflow(**given)
+        return workflow_out(await usecases.update_workflow(ports, principal.organization_id, workflow_id, command))
+
+    @delete("/{workflow_id:str}", operation_id="deleteWorkflow", status_code=204, responses=errors(404))
+    async def delete_workflow(self, workflow_id: FromPath[str], scope: Scope) -> None:
+        """Deletes the definition; its runs stay and go on."""
+        ports, principal = caller(scope)
+        await usecases.delete_workflow(ports, principal.organization_id, workflow_id)
+
+    @post("/{workflow_id:str}/runs", operation_id="startWorkflowRun", status_code=201, responses=errors(404, 415))
+    async def start_run(self, workflow_id: FromPath[str], data: JSONBody[RunCreate], scope: Scope) -> WorkflowRun:
+        """A run, `running`, its first steps queued as executions on the queue (a step's own queue when it names
+        one); 422 when an `{{input.x}}` a prompt reads is not in `input`."""
+        ports, principal = caller(scope)
+        command = runs.StartRun(worker_queue_id=data.worker_queue_id, input=data.input)
+        return run_out(await runs.start_run(ports, principal.organization_id, workflow_id, command))
+
+
+RUN_SSE_DOC = ResponseSpec(
+    RunServerSentEvent,
+    description="text/event-stream of the run's transitions (the schema describes one event)",
+    media_type="text/event-stream",
+    generate_examples=False,
+)
+
+
+def encode_run_event(event: RunEvent) -> bytes:
+    data = msgspec.json.encode(
+        {
+            "run_id": event.run_id,
+            "seq": event.seq,
+            "type": event.type.value,
+            "data": event.data,
+            "created_at": event.created_at,
+        }
+    )
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (event.seq, event.type.value.encode(), data)
+
+
+async def _run_frames(
+    ports: Ports, organization_id: str, run_id: str, after_seq: int, options: StreamOptions
+) -> AsyncIterator[bytes]:
+    """The stream's body: the retry hint, then each event's frame (a keep-alive comment when quiet), until the
+    run's end, or the server's stop (its client resumes with Last-Event-ID, on this node or another)."""
+    yield RETRY
+    events = runs.follow_run(ports, organization_id, run_id, after_seq, options.keepalive_seconds)
+    stop = asyncio.Event()
+    forget = options.stopping.on_stop(stop.set)
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            following = asyncio.ensure_future(anext(events))
+            await asyncio.wait({following, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not following.done():
+                following.cancel()
+                return
+            try:
+                event = following.result()
+            except StopAsyncIteration:
+                return
+            yield KEEPALIVE if event is None else encode_run_event(event)
+    finally:
+        forget()
+        stopping.cancel()
+        await events.aclose()
+
+
+class WorkflowRunController(Controller):
+    path = "/api/v1/workflow-runs"
+    tags = ["workflows"]
+
+    @get("/", operation_id="listWorkflowRuns", responses=errors())
+    async def list_runs(
+        self,
+        scope: Scope,
+        workflow_id: FromQuery[str | None] = None,
+        status: FromQuery[RunStatus | None] = None,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> WorkflowRunList:
+        ports, principal = caller(scope)
+        where = runs.RunFilter(workflow_id=workflow_id, status=status)
+        page = await runs.list_runs(ports, principal.organization_id, page_request(limit, offset), where)
+        return page_of(WorkflowRunList, page, run_out)
+
+    @get("/{run_id:str}", operation_id="getWorkflowRun", responses=errors(404))
+    async def get_run(self, run_id: FromPath[str], scope: Scope) -> WorkflowRun:
+        """The run with each step's status, execution id, attempt and output."""
+        ports, principal = caller(scope)
+        return run_out(await runs.get_run(ports, principal.organization_id, run_id))
+
+    @post("/{run_id:str}/cancel", operation_id="cancelWorkflowRun", status_code=200, responses=errors(404, 409))
+    async def cancel_run(self, run_id: FromPath[str], scope: Scope) -> WorkflowRun:
+        """Cancelled now: pending and running steps are cancelled, their executions too (a running one's worker
+        is told to stop). 409 when the run already ended."""
+        ports, principal = caller(scope)
+        return run_out(await runs.cancel_run(ports, principal.organization_id, run_id))
+
+    @get("/{run_id:str}/stream", operation_id="streamWorkflowRun", responses={**errors(404), 200: RUN_SSE_DOC})
+    async def stream(
+        self,
+        run_id: FromPath[str],
+        scope: Scope,
+        last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
+        last_event_id: Annotated[int | None, Parameter(ge=0, description="resume after this sequence number")] = None,
+    ) -> Stream:
+        """Server-sent events of the run's and its steps' transitions, from the first (or after `Last-Event-ID`)
+        to the run's end."""
+        ports, principal = caller(scope)
+        run = await runs.get_run(ports, principal.organization_id, run_id)
+        after = min(parse_last_event_id(last_event_id_header, last_event_id), run.last_seq)
+        options = stream_options(scope)
+        frames = _run_frames(ports, principal.organization_id, run.id, after, options)
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return Stream(frames, media_type="text/event-stream", headers=headers)
