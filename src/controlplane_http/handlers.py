@@ -43,8 +43,9 @@ _DESCRIPTIONS = {
 
 
 def errors(*codes: int) -> dict[int, ResponseSpec]:
-    """Documented error responses: always 400, 401, 403, 422 and 500, plus the given codes."""
-    wanted = sorted({400, 401, 403, 422, 500, *codes})
+    """Documented error responses: always 400, 401, 403, 422 and 500, plus the given codes; a route that reads a body
+    (it documents 415) also documents 413, the body limit's answer."""
+    wanted = sorted({400, 401, 403, 422, 500, *codes, *((413,) if 415 in codes else ())})
     return {
         code: ResponseSpec(
             data_container=HTTPValidationError if code == 422 else ErrorResponse,

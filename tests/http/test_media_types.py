@@ -131,3 +131,4 @@ def test_routes_that_read_a_body_document_415(client: TestClient[Any]) -> None:
                 continue
             assert documented is not None, (method, path)
             assert documented["content"]["application/json"]["schema"]["$ref"].endswith("ErrorResponse")
+            assert "413" in operation["responses"], (method, path)  # the body limit's answer
