@@ -59,5 +59,9 @@ class MemoryJobRepository(MemoryRepository[Job]):
         return next((run for run in self._mine(organization_id, job_id) if run.webhook_id == webhook_id), None)
 
     async def last_fired_run(self, organization_id: str, job_id: str) -> JobRun | None:
-        fired = [run for run in self._mine(organization_id, job_id) if run.execution_id is not None]
+        fired = [
+            run
+            for run in self._mine(organization_id, job_id)
+            if run.execution_id is not None or run.workflow_run_id is not None
+        ]
         return max(fired, key=lambda run: (run.fired_at, run.id), default=None)

@@ -213,7 +213,7 @@ class SqlJobRepository(SqlRepository[Job]):
             .where(
                 job_runs.c.organization_id == organization_id,
                 job_runs.c.job_id == job_id,
-                job_runs.c.execution_id.is_not(None),
+                sa.or_(job_runs.c.execution_id.is_not(None), job_runs.c.workflow_run_id.is_not(None)),
             )
             .order_by(job_runs.c.fired_at.desc(), job_runs.c.id.desc())
             .limit(1)

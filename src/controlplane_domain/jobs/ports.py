@@ -46,7 +46,7 @@ class JobRepository(Protocol):
     async def run_for_webhook(self, organization_id: str, job_id: str, webhook_id: str) -> JobRun | None: ...
 
     async def last_fired_run(self, organization_id: str, job_id: str) -> JobRun | None:
-        """The job's latest run that created an execution."""
+        """The job's latest run that created an execution or a workflow run."""
 
 
 class CronCalendar(Protocol):
