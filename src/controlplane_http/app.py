@@ -47,6 +47,7 @@ from controlplane_http.secrets.controller import SecretController
 from controlplane_http.skills.controller import SkillAttachmentController, SkillController
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.templates.controller import TemplateController
+from controlplane_http.temporal_workflows.controller import TemporalWorkflowController
 from controlplane_http.workers.controller import WorkerController
 from controlplane_http.workflows.controller import WorkflowController, WorkflowRunController
 
@@ -71,6 +72,7 @@ CONTROLLERS = [
     IntegrationTemplateController, IntegrationController, CustomIntegrationController,
     JobController, JobWebhookController,
     WorkflowController, WorkflowRunController,
+    TemporalWorkflowController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -12,6 +12,7 @@ from litestar.params import QueryParameter
 
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.api_keys import usecases as api_keys
+from controlplane_domain.background import usecases as background
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
 from controlplane_domain.executions import queries as executions
@@ -63,6 +64,9 @@ VISIBILITY: dict[str, Probe] = {
     "job_id": lambda ports, who, object_id: jobs.get_job(ports, who.organization_id, object_id),
     "workflow_id": lambda ports, who, object_id: workflows.get_workflow(ports, who.organization_id, object_id),
     "run_id": lambda ports, who, object_id: workflow_runs.get_run(ports, who.organization_id, object_id),
+    "temporal_workflow_id": lambda ports, who, object_id: background.get_background_run(
+        ports, who.organization_id, object_id
+    ),
 }
 
 

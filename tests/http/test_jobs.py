@@ -88,7 +88,7 @@ def test_invalid_bodies_are_422_naming_the_field(client: TestClient[Any]) -> Non
     for change, loc in cases:
         assert_validation(client.post("/api/v1/jobs", json={**base, **change}), loc)
     workflow = client.post("/api/v1/jobs", json={**base, "target": {"workflow_id": base["target"]["agent_id"]}})
-    assert "workflows are not available yet" in workflow.text
+    assert "no workflow of this organization has this id" in workflow.text
     assert client.get("/api/v1/jobs").json()["total"] == 0
 
 

@@ -101,6 +101,7 @@ FACTORIES: dict[str, Factory] = {
         "target": {"agent_id": ids["agent_id"]}, "worker_queue_id": "{queue_id}"})(client, ids),
     "workflow_id": lambda client, ids: _workflow(client, ids),
     "run_id": _post("/api/v1/workflows/{workflow_id}/runs", {"worker_queue_id": "{queue_id}", "input": {}}),
+    "temporal_workflow_id": lambda client, ids: ids["run_id"],
 }  # fmt: skip
 GLOBAL = frozenset({"kind"})
 """Path parameters naming what every organization shares (the built-in integration templates): not walked."""

@@ -7,16 +7,26 @@ from datetime import datetime
 
 from controlplane_adapters.memory.base import MemoryRepository
 from controlplane_domain.errors import Conflict
-from controlplane_domain.jobs.entity import Job, JobRun
+from controlplane_domain.executions.entity import Execution
+from controlplane_domain.jobs.entity import FiringFilter, Job, JobRun
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.workflows.entity import WorkflowRun
 
 
 class MemoryJobRepository(MemoryRepository[Job]):
     noun = "job"
 
-    def __init__(self, rows: dict[str, Job], runs: dict[str, JobRun]) -> None:
+    def __init__(
+        self,
+        rows: dict[str, Job],
+        runs: dict[str, JobRun],
+        executions: dict[str, Execution] | None = None,
+        workflow_runs: dict[str, WorkflowRun] | None = None,
+    ) -> None:
         super().__init__(rows)
         self.runs = runs
+        self.executions = executions if executions is not None else {}
+        self.workflow_runs = workflow_runs if workflow_runs is not None else {}
 
     async def delete(self, organization_id: str, object_id: str) -> None:
         if await self.get(organization_id, object_id) is not None:
@@ -59,5 +69,31 @@ class MemoryJobRepository(MemoryRepository[Job]):
         return next((run for run in self._mine(organization_id, job_id) if run.webhook_id == webhook_id), None)
 
     async def last_fired_run(self, organization_id: str, job_id: str) -> JobRun | None:
-        fired = [run for run in self._mine(organization_id, job_id) if run.execution_id is not None]
+        fired = [
+            run
+            for run in self._mine(organization_id, job_id)
+            if run.execution_id is not None or run.workflow_run_id is not None
+        ]
         return max(fired, key=lambda run: (run.fired_at, run.id), default=None)
+
+    async def get_run(self, organization_id: str, run_id: str) -> JobRun | None:
+        run = self.runs.get(run_id)
+        return run if run is not None and run.organization_id == organization_id else None
+
+    async def firings_page(
+        self, organization_id: str, page: PageRequest, where: FiringFilter | None
+    ) -> tuple[list[JobRun], int]:
+        mine = [run for run in self.runs.values() if run.organization_id == organization_id]
+        if where is not None:
+            mine = [run for run in mine if self._kept(run, where)]
+        ordered = sorted(mine, key=lambda run: (run.fired_at, run.id), reverse=True)
+        return ordered[page.offset : page.offset + page.limit], len(ordered)
+
+    def _kept(self, run: JobRun, where: FiringFilter) -> bool:
+        if run.status.value in where.firing:
+            return True
+        execution = self.executions.get(run.execution_id) if run.execution_id is not None else None
+        if execution is not None and execution.status.value in where.executions:
+            return True
+        workflow_run = self.workflow_runs.get(run.workflow_run_id) if run.workflow_run_id is not None else None
+        return workflow_run is not None and workflow_run.status.value in where.workflow_runs

@@ -8,10 +8,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
+from controlplane_adapters.executions.table import executions
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.workflows.sql import workflow_runs
 from controlplane_domain.errors import Conflict
 from controlplane_domain.jobs.entity import (
+    FiringFilter,
     Job,
     JobRun,
     Misfire,
@@ -213,10 +216,43 @@ class SqlJobRepository(SqlRepository[Job]):
             .where(
                 job_runs.c.organization_id == organization_id,
                 job_runs.c.job_id == job_id,
-                job_runs.c.execution_id.is_not(None),
+                sa.or_(job_runs.c.execution_id.is_not(None), job_runs.c.workflow_run_id.is_not(None)),
             )
             .order_by(job_runs.c.fired_at.desc(), job_runs.c.id.desc())
             .limit(1)
         )
         row = (await self.connection.execute(statement)).first()
         return None if row is None else run_to_domain(row)
+
+    async def get_run(self, organization_id: str, run_id: str) -> JobRun | None:
+        statement = sa.select(job_runs).where(job_runs.c.organization_id == organization_id, job_runs.c.id == run_id)
+        row = (await self.connection.execute(statement)).first()
+        return None if row is None else run_to_domain(row)
+
+    async def firings_page(
+        self, organization_id: str, page: PageRequest, where: FiringFilter | None
+    ) -> tuple[list[JobRun], int]:
+        conditions: list[Any] = [job_runs.c.organization_id == organization_id]
+        source: Any = job_runs
+        if where is not None:
+            source = job_runs.outerjoin(executions, executions.c.id == job_runs.c.execution_id).outerjoin(
+                workflow_runs, workflow_runs.c.id == job_runs.c.workflow_run_id
+            )
+            conditions.append(
+                sa.or_(
+                    job_runs.c.status.in_(sorted(where.firing)),
+                    executions.c.status.in_(sorted(where.executions)),
+                    workflow_runs.c.status.in_(sorted(where.workflow_runs)),
+                )
+            )
+        count = sa.select(sa.func.count()).select_from(source).where(*conditions)
+        total = (await self.connection.execute(count)).scalar_one()
+        rows = await self.connection.execute(
+            sa.select(job_runs)
+            .select_from(source)
+            .where(*conditions)
+            .order_by(job_runs.c.fired_at.desc(), job_runs.c.id.desc())
+            .limit(page.limit)
+            .offset(page.offset)
+        )
+        return [run_to_domain(row) for row in rows], total

@@ -170,7 +170,7 @@ class MemoryUnitOfWork:
         )
         self.integrations = MemoryIntegrationRepository(work.integrations)
         self.custom_integrations = MemoryCustomIntegrationRepository(work.custom_integrations)
-        self.jobs = MemoryJobRepository(work.jobs, work.job_runs)
+        self.jobs = MemoryJobRepository(work.jobs, work.job_runs, work.executions, work.workflow_runs)
         self.workflows = MemoryWorkflowRepository(work.workflows)
         self.workflow_runs = MemoryWorkflowRunRepository(work.workflow_runs, work.workflow_run_events)
 

@@ -44,6 +44,14 @@ class MemoryWorkflowRunRepository(MemoryRepository[WorkflowRun]):
             organization_id, page, lambda run: workflow_id in (None, run.workflow_id) and status in (None, run.status)
         )
 
+    async def newest_page(
+        self, organization_id: str, page: PageRequest, statuses: frozenset[RunStatus] | None
+    ) -> tuple[list[WorkflowRun], int]:
+        mine = [run for run in self.rows.values() if run.organization_id == organization_id
+                and (statuses is None or run.status in statuses)]  # fmt: skip
+        ordered = sorted(mine, key=lambda run: (run.created_at, run.id), reverse=True)
+        return ordered[page.offset : page.offset + page.limit], len(ordered)
+
     async def events_after(self, organization_id: str, run_id: str, after_seq: int, limit: int) -> list[RunEvent]:
         if await self.get(organization_id, run_id) is None:
             return []

@@ -172,6 +172,23 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
             organization_id, page, workflow_id=workflow_id, status=status.value if status else None
         )
 
+    async def newest_page(
+        self, organization_id: str, page: PageRequest, statuses: frozenset[RunStatus] | None
+    ) -> tuple[list[WorkflowRun], int]:
+        conditions: list[Any] = [workflow_runs.c.organization_id == organization_id]
+        if statuses is not None:
+            conditions.append(workflow_runs.c.status.in_(sorted(status.value for status in statuses)))
+        count = sa.select(sa.func.count()).select_from(workflow_runs).where(*conditions)
+        total = (await self.connection.execute(count)).scalar_one()
+        rows = await self.connection.execute(
+            sa.select(workflow_runs)
+            .where(*conditions)
+            .order_by(workflow_runs.c.created_at.desc(), workflow_runs.c.id.desc())
+            .limit(page.limit)
+            .offset(page.offset)
+        )
+        return [run_to_domain(row) for row in rows], total
+
     async def events_after(self, organization_id: str, run_id: str, after_seq: int, limit: int) -> list[RunEvent]:
         t = workflow_run_events
         query = (

@@ -98,6 +98,17 @@ class JobRun:
     created_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class FiringFilter:
+    """Which runs of an organization's jobs to list: those whose own status is in `firing` (skipped, failed), and
+    the fired ones whose execution's status is in `executions` or whose workflow run's status is in
+    `workflow_runs` (the values of those areas' status enums)."""
+
+    firing: frozenset[str] = frozenset()
+    executions: frozenset[str] = frozenset()
+    workflow_runs: frozenset[str] = frozenset()
+
+
 def secret_data(organization_id: str, job_id: str) -> bytes:
     """What a job's sealed signing secret is bound to (another row's secret does not open here)."""
     return json.dumps(["job-webhook", organization_id, job_id]).encode()

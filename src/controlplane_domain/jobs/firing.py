@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from controlplane_domain.errors import Conflict, NotFound, Unauthenticated, ValidationFailed
+from controlplane_domain.executions.changes import publish
 from controlplane_domain.executions.entity import Execution, TargetType
 from controlplane_domain.executions.execute import ExecuteCommand, announce, queue_execution
 from controlplane_domain.jobs.entity import (
@@ -25,10 +26,11 @@ from controlplane_domain.jobs.entity import (
     secret_data,
 )
 from controlplane_domain.jobs.guard import JobAction, guard
-from controlplane_domain.jobs.usecases import WORKFLOWS_MISSING, next_run, require_job, signatures
+from controlplane_domain.jobs.usecases import next_run, require_job, signatures
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.usecases import require_cipher
+from controlplane_domain.workflows.runs import StartRun, begin_run
 
 MISFIRE_GRACE = timedelta(seconds=60)
 """A cron firing found due later than this after its time was missed (no scheduler ran then): `misfire` decides."""
@@ -42,6 +44,16 @@ WEBHOOK_ID_MAX_LENGTH = 255
 class Fired:
     run: JobRun
     execution: Execution | None = None
+    topics: frozenset[str] = frozenset()
+    """The workflow run's topics to publish once committed (a workflow target)."""
+
+
+async def announce_fired(ports: Ports, fired: Fired) -> None:
+    """After the firing's commit: wake the workers and the followers of what it created."""
+    if fired.execution is not None:
+        await announce(ports, fired.execution)
+    if fired.topics:
+        await publish(ports, *fired.topics)
 
 
 async def fire(
@@ -59,19 +71,34 @@ async def fire(
     skipped (`overlap`) or failed (its target or queue gone; the run says why)."""
     now = ports.clock.now()
 
-    def run(status: RunStatus, *, execution_id: str | None = None, reason: str | None = None) -> JobRun:
+    def run(
+        status: RunStatus,
+        *,
+        execution_id: str | None = None,
+        workflow_run_id: str | None = None,
+        reason: str | None = None,
+    ) -> JobRun:
         return JobRun(
             id=ports.ids.new_id(), organization_id=job.organization_id, job_id=job.id, trigger=trigger, fired_at=now,
-            scheduled_for=scheduled_for, status=status, execution_id=execution_id, skipped_reason=reason,
-            webhook_id=webhook_id, created_at=now,
+            scheduled_for=scheduled_for, status=status, execution_id=execution_id, workflow_run_id=workflow_run_id,
+            skipped_reason=reason, webhook_id=webhook_id, created_at=now,
         )  # fmt: skip
 
     await guard(ports, JobAction.FIRE, job, subject=subject)
     result: Fired
     if job.overlap is Overlap.SKIP and await _still_running(uow, job):
-        result = Fired(run(RunStatus.SKIPPED, reason="overlap: the previous run's execution has not finished"))
-    elif job.target.kind is TargetKind.WORKFLOW or job.worker_queue_id is None:  # the workflows area's hook
-        result = Fired(run(RunStatus.FAILED, reason=WORKFLOWS_MISSING))
+        result = Fired(run(RunStatus.SKIPPED, reason="overlap: the previous run has not finished"))
+    elif job.worker_queue_id is None:  # a job's rules require one: only a row written otherwise lacks it
+        result = Fired(run(RunStatus.FAILED, reason="the job has no worker queue"))
+    elif job.target.kind is TargetKind.WORKFLOW:
+        start = StartRun(worker_queue_id=job.worker_queue_id, input=dict(payload or {}))
+        try:
+            advance = await begin_run(ports, uow, job.organization_id, job.target.id, start)
+        except (NotFound, ValidationFailed) as exc:  # raised before anything is written
+            result = Fired(run(RunStatus.FAILED, reason=exc.message))
+        else:
+            fired = run(RunStatus.FIRED, workflow_run_id=advance.run.id)
+            result = Fired(fired, topics=frozenset(advance.topics))
     else:
         kind = TargetType.AGENT if job.target.kind is TargetKind.AGENT else TargetType.TEAM
         command = ExecuteCommand(prompt=render_prompt(job.prompt, payload or {}), worker_queue_id=job.worker_queue_id)
@@ -86,8 +113,14 @@ async def fire(
 
 
 async def _still_running(uow: UnitOfWork, job: Job) -> bool:
+    """Whether the job's last run that created something (an execution, or a workflow run) has not ended."""
     last = await uow.jobs.last_fired_run(job.organization_id, job.id)
-    if last is None or last.execution_id is None:
+    if last is None:
+        return False
+    if last.workflow_run_id is not None:
+        workflow_run = await uow.workflow_runs.get(job.organization_id, last.workflow_run_id)
+        return workflow_run is not None and not workflow_run.is_terminal
+    if last.execution_id is None:
         return False
     execution = await uow.executions.get(job.organization_id, last.execution_id)
     return execution is not None and not execution.is_terminal
@@ -102,8 +135,7 @@ async def trigger_job(
         job = await require_job(uow, organization_id, job_id, lock=True)
         fired = await fire(ports, uow, job, TriggerType.MANUAL, payload=payload, subject=subject)
         await uow.commit()
-    if fired.execution is not None:
-        await announce(ports, fired.execution)
+    await announce_fired(ports, fired)
     return fired.run
 
 
@@ -138,8 +170,7 @@ async def fire_due(ports: Ports, job: Job, now: datetime) -> bool:
         else:
             fired = await fire(ports, uow, current, TriggerType.CRON, scheduled_for=scheduled)
         await uow.commit()
-    if fired.execution is not None:
-        await announce(ports, fired.execution)
+    await announce_fired(ports, fired)
     return True
 
 
@@ -196,6 +227,5 @@ async def _deliver(ports: Ports, job: Job, payload: dict[str, Any], webhook_id: 
             return WebhookAnswer(first, repeated=True)
         fired = await fire(ports, uow, current, TriggerType.WEBHOOK, payload=payload, webhook_id=webhook_id)
         await uow.commit()
-    if fired.execution is not None:
-        await announce(ports, fired.execution)
+    await announce_fired(ports, fired)
     return WebhookAnswer(fired.run, repeated=False)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Protocol
 
-from controlplane_domain.jobs.entity import Job, JobRun
+from controlplane_domain.jobs.entity import FiringFilter, Job, JobRun
 from controlplane_domain.paging import PageRequest
 
 
@@ -46,7 +46,15 @@ class JobRepository(Protocol):
     async def run_for_webhook(self, organization_id: str, job_id: str, webhook_id: str) -> JobRun | None: ...
 
     async def last_fired_run(self, organization_id: str, job_id: str) -> JobRun | None:
-        """The job's latest run that created an execution."""
+        """The job's latest run that created an execution or a workflow run."""
+
+    async def get_run(self, organization_id: str, run_id: str) -> JobRun | None: ...
+
+    async def firings_page(
+        self, organization_id: str, page: PageRequest, where: FiringFilter | None
+    ) -> tuple[list[JobRun], int]:
+        """The runs of all the organization's jobs (those `where` keeps, when given), most recent first
+        ((fired_at, id) descending), and their total."""
 
 
 class CronCalendar(Protocol):

@@ -29,8 +29,6 @@ from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SealedValue
 from controlplane_domain.secrets.usecases import require_cipher
 
-WORKFLOWS_MISSING = "workflows are not available yet"
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateJob:
@@ -104,15 +102,18 @@ async def _check_job(ports: Ports, uow: UnitOfWork, job: Job) -> None:
     _check_trigger(ports, job.trigger)
     target, org = job.target, job.organization_id
     field = f"target.{target.kind}_id"
-    if target.kind is TargetKind.WORKFLOW:  # the hook for the workflows area (docs/orchestration.md)
-        raise ValidationFailed(field, WORKFLOWS_MISSING)
     if not is_uuid(target.id):
         raise ValidationFailed(field, "must be a UUID")
-    found = await (uow.agents.get(org, target.id) if target.kind is TargetKind.AGENT else uow.teams.get(org, target.id))
+    if target.kind is TargetKind.WORKFLOW:
+        found: object | None = await uow.workflows.get(org, target.id)
+    elif target.kind is TargetKind.AGENT:
+        found = await uow.agents.get(org, target.id)
+    else:
+        found = await uow.teams.get(org, target.id)
     if found is None:
         raise ValidationFailed(field, f"no {target.kind} of this organization has this id")
     if job.worker_queue_id is None:
-        raise ValidationFailed("worker_queue_id", f"is required for an {target.kind} target")
+        raise ValidationFailed("worker_queue_id", f"is required (the queue the {target.kind} runs on)")
     if not is_uuid(job.worker_queue_id) or await uow.queues.get(org, job.worker_queue_id) is None:
         raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
 

@@ -39,5 +39,11 @@ class WorkflowRunRepository(Protocol):
         self, organization_id: str, page: PageRequest, *, workflow_id: str | None, status: RunStatus | None
     ) -> tuple[list[WorkflowRun], int]: ...
 
+    async def newest_page(
+        self, organization_id: str, page: PageRequest, statuses: frozenset[RunStatus] | None
+    ) -> tuple[list[WorkflowRun], int]:
+        """The organization's runs (whose status is in `statuses`, when given), most recent first ((created_at,
+        id) descending), and their total."""
+
     async def events_after(self, organization_id: str, run_id: str, after_seq: int, limit: int) -> list[RunEvent]:
         """The run's events after `after_seq`, in order, at most `limit`."""

@@ -64,37 +64,47 @@ async def require_run(uow: UnitOfWork, organization_id: str, run_id: str, *, loc
 async def start_run(ports: Ports, organization_id: str, workflow_id: str, command: StartRun) -> WorkflowRun:
     """A run of the workflow's current definition, `running`, its first steps' executions queued in the same
     transaction (a step whose queue, agent or team has gone fails at once, and the run with it)."""
+    async with ports.uow() as uow:
+        advance = await begin_run(ports, uow, organization_id, workflow_id, command)
+        await uow.commit()
+    await publish(ports, *advance.topics)
+    return advance.run
+
+
+async def begin_run(
+    ports: Ports, uow: UnitOfWork, organization_id: str, workflow_id: str, command: StartRun
+) -> Advance:
+    """`start_run` inside the caller's unit of work (a job's firing writes its run record in the same one): the run
+    written, its first steps queued; the caller commits, then publishes the returned `topics`. NotFound (the
+    workflow) and ValidationFailed (the input, the queue) are raised before anything is written."""
     if not is_uuid(command.worker_queue_id):
         raise ValidationFailed("worker_queue_id", "must be a UUID")
     now = ports.clock.now()
-    async with ports.uow() as uow:
-        workflow = await require_workflow(uow, organization_id, workflow_id, lock=True)
-        for _, key in inputs_read(workflow.steps):
-            if key not in command.input:
-                raise ValidationFailed(f"input.{key}", "a step's prompt reads this input, which was not given")
-        if await uow.queues.get(organization_id, command.worker_queue_id) is None:
-            raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
-        await may_run(ports, organization_id, workflow, command)
-        run = WorkflowRun(
-            id=ports.ids.new_id(),
-            organization_id=organization_id,
-            workflow_id=workflow.id,
-            status=RunStatus.RUNNING,
-            input=dict(command.input),
-            worker_queue_id=command.worker_queue_id,
-            definition=workflow.steps,
-            steps=tuple(StepRun(id=step.id) for step in workflow.steps),
-            created_at=now,
-            updated_at=now,
-            started_at=now,
-        )
-        advance = Advance(run)
-        advance.events.append(run_event(run))
-        await settle(ports, uow, advance, now)
-        run = await advance.save(uow, now, new=True)
-        await uow.commit()
-    await publish(ports, *advance.topics)
-    return run
+    workflow = await require_workflow(uow, organization_id, workflow_id, lock=True)
+    for _, key in inputs_read(workflow.steps):
+        if key not in command.input:
+            raise ValidationFailed(f"input.{key}", "a step's prompt reads this input, which was not given")
+    if await uow.queues.get(organization_id, command.worker_queue_id) is None:
+        raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
+    await may_run(ports, organization_id, workflow, command)
+    run = WorkflowRun(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        workflow_id=workflow.id,
+        status=RunStatus.RUNNING,
+        input=dict(command.input),
+        worker_queue_id=command.worker_queue_id,
+        definition=workflow.steps,
+        steps=tuple(StepRun(id=step.id) for step in workflow.steps),
+        created_at=now,
+        updated_at=now,
+        started_at=now,
+    )
+    advance = Advance(run)
+    advance.events.append(run_event(run))
+    await settle(ports, uow, advance, now)
+    await advance.save(uow, now, new=True)
+    return advance
 
 
 async def get_run(ports: Ports, organization_id: str, run_id: str) -> WorkflowRun:

@@ -1,0 +1,100 @@
+"""Background workflows [temporal-workflows]: every long-running run of the organization (workflow runs, job
+firings) in one shape, newest first; read one; cancel one."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+from litestar import Controller, get, post
+from litestar.params import FromPath, FromQuery
+from litestar.types import Scope
+
+from controlplane_domain.background import usecases
+from controlplane_domain.background.entity import BackgroundRun, BackgroundStatus, BackgroundType
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+
+API = "/api/v1"
+
+
+class TemporalWorkflow(msgspec.Struct, kw_only=True):
+    id: str
+    type: BackgroundType
+    status: BackgroundStatus
+    started_at: datetime
+    finished_at: datetime | None
+    links: dict[str, str]
+    """Paths (relative to the server) of this run and of what it belongs to or started."""
+
+
+class TemporalWorkflowList(msgspec.Struct, kw_only=True):
+    items: list[TemporalWorkflow]
+    total: int
+    limit: int
+    offset: int
+
+
+def links(run: BackgroundRun) -> dict[str, str]:
+    found = {"self": f"{API}/temporal-workflows/{run.id}"}
+    if run.type is BackgroundType.WORKFLOW_RUN:
+        found["workflow_run"] = f"{API}/workflow-runs/{run.id}"
+        found["workflow"] = f"{API}/workflows/{run.workflow_id}"
+        return found
+    found["job"] = f"{API}/jobs/{run.job_id}"
+    found["job_runs"] = f"{API}/jobs/{run.job_id}/runs"
+    if run.workflow_run_id is not None:
+        found["workflow_run"] = f"{API}/workflow-runs/{run.workflow_run_id}"
+    if run.execution_id is not None:
+        found["execution"] = f"{API}/executions/{run.execution_id}"
+    return found
+
+
+def temporal_out(run: BackgroundRun) -> TemporalWorkflow:
+    return TemporalWorkflow(
+        id=run.id,
+        type=run.type,
+        status=run.status,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        links=links(run),
+    )
+
+
+class TemporalWorkflowController(Controller):
+    path = "/api/v1/temporal-workflows"
+    tags = ["temporal-workflows"]
+
+    @get("/", operation_id="listTemporalWorkflows", responses=errors())
+    async def list_runs(
+        self,
+        scope: Scope,
+        type: FromQuery[BackgroundType | None] = None,
+        status: FromQuery[BackgroundStatus | None] = None,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> TemporalWorkflowList:
+        """Workflow runs and job firings, newest first (`started_at`, then id, descending); `status` in one
+        vocabulary: pending, running, succeeded, failed, cancelled, skipped."""
+        ports, principal = caller(scope)
+        where = usecases.BackgroundFilter(type=type, status=status)
+        page = await usecases.list_background_runs(ports, principal.organization_id, page_request(limit, offset), where)
+        return page_of(TemporalWorkflowList, page, temporal_out)
+
+    @get("/{temporal_workflow_id:str}", operation_id="getTemporalWorkflow", responses=errors(404))
+    async def get_run(self, temporal_workflow_id: FromPath[str], scope: Scope) -> TemporalWorkflow:
+        ports, principal = caller(scope)
+        run = await usecases.get_background_run(ports, principal.organization_id, temporal_workflow_id)
+        return temporal_out(run)
+
+    @post(
+        "/{temporal_workflow_id:str}/cancel",
+        operation_id="cancelTemporalWorkflow",
+        status_code=200,
+        responses=errors(404, 409),
+    )
+    async def cancel_run(self, temporal_workflow_id: FromPath[str], scope: Scope) -> TemporalWorkflow:
+        """A workflow run is cancelled; a job firing's execution or workflow run is cancelled (a running
+        execution's worker is asked to stop). 409 when it already finished."""
+        ports, principal = caller(scope)
+        run = await usecases.cancel_background_run(ports, principal.organization_id, temporal_workflow_id)
+        return temporal_out(run)
