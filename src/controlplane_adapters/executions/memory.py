@@ -14,7 +14,7 @@ from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
-from controlplane_domain.executions.leases import lease_in_steps
+from controlplane_domain.executions.lease_steps import lease_in_steps
 from controlplane_domain.executions.ports import ExecutionFilter, Leased, LeaseExtras
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.skills.entity import SkillOwner

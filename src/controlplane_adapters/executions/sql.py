@@ -48,7 +48,7 @@ from controlplane_domain.agents.entity import Agent
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue
 from controlplane_domain.executions.entity import TERMINAL, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
-from controlplane_domain.executions.leases import lease_in_steps
+from controlplane_domain.executions.lease_steps import lease_in_steps
 from controlplane_domain.executions.ports import ExecutionFilter, Leased, LeaseExtras
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workers.entity import Worker

@@ -7,13 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
 from controlplane_domain.agents.entity import Agent
-from controlplane_domain.environments.entity import QueueStatus, WorkerQueue
 from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import DomainError, NotFound, TransientFailure
 from controlplane_domain.executions import resolution
@@ -27,15 +26,13 @@ from controlplane_domain.executions.changes import (
     step_ended,
     topic,
 )
-from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms, leased
+from controlplane_domain.executions.entity import Execution, ExecutionStatus, LeaseTerms
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
-from controlplane_domain.executions.ports import Leased
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable
 from controlplane_domain.teams.entity import TeamView
-from controlplane_domain.workers.entity import Worker
 
 S = ExecutionStatus
 
@@ -123,26 +120,6 @@ async def _lease_one(
         return None
     await publish(ports, topic(running))
     return Lease(running, outcome.agent, team), needs
-
-
-async def lease_in_steps(
-    queue: WorkerQueue | None,
-    worker: Worker | None,
-    execution: Execution | None,
-    agent: Agent | None,
-    terms: LeaseTerms,
-    record: Callable[[Execution, Execution, Sequence[ExecutionEvent]], Awaitable[bool]],
-) -> Leased:
-    """`ExecutionRepository.lease_next` for a store that reads first, then records (memory; SQLite, whose
-    writer holds the database lock): `execution` is the queue's oldest queued one, `record` the store's own."""
-    if queue is None:
-        return Leased(None, None, None, None)
-    if queue.status is not QueueStatus.ACTIVE or execution is None:
-        return Leased(queue, worker, None, None)
-    running, events = leased(execution, terms)
-    if not await record(execution, running, events):  # the writer holds the lock: only a broken store fails
-        raise TransientFailure("the execution changed while it was being leased")
-    return Leased(queue, worker, running, agent)
 
 
 async def _work_waiting(ports: Ports, organization_id: str, queue_id: str) -> bool:
