@@ -22,7 +22,9 @@ from controlplane_domain.contexts.entity import NO_CONTEXT, ResolvedContext
 from controlplane_domain.errors import NotFound
 from controlplane_domain.executions.changes import Change, change, done_event
 from controlplane_domain.executions.entity import Execution, ExecutionStatus, status_event
-from controlplane_domain.integrations import resolve as integrations
+from controlplane_domain.integrations.entity import IntegrationFile
+from controlplane_domain.integrations.resolve import ResolvedIntegrations
+from controlplane_domain.integrations.resolve import resolve_integrations as resolve_integration_ids
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing
@@ -32,26 +34,6 @@ from controlplane_domain.secrets.reveal import reveal_for_lease
 from controlplane_domain.skills.attachments import resolved_skills
 from controlplane_domain.skills.entity import ResolvedSkill
 from controlplane_domain.teams.entity import Team, TeamView
-
-
-@dataclass(frozen=True, slots=True)
-class IntegrationFile:
-    """A file an integration gives the worker, to write before it runs the agent."""
-
-    path: str
-    content: str
-    mode: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResolvedIntegrations:
-    """What an execution environment's integrations give its worker: environment variables (they may hold
-    `{{secret:NAME}}` references), files, and the names of secrets whose values it receives as they are."""
-
-    env_vars: Mapping[str, str] = field(default_factory=dict)
-    files: tuple[IntegrationFile, ...] = ()
-    secret_names: tuple[str, ...] = ()
-
 
 NO_INTEGRATIONS = ResolvedIntegrations()
 
@@ -65,13 +47,8 @@ async def resolve_integrations(
     another key (or none configured) answers the lease 503, as a secret's would when revealed."""
     if not environment.integration_ids and not environment.custom_integration_ids:
         return NO_INTEGRATIONS
-    found = await integrations.resolve_integrations(
+    return await resolve_integration_ids(
         uow, cipher, organization_id, environment.integration_ids, environment.custom_integration_ids
-    )
-    return ResolvedIntegrations(
-        env_vars=found.env_vars,
-        files=tuple(IntegrationFile(item.path, item.content, f"{item.mode:04o}") for item in found.files),
-        secret_names=tuple(found.secret_names),
     )
 
 
@@ -225,7 +202,7 @@ def _filled(run: RunNeeds, values: Mapping[str, str]) -> ResolvedRun:
         working_dir=None if environment is None else environment.working_dir,
         env_vars={} if environment is None else dict(environment.env_vars),
         secrets={name: values[name] for name in run.given_secrets()},
-        files=run.integrations.files,
+        files=tuple(run.integrations.files),
         mcp_servers={} if environment is None else dict(environment.mcp_servers),
     )
 

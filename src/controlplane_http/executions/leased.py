@@ -22,7 +22,7 @@ def _run(run: resolution.ResolvedRun) -> dict[str, Any]:
         "working_dir": run.working_dir,
         "env_vars": dict(run.env_vars),
         "secrets": dict(run.secrets),
-        "files": [ResolvedFile(path=file.path, content=file.content, mode=file.mode) for file in run.files],
+        "files": [ResolvedFile(path=file.path, content=file.content, mode=f"{file.mode:04o}") for file in run.files],
         "mcp_servers": {name: to_wire(server, MCPServerConfig) for name, server in run.mcp_servers.items()},
     }
 
