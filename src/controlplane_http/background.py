@@ -1,4 +1,5 @@
-"""Background tasks of the service: the lease reaper and the heartbeat flusher."""
+"""Background tasks of the service: the lease reaper, the heartbeat flusher, the job scheduler, the workflow
+steps' timeout sweep and the idempotency purge."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from controlplane_domain.idempotency.usecases import PURGE_BATCH, purge_expired_
 from controlplane_domain.jobs.firing import DUE_BATCH, fire_due_jobs
 from controlplane_domain.ports import Ports
 from controlplane_domain.workers.usecases import flush_heartbeats
+from controlplane_domain.workflows.timeouts import TIMEOUT_BATCH, time_out_steps
 
 log = logging.getLogger("controlplane.background")
 
@@ -89,6 +91,18 @@ def job_scheduler(ports: Ports, interval_seconds: float) -> Periodic:
             pass
 
     return Periodic("job scheduler", interval_seconds, tick)
+
+
+def step_timeouts(ports: Ports, interval_seconds: float) -> Periodic:
+    """Times out the workflow steps' executions that ran past their step's `timeout_seconds`; every node runs one,
+    and each run is checked by one node at a time (a compare-and-set of its next check, see workflows/timeouts.py).
+    A full batch goes on at once."""
+
+    async def sweep() -> None:
+        while (await time_out_steps(ports)).runs >= TIMEOUT_BATCH:
+            pass
+
+    return Periodic("step timeouts", interval_seconds, sweep)
 
 
 PURGE_PAUSE_SECONDS = 0.01

@@ -38,7 +38,14 @@ from controlplane_domain.executions.recent import RecentExecutions
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app
-from controlplane_http.background import Periodic, heartbeat_flusher, idempotency_purger, job_scheduler, lease_reaper
+from controlplane_http.background import (
+    Periodic,
+    heartbeat_flusher,
+    idempotency_purger,
+    job_scheduler,
+    lease_reaper,
+    step_timeouts,
+)
 from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.schema import prepare_schema
@@ -200,6 +207,7 @@ def build_app(
     flusher = heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000)
     purger = idempotency_purger(ports)
     scheduler = job_scheduler(ports, settings.scheduler_interval_ms / 1000)
+    timeouts = step_timeouts(ports, settings.scheduler_interval_ms / 1000)
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -242,11 +250,12 @@ def build_app(
             flusher.start,
             purger.start,
             scheduler.start,
+            timeouts.start,
             *([freeze_heap] if freeze_after_start else []),
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
         on_shutdown=[
             _async(stopping.stop),
-            *map(_bounded, [reaper.stop, purger.stop, scheduler.stop, flusher.stop, *store.shutdown]),
+            *map(_bounded, [reaper.stop, purger.stop, scheduler.stop, timeouts.stop, flusher.stop, *store.shutdown]),
         ],
     )

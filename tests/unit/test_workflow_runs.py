@@ -1,5 +1,5 @@
 """Workflow runs on random graphs, on the memory store: whatever the graph, the steps' fates (completed, failed,
-lease expired, cancelled, each attempt) and the order in which held executions end, every run ends, no step
+lease expired, cancelled, timed out, each attempt) and the order in which held executions end, every run ends, no step
 starts before each step it depends on succeeded, and no step runs twice at once or more often than allowed."""
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ from controlplane_domain.ports import Ports
 from controlplane_domain.workflows import runs, usecases
 from controlplane_domain.workflows.entity import RunStatus, StepDefinition, StepStatus
 from controlplane_domain.workflows.graph import check_steps, find_cycle
+from controlplane_domain.workflows.timeouts import time_out_steps
 
 ORG = "org"
-FATES = ("completed", "failed", "expire", "cancelled")
+FATES = ("completed", "failed", "expire", "cancelled", "timeout")
+TIMEOUT_SECONDS = 30
 
 
 @st.composite
@@ -40,9 +42,16 @@ def graphs(draw: st.DrawFn) -> tuple[list[StepDefinition], dict[str, list[str]]]
         attempts = draw(st.integers(1, 3))
         prompt = " ".join(f"{{{{steps.{d}.output}}}}" for d in depends) or "start"
         steps.append(
-            StepDefinition(id=step_id, agent_id="-", prompt=prompt, depends_on=tuple(depends), max_attempts=attempts)
+            StepDefinition(
+                id=step_id,
+                agent_id="-",
+                prompt=prompt,
+                depends_on=tuple(depends),
+                max_attempts=attempts,
+                timeout_seconds=draw(st.sampled_from((None, TIMEOUT_SECONDS))),
+            )
         )
-        weights = st.sampled_from(("completed", "completed", "completed", "failed", "expire", "cancelled"))
+        weights = st.sampled_from(("completed", "completed", "completed", "failed", "expire", "cancelled", "timeout"))
         fates[step_id] = draw(st.lists(weights, min_size=attempts * 2, max_size=attempts * 2))
     return steps, fates
 
@@ -61,13 +70,19 @@ async def _scenario(steps: list[StepDefinition], fates: dict[str, list[str]], or
     queue = (await environments.create_queue(ports, ORG, environment.id, environments.CreateQueue(name="q"))).queue
     real = tuple(
         StepDefinition(
-            id=s.id, agent_id=agent.id, prompt=s.prompt, depends_on=s.depends_on, max_attempts=s.max_attempts
+            id=s.id,
+            agent_id=agent.id,
+            prompt=s.prompt,
+            depends_on=s.depends_on,
+            max_attempts=s.max_attempts,
+            timeout_seconds=s.timeout_seconds,
         )
         for s in steps
     )
     workflow = await usecases.create_workflow(ports, ORG, usecases.CreateWorkflow(name="w", steps=real))
     run = await runs.start_run(ports, ORG, workflow.id, runs.StartRun(worker_queue_id=queue.id))
     watch = Watch()
+    timeouts = {step.id: step.timeout_seconds for step in steps}
     held: list[tuple[Execution, str]] = []
     turns = 0
     while True:
@@ -93,11 +108,17 @@ async def _scenario(steps: list[StepDefinition], fates: dict[str, list[str]], or
         execution, worker = held.pop(order[turns % len(order)] % len(held))
         step_id = execution.workflow_step_id or ""
         fate = fates[step_id][(len(watch.started[step_id]) - 1) % len(fates[step_id])]
-        if fate == "expire":
-            clock.advance(ports.lease_timeout_seconds + 1)
-            await leases.reap_expired_leases(ports)  # (what else expired meanwhile goes too)
+        if fate == "expire" or (fate == "timeout" and timeouts[step_id] is not None):
+            if fate == "expire":
+                clock.advance(ports.lease_timeout_seconds + 1)
+                await leases.reap_expired_leases(ports)  # (what else expired meanwhile goes too)
+            else:
+                clock.advance(TIMEOUT_SECONDS)
+                await time_out_steps(ports)  # (so do the other held steps past their timeout)
             held = [(e, w) for e, w in held if (await _status(ports, e.id)) is ExecutionStatus.RUNNING]
             continue
+        if fate == "timeout":  # a step without a timeout: it fails instead
+            fate = "failed"
         status = ExecutionStatus(fate)
         command = completion.CompleteCommand(
             worker_id=worker, attempt=execution.attempt, status=status, response=f"out-{step_id}", error=None

@@ -56,4 +56,5 @@ class Settings:
     webhook_rate_limit_per_minute: int = 60
     """CONTROLPLANE_WEBHOOK_RATE_LIMIT_PER_MINUTE: deliveries a minute to one job's webhook."""
     scheduler_interval_ms: int = 1000
-    """CONTROLPLANE_SCHEDULER_INTERVAL_MS: how often each node's job scheduler looks for due cron firings."""
+    """CONTROLPLANE_SCHEDULER_INTERVAL_MS: how often each node's job scheduler looks for due cron firings (and its
+    step timeout sweep for workflow steps past their timeout)."""

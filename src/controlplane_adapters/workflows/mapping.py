@@ -60,6 +60,7 @@ def step_runs_to_json(steps: tuple[StepRun, ...]) -> list[dict[str, Any]]:
             "error": s.error,
             "started_at": _time(s.started_at),
             "finished_at": _time(s.finished_at),
+            **({"timeout_at": _time(s.timeout_at)} if s.timeout_at is not None else {}),
         }
         for s in steps
     ]
@@ -76,6 +77,7 @@ def step_runs_from_json(value: Any) -> tuple[StepRun, ...]:
             error=s.get("error"),
             started_at=_parse(s.get("started_at")),
             finished_at=_parse(s.get("finished_at")),
+            timeout_at=_parse(s.get("timeout_at")),
         )
         for s in value
     )

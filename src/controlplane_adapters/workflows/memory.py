@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from controlplane_adapters.memory.base import MemoryRepository
 from controlplane_domain.errors import Conflict
@@ -56,3 +57,13 @@ class MemoryWorkflowRunRepository(MemoryRepository[WorkflowRun]):
         if await self.get(organization_id, run_id) is None:
             return []
         return [event for event in self.events.get(run_id, ()) if event.seq > after_seq][:limit]
+
+    async def timeouts_due(self, now: datetime, limit: int) -> list[WorkflowRun]:
+        checks = [(run.timeout_check_at, run) for run in self.rows.values()]
+        due = [(check, run) for check, run in checks if check is not None and check <= now]
+        return [run for _, run in sorted(due, key=lambda pair: (pair[0], pair[1].id))][:limit]
+
+    async def claim_timeout_check(self, run: WorkflowRun) -> bool:
+        # one unit of work at a time: a second node's claim sees the first one's committed check
+        current = self.rows.get(run.id)
+        return current is not None and current.timeout_check_at == run.timeout_check_at

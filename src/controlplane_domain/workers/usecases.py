@@ -9,10 +9,10 @@ from datetime import datetime, timedelta
 
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import NotFound, ValidationFailed
-from controlplane_domain.executions.entity import Execution
+from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.executions.leases import WENT_IDLE, WENT_OFFLINE, release_held
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.ports import Ports
+from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
 from controlplane_domain.workers.entity import MAX_TASKS_PROCESSED, Worker, WorkerStatus
@@ -73,6 +73,7 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
         known = buffer.latest(organization_id, command.worker_id) if buffer is not None else None
         known = known or await uow.workers.get(organization_id, command.worker_id)
         held = await uow.executions.running_for_worker(organization_id, command.worker_id)
+        timed_out = await _timed_out_task(uow, organization_id, command, held)
     if held and command.status in (WorkerStatus.OFFLINE, WorkerStatus.IDLE):  # it says it runs nothing
         offline = command.status is WorkerStatus.OFFLINE
         held = await release_held(
@@ -85,6 +86,8 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
         )
     worker = _reported(ports, organization_id, command, known, held, now)
     commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
+    if timed_out is not None:
+        commands.append(Command("cancel", timed_out))
     if known is not None and not _leases_need_renewal(ports, held, now):
         if buffer is not None:
             buffer.hold(worker)
@@ -104,6 +107,20 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
     if buffer is not None:
         buffer.written(worker)
     return HeartbeatReceipt(worker, registered, now, commands, extended)
+
+
+async def _timed_out_task(
+    uow: UnitOfWork, organization_id: str, command: RecordHeartbeat, held: Sequence[Execution]
+) -> str | None:
+    """The worker's current task when the service timed it out under it (a workflow step past its timeout): the
+    worker is told to stop it, as a cancel. (A read only when the task it names is not one it holds.)"""
+    task = command.current_task_id
+    if task is None or any(execution.id == task for execution in held):
+        return None
+    execution = await uow.executions.get(organization_id, task)
+    if execution is None or execution.status is not ExecutionStatus.TIMED_OUT:
+        return None
+    return task if execution.worker_id == command.worker_id else None
 
 
 async def flush_heartbeats(ports: Ports) -> int:

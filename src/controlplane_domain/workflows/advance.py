@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, TargetType
 from controlplane_domain.executions.entity import numbered as numbered_execution
@@ -192,6 +192,8 @@ async def start_step(
         attempt=attempt,
         error=None,
         started_at=step.started_at or now,
+        # the earliest its execution can time out: were it leased at once (workflows/timeouts.py)
+        timeout_at=None if definition.timeout_seconds is None else now + timedelta(seconds=definition.timeout_seconds),
     )
     advance.set_step(started)
     advance.topics.add(f"queue:{queue_id}")

@@ -64,7 +64,8 @@ class Workflow:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepRun:
     """Where one step of a run stands: its status, its current execution and attempt, its output once it
-    succeeded, why it failed."""
+    succeeded, why it failed; `timeout_at` (a step with `timeout_seconds`, while it runs): the earliest instant
+    its execution can be past its timeout, when the timeout sweep looks at it next (workflows/timeouts.py)."""
 
     id: str
     status: StepStatus = StepStatus.PENDING
@@ -74,6 +75,7 @@ class StepRun:
     error: str | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    timeout_at: datetime | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -103,6 +105,15 @@ class WorkflowRun:
     @property
     def is_terminal(self) -> bool:
         return self.status in RUN_TERMINAL
+
+    @property
+    def timeout_check_at(self) -> datetime | None:
+        """When the timeout sweep looks at this run next: the earliest `timeout_at` of its running steps (None
+        when no running step has a timeout, or the run ended). The stores keep it in an indexed column."""
+        if self.is_terminal:
+            return None
+        due = [s.timeout_at for s in self.steps if s.status is StepStatus.RUNNING and s.timeout_at is not None]
+        return min(due, default=None)
 
     def step(self, step_id: str) -> StepRun | None:
         return next((step for step in self.steps if step.id == step_id), None)

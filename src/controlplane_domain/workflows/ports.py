@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol
 
 from controlplane_domain.paging import PageRequest
@@ -47,3 +48,12 @@ class WorkflowRunRepository(Protocol):
 
     async def events_after(self, organization_id: str, run_id: str, after_seq: int, limit: int) -> list[RunEvent]:
         """The run's events after `after_seq`, in order, at most `limit`."""
+
+    async def timeouts_due(self, now: datetime, limit: int) -> list[WorkflowRun]:
+        """Runs of every organization whose `timeout_check_at` is at or before `now`, earliest first, at most
+        `limit` (the timeout sweep's read; an index on the column)."""
+
+    async def claim_timeout_check(self, run: WorkflowRun) -> bool:
+        """Whether this unit of work may check `run`'s timeouts: the stored `timeout_check_at` is still the one
+        `run` (as read by `timeouts_due`) has (a compare-and-set that locks the row on Postgres: a second node's
+        claim waits, then finds the value moved and claims nothing)."""
