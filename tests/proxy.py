@@ -9,10 +9,13 @@ import threading
 
 class TcpProxy:
     """Forwards 127.0.0.1:<port> to a target; `cut()` drops every connection and stops listening; `stall()` keeps
-    every connection open and forwards nothing more (a database that stops answering)."""
+    every connection open and forwards nothing more (a database that stops answering). With `patience`, a new
+    connection waits up to that many seconds for the target to accept it (a load balancer that holds requests while
+    its backend restarts); without, a target that refuses closes it at once."""
 
-    def __init__(self, target_host: str, target_port: int) -> None:
+    def __init__(self, target_host: str, target_port: int, patience: float = 0.0) -> None:
         self.target = (target_host, target_port)
+        self.patience = patience
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -34,11 +37,16 @@ class TcpProxy:
         writer.close()
 
     async def _handle(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
-        try:
-            upstream_reader, upstream_writer = await asyncio.open_connection(*self.target)
-        except OSError:
-            client_writer.close()
-            return
+        deadline = self.loop.time() + self.patience
+        while True:
+            try:
+                upstream_reader, upstream_writer = await asyncio.open_connection(*self.target)
+                break
+            except OSError:
+                if self.loop.time() >= deadline:
+                    client_writer.close()
+                    return
+                await asyncio.sleep(0.05)
         self.writers.update({client_writer, upstream_writer})
         await asyncio.gather(self._pipe(client_reader, upstream_writer), self._pipe(upstream_reader, client_writer))
         self.writers.difference_update({client_writer, upstream_writer})
