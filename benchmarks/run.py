@@ -1,7 +1,8 @@
 """`make bench`: the real server on SQLite and Postgres under wrk on loopback, against a bare Litestar app.
 
 Prints, for each scenario, requests (or round trips) per second, p50 and p99 latency, and the ratio to the
-bare app measured in the same run. `--smoke` runs every scenario for about a second (CI keeps it working)."""
+bare app measured in the same run; the orchestration scenarios (cron jobs due at once, workflow step hand-overs)
+are described in benchmarks/orchestration.py. `--smoke` runs every scenario for about a second (CI keeps it working)."""
 
 from __future__ import annotations
 
@@ -330,7 +331,9 @@ def sse_streams(base: str, pid: int, streams: int, events: int, seeded: dict[str
                   "deliveries", streams * events - len(latencies), note)  # fmt: skip
 
 
-SCENARIOS = ("get", "list", "pages", "create", "heartbeat", "team", "roundtrip", "sse")
+SCENARIOS = ("get", "list", "pages", "create", "heartbeat", "team", "roundtrip", "sse", "orchestration")
+CRON_JOBS = 1000
+SCHEDULER_INTERVAL_MS = 1000  # the server's default (server_env sets none)
 ALL = frozenset(SCENARIOS)
 
 
@@ -393,6 +396,14 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
             sse = sse_streams(base, proc.pid, 20 if smoke else 1000, 5 if smoke else 40, seeded)
             sse.database = database
             results.append(sse)
+        if "orchestration" in only:  # cron jobs due at once, workflow step hand-overs: benchmarks/orchestration.py
+            from benchmarks import orchestration
+
+            cron = orchestration.cron_due(base, database_url, 20 if smoke else CRON_JOBS, seeded, SCHEDULER_INTERVAL_MS)
+            chain = orchestration.hand_over(base, database_url, 2 if smoke else 8, 4 if smoke else 26, seeded)
+            for result in (cron, chain):
+                result.database = database
+                results.append(result)
     return results
 
 

@@ -186,14 +186,22 @@ async def test_a_claim_is_a_compare_and_set(uow: UowFactory) -> None:
     clock = ManualClock(at(2026, 1, 1))
     ports = ports_on(uow, clock)
     job = (await cron_job(ports, "* * * * *")).job
+    other = (await cron_job(ports, "* * * * *", name="other")).job
     async with uow() as work:
-        assert await work.jobs.claim(job, at(2026, 1, 1, 0, 2), clock.now())
-        assert not await work.jobs.claim(job, at(2026, 1, 1, 0, 3), clock.now())
+        assert await work.jobs.claim([]) == []
+        (claimed,) = await work.jobs.claim(
+            [(job, at(2026, 1, 1, 0, 2)), (replace(other, next_run_at=at(2025, 1, 1)), None)]
+        )
+        assert (claimed.id, claimed.next_run_at) == (job.id, at(2026, 1, 1, 0, 2))  # the row as it is now
+        assert await work.jobs.claim([(job, at(2026, 1, 1, 0, 3))]) == []  # it holds another value now
         await work.commit()
     async with uow() as work:
         stored = await work.jobs.get(ORG, job.id)
         assert stored is not None
         assert stored.next_run_at == at(2026, 1, 1, 0, 2)
+        both = await work.jobs.claim([(stored, None), (other, at(2026, 1, 1, 0, 5))])
+        assert sorted((each.id, each.next_run_at) for each in both) == sorted(
+            [(job.id, None), (other.id, at(2026, 1, 1, 0, 5))])  # fmt: skip
 
 
 async def test_two_nodes_on_one_postgres_fire_each_firing_once(postgres_engine: AsyncEngine, postgres_url: str) -> None:

@@ -28,7 +28,8 @@ def test_the_benchmark_harness_runs() -> None:
     rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "sqlite" in line]
     scenarios = {row.split("|")[1].strip() for row in rows}
     assert {"get agent by id", "list agents (20 a page)", "create agent", "worker heartbeat", "add agent to team",
-            "execution round trip", "20 concurrent SSE streams"} <= scenarios  # fmt: skip
+            "execution round trip", "20 concurrent SSE streams", "20 cron jobs due at once: due -> queued",
+            "workflow step hand-over"} <= scenarios  # fmt: skip
     for row in rows:
         cells = [cell.strip() for cell in row.split("|")[1:-1]]
         assert float(cells[2].split()[0].replace(",", "")) > 0, row

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -42,24 +43,27 @@ class MemoryJobRepository(MemoryRepository[Job]):
                and job.next_run_at <= now]  # fmt: skip
         return sorted(due, key=lambda job: (job.next_run_at, job.id))[:limit]
 
-    async def claim(self, job: Job, next_run_at: datetime | None, now: datetime) -> bool:
-        current = self.rows.get(job.id)
-        if current is None or not current.enabled or current.next_run_at != job.next_run_at:
-            return False
-        self.rows[job.id] = replace(current, next_run_at=next_run_at)
-        return True
+    async def claim(self, claims: Sequence[tuple[Job, datetime | None]]) -> list[Job]:
+        claimed = []
+        for job, next_run_at in claims:
+            current = self.rows.get(job.id)
+            if current is not None and current.enabled and current.next_run_at == job.next_run_at:
+                self.rows[job.id] = replace(current, next_run_at=next_run_at)
+                claimed.append(self.rows[job.id])
+        return claimed
 
     def _mine(self, organization_id: str, job_id: str) -> list[JobRun]:
         return [run for run in self.runs.values() if run.organization_id == organization_id and run.job_id == job_id]
 
-    async def add_run(self, run: JobRun) -> None:
-        if run.job_id not in self.rows:
-            raise Conflict("the job was deleted meanwhile")
-        if run.webhook_id is not None and any(
-            other.webhook_id == run.webhook_id for other in self._mine(run.organization_id, run.job_id)
-        ):
-            raise Conflict("the job already has a run for this webhook-id", {"field": "webhook-id"})
-        self.runs[run.id] = run
+    async def add_run(self, *runs: JobRun) -> None:
+        for run in runs:
+            if run.job_id not in self.rows:
+                raise Conflict("the job was deleted meanwhile")
+            if run.webhook_id is not None and any(
+                other.webhook_id == run.webhook_id for other in self._mine(run.organization_id, run.job_id)
+            ):
+                raise Conflict("the job already has a run for this webhook-id", {"field": "webhook-id"})
+            self.runs[run.id] = run
 
     async def run_page(self, organization_id: str, job_id: str, page: PageRequest) -> tuple[list[JobRun], int]:
         ordered = sorted(self._mine(organization_id, job_id), key=lambda run: (run.fired_at, run.id), reverse=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -150,6 +151,10 @@ def run_to_domain(row: Any) -> JobRun:
     )
 
 
+def _time(value: datetime | None) -> Any:
+    return sa.literal(value, UtcDateTime())
+
+
 class SqlJobRepository(SqlRepository[Job]):
     table = jobs
     to_row = staticmethod(job_to_row)
@@ -169,20 +174,31 @@ class SqlJobRepository(SqlRepository[Job]):
         )
         return [job_to_domain(row) for row in await self.connection.execute(statement)]
 
-    async def claim(self, job: Job, next_run_at: datetime | None, now: datetime) -> bool:
-        # On Postgres a second node's UPDATE waits for the first one's row lock, then re-reads the row: its
-        # `next_run_at` has moved, the WHERE no longer holds, no row is updated. SQLite has one writer at a time.
+    async def claim(self, claims: Sequence[tuple[Job, datetime | None]]) -> list[Job]:
+        # One UPDATE ... RETURNING for the batch: each row found by its key (IS NOT DISTINCT FROM is served by no
+        # index: with `=`, Postgres took ix_jobs_next_run_at, and with 1,000 jobs due at one instant each claim
+        # read all 1,000), its value compared with the one read. On Postgres a second node's UPDATE waits for the
+        # first one's row locks, then re-evaluates its WHERE on the committed rows: their `next_run_at` has moved,
+        # those rows are not updated. SQLite has one writer at a time.
+        if not claims:
+            return []
+        ids = [job.id for job, _ in claims]
+        read = sa.case({job.id: _time(job.next_run_at) for job, _ in claims}, value=jobs.c.id)
+        following = sa.case({job.id: _time(next_run_at) for job, next_run_at in claims}, value=jobs.c.id)
         statement = (
             jobs.update()
-            .where(jobs.c.id == job.id, jobs.c.enabled.is_(True), jobs.c.next_run_at == job.next_run_at)
-            .values(next_run_at=next_run_at)
+            .where(jobs.c.id.in_(ids), jobs.c.enabled.is_(True), jobs.c.next_run_at.is_not_distinct_from(read))
+            .values(next_run_at=following)
+            .returning(*jobs.c)
         )
-        result = await self.connection.execute(statement)
-        return bool(result.rowcount == 1)
+        return [job_to_domain(row) for row in await self.connection.execute(statement)]
 
-    async def add_run(self, run: JobRun) -> None:
+    async def add_run(self, *runs: JobRun) -> None:
+        if not runs:
+            return
+        rows = [run_to_row(run) for run in runs]
         try:
-            await self.connection.execute(job_runs.insert(), run_to_row(run))
+            await self.connection.execute(job_runs.insert(), rows if len(rows) > 1 else rows[0])
         except IntegrityError as exc:
             if "foreign key" in str(exc.orig).lower():
                 raise Conflict("the job was deleted meanwhile") from exc

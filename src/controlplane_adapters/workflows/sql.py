@@ -210,7 +210,7 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
         t = workflow_runs
         statement = (
             t.update()
-            .where(t.c.id == run.id, t.c.timeout_check_at == run.timeout_check_at)
+            .where(t.c.id == run.id, t.c.timeout_check_at.is_not_distinct_from(run.timeout_check_at))  # (by its key)
             .values(timeout_check_at=t.c.timeout_check_at)
         )
         result = await self.connection.execute(statement)

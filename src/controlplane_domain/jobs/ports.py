@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -32,13 +32,14 @@ class JobRepository(Protocol):
         """Scheduler only, across organizations: enabled jobs whose `next_run_at` is at or before `now`, earliest
         first."""
 
-    async def claim(self, job: Job, next_run_at: datetime | None, now: datetime) -> bool:
-        """Move the job's `next_run_at` from the value `job` holds to `next_run_at` if it still holds it and the job
-        is enabled (compare-and-set); whether it did. The row stays locked until the transaction ends: of several
-        nodes claiming one firing, exactly one gets True."""
+    async def claim(self, claims: Sequence[tuple[Job, datetime | None]]) -> list[Job]:
+        """For each `(job, next_run_at)`: move the job's `next_run_at` from the value `job` holds to `next_run_at`
+        if it still holds it and the job is enabled (a compare-and-set; one statement for them all). The jobs it
+        moved, as they are now (a change made meanwhile shows), in any order; their rows stay locked until the
+        transaction ends: of several nodes claiming one firing, exactly one gets it."""
 
-    async def add_run(self, run: JobRun) -> None:
-        """Record a run; Conflict when the job already has a run for its `webhook_id`."""
+    async def add_run(self, *runs: JobRun) -> None:
+        """Record runs (several in one statement); Conflict when a job already has a run for its `webhook_id`."""
 
     async def run_page(self, organization_id: str, job_id: str, page: PageRequest) -> tuple[list[JobRun], int]:
         """The job's runs, most recent first ((fired_at, id) descending), and their total."""
