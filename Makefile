@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8001
 
-.PHONY: serve test install lint typecheck check migrate clean bench bench-tools
+.PHONY: serve test install lint typecheck check migrate clean bench bench-tools browser-tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,14 @@ bench-tools:
 	    apt-get update -qq >/dev/null && apt-get install -y -qq wrk >/dev/null; \
 	  else echo "make: wrk is missing and cannot be installed here (needs apt-get as root)" >&2; fi; }
 
-test: $(STAMP) bench-tools
+# Debian's chromium: the dashboard's browser test drives it with Playwright (no browser download).
+browser-tools:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null; \
+	  else echo "make: chromium is missing and cannot be installed here (needs apt-get as root)" >&2; fi; }
+
+test: $(STAMP) bench-tools browser-tools
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP) bench-tools

@@ -23,6 +23,7 @@ from controlplane_http.agents.controller import AgentController
 from controlplane_http.api_keys.controller import ApiKeyController
 from controlplane_http.body import StrictJSONBody
 from controlplane_http.contexts.controller import ContextController
+from controlplane_http.dashboard.controller import DashboardController
 from controlplane_http.environments.controller import EnvironmentController, WorkerQueueController
 from controlplane_http.errors import handle_exception
 from controlplane_http.executions.controller import ExecuteController, ExecutionController, LeaseController
@@ -73,6 +74,7 @@ CONTROLLERS = [
     JobController, JobWebhookController,
     WorkflowController, WorkflowRunController,
     TemporalWorkflowController,
+    DashboardController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -19,6 +19,15 @@ CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 
 
+# A first start with nothing that could authenticate a request says how to make a credential, in one line.
+NO_CREDENTIAL = (
+    "controlplane: no credential is configured, so every API request will be refused (401): start with"
+    " SERVICE_API_KEY=<a long random value> (for example SERVICE_API_KEY=$(python3 -c 'import secrets;"
+    " print(secrets.token_urlsafe(32))') make serve), or issue a key with"
+    " `controlplane api-keys create --org default --name admin`"
+)
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
     from uvicorn.config import STARTUP_FAILURE
@@ -30,7 +39,9 @@ def _serve(args: argparse.Namespace) -> int:
     if args.log_level not in LOG_LEVELS:  # (argparse checks the flag, not a default from the environment)
         raise ConfigError(f"CONTROLPLANE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {args.log_level!r}")
     settings = load_settings(config_file=args.config)
-    asyncio.run(check_store(settings))  # an unusable store stops here, before any server process starts
+    stored_keys = asyncio.run(check_store(settings))  # an unusable store stops here, before any process starts
+    if settings.auth.required and not (settings.service_api_key or settings.auth.jwt_secret or stored_keys):
+        sys.stderr.write(NO_CREDENTIAL + "\n")
     host = args.host or settings.host
     port = args.port or settings.port
     options: dict[str, Any] = {

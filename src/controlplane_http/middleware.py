@@ -30,8 +30,10 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-# The OpenAPI document and its Swagger page: the only paths served without credentials (exactly these).
+# The OpenAPI document and its Swagger page: the only paths served without credentials (exactly these), beside the
+# dashboard's page and assets (under DASHBOARD_PREFIX: they hold no data; the page asks the API with a key).
 PUBLIC_PATHS = frozenset({"/api/openapi.json", "/api/docs", "/api/docs/"})
+DASHBOARD_PREFIX = "/dashboard"
 # Job webhooks: no bearer (the Standard Webhooks signature authenticates a delivery, checked by the route), counted
 # per job (`webhook:<job id>`), whoever sends them.
 WEBHOOK_PREFIX = "/api/v1/webhooks/jobs/"
@@ -135,7 +137,7 @@ class SecurityMiddleware:
         client = scope.get("client") or ("unknown", 0)
         failure: DomainError | None = None
         principal: Principal | None = None
-        if path in PUBLIC_PATHS:
+        if path in PUBLIC_PATHS or path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/"):
             decision = await self.limiter.hit(f"ip:{client[0]}", self.limits.anonymous_per_minute)
         elif path.startswith(WEBHOOK_PREFIX):
             job = path[len(WEBHOOK_PREFIX) :].strip("/").lower()

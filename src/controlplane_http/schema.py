@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from controlplane_adapters.api_keys.sql import api_keys
 from controlplane_adapters.settings.model import MEMORY_URL, Settings, StartupFailed
 from controlplane_adapters.sql import migrate
 from controlplane_adapters.sql.engine import create_engine
@@ -44,17 +46,20 @@ async def prepare_schema(engine: AsyncEngine, *, auto_migrate: bool) -> None:
         )
 
 
-async def check_store(settings: Settings) -> None:
+async def check_store(settings: Settings) -> bool:
     """What the server's start-up does to its store, on an engine of its own: the CLI runs it before it starts
-    the server (and its processes), so that a store that cannot be used stops it with one clear line."""
+    the server (and its processes), so that a store that cannot be used stops it with one clear line. Answers
+    whether the store holds any API key (the CLI's first-start hint)."""
     if settings.database_url == MEMORY_URL:
-        return
+        return False
     engine = create_engine(settings.database_url, pool_size=1)
     database = engine.url.database
     if engine.url.get_backend_name() == "sqlite" and database and not database.startswith("file:"):
         _check_writable(Path(database))  # (before a connection: aiosqlite's failing one leaves a thread)
     try:
         await prepare_schema(engine, auto_migrate=settings.auto_migrate)
+        async with engine.connect() as connection:
+            return bool(await connection.scalar(sa.select(sa.exists().where(api_keys.c.revoked_at.is_(None)))))
     finally:
         await engine.dispose()
 

@@ -1,0 +1,1 @@
+"""The operator dashboard: static assets in the package, served at /dashboard (docs/operations.md)."""
