@@ -14,7 +14,7 @@ from litestar.testing import TestClient
 from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.settings.model import AuthSettings, Settings
 from controlplane_http.bootstrap import build_app
-from tests.databases import postgres_database, redis_url, truncate
+from tests.databases import postgres_database, redis_url, sqlite_database, truncate
 from tests.support import DEFAULT_ORG, JWT_SECRET, SECRETS_KEY, SERVICE_KEY, bearer, make_jwt
 
 BACKENDS = ["memory", "sqlite", "postgres"]
@@ -51,7 +51,7 @@ def database_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -
     if backend == "memory":
         return "memory://"
     if backend == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'test.db'}"
+        return sqlite_database(tmp_path / "test.db")
     url: str = request.getfixturevalue("postgres_url")
     asyncio.run(truncate(url))
     return url
@@ -60,7 +60,7 @@ def database_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -
 def build_test_app(
     backend: str, tmp_path: Path, clock: ManualClock, url: str | None = None, **options: Any
 ) -> Litestar:
-    url = url or ("memory://" if backend == "memory" else f"sqlite+aiosqlite:///{tmp_path / 'test.db'}")
+    url = url or ("memory://" if backend == "memory" else sqlite_database(tmp_path / "test.db"))
     return build_app(app_settings(url, **options), clock=clock)
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import tempfile
 import uuid
 import warnings
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -50,6 +53,20 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion on a private loop, even when called from inside a running loop."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+_SQLITE_TEMPLATE: list[Path] = []
+
+
+def sqlite_database(path: Path) -> str:
+    """A SQLite file at `path` already at the newest revision: a copy of one migrated once per test process (a
+    migration costs ~0.2 s, a copy well under 1 ms); the server's start-up then finds it up to date."""
+    if not _SQLITE_TEMPLATE:
+        template = Path(tempfile.mkdtemp(prefix="controlplane-template-")) / "template.db"
+        run_sync(_migrate(f"sqlite+aiosqlite:///{template}"))
+        _SQLITE_TEMPLATE.append(template)
+    shutil.copyfile(_SQLITE_TEMPLATE[0], path)
+    return f"sqlite+aiosqlite:///{path}"
 
 
 def postgres_database() -> Iterator[str]:

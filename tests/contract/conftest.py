@@ -14,13 +14,12 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.memory import MemoryStore
-from controlplane_adapters.sql import migrate
 from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
 from controlplane_adapters.sql.notify import asyncpg_dsn
 from controlplane_adapters.sql.pools import close_idle_connections
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.ports import UnitOfWork
-from tests.databases import truncate
+from tests.databases import sqlite_database, truncate
 
 UowFactory = Callable[[], UnitOfWork]
 T = TypeVar("T")
@@ -32,10 +31,7 @@ async def uow(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[U
         yield MemoryStore().unit_of_work
         return
     if request.param == "sqlite":
-        url = f"sqlite+aiosqlite:///{tmp_path / 'contract.db'}"
-        migrator = create_engine(url)
-        await migrate.upgrade(migrator)
-        await migrator.dispose()
+        url = sqlite_database(tmp_path / "contract.db")
         engine: sa.Engine | AsyncEngine = create_sqlite_engine(url)  # what the server runs on
     else:
         url = request.getfixturevalue("postgres_url")

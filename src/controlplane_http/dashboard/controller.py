@@ -8,6 +8,7 @@ from importlib import resources
 
 from litestar import Controller, Response, get
 from litestar.exceptions import NotFoundException
+from litestar.params import FromPath
 
 ASSETS = {
     "app.js": "text/javascript; charset=utf-8",
@@ -38,7 +39,7 @@ class DashboardController(Controller):
         return Response(_read("index.html"), media_type="text/html; charset=utf-8", headers=HEADERS)
 
     @get("/static/{name:str}", sync_to_thread=False)
-    def asset(self, name: str) -> Response[bytes]:
+    def asset(self, name: FromPath[str]) -> Response[bytes]:
         if name not in ASSETS:
             raise NotFoundException(f"no asset {name!r}")
         return Response(_read(name), media_type=ASSETS[name], headers=HEADERS)
