@@ -28,6 +28,7 @@ from controlplane_domain.principal import Principal
 from controlplane_domain.projects.ports import ProjectRepository
 from controlplane_domain.secrets.ports import SecretCipher, SecretRepository
 from controlplane_domain.skills.ports import SchemaValidator, SkillRepository
+from controlplane_domain.task_plans.ports import TaskPlanRepository
 from controlplane_domain.teams.ports import TeamRepository
 from controlplane_domain.templates.ports import TemplateRepository
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
@@ -117,6 +118,9 @@ class UnitOfWork(Protocol):
 
     @property
     def workflow_runs(self) -> WorkflowRunRepository: ...
+
+    @property
+    def task_plans(self) -> TaskPlanRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -46,6 +46,7 @@ from controlplane_http.runners.controller import RunnerController
 from controlplane_http.runtimes.controller import RuntimeController
 from controlplane_http.secrets.controller import SecretController
 from controlplane_http.skills.controller import SkillAttachmentController, SkillController
+from controlplane_http.task_plans.controller import TaskPlanController
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.templates.controller import TemplateController
 from controlplane_http.temporal_workflows.controller import TemporalWorkflowController
@@ -75,6 +76,7 @@ CONTROLLERS = [
     WorkflowController, WorkflowRunController,
     TemporalWorkflowController,
     DashboardController,
+    TaskPlanController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

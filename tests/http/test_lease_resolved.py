@@ -41,7 +41,7 @@ def test_a_bare_agent_has_nothing_resolved_but_an_empty_context(client: TestClie
     execution = execute(client, create_agent(client)["id"], queue_id)
     resolved = leased(client, queue_id)["resolved"]
     context = resolved.pop("context")
-    assert resolved == {**EMPTY_RUN, "members": []}
+    assert resolved == {**EMPTY_RUN, "members": [], "planning": None}  # (a task plan's planning lease only)
     assert context == {"execution_id": execution["id"], "instructions": "", "knowledge": [], "variables": {},
                        "storage_paths": [], "sources": []}  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""The background workflows' merge of two newest-first kinds into one window, across the kinds' reading chunks
+"""The background workflows' merge of every newest-first kind into one window, across the kinds' reading chunks
 (MAX_LIMIT rows at a time): every window of the merged list is the slice of the whole list sorted newest first."""
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ def reader(items: list[BackgroundRun]):  # type: ignore[no-untyped-def]
 
 @settings(max_examples=40, deadline=None)
 @given(
-    counts=st.tuples(st.integers(0, 2 * MAX_LIMIT + 30), st.integers(0, 2 * MAX_LIMIT + 30)),
+    counts=st.tuples(*(st.integers(0, 2 * MAX_LIMIT + 30) for _ in BackgroundType)),
     spread=st.integers(1, 60),
     offset=st.integers(0, 4 * MAX_LIMIT + 60),
     limit=st.integers(1, MAX_LIMIT),
 )
 async def test_every_window_is_the_slice_of_the_whole_list(
-    counts: tuple[int, int], spread: int, offset: int, limit: int
+    counts: tuple[int, ...], spread: int, offset: int, limit: int
 ) -> None:
     """Each kind's runs start at times drawn from `spread` seconds (ties broken by id), kinds interleaved."""
     items = [

@@ -13,7 +13,7 @@ import pytest
 
 from controlplane_http.reference_worker import control_plane
 from controlplane_http.reference_worker.config import WorkerConfig
-from controlplane_http.reference_worker.tasks import Task, TaskRun
+from controlplane_http.reference_worker.tasks import Task, TaskRun, plan_json
 from controlplane_http.reference_worker.worker import VERSION, ReferenceWorker
 
 Answer = Callable[[httpx.Request], httpx.Response]
@@ -141,3 +141,39 @@ async def test_a_team_member_runs_with_its_own_environment_and_a_bad_header_valu
     assert failed[0] == "failed"
     assert "OPENAI_API_KEY" in (failed[2] or "")
     assert "break-secret" not in json.dumps(run.task.pending)
+
+
+async def test_a_planning_lease_asks_the_model_in_json_mode_with_the_catalog() -> None:
+    worker = worker_on([lambda _r: httpx.Response(200, json={})], [])
+    seen: list[httpx.Request] = []
+    _model_on(worker, seen)
+    run = TaskRun(Task("e", 1), worker.config, worker.control_plane, worker.model)
+    planning = {"plan_id": "p", "task": "write it", "instructions": "Plan it.", "plan_schema": {},
+                "agents": [{"id": "a1", "name": "writer"}], "teams": []}  # fmt: skip
+    resolved = {"context": {"instructions": "Be brief."}, "planning": planning}
+    outcome = await run.work({"execution": {"id": "e", "prompt": "write it"}, "agent": None, "resolved": resolved})
+    assert outcome[:2] == ("completed", "ok")  # (an answer that holds no JSON object is sent as it is)
+    body = json.loads(seen[0].content)
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["messages"] == [
+        {"role": "system", "content": "Plan it."},
+        {"role": "system", "content": "Be brief."},
+        {"role": "system", "content": json.dumps({"agents": [{"id": "a1", "name": "writer"}], "teams": []})},
+        {"role": "user", "content": "write it"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "plan"),
+    [
+        ('{"summary": "s"}', '{"summary": "s"}'),
+        (
+            'Sure:\n```json\n{"summary": "s", "steps": [{"id": "a"}]}\n```\nDone.',
+            '{"summary": "s", "steps": [{"id": "a"}]}',
+        ),
+        ("no plan {here}", "no plan {here}"),
+        ("[1, 2]", "[1, 2]"),
+    ],
+)
+def test_the_plan_is_the_json_object_of_the_models_answer(answer: str, plan: str) -> None:
+    assert plan_json(answer) == plan

@@ -1,6 +1,6 @@
 """Background workflows: every long-running run of an organization in one shape, whatever area it belongs to: a
-workflow run, or a job's firing (which runs as the execution or workflow run it started). Task plans' runs join
-when that area exists.
+workflow run, a job's firing (which runs as the execution or workflow run it started), or a task plan's planning
+(the run of a plan is a workflow run of its own).
 
 One status vocabulary for all (docs/api-decisions.md "Background workflows"): `pending`, `running`, `succeeded`,
 `failed`, `cancelled`, `skipped`."""
@@ -14,6 +14,7 @@ from datetime import datetime
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.jobs.entity import FiringFilter, JobRun
 from controlplane_domain.jobs.entity import RunStatus as FiringStatus
+from controlplane_domain.task_plans.entity import PlanStatus, TaskPlan
 from controlplane_domain.workflows.entity import RunStatus as WorkflowRunStatus
 from controlplane_domain.workflows.entity import WorkflowRun
 
@@ -21,6 +22,7 @@ from controlplane_domain.workflows.entity import WorkflowRun
 class BackgroundType(enum.StrEnum):
     WORKFLOW_RUN = "workflow_run"
     JOB_RUN = "job_run"
+    TASK_PLAN = "task_plan"
 
 
 class BackgroundStatus(enum.StrEnum):
@@ -52,6 +54,14 @@ FROM_WORKFLOW_RUN: dict[WorkflowRunStatus, BackgroundStatus] = {
     WorkflowRunStatus.FAILED: B.FAILED,
     WorkflowRunStatus.CANCELLED: B.CANCELLED,
 }
+FROM_PLAN: dict[PlanStatus, BackgroundStatus] = {
+    PlanStatus.PLANNING: B.RUNNING,
+    PlanStatus.READY: B.SUCCEEDED,
+    PlanStatus.STARTED: B.SUCCEEDED,
+    PlanStatus.FAILED: B.FAILED,
+    PlanStatus.CANCELLED: B.CANCELLED,
+}
+"""A plan's planning: it succeeded once the plan is ready (or started: its run is a workflow run of its own)."""
 FROM_FIRING: dict[FiringStatus, BackgroundStatus] = {FiringStatus.SKIPPED: B.SKIPPED, FiringStatus.FAILED: B.FAILED}
 """A firing that created nothing ended then; a `fired` one has the status of what it created."""
 
@@ -64,11 +74,12 @@ class BackgroundRun:
     started_at: datetime
     finished_at: datetime | None
     workflow_id: str | None = None
-    """The workflow of a workflow run."""
+    """The workflow of a workflow run (or of a task plan that ran)."""
     job_id: str | None = None
     execution_id: str | None = None
     workflow_run_id: str | None = None
-    """What a job's firing started (one of the two, or neither when it was skipped or failed)."""
+    """What a job's firing started (one of the two, or neither when it was skipped or failed); a task plan's
+    planning execution, and the workflow run of its steps once it ran."""
 
     @property
     def is_finished(self) -> bool:
@@ -79,6 +90,14 @@ def of_workflow_run(run: WorkflowRun) -> BackgroundRun:
     return BackgroundRun(
         id=run.id, type=BackgroundType.WORKFLOW_RUN, status=FROM_WORKFLOW_RUN[run.status],
         started_at=run.started_at or run.created_at, finished_at=run.finished_at, workflow_id=run.workflow_id,
+    )  # fmt: skip
+
+
+def of_task_plan(plan: TaskPlan) -> BackgroundRun:
+    return BackgroundRun(
+        id=plan.id, type=BackgroundType.TASK_PLAN, status=FROM_PLAN[plan.status], started_at=plan.created_at,
+        finished_at=plan.finished_at, execution_id=plan.execution_id, workflow_id=plan.workflow_id,
+        workflow_run_id=plan.workflow_run_id,
     )  # fmt: skip
 
 
@@ -109,3 +128,7 @@ def firing_filter(status: BackgroundStatus) -> FiringFilter:
 
 def workflow_statuses(status: BackgroundStatus) -> frozenset[WorkflowRunStatus]:
     return frozenset(k for k, v in FROM_WORKFLOW_RUN.items() if v is status)
+
+
+def plan_statuses(status: BackgroundStatus) -> frozenset[PlanStatus]:
+    return frozenset(k for k, v in FROM_PLAN.items() if v is status)

@@ -1,5 +1,6 @@
-"""Background workflows: list, read and cancel every long-running run of an organization (workflow runs and job
-firings), composing the workflows' and jobs' repositories; each area's own use case cancels its runs."""
+"""Background workflows: list, read and cancel every long-running run of an organization (workflow runs, job
+firings and task plans' planning), composing the workflows', jobs' and task plans' repositories; each area's own
+use case cancels its runs."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from controlplane_domain.background.entity import (
     BackgroundType,
     firing_filter,
     of_job_run,
+    of_task_plan,
     of_workflow_run,
+    plan_statuses,
     workflow_statuses,
 )
 from controlplane_domain.errors import Conflict, NotFound
@@ -21,6 +24,7 @@ from controlplane_domain.executions import completion
 from controlplane_domain.jobs.entity import JobRun
 from controlplane_domain.paging import MAX_LIMIT, Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.task_plans import usecases as task_plans
 from controlplane_domain.workflows import runs as workflow_runs
 
 NOUN = "temporal workflow"
@@ -44,9 +48,12 @@ async def _find(uow: UnitOfWork, organization_id: str, run_id: str) -> Backgroun
     if workflow_run is not None:
         return of_workflow_run(workflow_run)
     job_run = await uow.jobs.get_run(organization_id, run_id)
-    if job_run is None:
+    if job_run is not None:
+        return await _job_run(uow, job_run)
+    plan = await uow.task_plans.get(organization_id, run_id)
+    if plan is None:
         raise NotFound(NOUN, run_id)
-    return await _job_run(uow, job_run)
+    return of_task_plan(plan)
 
 
 async def get_background_run(ports: Ports, organization_id: str, run_id: str) -> BackgroundRun:
@@ -72,7 +79,7 @@ async def _stream(read: Chunk, first: list[BackgroundRun], total: int) -> AsyncI
 async def list_background_runs(
     ports: Ports, organization_id: str, page: PageRequest, where: BackgroundFilter
 ) -> Page[BackgroundRun]:
-    """Both kinds merged newest first ((started_at, id) descending). Each kind is read newest first from its own
+    """Every kind merged newest first ((started_at, id) descending). Each kind is read newest first from its own
     table; a page at `offset` reads the `offset + limit` newest of each kind (deep pages cost more: filter)."""
     async with ports.read() as uow:
 
@@ -86,7 +93,16 @@ async def list_background_runs(
             items, total = await uow.jobs.firings_page(organization_id, window, firing)
             return [await _job_run(uow, run) for run in items], total
 
-        kinds = {BackgroundType.WORKFLOW_RUN: workflow_chunk, BackgroundType.JOB_RUN: job_chunk}
+        async def plan_chunk(window: PageRequest) -> tuple[list[BackgroundRun], int]:
+            statuses = None if where.status is None else plan_statuses(where.status)
+            items, total = await uow.task_plans.newest_page(organization_id, window, statuses)
+            return [of_task_plan(plan) for plan in items], total
+
+        kinds = {
+            BackgroundType.WORKFLOW_RUN: workflow_chunk,
+            BackgroundType.JOB_RUN: job_chunk,
+            BackgroundType.TASK_PLAN: plan_chunk,
+        }
         streams, total = [], 0
         for kind, read in kinds.items():
             if where.type not in (None, kind):
@@ -122,13 +138,16 @@ def _order(item: BackgroundRun | None) -> tuple[datetime, str]:
 
 async def cancel_background_run(ports: Ports, organization_id: str, run_id: str) -> BackgroundRun:
     """A workflow run: cancelled (the workflows' cancel). A job's firing: what it started is cancelled (its
-    workflow run, or its execution: at once when no worker holds it, else its worker is asked to stop). 409 when it
-    already finished (a skipped or failed firing too)."""
+    workflow run, or its execution: at once when no worker holds it, else its worker is asked to stop). A task plan
+    still planning: cancelled with its planning execution. 409 when it already finished (a skipped or failed
+    firing, a plan whose planning ended)."""
     found = await get_background_run(ports, organization_id, run_id)
     if found.is_finished:
         raise Conflict(f"the {found.type.value} already finished ({found.status})", {"status": found.status.value})
     if found.type is BackgroundType.WORKFLOW_RUN:
         await workflow_runs.cancel_run(ports, organization_id, found.id)
+    elif found.type is BackgroundType.TASK_PLAN:
+        await task_plans.cancel_plan(ports, organization_id, found.id)
     elif found.workflow_run_id is not None:
         await workflow_runs.cancel_run(ports, organization_id, found.workflow_run_id)
     elif found.execution_id is not None:

@@ -7,7 +7,14 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from controlplane_domain.errors import Conflict, DomainError, NotFound, TransientFailure
-from controlplane_domain.executions.entity import EventType, Execution, ExecutionEvent, ExecutionStatus, NewEvent
+from controlplane_domain.executions.entity import (
+    EventType,
+    Execution,
+    ExecutionEvent,
+    ExecutionStatus,
+    NewEvent,
+    TargetType,
+)
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.ports import Ports, UnitOfWork
 
@@ -87,9 +94,9 @@ async def change(
                 return decided
             rows, changed = _numbered(*decided, now)
             advanced: set[str] | None = None
-            if changed.workflow_run_id is not None and changed.is_terminal and not execution.is_terminal:
-                recorded, advanced = await step_ended(ports, uow, execution, changed, rows)
-            else:  # (an execution of no workflow run: one attribute's look, and the store's one write)
+            if changed.is_terminal and not execution.is_terminal and changed.has_owner:
+                recorded, advanced = await owner_ended(ports, uow, execution, changed, rows)
+            else:  # (an execution of no workflow run or task plan: two attributes' look, and the store's one write)
                 recorded = await uow.executions.record(execution, changed, rows)
             if recorded:
                 await uow.commit()
@@ -100,13 +107,19 @@ async def change(
     raise TransientFailure("the execution changed while it was being changed; please retry")
 
 
-async def step_ended(
+async def owner_ended(
     ports: Ports, uow: UnitOfWork, before: Execution, after: Execution, rows: Sequence[ExecutionEvent]
 ) -> tuple[bool, set[str]]:
-    """The end of a workflow step's execution, recorded with its run's advance in the unit of work (a slower path
-    of several statements: the run locked, the execution written, the run's next steps queued): (recorded, the
-    topics to publish after the commit). See workflows/advance.py."""
-    from controlplane_domain.workflows.advance import record_step_end  # (it builds on this module)
+    """The end of an execution that works for something (`Execution.has_owner`), recorded with what its end
+    changes in the unit of work (a slower path of several statements: the owner locked, the execution written,
+    the owner changed): (recorded, the topics to publish after the commit). A workflow step's execution advances
+    its run (workflows/advance.py); a planning execution decides its task plan (task_plans/outcome.py)."""
+    # (imported here: both build on this module)
+    if after.target_type is TargetType.PLAN:
+        from controlplane_domain.task_plans.outcome import record_planning_end
+
+        return await record_planning_end(ports, uow, before, after, rows)
+    from controlplane_domain.workflows.advance import record_step_end
 
     return await record_step_end(ports, uow, before, after, rows)
 

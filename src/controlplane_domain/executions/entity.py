@@ -48,6 +48,8 @@ TIMESTAMP_OF = {
 class TargetType(StrEnum):
     AGENT = "agent"
     TEAM = "team"
+    PLAN = "plan"
+    """The planning of a task plan (no agent, no team): its lease's `resolved.planning` says what to plan."""
 
 
 class EventType(StrEnum):
@@ -102,6 +104,12 @@ class Execution:
     @property
     def is_terminal(self) -> bool:
         return self.status in TERMINAL
+
+    @property
+    def has_owner(self) -> bool:
+        """Whether its end changes what it works for, in the same unit of work: a workflow run (a step's
+        execution) or a task plan (its planning execution)."""
+        return self.workflow_run_id is not None or self.target_type is TargetType.PLAN
 
     def transition(self, to: ExecutionStatus, now: datetime, **changes: Any) -> Execution:
         """The execution in its new status, with that transition's timestamp; IllegalTransition otherwise."""

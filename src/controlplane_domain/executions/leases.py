@@ -21,17 +21,18 @@ from controlplane_domain.executions.changes import (
     Change,
     change,
     done_event,
+    owner_ended,
     publish,
     remember,
-    step_ended,
     topic,
 )
-from controlplane_domain.executions.entity import Execution, ExecutionStatus, LeaseTerms
+from controlplane_domain.executions.entity import Execution, ExecutionStatus, LeaseTerms, TargetType
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable
+from controlplane_domain.task_plans.planning import planning_task
 from controlplane_domain.teams.entity import TeamView
 
 S = ExecutionStatus
@@ -105,6 +106,8 @@ async def _lease_one(
             needs = await resolution.lease_needs(
                 uow, organization_id, running.id, environment_id, outcome.agent, team, ports.secrets_cipher
             )
+            if running.target_type is TargetType.PLAN:  # a task plan's planning: what to plan, with whom
+                needs = replace(needs, planning=await planning_task(uow, running))
         await uow.commit()
     if running is not None:
         remember(ports, running)
@@ -266,8 +269,8 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
                 failed="no worker finished it: the lease expired",
             )
             rows, changed = _numbered(changed, events, now)
-            if changed.workflow_run_id is not None and changed.is_terminal:  # a workflow step ends: its run too
-                recorded, advanced = await step_ended(ports, uow, execution, changed, rows)
+            if changed.is_terminal and changed.has_owner:  # a workflow step's or a plan's: its run or plan too
+                recorded, advanced = await owner_ended(ports, uow, execution, changed, rows)
                 topics.update(advanced)
             else:
                 recorded = await uow.executions.record(execution, changed, rows)

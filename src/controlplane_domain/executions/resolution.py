@@ -33,6 +33,7 @@ from controlplane_domain.secrets.references import referenced_names, resolve_ref
 from controlplane_domain.secrets.reveal import reveal_for_lease
 from controlplane_domain.skills.attachments import resolved_skills
 from controlplane_domain.skills.entity import ResolvedSkill
+from controlplane_domain.task_plans.planning import PlanningTask
 from controlplane_domain.teams.entity import Team, TeamView
 
 NO_INTEGRATIONS = ResolvedIntegrations()
@@ -94,6 +95,7 @@ class LeaseNeeds:
     context: ResolvedContext = NO_CONTEXT
     run: RunNeeds = RunNeeds()
     members: tuple[RunNeeds, ...] = ()
+    planning: PlanningTask | None = None
 
     def secret_names(self) -> list[str]:
         return list(dict.fromkeys(name for run in (self.run, *self.members) for name in run.secret_names()))
@@ -106,6 +108,8 @@ class Resolved:
     context: ResolvedContext = NO_CONTEXT
     run: ResolvedRun = ResolvedRun()
     members: tuple[ResolvedRun, ...] = ()
+    planning: PlanningTask | None = None
+    """A planning execution's task (task_plans/planning.py); None for any other."""
 
 
 NOTHING_RESOLVED = Resolved()
@@ -213,6 +217,7 @@ def filled(needs: LeaseNeeds, values: Mapping[str, str]) -> Resolved:
         context=needs.context,
         run=_filled(needs.run, values),
         members=tuple(_filled(member, values) for member in needs.members),
+        planning=needs.planning,
     )
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane_domain.executions import resolution
+from controlplane_domain.task_plans.planning import Candidate, PlanningTask
 from controlplane_http.configuration import MCPServerConfig
 from controlplane_http.contexts.controller import execution_context_out
-from controlplane_http.executions.wire import Resolved, ResolvedFile, ResolvedMember
+from controlplane_http.executions.wire import PlanningCandidate, Resolved, ResolvedFile, ResolvedMember
+from controlplane_http.executions.wire import PlanningTask as WirePlanningTask
 from controlplane_http.skills.wire import ResolvedSkill
 from controlplane_http.wire import to_wire
 
@@ -27,7 +29,30 @@ def _run(run: resolution.ResolvedRun) -> dict[str, Any]:
     }
 
 
+def _candidate(candidate: Candidate) -> PlanningCandidate:
+    return PlanningCandidate(
+        id=candidate.id,
+        name=candidate.name,
+        description=candidate.description,
+        capabilities=list(candidate.capabilities),
+    )
+
+
+def _planning(task: PlanningTask | None) -> WirePlanningTask | None:
+    if task is None:
+        return None
+    return WirePlanningTask(
+        plan_id=task.plan_id,
+        task=task.task,
+        agents=[_candidate(agent) for agent in task.agents],
+        teams=[_candidate(team) for team in task.teams],
+        instructions=task.instructions,
+        plan_schema=dict(task.plan_schema),
+    )
+
+
 def resolved_out(execution_id: str, resolved: resolution.Resolved) -> Resolved:
     members = [ResolvedMember(agent_id=member.agent_id or "", **_run(member)) for member in resolved.members]
     context = execution_context_out(execution_id, resolved.context)
-    return Resolved(context=context, members=members, **_run(resolved.run))
+    planning = _planning(resolved.planning)
+    return Resolved(context=context, members=members, planning=planning, **_run(resolved.run))

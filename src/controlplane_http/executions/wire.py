@@ -129,12 +129,36 @@ class ResolvedMember(ResolvedRun, kw_only=True):
     agent_id: str
 
 
+class PlanningCandidate(msgspec.Struct, kw_only=True):
+    """An agent or a team a plan's step may use."""
+
+    id: str
+    name: str
+    description: str | None
+    capabilities: list[str]
+
+
+class PlanningTask(msgspec.Struct, kw_only=True):
+    """A planning execution's task (its `target_type` is `plan`): complete the execution with the plan, a JSON
+    object of `plan_schema` (as the execution's `response`), following `instructions`; its steps may use only
+    `agents` and `teams` (by id). The service checks the plan when the execution completes."""
+
+    plan_id: str
+    task: str
+    agents: list[PlanningCandidate]
+    teams: list[PlanningCandidate]
+    instructions: str
+    plan_schema: dict[str, Any]
+
+
 class Resolved(ResolvedRun, kw_only=True):
     """Everything the worker needs to run the execution: the agent's run (a team execution: the team's own),
-    the context stored with the execution, and for a team execution each member's run in the team's order."""
+    the context stored with the execution, and for a team execution each member's run in the team's order; for a
+    task plan's planning execution, `planning` (null for every other)."""
 
     context: ExecutionContext
     members: list[ResolvedMember]
+    planning: PlanningTask | None = None
 
 
 class Lease(msgspec.Struct, kw_only=True):

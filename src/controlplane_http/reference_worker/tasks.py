@@ -1,9 +1,10 @@
-"""One leased execution in the reference worker: the agent or team it runs, the events it queues and sends in
-batches, its completion."""
+"""One leased execution in the reference worker: the agent or team it runs (or the task it plans), the events it
+queues and sends in batches, its completion."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -63,6 +64,22 @@ def run_environment(run: Any) -> dict[str, str]:
         return {}
     merged = {**(run.get("secrets") or {}), **(run.get("env_vars") or {})}
     return {str(name): str(value) for name, value in merged.items()}
+
+
+def plan_json(text: str) -> str:
+    """The JSON object of a model's answer: the answer itself when it is one, else what lies between its first
+    `{` and its last `}` when that is one (a code fence or a sentence around it); else the answer as it is."""
+    candidates = [text.strip()]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            if isinstance(json.loads(candidate), dict):
+                return candidate
+        except ValueError:
+            continue
+    return text
 
 
 class TaskRun:
@@ -182,12 +199,34 @@ class TaskRun:
             raise LlmError("the team has no member agents")
         return text, total
 
+    async def run_planning(self, planning: dict[str, Any], resolved: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """A task plan's planning: one model call (JSON mode) with the control plane's instructions, the
+        execution's context, and the agents and teams the plan may use (as JSON); the answer is the plan, its JSON
+        object taken out of any prose or code fence around it (the control plane checks it)."""
+        catalog = {"agents": planning.get("agents") or [], "teams": planning.get("teams") or []}
+        messages = [{"role": "system", "content": str(planning.get("instructions") or "")}]
+        context = context_prompt(resolved.get("context"))
+        if context:
+            messages.append({"role": "system", "content": context})
+        messages.append({"role": "system", "content": json.dumps(catalog)})
+        messages.append({"role": "user", "content": str(planning.get("task") or "")})
+        model = self.config.default_model
+        await self.emit("tool_started", {"tool": "llm", "model": model, "planning": planning.get("plan_id")})
+        settings = {"response_format": {"type": "json_object"}}
+        text, usage = await self.model.chat(model, messages, settings, None, self.emit, run_environment(resolved))
+        plan = plan_json(text)
+        await self.emit("message", {"text": plan})
+        await self.emit("tool_completed", {"tool": "llm", "usage": usage})
+        return plan, usage
+
     async def work(self, leased: dict[str, Any]) -> Outcome:
         """The task itself: what the execution's completion will say."""
         execution = leased["execution"]
         resolved = leased.get("resolved") or {}
         try:
-            if leased.get("agent"):
+            if resolved.get("planning"):  # a task plan's planning execution
+                text, usage = await self.run_planning(resolved["planning"], resolved)
+            elif leased.get("agent"):
                 run = Run(context_prompt(resolved.get("context")), run_environment(resolved))
                 text, usage = await self.run_agent(leased["agent"], execution["prompt"], None, {}, run)
             elif leased.get("team"):

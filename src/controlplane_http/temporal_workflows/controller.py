@@ -1,5 +1,5 @@
 """Background workflows [temporal-workflows]: every long-running run of the organization (workflow runs, job
-firings) in one shape, newest first; read one; cancel one."""
+firings, task plans' planning) in one shape, newest first; read one; cancel one."""
 
 from __future__ import annotations
 
@@ -40,8 +40,13 @@ def links(run: BackgroundRun) -> dict[str, str]:
         found["workflow_run"] = f"{API}/workflow-runs/{run.id}"
         found["workflow"] = f"{API}/workflows/{run.workflow_id}"
         return found
-    found["job"] = f"{API}/jobs/{run.job_id}"
-    found["job_runs"] = f"{API}/jobs/{run.job_id}/runs"
+    if run.type is BackgroundType.TASK_PLAN:
+        found["task_plan"] = f"{API}/task-plans/{run.id}"
+        if run.workflow_id is not None:
+            found["workflow"] = f"{API}/workflows/{run.workflow_id}"
+    else:
+        found["job"] = f"{API}/jobs/{run.job_id}"
+        found["job_runs"] = f"{API}/jobs/{run.job_id}/runs"
     if run.workflow_run_id is not None:
         found["workflow_run"] = f"{API}/workflow-runs/{run.workflow_run_id}"
     if run.execution_id is not None:
@@ -73,7 +78,7 @@ class TemporalWorkflowController(Controller):
         limit: Limit = 50,
         offset: Offset = 0,
     ) -> TemporalWorkflowList:
-        """Workflow runs and job firings, newest first (`started_at`, then id, descending); `status` in one
+        """Workflow runs, job firings and task plans, newest first (`started_at`, then id, descending); `status` in one
         vocabulary: pending, running, succeeded, failed, cancelled, skipped."""
         ports, principal = caller(scope)
         where = usecases.BackgroundFilter(type=type, status=status)
@@ -94,7 +99,8 @@ class TemporalWorkflowController(Controller):
     )
     async def cancel_run(self, temporal_workflow_id: FromPath[str], scope: Scope) -> TemporalWorkflow:
         """A workflow run is cancelled; a job firing's execution or workflow run is cancelled (a running
-        execution's worker is asked to stop). 409 when it already finished."""
+        execution's worker is asked to stop); a task plan still planning is cancelled with its planning
+        execution. 409 when it already finished."""
         ports, principal = caller(scope)
         run = await usecases.cancel_background_run(ports, principal.organization_id, temporal_workflow_id)
         return temporal_out(run)
