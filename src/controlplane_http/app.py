@@ -45,6 +45,7 @@ from controlplane_http.runners.controller import RunnerController
 from controlplane_http.runtimes.controller import RuntimeController
 from controlplane_http.secrets.controller import SecretController
 from controlplane_http.skills.controller import SkillAttachmentController, SkillController
+from controlplane_http.storage.controller import StorageController
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.templates.controller import TemplateController
 from controlplane_http.temporal_workflows.controller import TemporalWorkflowController
@@ -73,6 +74,7 @@ CONTROLLERS = [
     JobController, JobWebhookController,
     WorkflowController, WorkflowRunController,
     TemporalWorkflowController,
+    StorageController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

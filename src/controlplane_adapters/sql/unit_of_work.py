@@ -27,6 +27,7 @@ from controlplane_adapters.skills.sql import SqlSkillRepository
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.connection import AsyncEngineConnection, LoopConnection
 from controlplane_adapters.sql.errors import translate_driver_error
+from controlplane_adapters.storage.sql import SqlStoredFileRepository
 from controlplane_adapters.teams.sql import SqlTeamRepository
 from controlplane_adapters.templates.sql import SqlTemplateRepository
 from controlplane_adapters.workers.sql import SqlWorkerRepository
@@ -99,6 +100,7 @@ class SqlUnitOfWork:
     jobs = _Repository(SqlJobRepository)
     workflows = _Repository(SqlWorkflowRepository)
     workflow_runs = _Repository(SqlWorkflowRunRepository)
+    stored_files = _Repository(SqlStoredFileRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:
