@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import logging
 import sys
 import tempfile
 import threading
@@ -108,6 +109,7 @@ def run(size: int, backend: str, workdir: Path) -> Figures:
     port = free_port()
     env = server_env(f"sqlite+aiosqlite:///{workdir / 'bench.db'}")
     env["CONTROLPLANE_STORAGE_QUOTA_BYTES"] = str(2 * size)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
     s3 = moto_server() if backend == "s3" else None
     if s3 is not None:
         endpoint = next(s3)
