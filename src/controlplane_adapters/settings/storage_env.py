@@ -35,6 +35,11 @@ def storage_settings(env: Mapping[str, str], settings: StorageSettings | None = 
     if (value := env.get("CONTROLPLANE_STORAGE_S3_PREFIX")) is not None:
         prefix = value.strip("/")
         settings = replace(settings, s3_prefix=f"{prefix}/" if prefix else "")
+    if (settings.s3_access_key_id is None) != (settings.s3_secret_access_key is None):
+        raise ConfigError(
+            "CONTROLPLANE_STORAGE_S3_ACCESS_KEY_ID and CONTROLPLANE_STORAGE_S3_SECRET_ACCESS_KEY go together"
+            " (neither: boto3's usual credentials)"
+        )
     if settings.backend == "s3" and not settings.s3_bucket:
         raise ConfigError("CONTROLPLANE_STORAGE_BACKEND=s3 needs CONTROLPLANE_STORAGE_S3_BUCKET")
     return settings
