@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import hashlib
+from collections.abc import AsyncIterable, AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from litestar.testing import TestClient
 from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.settings.storage import StorageSettings
 from controlplane_domain.ports import Ports
+from controlplane_domain.storage import usecases
 from tests.conftest import build_test_app
 from tests.s3 import CREDENTIALS, REGION, new_bucket
 from tests.support import DEFAULT_ORG, SERVICE_KEY, bearer, make_jwt
@@ -190,3 +193,45 @@ def test_the_s3_backend_behind_the_same_routes(tmp_path: Path, s3_endpoint: str)
         assert_quota_exceeded(client.put(f"{FILES}/s3/over.bin", content=b"o" * 11))
         assert client.delete(f"{FILES}/s3/big.bin").status_code == 204
         assert blob_keys(client.app) == []
+
+
+class ReplacedOnFirstOpen:
+    """A blob store whose first `open` finds the file replaced just before (as a concurrent upload would do)."""
+
+    def __init__(self, ports: Ports, path: str, body: bytes) -> None:
+        assert ports.storage is not None
+        self.ports, self.inner, self.path, self.body = ports, ports.storage.blobs, path, body
+        self.replaced = False
+
+    async def open(self, key: str, start: int = 0, stop: int | None = None) -> AsyncIterator[bytes]:
+        if not self.replaced:
+            self.replaced = True
+            await usecases.put_file(self.ports, DEFAULT_ORG, usecases.Upload(path=self.path), one_chunk(self.body))
+        return await self.inner.open(key, start, stop)
+
+    async def put(self, key: str, chunks: AsyncIterable[bytes]) -> None:
+        await self.inner.put(key, chunks)
+
+    async def delete(self, key: str) -> None:
+        await self.inner.delete(key)
+
+    async def keys(self) -> list[str]:
+        return await self.inner.keys()
+
+
+async def one_chunk(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+async def test_a_download_replaced_under_it_is_of_the_new_version_whole(memory_app: Litestar) -> None:
+    async with asgi_client(memory_app) as client:
+        assert (await client.put(f"{FILES}/race.txt", content=b"first version")).status_code == 201
+        ports: Ports = memory_app.state["ports"]
+        assert ports.storage is not None
+        racing = ReplacedOnFirstOpen(ports, "race.txt", b"second")
+        memory_app.state["ports"] = replace(ports, storage=replace(ports.storage, blobs=racing))
+        downloaded = await client.get(f"{FILES}/race.txt", headers={"range": "bytes=0-8"})
+    assert racing.replaced
+    assert (downloaded.status_code, downloaded.content) == (206, b"second")
+    assert downloaded.headers["content-range"] == "bytes 0-5/6"
+    assert downloaded.headers["etag"] == f'"{hashlib.sha256(b"second").hexdigest()}"'

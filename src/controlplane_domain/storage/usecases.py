@@ -17,7 +17,6 @@ from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.storage.entity import (
-    BlobMissing,
     ByteRange,
     QuotaExceeded,
     StorageUsage,
@@ -146,20 +145,20 @@ async def get_file(ports: Ports, organization_id: str, path: str) -> StoredFile:
         return await _require(uow, organization_id, normalise_path(path))
 
 
-async def open_file(
-    ports: Ports, organization_id: str, path: str, wanted: ByteRange | None = None
-) -> tuple[StoredFile, AsyncIterator[bytes]]:
-    """The file and its bytes (all, or the range), opened. A file replaced between reading its row and opening
-    its bytes is read again: the download is of one version, whole."""
-    storage = require_storage(ports)
-    for _ in range(3):
-        stored = await get_file(ports, organization_id, path)
-        start, stop = (wanted.start, wanted.stop) if wanted is not None else (0, stored.size)
-        try:
-            return stored, await storage.blobs.open(stored.blob_key, start, stop)
-        except BlobMissing:
-            continue
-    raise Unavailable("the file changes faster than it can be read; try again")
+async def open_file(ports: Ports, stored: StoredFile, wanted: ByteRange | None = None) -> AsyncIterator[bytes]:
+    """The bytes of this version of the file (all, or the range), opened. BlobMissing when the version was replaced
+    or deleted since its row was read: the caller reads the row again (`read_attempts`), so that a download is of
+    one version, whole."""
+    start, stop = (wanted.start, wanted.stop) if wanted is not None else (0, stored.size)
+    return await require_storage(ports).blobs.open(stored.blob_key, start, stop)
+
+
+READ_ATTEMPTS = 3
+
+
+def too_busy() -> Unavailable:
+    """What a download answers when the file was replaced under it READ_ATTEMPTS times in a row."""
+    return Unavailable("the file changes faster than it can be read; try again")
 
 
 @retry_transient

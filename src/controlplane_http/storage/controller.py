@@ -20,8 +20,8 @@ from litestar.types import Scope
 
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.storage import usecases
+from controlplane_domain.storage.entity import BlobMissing, UploadInterrupted
 from controlplane_domain.storage.entity import StoredFile as DomainFile
-from controlplane_domain.storage.entity import UploadInterrupted
 from controlplane_http.errors import envelope
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.storage.conditional import Unsatisfiable, etag, none_match, wanted_range
@@ -79,6 +79,31 @@ def _declared_size(request: Request[Any, Any, Any]) -> int | None:
     return int(value) if value is not None and value.isdigit() else None
 
 
+async def _download(scope: Scope, request: Request[Any, Any, Any], path: str) -> ASGIResponse:
+    """The answer to a GET or HEAD of the file's current version (BlobMissing: replaced before its bytes opened)."""
+    ports, principal = caller(scope)
+    stored = await usecases.get_file(ports, principal.organization_id, path)
+    headers = _headers(stored)
+    tag = headers["etag"]
+    if none_match(request.headers.get("if-none-match"), tag):
+        return ASGIResponse(status_code=304, headers=headers)
+    try:
+        wanted = wanted_range(request.headers.get("range"), request.headers.get("if-range"), tag, stored.size)
+    except Unsatisfiable:
+        body = envelope(416, "RANGE_NOT_SATISFIABLE", f"the file has {stored.size} bytes", {"size": stored.size})
+        headers["content-range"] = f"bytes */{stored.size}"
+        return ASGIResponse(body=msgspec.json.encode(body), status_code=416, headers=headers)
+    status, length = (200, stored.size) if wanted is None else (206, wanted.length)
+    headers["content-type"] = stored.content_type
+    headers["content-length"] = str(length)
+    if wanted is not None:
+        headers["content-range"] = f"bytes {wanted.start}-{wanted.stop - 1}/{stored.size}"
+    if request.method == HttpMethod.HEAD:
+        return ASGIResponse(status_code=status, headers=headers, is_head_response=True)
+    chunks = await usecases.open_file(ports, stored, wanted)
+    return ASGIStreamingResponse(iterator=chunks, status_code=status, headers=headers, content_length=length)
+
+
 class StorageController(Controller):
     path = "/api/v1/storage"
     tags = ["storage"]
@@ -115,29 +140,12 @@ class StorageController(Controller):
     async def get_file(self, path: FromPath[str], request: Request[Any, Any, Any], scope: Scope) -> ASGIResponse:
         """Download a file (HEAD: its headers only). ETag is its SHA-256: If-None-Match answers 304; one Range
         (`bytes=a-b`, `a-`, `-n`) answers 206 with Content-Range, 416 when it starts past the end."""
-        ports, principal = caller(scope)
-        head = request.method == HttpMethod.HEAD
-        stored = await usecases.get_file(ports, principal.organization_id, _file_path(scope, path))
-        headers = _headers(stored)
-        tag = headers["etag"]
-        if none_match(request.headers.get("if-none-match"), tag):
-            return ASGIResponse(status_code=304, headers=headers)
-        try:
-            wanted = wanted_range(request.headers.get("range"), request.headers.get("if-range"), tag, stored.size)
-        except Unsatisfiable:
-            body = envelope(416, "RANGE_NOT_SATISFIABLE", f"the file has {stored.size} bytes", {"size": stored.size})
-            headers["content-range"] = f"bytes */{stored.size}"
-            return ASGIResponse(body=msgspec.json.encode(body), status_code=416, headers=headers)
-        status, length = (200, stored.size) if wanted is None else (206, wanted.length)
-        headers["content-type"] = stored.content_type
-        headers["content-length"] = str(length)
-        if wanted is not None:
-            headers["content-range"] = f"bytes {wanted.start}-{wanted.stop - 1}/{stored.size}"
-        if head:
-            return ASGIResponse(status_code=status, headers=headers, is_head_response=True)
-        stored, chunks = await usecases.open_file(ports, principal.organization_id, stored.path, wanted)
-        headers.update(_headers(stored))  # (a file replaced meanwhile: the version read is the one sent)
-        return ASGIStreamingResponse(iterator=chunks, status_code=status, headers=headers, content_length=length)
+        for _ in range(usecases.READ_ATTEMPTS):  # again when the version read was replaced before its bytes opened
+            try:
+                return await _download(scope, request, _file_path(scope, path))
+            except BlobMissing:
+                continue
+        raise usecases.too_busy()
 
     @delete("/files/{path:path}", operation_id="deleteFile", status_code=204, responses=errors(404))
     async def delete_file(self, path: FromPath[str], scope: Scope) -> None:
