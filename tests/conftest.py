@@ -13,8 +13,10 @@ from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.settings.model import AuthSettings, Settings
+from controlplane_adapters.settings.storage import StorageSettings
 from controlplane_http.bootstrap import build_app
 from tests.databases import postgres_database, redis_url, sqlite_database, truncate
+from tests.s3 import moto_server
 from tests.support import DEFAULT_ORG, JWT_SECRET, SECRETS_KEY, SERVICE_KEY, bearer, make_jwt
 
 BACKENDS = ["memory", "sqlite", "postgres"]
@@ -29,6 +31,7 @@ def app_settings(
     redis_namespace: str = "controlplane-test",
     max_body_bytes: int = 1024 * 1024,
     heartbeat_flush_ms: int = 500,
+    storage: StorageSettings | None = None,
     **auth: object,
 ) -> Settings:
     return Settings(
@@ -43,6 +46,7 @@ def app_settings(
         default_organization=DEFAULT_ORG,
         auth=AuthSettings(jwt_secret=JWT_SECRET, **auth),  # type: ignore[arg-type]
         secrets_key=SECRETS_KEY,
+        storage=storage or StorageSettings(durable=False),
     )
 
 
@@ -61,12 +65,19 @@ def build_test_app(
     backend: str, tmp_path: Path, clock: ManualClock, url: str | None = None, **options: Any
 ) -> Litestar:
     url = url or ("memory://" if backend == "memory" else sqlite_database(tmp_path / "test.db"))
+    options.setdefault("storage", StorageSettings(directory=str(tmp_path / "storage"), durable=False))
     return build_app(app_settings(url, **options), clock=clock)
 
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     yield from postgres_database()
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A local S3 server (moto's) on a free loopback port, for the S3 storage backend's tests."""
+    yield from moto_server()
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,7 @@ from controlplane_domain.principal import Principal
 from controlplane_domain.projects.ports import ProjectRepository
 from controlplane_domain.secrets.ports import SecretCipher, SecretRepository
 from controlplane_domain.skills.ports import SchemaValidator, SkillRepository
+from controlplane_domain.storage.ports import Storage, StoredFileRepository
 from controlplane_domain.task_plans.ports import TaskPlanRepository
 from controlplane_domain.teams.ports import TeamRepository
 from controlplane_domain.templates.ports import TemplateRepository
@@ -122,6 +123,9 @@ class UnitOfWork(Protocol):
     @property
     def task_plans(self) -> TaskPlanRepository: ...
 
+    @property
+    def stored_files(self) -> StoredFileRepository: ...
+
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(
@@ -188,6 +192,8 @@ class Ports:
     """Cron expressions and time zones (jobs): `controlplane_adapters.jobs.cron.CroniterCalendar`."""
     webhooks: WebhookSignatures | None = None
     """Standard Webhooks secrets and signatures (jobs): `controlplane_adapters.jobs.webhooks.StandardWebhooks`."""
+    storage: Storage | None = None
+    """Files' bytes (a local directory or S3) and the default quota; None: the storage routes answer 503."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

@@ -46,6 +46,7 @@ from controlplane_http.runners.controller import RunnerController
 from controlplane_http.runtimes.controller import RuntimeController
 from controlplane_http.secrets.controller import SecretController
 from controlplane_http.skills.controller import SkillAttachmentController, SkillController
+from controlplane_http.storage.controller import StorageController
 from controlplane_http.task_plans.controller import TaskPlanController
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.templates.controller import TemplateController
@@ -77,6 +78,7 @@ CONTROLLERS = [
     TemporalWorkflowController,
     DashboardController,
     TaskPlanController,
+    StorageController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -32,6 +32,7 @@ from controlplane_adapters.sql.schema import metadata
 from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_SECONDS
 from controlplane_adapters.sql.statistics import analyze_young_tables
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
+from controlplane_adapters.storage.wiring import build_storage
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
@@ -185,6 +186,7 @@ def build_app(
             settings.default_organization,
         )
     store = _memory_store() if settings.database_url == MEMORY_URL else _sql_store(settings)
+    storage, storage_shutdown = build_storage(settings)
     ports = Ports(
         uow=store.uow,
         clock=clock or SystemClock(),
@@ -201,6 +203,7 @@ def build_app(
         contexts_seen=ContextPresence(store.bus),
         cron=CroniterCalendar(),
         webhooks=StandardWebhooks(),
+        storage=storage,
     )
     stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
@@ -256,6 +259,17 @@ def build_app(
         ],
         on_shutdown=[
             _async(stopping.stop),
-            *map(_bounded, [reaper.stop, purger.stop, scheduler.stop, timeouts.stop, flusher.stop, *store.shutdown]),
+            *map(
+                _bounded,
+                [
+                    reaper.stop,
+                    purger.stop,
+                    scheduler.stop,
+                    timeouts.stop,
+                    flusher.stop,
+                    *store.shutdown,
+                    *storage_shutdown,
+                ],
+            ),
         ],
     )

@@ -21,6 +21,7 @@ from controlplane_domain.errors import (
     Unavailable,
     ValidationFailed,
 )
+from controlplane_domain.storage.entity import QuotaExceeded
 
 log = logging.getLogger("controlplane.http")
 
@@ -32,6 +33,7 @@ DOMAIN_STATUS: dict[type[DomainError], int] = {
     Unauthenticated: 401,
     Forbidden: 403,
     Unavailable: 503,
+    QuotaExceeded: 413,
 }
 HTTP_CODES = {
     400: "BAD_REQUEST",

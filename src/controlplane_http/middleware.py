@@ -38,6 +38,7 @@ DASHBOARD_PREFIX = "/dashboard"
 # per job (`webhook:<job id>`), whoever sends them.
 WEBHOOK_PREFIX = "/api/v1/webhooks/jobs/"
 HEARTBEAT_PATH = "/api/v1/workers/heartbeat"
+STORAGE_FILES = "/api/v1/storage/files/"
 WORKER_SUFFIXES = ("/lease", "/complete", "/events")
 
 
@@ -169,7 +170,8 @@ class SecurityMiddleware:
                 headers["WWW-Authenticate"] = 'Bearer realm="controlplane"'
             await send_json(send, status, envelope(status, failure.code, failure.message, failure.details), headers)
             return None
-        if "\x00" in path:  # no store keeps a NUL in an id (Postgres text cannot hold one): nothing is there
+        if "\x00" in path and not path.startswith(STORAGE_FILES):  # no store keeps a NUL in an id (Postgres text
+            # cannot hold one): nothing is there. A file's path is checked by its route (422, as for `..`).
             await send_json(send, 404, envelope(404, "NOT_FOUND", "no such resource"), decision.headers())
             return None
         query: bytes = scope.get("query_string", b"")

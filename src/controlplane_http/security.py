@@ -25,6 +25,7 @@ from controlplane_domain.principal import Principal, Role
 from controlplane_domain.projects import usecases as projects
 from controlplane_domain.secrets import usecases as secrets
 from controlplane_domain.skills import usecases as skills
+from controlplane_domain.storage import usecases as storage
 from controlplane_domain.task_plans import usecases as task_plans
 from controlplane_domain.teams import usecases as teams
 from controlplane_domain.templates import usecases as templates
@@ -69,6 +70,7 @@ VISIBILITY: dict[str, Probe] = {
         ports, who.organization_id, object_id
     ),
     "plan_id": lambda ports, who, object_id: task_plans.get_plan(ports, who.organization_id, object_id),
+    "path": lambda ports, who, path: storage.get_file(ports, who.organization_id, path.removeprefix("/")),
 }
 
 

@@ -72,6 +72,13 @@ def _runner(client: TestClient[Any], name: str) -> str:
     return name
 
 
+def _stored_file(client: TestClient[Any], path: str) -> str:
+    """A file (JSON, so that the snapshot can read it back as the other objects)."""
+    response = client.put(f"/api/v1/storage/files/{path}", json={"plan": "confidential"})
+    assert response.status_code == 201, response.text
+    return path
+
+
 # In creation order: later factories may use the ids of earlier ones.
 FACTORIES: dict[str, Factory] = {
     "agent_id": _post("/api/v1/agents", {"name": "victim-agent", "description": "secret-agent-data"}),
@@ -103,6 +110,7 @@ FACTORIES: dict[str, Factory] = {
     "run_id": _post("/api/v1/workflows/{workflow_id}/runs", {"worker_queue_id": "{queue_id}", "input": {}}),
     "temporal_workflow_id": lambda client, ids: ids["run_id"],
     "plan_id": _post("/api/v1/task-plans", {"task": "secret task", "worker_queue_id": "{queue_id}"}),
+    "path": lambda client, ids: _stored_file(client, "victim/report.json"),
 }  # fmt: skip
 GLOBAL = frozenset({"kind"})
 """Path parameters naming what every organization shares (the built-in integration templates): not walked."""
@@ -158,10 +166,14 @@ SNAPSHOTS = [
     "/api/v1/workflow-runs",
     "/api/v1/task-plans",
     "/api/v1/temporal-workflows",
+    "/api/v1/storage/files",
 ]
 # Public routes: no bearer, no organization (a job's webhook is authenticated by its signature: tests/http/
 # test_job_webhooks.py), so they are not walked here.
 PUBLIC_PREFIXES = ("/api/v1/webhooks/",)
+# A file's path names a file in the caller's own organization: another organization's PUT there makes its own file
+# (tests/http/test_storage_quota.py checks that ours is unchanged), so it is not walked.
+OWN_NAMESPACE = frozenset({("PUT", "/api/v1/storage/files/{path}")})
 
 
 def routes_with_ids(client: TestClient[Any]) -> list[tuple[str, str]]:
@@ -174,7 +186,11 @@ def routes_with_ids(client: TestClient[Any]) -> list[tuple[str, str]]:
         template = re.sub(r"{(\w+):\w+}", r"{\1}", route.path)
         if set(re.findall(r"{(\w+)}", template)) <= GLOBAL:
             continue
-        found.extend((method, template) for method in sorted(route.methods) if method not in ("OPTIONS", "HEAD"))
+        found.extend(
+            (method, template)
+            for method in sorted(route.methods)
+            if method not in ("OPTIONS", "HEAD") and (method, template) not in OWN_NAMESPACE
+        )
     return found
 
 

@@ -20,6 +20,7 @@ from controlplane_adapters.organizations.memory import MemoryOrganizationReposit
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
 from controlplane_adapters.secrets.memory import MemorySecretRepository
 from controlplane_adapters.skills.memory import Attachments, MemorySkillRepository
+from controlplane_adapters.storage.memory import MemoryStoredFileRepository
 from controlplane_adapters.task_plans.memory import MemoryTaskPlanRepository
 from controlplane_adapters.teams.memory import MemoryTeamRepository
 from controlplane_adapters.templates.memory import MemoryTemplateRepository
@@ -38,6 +39,7 @@ from controlplane_domain.organizations.entity import OrganizationSettings
 from controlplane_domain.projects.entity import Project
 from controlplane_domain.secrets.entity import Secret, SecretAccess
 from controlplane_domain.skills.entity import Skill, SkillOwner
+from controlplane_domain.storage.entity import StoredFile
 from controlplane_domain.task_plans.entity import TaskPlan
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.templates.entity import Template
@@ -77,6 +79,7 @@ class MemoryTables:
     workflow_runs: dict[str, WorkflowRun] = field(default_factory=dict)
     workflow_run_events: dict[str, tuple[RunEvent, ...]] = field(default_factory=dict)
     task_plans: dict[str, TaskPlan] = field(default_factory=dict)
+    stored_files: dict[str, StoredFile] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -121,6 +124,7 @@ class MemoryUnitOfWork:
     workflows: MemoryWorkflowRepository
     workflow_runs: MemoryWorkflowRunRepository
     task_plans: MemoryTaskPlanRepository
+    stored_files: MemoryStoredFileRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -178,6 +182,7 @@ class MemoryUnitOfWork:
         self.workflows = MemoryWorkflowRepository(work.workflows)
         self.workflow_runs = MemoryWorkflowRunRepository(work.workflow_runs, work.workflow_run_events)
         self.task_plans = MemoryTaskPlanRepository(work.task_plans)
+        self.stored_files = MemoryStoredFileRepository(work.stored_files)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -18,6 +18,7 @@ organization_settings = sa.Table(
     sa.Column("tier", sa.String(32), nullable=False),
     sa.Column("rate_limit_per_minute", sa.Integer(), nullable=True),
     sa.Column("worker_rate_limit_per_minute", sa.Integer(), nullable=True),
+    sa.Column("storage_quota_bytes", sa.BigInteger(), nullable=True),
     sa.Column("updated_at", UtcDateTime(), nullable=True),
 )
 
@@ -28,6 +29,7 @@ def settings_to_row(settings: OrganizationSettings) -> dict[str, Any]:
         "tier": settings.tier.value,
         "rate_limit_per_minute": settings.rate_limit_per_minute,
         "worker_rate_limit_per_minute": settings.worker_rate_limit_per_minute,
+        "storage_quota_bytes": settings.storage_quota_bytes,
         "updated_at": settings.updated_at,
     }
 
@@ -38,6 +40,7 @@ def settings_to_domain(row: Any) -> OrganizationSettings:
         tier=Tier(row.tier),
         rate_limit_per_minute=row.rate_limit_per_minute,
         worker_rate_limit_per_minute=row.worker_rate_limit_per_minute,
+        storage_quota_bytes=row.storage_quota_bytes,
         updated_at=row.updated_at,
     )
 

@@ -13,6 +13,7 @@ import yaml
 
 from controlplane_adapters.secrets.cipher import parse_key
 from controlplane_adapters.settings.model import ConfigError, Settings
+from controlplane_adapters.settings.storage_env import storage_settings
 from controlplane_adapters.settings.values import (
     database_url,
     parse_bool,
@@ -218,6 +219,7 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         settings = replace(settings, secrets_key=env["CONTROLPLANE_SECRETS_KEY"])
     if env.get("CONTROLPLANE_SECRETS_KEY_FILE"):
         settings = replace(settings, secrets_key_file=env["CONTROLPLANE_SECRETS_KEY_FILE"])
+    settings = replace(settings, storage=storage_settings(env, settings.storage))
     if not settings.default_organization.strip():
         raise ConfigError("SERVICE_DEFAULT_ORG must not be empty")
     if not auth.api_key_header.strip():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from controlplane_adapters.settings.storage import StorageSettings
+
 AUTH_METHODS = frozenset({"api_key", "jwt"})
 MEMORY_URL = "memory://"
 
@@ -58,3 +60,5 @@ class Settings:
     scheduler_interval_ms: int = 1000
     """CONTROLPLANE_SCHEDULER_INTERVAL_MS: how often each node's job scheduler looks for due cron firings (and its
     step timeout sweep for workflow steps past their timeout)."""
+    storage: StorageSettings = field(default_factory=StorageSettings)
+    """CONTROLPLANE_STORAGE_*: where files' bytes go, and the default quota (settings/storage.py)."""

@@ -19,6 +19,7 @@ from controlplane_adapters.projects.sql import project_agents, project_teams, pr
 from controlplane_adapters.secrets.sql import secret_accesses, secrets
 from controlplane_adapters.skills.sql import agent_skills, environment_skills, skills, team_skills
 from controlplane_adapters.sql.columns import metadata
+from controlplane_adapters.storage.sql import stored_files
 from controlplane_adapters.task_plans.sql import task_plans
 from controlplane_adapters.teams.sql import teams
 from controlplane_adapters.templates.sql import templates
@@ -37,6 +38,7 @@ TABLES = (
     jobs, job_runs,
     workflows, workflow_runs, workflow_run_events,
     task_plans,
+    stored_files,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

@@ -27,6 +27,7 @@ from controlplane_adapters.skills.sql import SqlSkillRepository
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.connection import AsyncEngineConnection, LoopConnection
 from controlplane_adapters.sql.errors import translate_driver_error
+from controlplane_adapters.storage.sql import SqlStoredFileRepository
 from controlplane_adapters.task_plans.sql import SqlTaskPlanRepository
 from controlplane_adapters.teams.sql import SqlTeamRepository
 from controlplane_adapters.templates.sql import SqlTemplateRepository
@@ -101,6 +102,7 @@ class SqlUnitOfWork:
     workflows = _Repository(SqlWorkflowRepository)
     workflow_runs = _Repository(SqlWorkflowRunRepository)
     task_plans = _Repository(SqlTaskPlanRepository)
+    stored_files = _Repository(SqlStoredFileRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

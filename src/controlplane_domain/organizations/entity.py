@@ -20,6 +20,8 @@ class OrganizationSettings:
     tier: Tier = Tier.STANDARD
     rate_limit_per_minute: int | None = None
     worker_rate_limit_per_minute: int | None = None
+    storage_quota_bytes: int | None = None
+    """The organization's own storage quota (None: CONTROLPLANE_STORAGE_QUOTA_BYTES), any tier."""
     updated_at: datetime | None = None
 
     def api_limit(self, standard: int) -> int:

@@ -11,6 +11,7 @@ from controlplane_domain.principal import Principal, Role
 from controlplane_domain.retry import retry_transient
 
 MAX_RATE_PER_MINUTE = 1_000_000
+MAX_QUOTA_BYTES = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -18,6 +19,7 @@ class SetOrganizationSettings:
     tier: Tier
     rate_limit_per_minute: int | None = None
     worker_rate_limit_per_minute: int | None = None
+    storage_quota_bytes: int | None = None
 
 
 def _check_visible(principal: Principal, organization_id: str) -> None:
@@ -55,6 +57,8 @@ async def set_organization_settings(
     ):
         if value is not None and not 1 <= value <= MAX_RATE_PER_MINUTE:
             raise ValidationFailed(field, f"must be between 1 and {MAX_RATE_PER_MINUTE}")
+    if command.storage_quota_bytes is not None and not 0 <= command.storage_quota_bytes <= MAX_QUOTA_BYTES:
+        raise ValidationFailed("storage_quota_bytes", f"must be between 0 and {MAX_QUOTA_BYTES}")
     if command.tier is Tier.ENTERPRISE and command.rate_limit_per_minute is None:
         raise ValidationFailed("rate_limit_per_minute", "the enterprise tier needs its own figure")
     settings = OrganizationSettings(
@@ -62,6 +66,7 @@ async def set_organization_settings(
         tier=command.tier,
         rate_limit_per_minute=command.rate_limit_per_minute,
         worker_rate_limit_per_minute=command.worker_rate_limit_per_minute,
+        storage_quota_bytes=command.storage_quota_bytes,
         updated_at=ports.clock.now(),
     )
     async with ports.uow() as uow:

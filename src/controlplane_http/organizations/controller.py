@@ -20,6 +20,7 @@ def settings_out(settings: DomainSettings, policy: LimitPolicy) -> OrganizationS
         tier=settings.tier,
         rate_limit_per_minute=settings.rate_limit_per_minute,
         worker_rate_limit_per_minute=settings.worker_rate_limit_per_minute,
+        storage_quota_bytes=settings.storage_quota_bytes,
         effective_rate_limit_per_minute=settings.api_limit(policy.standard_per_minute),
         effective_worker_rate_limit_per_minute=settings.worker_limit(policy.worker_per_minute),
         updated_at=settings.updated_at,
@@ -57,6 +58,7 @@ class OrganizationController(Controller):
             tier=data.tier,
             rate_limit_per_minute=data.rate_limit_per_minute,
             worker_rate_limit_per_minute=data.worker_rate_limit_per_minute,
+            storage_quota_bytes=data.storage_quota_bytes,
         )
         settings = await organizations.set_organization_settings(ports, principal, organization_id, command)
         policy.forget(organization_id)

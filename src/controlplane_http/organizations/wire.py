@@ -12,12 +12,14 @@ from controlplane_domain.organizations.entity import Tier
 from controlplane_http.wire import Request
 
 PerMinute = Annotated[int, Meta(ge=1, le=1_000_000)]
+QuotaBytes = Annotated[int, Meta(ge=0, le=2**63 - 1, description="bytes of files the organization may keep")]
 
 
 class OrganizationSettingsUpdate(Request, kw_only=True):
     tier: Tier
     rate_limit_per_minute: PerMinute | None = None
     worker_rate_limit_per_minute: PerMinute | None = None
+    storage_quota_bytes: QuotaBytes | None = None
 
 
 class OrganizationSettings(msgspec.Struct, kw_only=True):
@@ -25,6 +27,7 @@ class OrganizationSettings(msgspec.Struct, kw_only=True):
     tier: Tier
     rate_limit_per_minute: int | None
     worker_rate_limit_per_minute: int | None
+    storage_quota_bytes: int | None
     effective_rate_limit_per_minute: int
     effective_worker_rate_limit_per_minute: int
     updated_at: datetime | None

@@ -1,0 +1,104 @@
+"""Storage in SQL: the stored files' table (metadata; the bytes are in the blob store), its mapping, its repository."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import sqlalchemy as sa
+
+from controlplane_adapters.sql.base import SqlRepository
+from controlplane_adapters.sql.columns import id_column, metadata, organization_column, timestamps
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.storage.entity import StoredFile, Usage
+
+stored_files = sa.Table(
+    "stored_files",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("path", sa.String(1024), nullable=False),
+    sa.Column("size", sa.BigInteger(), nullable=False),
+    sa.Column("content_type", sa.String(255), nullable=False),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("blob_key", sa.String(255), nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("organization_id", "path"),  # also the lists' order and the usage's scan
+)
+
+# Postgres: the transaction-scoped advisory lock a writer takes before the organization's usage (two keys: a fixed
+# one for storage, and the organization's CRC-32), so that uploads of one organization pass the quota in turn.
+STORAGE_LOCK_CLASS = 0x53544F52  # "STOR"
+
+
+def stored_file_to_row(stored: StoredFile) -> dict[str, Any]:
+    return {
+        "id": stored.id,
+        "organization_id": stored.organization_id,
+        "path": stored.path,
+        "size": stored.size,
+        "content_type": stored.content_type,
+        "sha256": stored.sha256,
+        "blob_key": stored.blob_key,
+        "created_at": stored.created_at,
+        "updated_at": stored.updated_at,
+    }
+
+
+def stored_file_to_domain(row: Any) -> StoredFile:
+    return StoredFile(
+        id=row.id,
+        organization_id=row.organization_id,
+        path=row.path,
+        size=row.size,
+        content_type=row.content_type,
+        sha256=row.sha256,
+        blob_key=row.blob_key,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+class SqlStoredFileRepository(SqlRepository[StoredFile]):
+    table = stored_files
+    to_row = staticmethod(stored_file_to_row)
+    to_domain = staticmethod(stored_file_to_domain)
+    noun = "file"
+    unique_field = "path"
+
+    async def find(self, organization_id: str, path: str, *, for_update: bool = False) -> StoredFile | None:
+        t = stored_files
+        statement = sa.select(t).where(t.c.organization_id == organization_id, t.c.path == path)
+        if for_update and self.connection.dialect.name == "postgresql":
+            statement = statement.with_for_update()
+        row = (await self.connection.execute(statement)).first()
+        return None if row is None else self._saw(row)
+
+    async def delete(self, organization_id: str, path: str) -> None:
+        t = stored_files
+        await self.connection.execute(t.delete().where(t.c.organization_id == organization_id, t.c.path == path))
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, prefix: str = ""
+    ) -> tuple[list[StoredFile], int]:
+        t = stored_files
+        where = [t.c.organization_id == organization_id]
+        if prefix:  # (not LIKE: SQLite's ignores case)
+            where.append(sa.func.substr(t.c.path, 1, len(prefix)) == prefix)
+        total = (await self.connection.execute(sa.select(sa.func.count()).select_from(t).where(*where))).scalar_one()
+        # Code point order on every store (Postgres's default collation would order by its locale's rules)
+        order = t.c.path.collate("C") if self.connection.dialect.name == "postgresql" else t.c.path
+        statement = sa.select(t).where(*where).order_by(order).limit(page.limit).offset(page.offset)
+        return [stored_file_to_domain(row) for row in await self.connection.execute(statement)], total
+
+    async def usage(self, organization_id: str, *, lock: bool = False) -> Usage:
+        t = stored_files
+        if lock and self.connection.dialect.name == "postgresql":
+            key = zlib.crc32(organization_id.encode()) - 2**31  # an int4, as pg_advisory_xact_lock(int4, int4) takes
+            await self.connection.execute(sa.select(sa.func.pg_advisory_xact_lock(STORAGE_LOCK_CLASS, key)))
+        # (SQLite: a writer holds the database's write lock from its first statement, BEGIN IMMEDIATE.)
+        statement = sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(t.c.size), 0)).where(
+            t.c.organization_id == organization_id
+        )
+        files, used = (await self.connection.execute(statement)).one()
+        return Usage(files=int(files), bytes_used=int(used))
