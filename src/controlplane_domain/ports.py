@@ -24,6 +24,8 @@ from controlplane_domain.integrations.ports import CustomIntegrationRepository, 
 from controlplane_domain.jobs.ports import CronCalendar, JobRepository, WebhookSignatures
 from controlplane_domain.llm_models.ports import ModelRepository
 from controlplane_domain.organizations.ports import OrganizationRepository
+from controlplane_domain.policies.ports import DecisionRepository, PolicyRepository
+from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.principal import Principal
 from controlplane_domain.projects.ports import ProjectRepository
 from controlplane_domain.secrets.ports import SecretCipher, SecretRepository
@@ -118,6 +120,12 @@ class UnitOfWork(Protocol):
     @property
     def workflow_runs(self) -> WorkflowRunRepository: ...
 
+    @property
+    def policies(self) -> PolicyRepository: ...
+
+    @property
+    def policy_decisions(self) -> DecisionRepository: ...
+
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(
@@ -184,6 +192,9 @@ class Ports:
     """Cron expressions and time zones (jobs): `controlplane_adapters.jobs.cron.CroniterCalendar`."""
     webhooks: WebhookSignatures | None = None
     """Standard Webhooks secrets and signatures (jobs): `controlplane_adapters.jobs.webhooks.StandardWebhooks`."""
+    policies: PolicyRuntime | None = None
+    """The policies' engine, cache and decision log (policies/runtime.py); None evaluates no policy (an embedder's
+    choice: the service always wires one) and refuses to store one (503)."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

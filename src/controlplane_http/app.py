@@ -39,6 +39,7 @@ from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
 from controlplane_http.organizations.controller import OrganizationController
+from controlplane_http.policies.controller import PolicyController, PolicyDecisionController
 from controlplane_http.projects.controller import ProjectController
 from controlplane_http.responses import FastResponse
 from controlplane_http.runners.controller import RunnerController
@@ -73,6 +74,7 @@ CONTROLLERS = [
     JobController, JobWebhookController,
     WorkflowController, WorkflowRunController,
     TemporalWorkflowController,
+    PolicyController, PolicyDecisionController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

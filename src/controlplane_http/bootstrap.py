@@ -18,6 +18,7 @@ from controlplane_adapters.jobs.webhooks import StandardWebhooks
 from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
+from controlplane_adapters.policies.rego import RegoPolicyEngine
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.schemas import JsonSchemaValidator
 from controlplane_adapters.secrets.keys import load_cipher
@@ -35,10 +36,18 @@ from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
+from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app
-from controlplane_http.background import Periodic, heartbeat_flusher, idempotency_purger, job_scheduler, lease_reaper
+from controlplane_http.background import (
+    Periodic,
+    decision_flusher,
+    heartbeat_flusher,
+    idempotency_purger,
+    job_scheduler,
+    lease_reaper,
+)
 from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.schema import prepare_schema
@@ -194,12 +203,14 @@ def build_app(
         contexts_seen=ContextPresence(store.bus),
         cron=CroniterCalendar(),
         webhooks=StandardWebhooks(),
+        policies=PolicyRuntime(RegoPolicyEngine(), store.bus),
     )
     stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
     flusher = heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000)
     purger = idempotency_purger(ports)
     scheduler = job_scheduler(ports, settings.scheduler_interval_ms / 1000)
+    decisions = decision_flusher(ports)
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -242,11 +253,12 @@ def build_app(
             flusher.start,
             purger.start,
             scheduler.start,
+            decisions.start,
             *([freeze_heap] if freeze_after_start else []),
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
         on_shutdown=[
             _async(stopping.stop),
-            *map(_bounded, [reaper.stop, purger.stop, scheduler.stop, flusher.stop, *store.shutdown]),
+            *map(_bounded, [reaper.stop, purger.stop, scheduler.stop, flusher.stop, decisions.stop, *store.shutdown]),
         ],
     )

@@ -17,6 +17,7 @@ from controlplane_adapters.integrations.memory import MemoryCustomIntegrationRep
 from controlplane_adapters.jobs.memory import MemoryJobRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
+from controlplane_adapters.policies.memory import MemoryDecisionRepository, MemoryPolicyRepository
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
 from controlplane_adapters.secrets.memory import MemorySecretRepository
 from controlplane_adapters.skills.memory import Attachments, MemorySkillRepository
@@ -34,6 +35,7 @@ from controlplane_domain.integrations.entity import CustomIntegration, Integrati
 from controlplane_domain.jobs.entity import Job, JobRun
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.organizations.entity import OrganizationSettings
+from controlplane_domain.policies.entity import Decision, Policy
 from controlplane_domain.projects.entity import Project
 from controlplane_domain.secrets.entity import Secret, SecretAccess
 from controlplane_domain.skills.entity import Skill, SkillOwner
@@ -74,6 +76,8 @@ class MemoryTables:
     workflows: dict[str, Workflow] = field(default_factory=dict)
     workflow_runs: dict[str, WorkflowRun] = field(default_factory=dict)
     workflow_run_events: dict[str, tuple[RunEvent, ...]] = field(default_factory=dict)
+    policies: dict[str, Policy] = field(default_factory=dict)
+    policy_decisions: dict[str, Decision] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -117,6 +121,8 @@ class MemoryUnitOfWork:
     jobs: MemoryJobRepository
     workflows: MemoryWorkflowRepository
     workflow_runs: MemoryWorkflowRunRepository
+    policies: MemoryPolicyRepository
+    policy_decisions: MemoryDecisionRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -173,6 +179,8 @@ class MemoryUnitOfWork:
         self.jobs = MemoryJobRepository(work.jobs, work.job_runs, work.executions, work.workflow_runs)
         self.workflows = MemoryWorkflowRepository(work.workflows)
         self.workflow_runs = MemoryWorkflowRunRepository(work.workflow_runs, work.workflow_run_events)
+        self.policies = MemoryPolicyRepository(work.policies)
+        self.policy_decisions = MemoryDecisionRepository(work.policy_decisions)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -21,6 +21,7 @@ from controlplane_adapters.integrations.sql import SqlCustomIntegrationRepositor
 from controlplane_adapters.jobs.sql import SqlJobRepository
 from controlplane_adapters.llm_models.sql import SqlModelRepository
 from controlplane_adapters.organizations.sql import SqlOrganizationRepository
+from controlplane_adapters.policies.sql import SqlDecisionRepository, SqlPolicyRepository
 from controlplane_adapters.projects.sql import SqlProjectRepository
 from controlplane_adapters.secrets.sql import SqlSecretRepository
 from controlplane_adapters.skills.sql import SqlSkillRepository
@@ -99,6 +100,8 @@ class SqlUnitOfWork:
     jobs = _Repository(SqlJobRepository)
     workflows = _Repository(SqlWorkflowRepository)
     workflow_runs = _Repository(SqlWorkflowRunRepository)
+    policies = _Repository(SqlPolicyRepository)
+    policy_decisions = _Repository(SqlDecisionRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:
