@@ -24,6 +24,8 @@ from controlplane_domain.integrations.ports import CustomIntegrationRepository, 
 from controlplane_domain.jobs.ports import CronCalendar, JobRepository, WebhookSignatures
 from controlplane_domain.llm_models.ports import ModelRepository
 from controlplane_domain.organizations.ports import OrganizationRepository
+from controlplane_domain.policies.ports import DecisionRepository, PolicyRepository
+from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.principal import Principal
 from controlplane_domain.projects.ports import ProjectRepository
 from controlplane_domain.secrets.ports import SecretCipher, SecretRepository
@@ -126,6 +128,12 @@ class UnitOfWork(Protocol):
     @property
     def stored_files(self) -> StoredFileRepository: ...
 
+    @property
+    def policies(self) -> PolicyRepository: ...
+
+    @property
+    def policy_decisions(self) -> DecisionRepository: ...
+
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(
@@ -194,6 +202,9 @@ class Ports:
     """Standard Webhooks secrets and signatures (jobs): `controlplane_adapters.jobs.webhooks.StandardWebhooks`."""
     storage: Storage | None = None
     """Files' bytes (a local directory or S3) and the default quota; None: the storage routes answer 503."""
+    policies: PolicyRuntime | None = None
+    """The policies' engine, cache and decision log (policies/runtime.py); None evaluates no policy (an embedder's
+    choice: the service always wires one) and refuses to store one (503)."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

@@ -40,6 +40,7 @@ from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
 from controlplane_http.organizations.controller import OrganizationController
+from controlplane_http.policies.controller import PolicyController, PolicyDecisionController
 from controlplane_http.projects.controller import ProjectController
 from controlplane_http.responses import FastResponse
 from controlplane_http.runners.controller import RunnerController
@@ -79,6 +80,7 @@ CONTROLLERS = [
     DashboardController,
     TaskPlanController,
     StorageController,
+    PolicyController, PolicyDecisionController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

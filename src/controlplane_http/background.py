@@ -12,6 +12,7 @@ from controlplane_domain.errors import DomainError
 from controlplane_domain.executions.leases import reap_expired_leases
 from controlplane_domain.idempotency.usecases import PURGE_BATCH, purge_expired_idempotency_records
 from controlplane_domain.jobs.firing import DUE_BATCH, fire_due_jobs
+from controlplane_domain.policies.usecases import flush_decisions
 from controlplane_domain.ports import Ports
 from controlplane_domain.workers.usecases import flush_heartbeats
 from controlplane_domain.workflows.timeouts import TIMEOUT_BATCH, time_out_steps
@@ -80,6 +81,11 @@ def lease_reaper(ports: Ports, interval_seconds: float) -> Periodic:
 def heartbeat_flusher(ports: Ports, interval_seconds: float) -> Periodic:
     """Writes the heartbeats waiting in `ports.heartbeats` in one transaction, and once more at shutdown."""
     return Periodic("heartbeat flusher", interval_seconds, lambda: flush_heartbeats(ports), at_stop=True)
+
+
+def decision_flusher(ports: Ports, interval_seconds: float = 0.25) -> Periodic:
+    """Writes the policy decisions waiting in `ports.policies.log` in one transaction, and once more at shutdown."""
+    return Periodic("policy decision flusher", interval_seconds, lambda: flush_decisions(ports), at_stop=True)
 
 
 def job_scheduler(ports: Ports, interval_seconds: float) -> Periodic:

@@ -18,6 +18,7 @@ from controlplane_adapters.jobs.webhooks import StandardWebhooks
 from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
+from controlplane_adapters.policies.rego import RegoPolicyEngine
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.schemas import JsonSchemaValidator
 from controlplane_adapters.secrets.keys import load_cipher
@@ -36,11 +37,13 @@ from controlplane_adapters.storage.wiring import build_storage
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
+from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app
 from controlplane_http.background import (
     Periodic,
+    decision_flusher,
     heartbeat_flusher,
     idempotency_purger,
     job_scheduler,
@@ -204,6 +207,7 @@ def build_app(
         cron=CroniterCalendar(),
         webhooks=StandardWebhooks(),
         storage=storage,
+        policies=PolicyRuntime(RegoPolicyEngine(), store.bus),
     )
     stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
@@ -211,6 +215,7 @@ def build_app(
     purger = idempotency_purger(ports)
     scheduler = job_scheduler(ports, settings.scheduler_interval_ms / 1000)
     timeouts = step_timeouts(ports, settings.scheduler_interval_ms / 1000)
+    decisions = decision_flusher(ports)
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -254,6 +259,7 @@ def build_app(
             purger.start,
             scheduler.start,
             timeouts.start,
+            decisions.start,
             *([freeze_heap] if freeze_after_start else []),
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
@@ -267,6 +273,7 @@ def build_app(
                     scheduler.stop,
                     timeouts.stop,
                     flusher.stop,
+                    decisions.stop,
                     *store.shutdown,
                     *storage_shutdown,
                 ],

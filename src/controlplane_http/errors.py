@@ -114,7 +114,9 @@ def domain_error(exc: DomainError) -> tuple[int, dict[str, Any], dict[str, str] 
     if isinstance(exc, ValidationFailed):
         parts = exc.field.split(".") if exc.location == "body" else [exc.field]
         loc: list[str | int] = [exc.location, *(int(p) if p.isdigit() else p for p in parts if p)]
-        return 422, validation_body(loc, exc.issue), None
+        body = validation_body(loc, exc.issue)
+        body["error"]["details"].update((k, v) for k, v in exc.details.items() if k not in ("field", "issue"))
+        return 422, body, None
     status = next((code for kind, code in DOMAIN_STATUS.items() if isinstance(exc, kind)), 400)
     headers = {"WWW-Authenticate": 'Bearer realm="controlplane"'} if status == 401 else None
     return status, envelope(status, exc.code, exc.message, exc.details), headers

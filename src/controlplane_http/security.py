@@ -20,6 +20,7 @@ from controlplane_domain.integrations import custom as custom_integrations
 from controlplane_domain.integrations import usecases as integrations
 from controlplane_domain.jobs import usecases as jobs
 from controlplane_domain.llm_models import usecases as models
+from controlplane_domain.policies import usecases as policies
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
 from controlplane_domain.projects import usecases as projects
@@ -71,6 +72,7 @@ VISIBILITY: dict[str, Probe] = {
     ),
     "plan_id": lambda ports, who, object_id: task_plans.get_plan(ports, who.organization_id, object_id),
     "path": lambda ports, who, path: storage.get_file(ports, who.organization_id, path.removeprefix("/")),
+    "policy_id": lambda ports, who, object_id: policies.get_policy(ports, who.organization_id, object_id),
 }
 
 

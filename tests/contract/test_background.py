@@ -29,8 +29,8 @@ async def test_firings_and_workflow_runs_newest_first_filtered_and_scoped(uow: U
         name="flow-job", trigger=Trigger(TriggerType.MANUAL), target=Target(TargetKind.WORKFLOW, workflow_id),
         prompt="unused", worker_queue_id=queue_id,
     )  # fmt: skip
-    job = (await jobs.create_job(ports, ORG, command, subject=None)).job
-    fired = await trigger_job(ports, ORG, job.id, None, subject=None)
+    job = (await jobs.create_job(ports, ORG, command, principal=None)).job
+    fired = await trigger_job(ports, ORG, job.id, None, principal=None)
     assert fired.workflow_run_id is not None
     clock.advance(1)
     await workflow_runs.cancel_run(ports, ORG, run.id)

@@ -44,7 +44,7 @@ async def cron_job(
         name=name, trigger=Trigger(TriggerType.CRON, cron, timezone), target=Target(TargetKind.AGENT, agent.id),
         prompt="go", worker_queue_id=queue.queue.id, **options,  # type: ignore[arg-type]
     )  # fmt: skip
-    return await jobs.create_job(ports, ORG, command, subject="tester")
+    return await jobs.create_job(ports, ORG, command, principal=None)
 
 
 async def runs_of(ports: Ports, job_id: str) -> list[JobRun]:

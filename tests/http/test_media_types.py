@@ -12,6 +12,7 @@ from litestar.testing import TestClient
 from tests.http.test_agents import create_agent
 from tests.http.test_executions import execute, setup_queue
 from tests.http.test_jobs import create_job
+from tests.http.test_policies import ADMINS_ONLY, create_policy
 from tests.http.test_projects import create_project
 from tests.http.test_secrets import create_secret
 from tests.http.test_teams import create_team
@@ -75,6 +76,7 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
            }  # fmt: skip
     ids["workflow_id"] = create_workflow(client, [step("s", agent)])["id"]
     ids["job_id"] = create_job(client, "media", target={"agent_id": agent}, worker_queue_id=queue)["id"]
+    ids["policy_id"] = create_policy(client, "media", ADMINS_ONLY, ["job.create"])["id"]
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -83,10 +85,10 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         if "application/json" in operation.get("requestBody", {}).get("content", {})
     ]
     # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4, integrations' 2, custom 2,
-    # jobs' 3, workflows' 3, task plans' 1
-    assert len(with_body) == 45, with_body
+    # jobs' 3, workflows' 3, task plans' 1, policies' 3
+    assert len(with_body) == 48, with_body
     kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets", "integrations",
-             "custom-integrations", "jobs", "workflows", "workflow-runs", "task-plans")  # fmt: skip
+             "custom-integrations", "jobs", "workflows", "workflow-runs", "task-plans", "policies")  # fmt: skip
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:
         for content_type in FOREIGN:

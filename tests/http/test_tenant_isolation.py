@@ -111,6 +111,9 @@ FACTORIES: dict[str, Factory] = {
     "temporal_workflow_id": lambda client, ids: ids["run_id"],
     "plan_id": _post("/api/v1/task-plans", {"task": "secret task", "worker_queue_id": "{queue_id}"}),
     "path": lambda client, ids: _stored_file(client, "victim/report.json"),
+    "policy_id": _post("/api/v1/policies", {"name": "victim-policy", "description": "secret policy",
+                                            "actions": ["execute"],
+                                            "rego": 'package secret\ndeny contains "secret" if input.x\n'}),
 }  # fmt: skip
 GLOBAL = frozenset({"kind"})
 """Path parameters naming what every organization shares (the built-in integration templates): not walked."""
@@ -139,6 +142,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/jobs/{job_id}/trigger": {"payload": {"x": "stolen"}},
     "/api/v1/workflows/{workflow_id}": {"name": "hijacked"},
     "/api/v1/workflows/{workflow_id}/runs": {"worker_queue_id": "{queue_id}"},
+    "/api/v1/policies/{policy_id}": {"enabled": False},
     **{f"/api/v1/{kind}/{{{name}}}/context": {"instructions": "hijacked"}
        for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
                           ("projects", "project_id"))},
@@ -167,6 +171,7 @@ SNAPSHOTS = [
     "/api/v1/task-plans",
     "/api/v1/temporal-workflows",
     "/api/v1/storage/files",
+    "/api/v1/policies",
 ]
 # Public routes: no bearer, no organization (a job's webhook is authenticated by its signature: tests/http/
 # test_job_webhooks.py), so they are not walked here.

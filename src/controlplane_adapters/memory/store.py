@@ -17,6 +17,7 @@ from controlplane_adapters.integrations.memory import MemoryCustomIntegrationRep
 from controlplane_adapters.jobs.memory import MemoryJobRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
+from controlplane_adapters.policies.memory import MemoryDecisionRepository, MemoryPolicyRepository
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
 from controlplane_adapters.secrets.memory import MemorySecretRepository
 from controlplane_adapters.skills.memory import Attachments, MemorySkillRepository
@@ -36,6 +37,7 @@ from controlplane_domain.integrations.entity import CustomIntegration, Integrati
 from controlplane_domain.jobs.entity import Job, JobRun
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.organizations.entity import OrganizationSettings
+from controlplane_domain.policies.entity import Decision, Policy
 from controlplane_domain.projects.entity import Project
 from controlplane_domain.secrets.entity import Secret, SecretAccess
 from controlplane_domain.skills.entity import Skill, SkillOwner
@@ -80,6 +82,8 @@ class MemoryTables:
     workflow_run_events: dict[str, tuple[RunEvent, ...]] = field(default_factory=dict)
     task_plans: dict[str, TaskPlan] = field(default_factory=dict)
     stored_files: dict[str, StoredFile] = field(default_factory=dict)
+    policies: dict[str, Policy] = field(default_factory=dict)
+    policy_decisions: dict[str, Decision] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -125,6 +129,8 @@ class MemoryUnitOfWork:
     workflow_runs: MemoryWorkflowRunRepository
     task_plans: MemoryTaskPlanRepository
     stored_files: MemoryStoredFileRepository
+    policies: MemoryPolicyRepository
+    policy_decisions: MemoryDecisionRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -183,6 +189,8 @@ class MemoryUnitOfWork:
         self.workflow_runs = MemoryWorkflowRunRepository(work.workflow_runs, work.workflow_run_events)
         self.task_plans = MemoryTaskPlanRepository(work.task_plans)
         self.stored_files = MemoryStoredFileRepository(work.stored_files)
+        self.policies = MemoryPolicyRepository(work.policies)
+        self.policy_decisions = MemoryDecisionRepository(work.policy_decisions)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -15,6 +15,7 @@ from controlplane_adapters.integrations.sql import custom_integrations, integrat
 from controlplane_adapters.jobs.sql import job_runs, jobs
 from controlplane_adapters.llm_models.sql import llm_models
 from controlplane_adapters.organizations.sql import organization_settings
+from controlplane_adapters.policies.sql import policies, policy_decisions
 from controlplane_adapters.projects.sql import project_agents, project_teams, projects
 from controlplane_adapters.secrets.sql import secret_accesses, secrets
 from controlplane_adapters.skills.sql import agent_skills, environment_skills, skills, team_skills
@@ -39,6 +40,7 @@ TABLES = (
     workflows, workflow_runs, workflow_run_events,
     task_plans,
     stored_files,
+    policies, policy_decisions,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

@@ -21,6 +21,7 @@ from controlplane_adapters.integrations.sql import SqlCustomIntegrationRepositor
 from controlplane_adapters.jobs.sql import SqlJobRepository
 from controlplane_adapters.llm_models.sql import SqlModelRepository
 from controlplane_adapters.organizations.sql import SqlOrganizationRepository
+from controlplane_adapters.policies.sql import SqlDecisionRepository, SqlPolicyRepository
 from controlplane_adapters.projects.sql import SqlProjectRepository
 from controlplane_adapters.secrets.sql import SqlSecretRepository
 from controlplane_adapters.skills.sql import SqlSkillRepository
@@ -103,6 +104,8 @@ class SqlUnitOfWork:
     workflow_runs = _Repository(SqlWorkflowRunRepository)
     task_plans = _Repository(SqlTaskPlanRepository)
     stored_files = _Repository(SqlStoredFileRepository)
+    policies = _Repository(SqlPolicyRepository)
+    policy_decisions = _Repository(SqlDecisionRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

@@ -13,7 +13,10 @@ from controlplane_domain.executions.changes import publish, remember, topic
 from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.policies.entity import Action, Resource
+from controlplane_domain.policies.gate import guard
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.teams.usecases import require_team
 
@@ -30,27 +33,44 @@ class ExecuteCommand:
 
 @retry_transient
 async def execute(
-    ports: Ports, organization_id: str, target: TargetType, target_id: str, command: ExecuteCommand
+    ports: Ports,
+    organization_id: str,
+    target: TargetType,
+    target_id: str,
+    command: ExecuteCommand,
+    *,
+    principal: Principal | None = None,
 ) -> Execution:
-    """Create an execution of an agent or a team on a worker queue of the organization, queued."""
+    """Create an execution of an agent or a team on a worker queue of the organization, queued (unless a policy
+    refuses it: PolicyDenied)."""
     async with ports.uow() as uow:
-        queued = await queue_execution(ports, uow, organization_id, target, target_id, command)
+        queued = await queue_execution(ports, uow, organization_id, target, target_id, command, principal=principal)
         await uow.commit()
     await announce(ports, queued)
     return queued
 
 
 async def queue_execution(
-    ports: Ports, uow: UnitOfWork, organization_id: str, target: TargetType, target_id: str, command: ExecuteCommand
+    ports: Ports,
+    uow: UnitOfWork,
+    organization_id: str,
+    target: TargetType,
+    target_id: str,
+    command: ExecuteCommand,
+    *,
+    principal: Principal | None = None,
 ) -> Execution:
     """The execute's checks and writes in the caller's unit of work (a job's firing records its run in the same
-    transaction): NotFound or ValidationFailed before anything is written. The caller commits, then `announce`s."""
+    transaction): NotFound, ValidationFailed or PolicyDenied (the `execute` policies, docs/policies.md) before
+    anything is written. The caller commits, then `announce`s."""
     if not command.prompt.strip():
         raise ValidationFailed("prompt", "must not be blank")
     if len(command.prompt) > PROMPT_MAX_LENGTH:
         raise ValidationFailed("prompt", f"must be at most {PROMPT_MAX_LENGTH} characters")
     if not is_uuid(command.worker_queue_id):
         raise ValidationFailed("worker_queue_id", "must be a UUID")
+    request = {"prompt": command.prompt, "worker_queue_id": command.worker_queue_id, "stream": command.stream}
+    await guard(ports, Action.EXECUTE, organization_id, principal, Resource(target.value, target_id), request, uow=uow)
     now = ports.clock.now()
     pending = Execution(
         id=ports.ids.new_id(),

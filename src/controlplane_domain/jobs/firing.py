@@ -28,7 +28,9 @@ from controlplane_domain.jobs.entity import (
 )
 from controlplane_domain.jobs.guard import JobAction, guard
 from controlplane_domain.jobs.usecases import next_run, require_job, signatures
+from controlplane_domain.policies.entity import PolicyDenied
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.usecases import require_cipher
 from controlplane_domain.workflows.runs import StartRun, begin_run
@@ -72,12 +74,14 @@ async def fire(
     payload: dict[str, Any] | None = None,
     scheduled_for: datetime | None = None,
     webhook_id: str | None = None,
-    subject: str | None = None,
+    principal: Principal | None = None,
     record: bool = True,
 ) -> Fired:
     """One firing of `job` in `uow` (the caller holds the job's row and commits): its run, and its execution unless
-    skipped (`overlap`) or failed (its target or queue gone; the run says why). `record=False`: the caller records
-    the run (the scheduler records a batch's runs in one statement)."""
+    skipped (`overlap`; a policy denied the firing of the scheduler or a webhook) or failed (its target or queue
+    gone; a policy denied the execution or the workflow run; the run says why). A person's trigger that a policy
+    denies is PolicyDenied (403), and nothing is written. `record=False`: the caller records the run (the scheduler
+    records a batch's runs in one statement)."""
     now = ports.clock.now()
 
     def run(
@@ -93,7 +97,14 @@ async def fire(
             skipped_reason=reason, webhook_id=webhook_id, created_at=now,
         )  # fmt: skip
 
-    await guard(ports, JobAction.FIRE, job, subject=subject)
+    asked = {"trigger": trigger.value, "payload": payload or {}, "webhook_id": webhook_id,
+             "scheduled_for": None if scheduled_for is None else scheduled_for.isoformat()}  # fmt: skip
+    try:
+        await guard(ports, JobAction.FIRE, job, principal=principal, request=asked, uow=uow)
+    except PolicyDenied as exc:
+        if principal is not None:  # a person's trigger: 403
+            raise
+        return Fired(await _recorded(uow, run(RunStatus.SKIPPED, reason=exc.message)))  # the scheduler, a webhook
     result: Fired
     if job.overlap is Overlap.SKIP and await _still_running(uow, job):
         result = Fired(run(RunStatus.SKIPPED, reason="overlap: the previous run has not finished"))
@@ -102,8 +113,8 @@ async def fire(
     elif job.target.kind is TargetKind.WORKFLOW:
         start = StartRun(worker_queue_id=job.worker_queue_id, input=dict(payload or {}))
         try:
-            advance = await begin_run(ports, uow, job.organization_id, job.target.id, start)
-        except (NotFound, ValidationFailed) as exc:  # raised before anything is written
+            advance = await begin_run(ports, uow, job.organization_id, job.target.id, start, principal=principal)
+        except (NotFound, ValidationFailed, PolicyDenied) as exc:  # raised before anything is written
             result = Fired(run(RunStatus.FAILED, reason=exc.message))
         else:
             fired = run(RunStatus.FIRED, workflow_run_id=advance.run.id)
@@ -112,14 +123,21 @@ async def fire(
         kind = TargetType.AGENT if job.target.kind is TargetKind.AGENT else TargetType.TEAM
         command = ExecuteCommand(prompt=render_prompt(job.prompt, payload or {}), worker_queue_id=job.worker_queue_id)
         try:
-            execution = await queue_execution(ports, uow, job.organization_id, kind, job.target.id, command)
-        except (NotFound, ValidationFailed) as exc:  # raised before anything is written
+            execution = await queue_execution(
+                ports, uow, job.organization_id, kind, job.target.id, command, principal=principal
+            )
+        except (NotFound, ValidationFailed, PolicyDenied) as exc:  # raised before anything is written
             result = Fired(run(RunStatus.FAILED, reason=exc.message))
         else:
             result = Fired(run(RunStatus.FIRED, execution_id=execution.id), execution)
     if record:
         await uow.jobs.add_run(result.run)
     return result
+
+
+async def _recorded(uow: UnitOfWork, run: JobRun) -> JobRun:
+    await uow.jobs.add_run(run)
+    return run
 
 
 async def _still_running(uow: UnitOfWork, job: Job) -> bool:
@@ -138,12 +156,12 @@ async def _still_running(uow: UnitOfWork, job: Job) -> bool:
 
 @retry_transient
 async def trigger_job(
-    ports: Ports, organization_id: str, job_id: str, payload: dict[str, Any] | None, *, subject: str | None
+    ports: Ports, organization_id: str, job_id: str, payload: dict[str, Any] | None, *, principal: Principal | None
 ) -> JobRun:
     """`POST /api/v1/jobs/{job_id}/trigger`: fire now, whatever the job's trigger (a disabled job too)."""
     async with ports.uow() as uow:
         job = await require_job(uow, organization_id, job_id, lock=True)
-        fired = await fire(ports, uow, job, TriggerType.MANUAL, payload=payload, subject=subject)
+        fired = await fire(ports, uow, job, TriggerType.MANUAL, payload=payload, principal=principal)
         await uow.commit()
     await announce_fired(ports, fired)
     return fired.run

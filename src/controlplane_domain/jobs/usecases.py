@@ -25,6 +25,7 @@ from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SealedValue
 from controlplane_domain.secrets.usecases import require_cipher
@@ -132,7 +133,7 @@ async def require_job(uow: UnitOfWork, organization_id: str, job_id: str, *, loc
 
 
 @retry_transient
-async def create_job(ports: Ports, organization_id: str, command: CreateJob, *, subject: str | None) -> JobView:
+async def create_job(ports: Ports, organization_id: str, command: CreateJob, *, principal: Principal | None) -> JobView:
     now = ports.clock.now()
     job = Job(
         id=ports.ids.new_id(),
@@ -157,7 +158,7 @@ async def create_job(ports: Ports, organization_id: str, command: CreateJob, *, 
         if job.trigger.type is TriggerType.WEBHOOK:
             secret, sealed = _new_secret(ports, job)
             job = replace(job, secret=sealed)
-        await guard(ports, JobAction.CREATE, job, subject=subject)
+        await guard(ports, JobAction.CREATE, job, principal=principal, uow=uow)
         await uow.jobs.add(job)
         await uow.commit()
     return JobView(job, secret)

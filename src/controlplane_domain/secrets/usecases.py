@@ -7,7 +7,10 @@ from dataclasses import dataclass, replace
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.policies.entity import Action, Resource
+from controlplane_domain.policies.gate import guard
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import (
     MAX_VALUE_BYTES,
@@ -73,8 +76,31 @@ async def require_secret(uow: UnitOfWork, organization_id: str, secret_id: str, 
     return secret
 
 
+async def may_write(
+    ports: Ports,
+    uow: UnitOfWork,
+    secret: Secret,
+    operation: str,
+    principal: Principal | None,
+    *,
+    value_changed: bool,
+) -> None:
+    """The policies' gate (`secret.write`): PolicyDenied when an enforcing policy refuses. The value never reaches
+    a policy (nor the decision log): only whether it changes."""
+    resource = Resource("secret", secret.id, {"name": secret.name})
+    request = {
+        "operation": operation,
+        "name": secret.name,
+        "description": secret.description,
+        "value_changed": value_changed,
+    }
+    await guard(ports, Action.SECRET_WRITE, secret.organization_id, principal, resource, request, uow=uow)
+
+
 @retry_transient
-async def create_secret(ports: Ports, organization_id: str, command: CreateSecret) -> Secret:
+async def create_secret(
+    ports: Ports, organization_id: str, command: CreateSecret, *, principal: Principal | None = None
+) -> Secret:
     check_secret_name("name", command.name)
     _check_value(command.value)
     cipher = require_cipher(ports)
@@ -91,6 +117,7 @@ async def create_secret(ports: Ports, organization_id: str, command: CreateSecre
         updated_at=now,
     )
     async with ports.uow() as uow:
+        await may_write(ports, uow, secret, "create", principal, value_changed=True)
         await uow.secrets.add(secret)
         await uow.commit()
     return secret
@@ -108,7 +135,9 @@ async def list_secrets(ports: Ports, organization_id: str, page: PageRequest) ->
 
 
 @retry_transient
-async def update_secret(ports: Ports, organization_id: str, secret_id: str, command: UpdateSecret) -> Secret:
+async def update_secret(
+    ports: Ports, organization_id: str, secret_id: str, command: UpdateSecret, *, principal: Principal | None = None
+) -> Secret:
     """Change the given fields; a value (even the same one) seals it anew and bumps `version`."""
     if not isinstance(command.name, Unset):
         check_secret_name("name", command.name)
@@ -127,16 +156,20 @@ async def update_secret(ports: Ports, organization_id: str, secret_id: str, comm
         if cipher is not None and not isinstance(command.value, Unset):
             sealed = seal(cipher, organization_id, secret_id, command.value)
             updated = replace(updated, sealed=sealed, version=secret.version + 1)
+        await may_write(ports, uow, updated, "update", principal, value_changed=cipher is not None)
         await uow.secrets.update(updated)
         await uow.commit()
     return updated
 
 
 @retry_transient
-async def delete_secret(ports: Ports, organization_id: str, secret_id: str) -> None:
+async def delete_secret(
+    ports: Ports, organization_id: str, secret_id: str, *, principal: Principal | None = None
+) -> None:
     """Delete the secret and its accesses. Agents and teams that name it keep the reference (see api-decisions)."""
     async with ports.uow() as uow:
-        await require_secret(uow, organization_id, secret_id, lock=True)
+        secret = await require_secret(uow, organization_id, secret_id, lock=True)
+        await may_write(ports, uow, secret, "delete", principal, value_changed=False)
         await uow.secrets.delete(organization_id, secret_id)
         await uow.commit()
 

@@ -16,7 +16,10 @@ from controlplane_domain.executions.entity import EventType, Execution, Executio
 from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
 from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.policies.entity import Action, Resource
+from controlplane_domain.policies.gate import guard
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.workflows.advance import Advance, finish, run_topic, settle
 from controlplane_domain.workflows.entity import (
@@ -48,9 +51,14 @@ class RunFilter:
     status: RunStatus | None = None
 
 
-async def may_run(ports: Ports, organization_id: str, workflow: Workflow, command: StartRun) -> None:
-    """POLICY HOOK (`workflow.run`): the place where the policies' engine decides whether this run may start
-    (raise `Forbidden` to refuse it). It runs before anything is written; today every run may start."""
+async def may_run(
+    ports: Ports, uow: UnitOfWork, workflow: Workflow, command: StartRun, principal: Principal | None
+) -> None:
+    """The policies' gate (`workflow.run`): PolicyDenied when an enforcing policy refuses this run. It runs before
+    anything is written."""
+    resource = Resource("workflow", workflow.id, {"name": workflow.name, "steps": len(workflow.steps)})
+    request = {"worker_queue_id": command.worker_queue_id, "input": dict(command.input)}
+    await guard(ports, Action.WORKFLOW_RUN, workflow.organization_id, principal, resource, request, uow=uow)
 
 
 async def require_run(uow: UnitOfWork, organization_id: str, run_id: str, *, lock: bool = False) -> WorkflowRun:
@@ -61,22 +69,30 @@ async def require_run(uow: UnitOfWork, organization_id: str, run_id: str, *, loc
 
 
 @retry_transient
-async def start_run(ports: Ports, organization_id: str, workflow_id: str, command: StartRun) -> WorkflowRun:
+async def start_run(
+    ports: Ports, organization_id: str, workflow_id: str, command: StartRun, *, principal: Principal | None = None
+) -> WorkflowRun:
     """A run of the workflow's current definition, `running`, its first steps' executions queued in the same
     transaction (a step whose queue, agent or team has gone fails at once, and the run with it)."""
     async with ports.uow() as uow:
-        advance = await begin_run(ports, uow, organization_id, workflow_id, command)
+        advance = await begin_run(ports, uow, organization_id, workflow_id, command, principal=principal)
         await uow.commit()
     await publish(ports, *advance.topics)
     return advance.run
 
 
 async def begin_run(
-    ports: Ports, uow: UnitOfWork, organization_id: str, workflow_id: str, command: StartRun
+    ports: Ports,
+    uow: UnitOfWork,
+    organization_id: str,
+    workflow_id: str,
+    command: StartRun,
+    *,
+    principal: Principal | None = None,
 ) -> Advance:
     """`start_run` inside the caller's unit of work (a job's firing writes its run record in the same one): the run
     written, its first steps queued; the caller commits, then publishes the returned `topics`. NotFound (the
-    workflow) and ValidationFailed (the input, the queue) are raised before anything is written."""
+    workflow), ValidationFailed (the input, the queue) and PolicyDenied are raised before anything is written."""
     if not is_uuid(command.worker_queue_id):
         raise ValidationFailed("worker_queue_id", "must be a UUID")
     now = ports.clock.now()
@@ -86,7 +102,7 @@ async def begin_run(
             raise ValidationFailed(f"input.{key}", "a step's prompt reads this input, which was not given")
     if await uow.queues.get(organization_id, command.worker_queue_id) is None:
         raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
-    await may_run(ports, organization_id, workflow, command)
+    await may_run(ports, uow, workflow, command, principal)
     run = WorkflowRun(
         id=ports.ids.new_id(),
         organization_id=organization_id,

@@ -98,7 +98,7 @@ def event_out(event: DomainEvent) -> ExecutionEvent:
 async def _execute(target: TargetType, target_id: str, data: ExecuteRequest, scope: Scope) -> Response[Any]:
     ports, principal = caller(scope)
     command = execute.ExecuteCommand(prompt=data.prompt, worker_queue_id=data.worker_queue_id, stream=data.stream)
-    execution = await execute.execute(ports, principal.organization_id, target, target_id, command)
+    execution = await execute.execute(ports, principal.organization_id, target, target_id, command, principal=principal)
     if data.stream:
         return await event_stream(ports, principal.organization_id, execution.id, 0, stream_options(scope))
     return Response(execution_out(execution), status_code=201)

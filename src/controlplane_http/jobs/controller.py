@@ -103,7 +103,7 @@ class JobController(Controller):
             worker_queue_id=data.worker_queue_id and data.worker_queue_id.lower(), enabled=data.enabled,
             overlap=data.overlap, misfire=data.misfire,
         )  # fmt: skip
-        view = await usecases.create_job(ports, principal.organization_id, command, subject=principal.subject)
+        view = await usecases.create_job(ports, principal.organization_id, command, principal=principal)
         return job_out(view, scope)
 
     @get("/", operation_id="listJobs", responses=errors())
@@ -154,7 +154,7 @@ class JobController(Controller):
     ) -> JobRun:
         ports, principal = caller(scope)
         payload = None if data is None else data.payload
-        run = await firing.trigger_job(ports, principal.organization_id, job_id, payload, subject=principal.subject)
+        run = await firing.trigger_job(ports, principal.organization_id, job_id, payload, principal=principal)
         return run_out(run)
 
     @get("/{job_id:str}/runs", operation_id="listJobRuns", responses=errors(404))

@@ -51,7 +51,7 @@ class SecretController(Controller):
         """Store a secret, encrypted; its value is never answered (503 SECRETS_KEY_MISSING without a key)."""
         ports, principal = caller(scope)
         command = usecases.CreateSecret(name=data.name, value=data.value, description=data.description)
-        return secret_out(await usecases.create_secret(ports, principal.organization_id, command))
+        return secret_out(await usecases.create_secret(ports, principal.organization_id, command, principal=principal))
 
     @get("/", operation_id="listSecrets", responses=errors())
     async def list_secrets(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> SecretList:
@@ -69,12 +69,14 @@ class SecretController(Controller):
         """Change the given fields; a `value` bumps `version` (503 SECRETS_KEY_MISSING without a key)."""
         ports, principal = caller(scope)
         command = usecases.UpdateSecret(**given_fields(data))
-        return secret_out(await usecases.update_secret(ports, principal.organization_id, secret_id, command))
+        return secret_out(
+            await usecases.update_secret(ports, principal.organization_id, secret_id, command, principal=principal)
+        )
 
     @delete("/{secret_id:str}", operation_id="deleteSecret", status_code=204, responses=errors(404))
     async def delete_secret(self, secret_id: FromPath[str], scope: Scope) -> None:
         ports, principal = caller(scope)
-        await usecases.delete_secret(ports, principal.organization_id, secret_id)
+        await usecases.delete_secret(ports, principal.organization_id, secret_id, principal=principal)
 
     @get("/{secret_id:str}/accesses", operation_id="listSecretAccesses", responses=errors(404))
     async def list_accesses(

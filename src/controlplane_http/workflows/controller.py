@@ -158,7 +158,9 @@ class WorkflowController(Controller):
         one); 422 when an `{{input.x}}` a prompt reads is not in `input`."""
         ports, principal = caller(scope)
         command = runs.StartRun(worker_queue_id=data.worker_queue_id, input=data.input)
-        return run_out(await runs.start_run(ports, principal.organization_id, workflow_id, command))
+        return run_out(
+            await runs.start_run(ports, principal.organization_id, workflow_id, command, principal=principal)
+        )
 
 
 RUN_SSE_DOC = ResponseSpec(

@@ -1,0 +1,1 @@
+"""Policies: their stores (memory, SQL) and the Rego engine (regopy)."""

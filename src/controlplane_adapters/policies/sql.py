@@ -1,0 +1,172 @@
+"""Policies in SQL: the policies and policy_decisions tables, their row mapping and repositories."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from controlplane_adapters.sql.base import SqlConnection, SqlRepository
+from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.policies.entity import Action, Decision, DecisionFilter, Enforcement, Policy
+
+policies = sa.Table(
+    "policies",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("rego", sa.Text(), nullable=False),
+    sa.Column("enabled", sa.Boolean(), nullable=False),
+    sa.Column("enforcement", sa.String(16), nullable=False),
+    sa.Column("actions", Json, nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("organization_id", "name"),
+    sa.Index("ix_policies_org_created", "organization_id", "created_at", "id"),
+)
+
+policy_decisions = sa.Table(
+    "policy_decisions",
+    metadata,
+    id_column(),
+    organization_column(),
+    sa.Column("evaluation_id", sa.String(64), nullable=False),
+    sa.Column("action", sa.String(32), nullable=False),
+    sa.Column("policy_id", sa.String(64), nullable=False),
+    sa.Column("policy_name", sa.String(255), nullable=False),
+    sa.Column("enforcement", sa.String(16), nullable=False),
+    sa.Column("allowed", sa.Boolean(), nullable=False),
+    sa.Column("deny", Json, nullable=False),
+    sa.Column("error", sa.Text(), nullable=True),
+    sa.Column("subject", sa.String(255), nullable=True),
+    sa.Column("roles", Json, nullable=False),
+    sa.Column("resource_type", sa.String(32), nullable=False),
+    sa.Column("resource_id", sa.String(64), nullable=True),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+    sa.Index("ix_policy_decisions_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_policy_decisions_org_action", "organization_id", "action", "created_at", "id"),
+    sa.Index("ix_policy_decisions_org_policy", "organization_id", "policy_id", "created_at", "id"),
+)
+
+
+def policy_to_row(policy: Policy) -> dict[str, Any]:
+    return {
+        "id": policy.id,
+        "organization_id": policy.organization_id,
+        "name": policy.name,
+        "description": policy.description,
+        "rego": policy.rego,
+        "enabled": policy.enabled,
+        "enforcement": policy.enforcement.value,
+        "actions": [action.value for action in policy.actions],
+        "created_at": policy.created_at,
+        "updated_at": policy.updated_at,
+    }
+
+
+def policy_to_domain(row: Any) -> Policy:
+    return Policy(
+        id=row.id,
+        organization_id=row.organization_id,
+        name=row.name,
+        description=row.description,
+        rego=row.rego,
+        enabled=row.enabled,
+        enforcement=Enforcement(row.enforcement),
+        actions=tuple(Action(action) for action in row.actions),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def decision_to_row(decision: Decision) -> dict[str, Any]:
+    return {
+        "id": decision.id,
+        "organization_id": decision.organization_id,
+        "evaluation_id": decision.evaluation_id,
+        "action": decision.action.value,
+        "policy_id": decision.policy_id,
+        "policy_name": decision.policy_name,
+        "enforcement": decision.enforcement.value,
+        "allowed": decision.allowed,
+        "deny": list(decision.deny),
+        "error": decision.error,
+        "subject": decision.subject,
+        "roles": list(decision.roles),
+        "resource_type": decision.resource_type,
+        "resource_id": decision.resource_id,
+        "created_at": decision.created_at,
+    }
+
+
+def decision_to_domain(row: Any) -> Decision:
+    return Decision(
+        id=row.id,
+        organization_id=row.organization_id,
+        evaluation_id=row.evaluation_id,
+        action=Action(row.action),
+        policy_id=row.policy_id,
+        policy_name=row.policy_name,
+        enforcement=Enforcement(row.enforcement),
+        allowed=row.allowed,
+        deny=tuple(row.deny),
+        error=row.error,
+        subject=row.subject,
+        roles=tuple(row.roles),
+        resource_type=row.resource_type,
+        resource_id=row.resource_id,
+        created_at=row.created_at,
+    )
+
+
+class SqlPolicyRepository(SqlRepository[Policy]):
+    table = policies
+    to_row = staticmethod(policy_to_row)
+    to_domain = staticmethod(policy_to_domain)
+    noun = "policy"
+
+    async def enabled(self, organization_id: str) -> list[Policy]:
+        statement = (
+            sa.select(policies)
+            .where(policies.c.organization_id == organization_id, policies.c.enabled.is_(True))
+            .order_by(policies.c.created_at, policies.c.id)
+        )
+        return [policy_to_domain(row) for row in await self.connection.execute(statement)]
+
+
+class SqlDecisionRepository:
+    def __init__(self, connection: SqlConnection) -> None:
+        self.connection = connection
+
+    async def add_many(self, decisions: Sequence[Decision]) -> None:
+        if decisions:
+            await self.connection.execute(policy_decisions.insert(), [decision_to_row(d) for d in decisions])
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, where: DecisionFilter
+    ) -> tuple[list[Decision], int]:
+        table = policy_decisions
+        conditions = [table.c.organization_id == organization_id]
+        if where.action is not None:
+            conditions.append(table.c.action == where.action.value)
+        if where.policy_id is not None:
+            conditions.append(table.c.policy_id == where.policy_id)
+        if where.allowed is not None:
+            conditions.append(table.c.allowed.is_(where.allowed))
+        if where.since is not None:
+            conditions.append(table.c.created_at >= where.since)
+        if where.until is not None:
+            conditions.append(table.c.created_at < where.until)
+        count = sa.select(sa.func.count()).select_from(table).where(*conditions)
+        total = (await self.connection.execute(count)).scalar_one()
+        rows = await self.connection.execute(
+            sa.select(table)
+            .where(*conditions)
+            .order_by(table.c.created_at, table.c.id)
+            .limit(page.limit)
+            .offset(page.offset)
+        )
+        return [decision_to_domain(row) for row in rows], total

@@ -1,0 +1,1 @@
+"""Policies: Rego modules evaluated before the guarded actions, and the log of their decisions."""

@@ -1,0 +1,51 @@
+"""What the policies area needs from the outside: its two stores, and an engine that compiles and evaluates Rego."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from controlplane_domain.paging import PageRequest
+from controlplane_domain.policies.entity import Decision, DecisionFilter, Outcome, Policy
+
+
+class PolicyRepository(Protocol):
+    async def add(self, policy: Policy) -> None:
+        """Store a new policy; Conflict when its name is taken in the organization."""
+
+    async def get(self, organization_id: str, policy_id: str, *, for_update: bool = False) -> Policy | None: ...
+
+    async def update(self, policy: Policy) -> None:
+        """Replace a stored policy; Conflict when its new name is taken."""
+
+    async def delete(self, organization_id: str, policy_id: str) -> None: ...
+
+    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Policy], int]: ...
+
+    async def enabled(self, organization_id: str) -> list[Policy]:
+        """Every enabled policy of the organization, in (created_at, id) order."""
+
+
+class DecisionRepository(Protocol):
+    async def add_many(self, decisions: Sequence[Decision]) -> None: ...
+
+    async def list_page(
+        self, organization_id: str, page: PageRequest, where: DecisionFilter
+    ) -> tuple[list[Decision], int]:
+        """A page of the organization's decisions matching `where`, in (created_at, id) order, and their total."""
+
+
+class PreparedPolicies(Protocol):
+    """Policies compiled together, ready to decide one input after another (not shared between threads)."""
+
+    def evaluate(self, document: Mapping[str, Any]) -> list[Outcome]:
+        """Each policy's outcome, in the order the policies were prepared; never raises for a policy's own fault
+        (a module that errors has an `Outcome` with its `error`)."""
+
+
+class PolicyEngine(Protocol):
+    def check(self, rego: str) -> None:
+        """Compile the module alone; PolicyCompileError with the compiler's message and line when it does not."""
+
+    def prepare(self, policies: Sequence[Policy]) -> PreparedPolicies:
+        """The policies' modules compiled together (each in a package of its own)."""

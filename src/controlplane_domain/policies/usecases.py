@@ -1,0 +1,190 @@
+"""Policy use cases: create, read, change, delete (each module compiled before it is stored), and the decision
+log's flush and reads."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from controlplane_domain.errors import DomainError, NotFound, Unavailable, ValidationFailed
+from controlplane_domain.names import check_name
+from controlplane_domain.paging import Page, PageRequest
+from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.policies.cache import CHANGED
+from controlplane_domain.policies.entity import (
+    REGO_MAX_LENGTH,
+    Action,
+    Decision,
+    DecisionFilter,
+    Enforcement,
+    Policy,
+    PolicyCompileError,
+)
+from controlplane_domain.policies.runtime import PolicyRuntime
+from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.retry import retry_transient
+
+log = logging.getLogger("controlplane.policies")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatePolicy:
+    name: str
+    rego: str
+    actions: tuple[Action, ...]
+    description: str | None = None
+    enabled: bool = True
+    enforcement: Enforcement = Enforcement.ENFORCE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdatePolicy:
+    name: str | Unset = UNSET
+    description: str | Unset | None = UNSET
+    rego: str | Unset = UNSET
+    enabled: bool | Unset = UNSET
+    enforcement: Enforcement | Unset = UNSET
+    actions: tuple[Action, ...] | Unset = UNSET
+
+
+def _runtime(ports: Ports) -> PolicyRuntime:
+    if ports.policies is None:
+        raise Unavailable("no policy engine is configured")
+    return ports.policies
+
+
+def _check_policy(runtime: PolicyRuntime, policy: Policy, *, compile_module: bool) -> None:
+    check_name("name", policy.name)
+    if not policy.actions:
+        raise ValidationFailed("actions", "must name at least one action")
+    if len(set(policy.actions)) != len(policy.actions):
+        raise ValidationFailed("actions", "must not name an action twice")
+    if not policy.rego.strip():
+        raise ValidationFailed("rego", "must not be blank")
+    if len(policy.rego) > REGO_MAX_LENGTH:
+        raise ValidationFailed("rego", f"must be at most {REGO_MAX_LENGTH} characters")
+    if compile_module:
+        try:
+            runtime.engine.check(policy.rego)
+        except PolicyCompileError as exc:
+            raise compile_failed(exc) from None
+
+
+def compile_failed(exc: PolicyCompileError) -> ValidationFailed:
+    """422 on `rego`, the compiler's message and where (also as `line` and `column` in the details)."""
+    where = "" if exc.line is None else f"line {exc.line}" + ("" if exc.column is None else f", column {exc.column}")
+    failed = ValidationFailed("rego", f"{where}: {exc.message}" if where else exc.message)
+    failed.details.update(line=exc.line, column=exc.column)
+    return failed
+
+
+async def require_policy(uow: UnitOfWork, organization_id: str, policy_id: str, *, lock: bool = False) -> Policy:
+    policy = await uow.policies.get(organization_id, policy_id, for_update=lock)
+    if policy is None:
+        raise NotFound("policy", policy_id)
+    return policy
+
+
+async def _changed(ports: Ports) -> None:
+    """Every node drops its compiled policies (cache.py)."""
+    if ports.bus is not None:
+        await ports.bus.publish(CHANGED)
+
+
+@retry_transient
+async def create_policy(ports: Ports, organization_id: str, command: CreatePolicy) -> Policy:
+    runtime = _runtime(ports)
+    now = ports.clock.now()
+    policy = Policy(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        name=command.name,
+        description=command.description,
+        rego=command.rego,
+        enabled=command.enabled,
+        enforcement=command.enforcement,
+        actions=tuple(command.actions),
+        created_at=now,
+        updated_at=now,
+    )
+    _check_policy(runtime, policy, compile_module=True)
+    async with ports.uow() as uow:
+        await uow.policies.add(policy)
+        await uow.commit()
+    await _changed(ports)
+    return policy
+
+
+async def get_policy(ports: Ports, organization_id: str, policy_id: str) -> Policy:
+    async with ports.read() as uow:
+        return await require_policy(uow, organization_id, policy_id)
+
+
+async def list_policies(ports: Ports, organization_id: str, page: PageRequest) -> Page[Policy]:
+    async with ports.read() as uow:
+        items, total = await uow.policies.list_page(organization_id, page)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+@retry_transient
+async def update_policy(ports: Ports, organization_id: str, policy_id: str, command: UpdatePolicy) -> Policy:
+    runtime = _runtime(ports)
+    async with ports.uow() as uow:
+        policy = await require_policy(uow, organization_id, policy_id, lock=True)
+        updated = replace(
+            policy,
+            name=pick(command.name, policy.name),
+            description=pick(command.description, policy.description),
+            rego=pick(command.rego, policy.rego),
+            enabled=pick(command.enabled, policy.enabled),
+            enforcement=pick(command.enforcement, policy.enforcement),
+            actions=tuple(pick(command.actions, policy.actions)),
+            updated_at=ports.clock.now(),
+        )
+        _check_policy(runtime, updated, compile_module=updated.rego != policy.rego)
+        await uow.policies.update(updated)
+        await uow.commit()
+    await _changed(ports)
+    return updated
+
+
+@retry_transient
+async def delete_policy(ports: Ports, organization_id: str, policy_id: str) -> None:
+    """Delete the policy; its decisions stay in the log (they name it)."""
+    async with ports.uow() as uow:
+        await require_policy(uow, organization_id, policy_id, lock=True)
+        await uow.policies.delete(organization_id, policy_id)
+        await uow.commit()
+    await _changed(ports)
+
+
+async def flush_decisions(ports: Ports) -> int:
+    """Write every decision waiting in this node's log in one transaction; how many. On a failure they wait for
+    the next flush (the service flushes every quarter second and at stop)."""
+    runtime = ports.policies
+    if runtime is None or not len(runtime.log):
+        return 0
+    decisions = runtime.log.drain()
+    try:
+        async with ports.uow() as uow:
+            await uow.policy_decisions.add_many(decisions)
+            await uow.commit()
+    except BaseException:
+        runtime.log.restore(decisions)
+        raise
+    return len(decisions)
+
+
+async def list_decisions(
+    ports: Ports, organization_id: str, page: PageRequest, where: DecisionFilter
+) -> Page[Decision]:
+    """`GET /api/v1/policy-decisions`: this node's waiting decisions are written first (a client reads its own)."""
+    if where.since is not None and where.until is not None and where.since > where.until:
+        raise ValidationFailed("from", "must not be after `to`", "query")
+    try:
+        await flush_decisions(ports)
+    except DomainError:  # the store refused them: they wait for the next flush, the read may still answer
+        log.warning("writing the waiting policy decisions failed", exc_info=True)
+    async with ports.read() as uow:
+        items, total = await uow.policy_decisions.list_page(organization_id, page, where)
+    return Page(items=items, total=total, limit=page.limit, offset=page.offset)

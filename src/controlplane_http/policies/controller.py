@@ -1,0 +1,165 @@
+"""Policies (admins write them): create, list, get, patch, delete, the dry run; and the decision log."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from litestar import Controller, delete, get, patch, post
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.types import Scope
+
+from controlplane_domain.policies import entity, gate, usecases
+from controlplane_domain.policies.entity import Action, DecisionFilter
+from controlplane_http.configuration import given_fields
+from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.policies.wire import (
+    DecisionPrincipal,
+    DecisionResource,
+    EvaluateRequest,
+    Evaluation,
+    Policy,
+    PolicyCreate,
+    PolicyDecision,
+    PolicyDecisionList,
+    PolicyList,
+    PolicyOutcome,
+    PolicyUpdate,
+)
+
+Since = Annotated[
+    datetime | None, QueryParameter(name="from", description="decisions taken at or after this instant (ISO 8601)")
+]
+Until = Annotated[
+    datetime | None, QueryParameter(name="to", description="decisions taken before this instant (ISO 8601)")
+]
+
+
+def policy_out(policy: entity.Policy) -> Policy:
+    return Policy(
+        id=policy.id,
+        organization_id=policy.organization_id,
+        name=policy.name,
+        description=policy.description,
+        rego=policy.rego,
+        enabled=policy.enabled,
+        enforcement=policy.enforcement,
+        actions=list(policy.actions),
+        created_at=policy.created_at,
+        updated_at=policy.updated_at,
+    )
+
+
+def decision_out(decision: entity.Decision) -> PolicyDecision:
+    return PolicyDecision(
+        id=decision.id,
+        organization_id=decision.organization_id,
+        evaluation_id=decision.evaluation_id,
+        action=decision.action,
+        policy_id=decision.policy_id,
+        policy_name=decision.policy_name,
+        enforcement=decision.enforcement,
+        allowed=decision.allowed,
+        deny=list(decision.deny),
+        error=decision.error,
+        principal=DecisionPrincipal(subject=decision.subject, roles=list(decision.roles)),
+        resource=DecisionResource(type=decision.resource_type, id=decision.resource_id),
+        created_at=decision.created_at,
+    )
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A query's instant; one without a time zone is UTC."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+class PolicyController(Controller):
+    path = "/api/v1/policies"
+    tags = ["policies"]
+
+    @post("/", operation_id="createPolicy", status_code=201, opt=ADMIN, responses=errors(409, 415, 503))
+    async def create_policy(self, data: JSONBody[PolicyCreate], scope: Scope) -> Policy:
+        """Store a policy; its module is compiled first (422 with the compiler's message and line)."""
+        ports, principal = caller(scope)
+        command = usecases.CreatePolicy(
+            name=data.name, description=data.description, rego=data.rego, enabled=data.enabled,
+            enforcement=data.enforcement, actions=tuple(data.actions),
+        )  # fmt: skip
+        return policy_out(await usecases.create_policy(ports, principal.organization_id, command))
+
+    @get("/", operation_id="listPolicies", responses=errors())
+    async def list_policies(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> PolicyList:
+        ports, principal = caller(scope)
+        page = await usecases.list_policies(ports, principal.organization_id, page_request(limit, offset))
+        return page_of(PolicyList, page, policy_out)
+
+    @post("/evaluate", operation_id="evaluatePolicies", status_code=200, responses=errors(415, 503))
+    async def evaluate(self, data: JSONBody[EvaluateRequest], scope: Scope) -> Evaluation:
+        """A dry run: what the action's enabled policies decide for the caller on this resource and request, now
+        (nothing is logged, nothing is done)."""
+        ports, principal = caller(scope)
+        resource = entity.Resource(data.resource.type, data.resource.id, dict(data.resource.attributes))
+        result = await gate.dry_run(
+            ports, data.action, principal.organization_id, principal, resource, dict(data.request)
+        )
+        return Evaluation(
+            allowed=result.allowed,
+            decisions=[
+                PolicyOutcome(
+                    policy_id=policy.id,
+                    policy_name=policy.name,
+                    enforcement=policy.enforcement,
+                    deny=list(outcome.deny),
+                    error=outcome.error,
+                )
+                for policy, outcome in result.outcomes
+            ],
+        )
+
+    @get("/{policy_id:str}", operation_id="getPolicy", responses=errors(404))
+    async def get_policy(self, policy_id: FromPath[str], scope: Scope) -> Policy:
+        ports, principal = caller(scope)
+        return policy_out(await usecases.get_policy(ports, principal.organization_id, policy_id))
+
+    @patch("/{policy_id:str}", operation_id="updatePolicy", opt=ADMIN, responses=errors(404, 409, 415, 503))
+    async def update_policy(self, policy_id: FromPath[str], data: JSONBody[PolicyUpdate], scope: Scope) -> Policy:
+        """Change the given fields; a new module is compiled first (422 with the compiler's message and line)."""
+        ports, principal = caller(scope)
+        given = given_fields(data)
+        if "actions" in given:
+            given["actions"] = tuple(given["actions"])
+        command = usecases.UpdatePolicy(**given)
+        return policy_out(await usecases.update_policy(ports, principal.organization_id, policy_id, command))
+
+    @delete("/{policy_id:str}", operation_id="deletePolicy", status_code=204, opt=ADMIN, responses=errors(404))
+    async def delete_policy(self, policy_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
+        await usecases.delete_policy(ports, principal.organization_id, policy_id)
+
+
+class PolicyDecisionController(Controller):
+    path = "/api/v1/policy-decisions"
+    tags = ["policies"]
+
+    @get("/", operation_id="listPolicyDecisions", responses=errors())
+    async def list_decisions(
+        self,
+        scope: Scope,
+        action: FromQuery[Action | None] = None,
+        policy_id: FromQuery[str | None] = None,
+        allowed: FromQuery[bool | None] = None,
+        since: Since = None,
+        until: Until = None,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> PolicyDecisionList:
+        """Every decision of every policy on a guarded action (one an enabled policy and action), oldest first;
+        `allowed=false` finds the denials (an audit policy's too, and the evaluations that failed)."""
+        ports, principal = caller(scope)
+        where = DecisionFilter(
+            action=action, policy_id=policy_id, allowed=allowed, since=_utc(since), until=_utc(until)
+        )
+        page = await usecases.list_decisions(ports, principal.organization_id, page_request(limit, offset), where)
+        return page_of(PolicyDecisionList, page, decision_out)
