@@ -70,7 +70,7 @@ async def set_organization_settings(
             organization_id=organization_id
         )
         await uow.organizations.save_settings(settings)
-        changed = [name for name in _SETTINGS if getattr(before, name) != getattr(settings, name)]
+        changed = sorted(name for name in _SETTINGS if getattr(before, name) != getattr(settings, name))
         await record(
             uow,
             organization_id=organization_id,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import uuid
 
-from controlplane_adapters.clock import SystemClock, UuidGenerator
+from controlplane_adapters.audit.ids import AUDIT_IDS
+from controlplane_adapters.clock import SystemClock
 from controlplane_domain.audit.context import AuditContext
 
 
@@ -19,5 +20,5 @@ def cli_audit_context(command: str) -> AuditContext:
         user_agent=command,
         request_id=str(uuid.uuid4()),
         now=SystemClock().now,
-        new_id=UuidGenerator().new_id,
+        new_id=AUDIT_IDS.new_id,
     )

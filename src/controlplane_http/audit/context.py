@@ -12,6 +12,7 @@ from collections.abc import MutableMapping
 from contextvars import Token
 from typing import Any
 
+from controlplane_adapters.audit.ids import AUDIT_IDS
 from controlplane_domain.audit import context as audit
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal
@@ -59,7 +60,7 @@ def audit_context(scope: Scope, principal: Principal, ports: Ports) -> audit.Aud
         user_agent=agent[:USER_AGENT_MAX] if agent else None,
         request_id=request_id(scope),
         now=ports.clock.now,
-        new_id=ports.ids.new_id,
+        new_id=AUDIT_IDS.new_id,  # time-ordered: the log's order among events of one time
     )
 
 

@@ -12,15 +12,33 @@ from litestar.types import Scope
 from controlplane_domain.audit import usecases
 from controlplane_domain.audit.entity import AuditEvent as DomainEvent
 from controlplane_domain.audit.entity import AuditFilter, Outcome
+from controlplane_domain.errors import ValidationFailed
 from controlplane_http.audit.wire import AuditActor, AuditClient, AuditEvent, AuditEventList
 from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
 
+# Read as text and parsed here, so that a bad one is a 422 naming `from` or `to` (not the handler's argument).
+_MOMENT = {"format": "date-time"}
 Since = Annotated[
-    datetime | None, QueryParameter(name="from", description="events at or after this time (with its UTC offset)")
+    str | None,
+    QueryParameter(
+        name="from", description="events at or after this time (RFC 3339, with its offset)", schema_extra=_MOMENT
+    ),
 ]
 Until = Annotated[
-    datetime | None, QueryParameter(name="to", description="events before this time (with its UTC offset)")
+    str | None,
+    QueryParameter(name="to", description="events before this time (RFC 3339, with its offset)", schema_extra=_MOMENT),
 ]
+
+
+def moment(name: str, text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationFailed(name, "must be an RFC 3339 date and time (e.g. 2030-01-01T00:00:00Z)", "query") from None
+
+
 Actor = Annotated[str | None, QueryParameter(description="the actor's subject")]
 
 
@@ -74,8 +92,8 @@ class AuditEventController(Controller):
             resource_type=resource_type,
             resource_id=resource_id,
             outcome=outcome,
-            since=since,
-            until=until,
+            since=moment("from", since),
+            until=moment("to", until),
             request_id=request_id,
         )
         page = await usecases.list_audit_events(ports, principal.organization_id, page_request(limit, offset), where)
