@@ -102,6 +102,7 @@ FACTORIES: dict[str, Factory] = {
     "workflow_id": lambda client, ids: _workflow(client, ids),
     "run_id": _post("/api/v1/workflows/{workflow_id}/runs", {"worker_queue_id": "{queue_id}", "input": {}}),
     "temporal_workflow_id": lambda client, ids: ids["run_id"],
+    "event_id": lambda client, ids: client.get("/api/v1/audit-events", params={"limit": 1}).json()["items"][0]["id"],
 }  # fmt: skip
 GLOBAL = frozenset({"kind"})
 """Path parameters naming what every organization shares (the built-in integration templates): not walked."""
@@ -155,6 +156,7 @@ SNAPSHOTS = [
     "/api/v1/jobs",
     "/api/v1/workflows",
     "/api/v1/workflow-runs",
+    "/api/v1/audit-events",
 ]
 # Public routes: no bearer, no organization (a job's webhook is authenticated by its signature: tests/http/
 # test_job_webhooks.py), so they are not walked here.
