@@ -3,18 +3,22 @@ commit, gone on rollback), only under an audit context; the log's filters, order
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from datetime import timedelta
 
 from controlplane_adapters.clock import ManualClock
+from controlplane_adapters.secrets.cipher import AesGcmCipher
 from controlplane_domain.audit.context import AuditContext, acting, explicitly
 from controlplane_domain.audit.entity import AuditFilter, Outcome
 from controlplane_domain.audit.usecases import REDACTED, record
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.principal import Role
+from controlplane_domain.secrets.reveal import rotate_key
 from tests.contract.conftest import UowFactory
 from tests.contract.test_projects import T0, project
 from tests.contract.test_repositories import agent
+from tests.contract.test_secrets import CIPHER, secret
 
 EVERYTHING = AuditFilter()
 
@@ -166,3 +170,21 @@ async def test_the_log_is_newest_first_filtered_and_scoped(uow: UowFactory) -> N
         assert (total, [(e.action, e.resource_id) for e in page]) == (3, [newest_first[1]])
         assert await work.audit_events.get("org-a", page[0].id) == page[0]
         assert await work.audit_events.get("org-b", page[0].id) is None
+
+
+async def test_a_key_rotation_records_each_secret_once_as_what_it_is(uow: UowFactory) -> None:
+    new = AesGcmCipher(os.urandom(32))
+    async with uow() as work:
+        for name in ("A", "B"):
+            await work.secrets.add(secret(name, value=f"plain-{name}"))
+        await work.commit()
+    with acting(context(ManualClock(T0), subject="cli:ops")):
+        assert await rotate_key(uow, CIPHER, new) == 2
+    async with uow() as work:
+        found, _ = await work.audit_events.list_page("org-a", PageRequest(), EVERYTHING)
+    assert sorted((event.action, event.resource_id) for event in found) == [
+        ("secret.rotate_key", "org-a-secret-A"),
+        ("secret.rotate_key", "org-a-secret-B"),
+    ]
+    assert all(event.details == {"from_key_id": CIPHER.key_id, "to_key_id": new.key_id} for event in found)
+    assert all(event.actor_subject == "cli:ops" for event in found)

@@ -37,7 +37,12 @@ def test_each_change_says_who_what_where_and_which_request(client: TestClient[An
     (event,) = audit(client)
     assert event["action"] == "agent.create"
     assert (event["resource_type"], event["resource_id"], event["outcome"]) == ("agent", agent_id, "succeeded")
-    assert event["actor"] == {"subject": "alice", "kind": "jwt", "role": "admin", "credential_id": "jwt:7:default:alice"}
+    assert event["actor"] == {
+        "subject": "alice",
+        "kind": "jwt",
+        "role": "admin",
+        "credential_id": "jwt:7:default:alice",
+    }
     assert event["client"] == {"ip": "testclient", "user_agent": "ops-console/2.1"}
     assert event["request_id"] == "req-create-1"
     assert event["organization_id"] == DEFAULT_ORG
