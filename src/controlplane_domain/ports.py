@@ -14,6 +14,7 @@ from typing import Protocol, Self
 
 from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.api_keys.ports import ApiKeyRepository
+from controlplane_domain.audit.ports import AuditRepository
 from controlplane_domain.contexts.ports import ContextRepository
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.environments.ports import EnvironmentRepository, QueueRepository
@@ -133,6 +134,9 @@ class UnitOfWork(Protocol):
 
     @property
     def policy_decisions(self) -> DecisionRepository: ...
+
+    @property
+    def audit_events(self) -> AuditRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -21,6 +21,7 @@ from controlplane_domain.principal import Principal, Role
 from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION
 from controlplane_http.agents.controller import AgentController
 from controlplane_http.api_keys.controller import ApiKeyController
+from controlplane_http.audit.controller import AuditEventController
 from controlplane_http.body import StrictJSONBody
 from controlplane_http.contexts.controller import ContextController
 from controlplane_http.dashboard.controller import DashboardController
@@ -81,6 +82,7 @@ CONTROLLERS = [
     TaskPlanController,
     StorageController,
     PolicyController, PolicyDecisionController,
+    AuditEventController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -13,13 +13,15 @@ import msgspec
 
 from controlplane_adapters.ratelimit import RateDecision, RateLimiter
 from controlplane_adapters.settings.model import AuthSettings
+from controlplane_domain.audit.context import leave as leave_audit
 from controlplane_domain.errors import DomainError, Unauthenticated
 from controlplane_domain.ports import Ports, TokenVerifier
 from controlplane_domain.principal import Principal
+from controlplane_http.audit.context import enter_audit
 from controlplane_http.body import foreign_media_type
 from controlplane_http.errors import domain_error, envelope, validation_body
 from controlplane_http.limits import LimitPolicy
-from controlplane_http.security import authorize
+from controlplane_http.security import READ_METHODS, authorize
 
 log = logging.getLogger("controlplane.http")
 
@@ -196,7 +198,7 @@ class SecurityMiddleware:
 class AuthorizationMiddleware:
     """After routing: unknown query parameters (422), the role the route needs (403, or 404 for objects of
     another organization), then a body that is not JSON (415, before it is read). The caller was authenticated by
-    `SecurityMiddleware` before routing."""
+    `SecurityMiddleware` before routing. A write then runs in its audit context (controlplane_http/audit)."""
 
     def __init__(self, app: ASGIApp, ports: Ports) -> None:
         self.app = app
@@ -215,5 +217,14 @@ class AuthorizationMiddleware:
                 message = "the request body must be JSON: Content-Type application/json (or application/*+json)"
                 body = envelope(415, "UNSUPPORTED_MEDIA_TYPE", message, {"content_type": media_type})
                 await send_json(send, 415, body)
+                return
+            if isinstance(principal, Principal) and scope["method"] not in READ_METHODS:
+                # A write: its changes are recorded in the audit log as this caller's (reads record nothing). The
+                # fast lane's routes never come here: they record nothing (docs/audit.md).
+                token = enter_audit(scope, principal, self.ports)
+                try:
+                    await self.app(scope, receive, send)
+                finally:
+                    leave_audit(token)
                 return
         await self.app(scope, receive, send)

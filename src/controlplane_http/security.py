@@ -12,6 +12,7 @@ from litestar.params import QueryParameter
 
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.api_keys import usecases as api_keys
+from controlplane_domain.audit import usecases as audit
 from controlplane_domain.background import usecases as background
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
@@ -73,6 +74,7 @@ VISIBILITY: dict[str, Probe] = {
     "plan_id": lambda ports, who, object_id: task_plans.get_plan(ports, who.organization_id, object_id),
     "path": lambda ports, who, path: storage.get_file(ports, who.organization_id, path.removeprefix("/")),
     "policy_id": lambda ports, who, object_id: policies.get_policy(ports, who.organization_id, object_id),
+    "event_id": lambda ports, who, object_id: audit.get_audit_event(ports, who.organization_id, object_id),
 }
 
 

@@ -114,6 +114,7 @@ FACTORIES: dict[str, Factory] = {
     "policy_id": _post("/api/v1/policies", {"name": "victim-policy", "description": "secret policy",
                                             "actions": ["execute"],
                                             "rego": 'package secret\ndeny contains "secret" if input.x\n'}),
+    "event_id": lambda client, ids: client.get("/api/v1/audit-events", params={"limit": 1}).json()["items"][0]["id"],
 }  # fmt: skip
 GLOBAL = frozenset({"kind"})
 """Path parameters naming what every organization shares (the built-in integration templates): not walked."""
@@ -172,6 +173,7 @@ SNAPSHOTS = [
     "/api/v1/temporal-workflows",
     "/api/v1/storage/files",
     "/api/v1/policies",
+    "/api/v1/audit-events",
 ]
 # Public routes: no bearer, no organization (a job's webhook is authenticated by its signature: tests/http/
 # test_job_webhooks.py), so they are not walked here.

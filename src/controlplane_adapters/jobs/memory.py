@@ -31,7 +31,7 @@ class MemoryJobRepository(MemoryRepository[Job]):
 
     async def delete(self, organization_id: str, object_id: str) -> None:
         if await self.get(organization_id, object_id) is not None:
-            del self.rows[object_id]
+            await super().delete(organization_id, object_id)  # the row, and its audit event
             for run_id in [run.id for run in self.runs.values() if run.job_id == object_id]:
                 del self.runs[run_id]
 

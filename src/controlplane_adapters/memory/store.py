@@ -9,6 +9,7 @@ from typing import Self
 
 from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.api_keys.memory import MemoryApiKeyRepository
+from controlplane_adapters.audit.memory import MemoryAuditRepository
 from controlplane_adapters.contexts.memory import MemoryContextRepository
 from controlplane_adapters.environments.memory import MemoryEnvironmentRepository, MemoryQueueRepository
 from controlplane_adapters.executions.memory import MemoryExecutionRepository
@@ -16,6 +17,7 @@ from controlplane_adapters.idempotency.memory import MemoryIdempotencyRepository
 from controlplane_adapters.integrations.memory import MemoryCustomIntegrationRepository, MemoryIntegrationRepository
 from controlplane_adapters.jobs.memory import MemoryJobRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
+from controlplane_adapters.memory.base import MemoryRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
 from controlplane_adapters.policies.memory import MemoryDecisionRepository, MemoryPolicyRepository
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
@@ -29,6 +31,7 @@ from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_adapters.workflows.memory import MemoryWorkflowRepository, MemoryWorkflowRunRepository
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.api_keys.entity import ApiKey
+from controlplane_domain.audit.entity import AuditEvent
 from controlplane_domain.contexts.entity import OwnedContext, OwnerType, ResolvedContext
 from controlplane_domain.environments.entity import Environment, WorkerQueue
 from controlplane_domain.executions.entity import Execution, ExecutionEvent
@@ -84,6 +87,7 @@ class MemoryTables:
     stored_files: dict[str, StoredFile] = field(default_factory=dict)
     policies: dict[str, Policy] = field(default_factory=dict)
     policy_decisions: dict[str, Decision] = field(default_factory=dict)
+    audit_events: dict[str, AuditEvent] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -131,6 +135,7 @@ class MemoryUnitOfWork:
     stored_files: MemoryStoredFileRepository
     policies: MemoryPolicyRepository
     policy_decisions: MemoryDecisionRepository
+    audit_events: MemoryAuditRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -191,6 +196,10 @@ class MemoryUnitOfWork:
         self.stored_files = MemoryStoredFileRepository(work.stored_files)
         self.policies = MemoryPolicyRepository(work.policies)
         self.policy_decisions = MemoryDecisionRepository(work.policy_decisions)
+        self.audit_events = MemoryAuditRepository(work.audit_events)
+        for repository in vars(self).values():  # the generic repositories append their audited writes' events
+            if isinstance(repository, MemoryRepository):
+                repository.audit_log = work.audit_events
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -35,7 +35,7 @@ class MemoryProjectRepository(MemoryRepository[Project]):
 
     async def delete(self, organization_id: str, object_id: str) -> None:
         if await self.get(organization_id, object_id) is not None:
-            del self.rows[object_id]
+            await super().delete(organization_id, object_id)  # the row, and its audit event
             for key in [key for key in self.members if key[0] == object_id]:
                 del self.members[key]
 

@@ -18,7 +18,7 @@ class MemorySecretRepository(MemoryRepository[Secret]):
 
     async def delete(self, organization_id: str, object_id: str) -> None:
         if await self.get(organization_id, object_id) is not None:
-            del self.rows[object_id]
+            await super().delete(organization_id, object_id)  # the row, and its audit event
             for access_id in [key for key, access in self.accesses.items() if access.secret_id == object_id]:
                 del self.accesses[access_id]
 

@@ -31,7 +31,7 @@ class MemorySkillRepository(MemoryRepository[Skill]):
 
     async def delete(self, organization_id: str, object_id: str) -> None:
         if await self.get(organization_id, object_id) is not None:
-            del self.rows[object_id]
+            await super().delete(organization_id, object_id)  # the row, and its audit event
             for key in [key for key in self.attached if key[2] == object_id]:
                 del self.attached[key]
 

@@ -26,8 +26,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
 
+from controlplane_adapters.audit.sql import INSERT as AUDIT_INSERT
+from controlplane_adapters.audit.sql import audit_event_to_row
 from controlplane_adapters.sql.coalesced import coalesced_by_id, coalescing
 from controlplane_adapters.sql.statements import by_id, changed, insert_row, page_of, update_by_id, update_columns
+from controlplane_domain.audit import changes
+from controlplane_domain.audit.entity import AuditEvent
 from controlplane_domain.errors import Conflict, DomainError
 from controlplane_domain.paging import PageRequest
 
@@ -64,6 +68,12 @@ class SqlRepository(Generic[T]):
     """Several fields each unique in an organization (`unique_field` when empty); a conflict names the one the
     database's message names (the constraint `uq_<table>_organization_id_<field>`, or SQLite's `<table>.<field>`)."""
     noun: ClassVar[str] = "object"
+    audited: ClassVar[changes.Audited | None] = None
+    """How the area's writes read in the audit log (`audit/changes.py` by the noun); None: not audited."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.audited = changes.AUDITED.get(cls.noun)
 
     def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
@@ -97,7 +107,15 @@ class SqlRepository(Generic[T]):
     async def add(self, obj: T) -> None:
         await self._add(obj, insert_row(self.table))
 
+    async def _audit(self, event: AuditEvent | None) -> None:
+        """Append the event of an audited write (written before the change itself: a write `atomic` on Postgres
+        then joins this transaction instead of ending it on its own)."""
+        if event is not None:
+            await self.connection.execute(AUDIT_INSERT, audit_event_to_row(event))
+
     async def _add(self, obj: T, insert: sa.Insert) -> None:
+        if self.audited is not None:
+            await self._audit(changes.created(self.audited, obj))
         row = type(self).to_row(obj)
         try:
             await self.connection.execute(insert, row)
@@ -120,6 +138,8 @@ class SqlRepository(Generic[T]):
         parameters = type(self).to_row(obj)
         seen = self._seen.get(parameters["id"])
         self._seen[parameters["id"]] = obj
+        if self.audited is not None:
+            await self._audit(changes.updated(self.audited, seen, obj))
         statement = update_by_id(self.table)
         if seen is not None:
             before = type(self).to_row(seen)
@@ -139,6 +159,8 @@ class SqlRepository(Generic[T]):
             raise self._conflict(obj, exc) from exc
 
     async def delete(self, organization_id: str, object_id: str) -> None:
+        if self.audited is not None:
+            await self._audit(changes.deleted(self.audited, organization_id, object_id))
         await self.connection.execute(
             self.table.delete().where(self.table.c.organization_id == organization_id, self.table.c.id == object_id)
         )

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.agents.sql import SqlAgentRepository
 from controlplane_adapters.api_keys.sql import SqlApiKeyRepository
+from controlplane_adapters.audit.sql import SqlAuditRepository
 from controlplane_adapters.contexts.sql import SqlContextRepository
 from controlplane_adapters.environments.sql import SqlEnvironmentRepository, SqlQueueRepository
 from controlplane_adapters.executions.sql import SqlExecutionRepository
@@ -106,6 +107,7 @@ class SqlUnitOfWork:
     stored_files = _Repository(SqlStoredFileRepository)
     policies = _Repository(SqlPolicyRepository)
     policy_decisions = _Repository(SqlDecisionRepository)
+    audit_events = _Repository(SqlAuditRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

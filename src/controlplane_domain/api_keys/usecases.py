@@ -6,10 +6,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from controlplane_domain.api_keys.entity import ApiKey, format_key, parse_key
+from controlplane_domain.audit.usecases import record
 from controlplane_domain.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.ports import Ports, SecretHasher
+from controlplane_domain.ports import Ports, SecretHasher, UnitOfWork
 from controlplane_domain.principal import Principal, Role
 from controlplane_domain.retry import retry_transient
 
@@ -55,8 +56,21 @@ async def create_api_key(
     )
     async with ports.uow() as uow:
         await uow.api_keys.add(key)
+        await _record(uow, key, "create", {"name": key.name, "role": key.role.value})
         await uow.commit()
     return IssuedApiKey(key, format_key(key_id, secret))
+
+
+async def _record(uow: UnitOfWork, key: ApiKey, verb: str, details: dict[str, str] | None = None) -> None:
+    """An API key's audit event (never its secret or hash: keys are audited here, not by their repository)."""
+    await record(
+        uow,
+        organization_id=key.organization_id,
+        action=f"api_key.{verb}",
+        resource_type="api_key",
+        resource_id=key.id,
+        details=details,
+    )
 
 
 async def get_api_key(ports: Ports, organization_id: str, key_id: str) -> ApiKey:
@@ -83,6 +97,7 @@ async def revoke_api_key(ports: Ports, organization_id: str, key_id: str) -> Api
         if key.revoked_at is None:
             key = replace(key, revoked_at=ports.clock.now())
             await uow.api_keys.update(key)
+            await _record(uow, key, "revoke")
             await uow.commit()
     if ports.bus is not None:
         await ports.bus.publish(REVOCATIONS)  # nodes drop their cached credentials

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from controlplane_domain.audit.usecases import record
 from controlplane_domain.contexts.entity import NO_CONTEXT, Context, OwnedContext, OwnerType, ResolvedContext
 from controlplane_domain.contexts.presence import CHANGED
 from controlplane_domain.contexts.resolution import check_context
@@ -79,6 +80,7 @@ async def put_context(
             created_at=now if before is None else before.created_at,
             updated_at=now,
         )
+        await _record(uow, organization_id, owner_type, owner_id, "put")
         await uow.contexts.put(owned)
         await uow.commit()
     await _changed(ports)
@@ -90,9 +92,22 @@ async def delete_context(ports: Ports, organization_id: str, owner_type: OwnerTy
     """Remove the owner's context (nothing to remove is not an error); executions already created keep theirs."""
     async with ports.uow() as uow:
         await require_owner(uow, organization_id, owner_type, owner_id)
+        await _record(uow, organization_id, owner_type, owner_id, "delete")
         await uow.contexts.delete(organization_id, owner_type, owner_id)
         await uow.commit()
     await _changed(ports)
+
+
+async def _record(uow: UnitOfWork, organization_id: str, owner_type: OwnerType, owner_id: str, verb: str) -> None:
+    """The audit event of a context's change (first: the context's write may be atomic)."""
+    await record(
+        uow,
+        organization_id=organization_id,
+        action=f"context.{verb}",
+        resource_type="context",
+        resource_id=owner_id,
+        details={"owner_type": owner_type.value},
+    )
 
 
 async def _changed(ports: Ports) -> None:

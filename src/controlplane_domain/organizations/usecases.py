@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from controlplane_domain.audit.usecases import record
 from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
 from controlplane_domain.organizations.entity import OrganizationSettings, Tier
 from controlplane_domain.ports import Ports
@@ -70,6 +71,21 @@ async def set_organization_settings(
         updated_at=ports.clock.now(),
     )
     async with ports.uow() as uow:
+        before = await uow.organizations.get_settings(organization_id) or OrganizationSettings(
+            organization_id=organization_id
+        )
         await uow.organizations.save_settings(settings)
+        changed = sorted(name for name in _SETTINGS if getattr(before, name) != getattr(settings, name))
+        await record(
+            uow,
+            organization_id=organization_id,
+            action="organization.update",
+            resource_type="organization",
+            resource_id=organization_id,
+            details={"changed": changed},
+        )
         await uow.commit()
     return settings
+
+
+_SETTINGS = ("tier", "rate_limit_per_minute", "worker_rate_limit_per_minute")

@@ -101,9 +101,22 @@ class DecisionFilter:
 
 
 class PolicyDenied(Forbidden):
-    """An enforcing policy denied the action (or failed to evaluate: fail closed)."""
+    """An enforcing policy denied the action (or failed to evaluate: fail closed). `denial`: what the audit log
+    records of it (the gate sets it; the fast lane records it for the requests it serves, see docs/audit.md)."""
 
     code = "POLICY_DENIED"
+    denial: Denial | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Denial:
+    """A refused action as the audit log records it: `policy.<action>` on the resource, with the messages."""
+
+    organization_id: str
+    action: str
+    resource_type: str
+    resource_id: str
+    details: dict[str, Any]
 
 
 class PolicyCompileError(Exception):

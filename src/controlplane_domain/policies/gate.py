@@ -8,11 +8,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from controlplane_domain.audit.changes import make_event
+from controlplane_domain.audit.context import AuditContext
+from controlplane_domain.audit.context import current as current_audit
+from controlplane_domain.audit.entity import Outcome as AuditOutcome
 from controlplane_domain.errors import Unavailable
 from controlplane_domain.policies.cache import Guard, Guards
 from controlplane_domain.policies.entity import (
     Action,
     Decision,
+    Denial,
     Enforcement,
     Outcome,
     Policy,
@@ -82,7 +87,33 @@ async def guard(
     runtime.log.hold(_decisions(ports, found, outcomes, document, now))
     refused = [(p, o) for p, o in zip(found.policies, outcomes, strict=True) if _refuses(p, o)]
     if refused:
-        raise _denied(action, refused)
+        denied = _denied(action, refused)
+        denied.denial = Denial(
+            organization_id=organization_id,
+            action=action.value if "." in action.value else f"{resource.type}.{action.value}",
+            resource_type=resource.type,
+            resource_id=resource.id or "",
+            details={"messages": denied.details["messages"], "policies": denied.details["policies"]},
+        )
+        context = current_audit()
+        if context is not None:  # a request's (Litestar's path; the fast lane records its own: hold_denial)
+            hold_denial(runtime, denied.denial, context)
+        raise denied
+
+
+def hold_denial(runtime: PolicyRuntime, denial: Denial, context: AuditContext) -> None:
+    """The audit log's event of a refused action, written behind with the decisions (the action's own transaction
+    rolls back)."""
+    event = make_event(
+        context,
+        organization_id=denial.organization_id,
+        action=denial.action,
+        resource_type=denial.resource_type,
+        resource_id=denial.resource_id,
+        outcome=AuditOutcome.DENIED,
+        details=denial.details,
+    )
+    runtime.log.hold_denial(event)
 
 
 async def _read(ports: Ports, runtime: PolicyRuntime, organization_id: str, uow: UnitOfWork | None) -> Guards:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from controlplane_domain.audit.entity import AuditEvent
 from controlplane_domain.policies.entity import Decision
 
 log = logging.getLogger("controlplane.policies")
@@ -22,14 +23,27 @@ MAX_PENDING = 100_000
 class DecisionLog:
     """Decisions not written yet, in the order they were taken; plain memory, no I/O."""
 
-    __slots__ = ("_pending", "dropped")
+    __slots__ = ("_denials", "_pending", "dropped")
 
     def __init__(self) -> None:
         self._pending: list[Decision] = []
+        self._denials: list[AuditEvent] = []
         self.dropped = 0
 
     def __len__(self) -> int:
-        return len(self._pending)
+        return len(self._pending) + len(self._denials)
+
+    def hold_denial(self, event: AuditEvent) -> None:
+        """A denial's audit event, written with the next flush (the denied action's transaction rolled back)."""
+        if len(self._denials) < MAX_PENDING:
+            self._denials.append(event)
+
+    def drain_denials(self) -> list[AuditEvent]:
+        drained, self._denials = self._denials, []
+        return drained
+
+    def restore_denials(self, events: list[AuditEvent]) -> None:
+        self._denials[:0] = events
 
     def hold(self, decisions: Iterable[Decision]) -> None:
         self._pending.extend(decisions)

@@ -165,14 +165,18 @@ async def flush_decisions(ports: Ports) -> int:
     if runtime is None or not len(runtime.log):
         return 0
     decisions = runtime.log.drain()
+    denials = runtime.log.drain_denials()
     try:
         async with ports.uow() as uow:
             await uow.policy_decisions.add_many(decisions)
+            for event in denials:  # the audit log's record of each refused action (audit/usecases.py)
+                await uow.audit_events.add(event)
             await uow.commit()
     except BaseException:
         runtime.log.restore(decisions)
+        runtime.log.restore_denials(denials)
         raise
-    return len(decisions)
+    return len(decisions) + len(denials)
 
 
 async def list_decisions(

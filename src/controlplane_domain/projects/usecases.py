@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from controlplane_domain.audit.usecases import record
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.names import check_name
@@ -140,6 +141,14 @@ async def set_project_member(
         project = await require_project(uow, organization_id, project_id, lock=True)
         await _require_member(uow, organization_id, kind, member_id)
         await uow.projects.set_member(organization_id, project_id, kind, member_id, member, ports.clock.now())
+        await record(
+            uow,
+            organization_id=organization_id,
+            action=f"project.{'add' if member else 'remove'}_{kind.value}",
+            resource_type="project",
+            resource_id=project_id,
+            details={f"{kind.value}_id": member_id},
+        )
         view = await _view(uow, project)
         await uow.commit()
     return view

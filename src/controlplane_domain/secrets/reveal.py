@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from controlplane_domain.audit.context import explicitly
+from controlplane_domain.audit.usecases import record
 from controlplane_domain.errors import NotFound
 from controlplane_domain.ports import IdGenerator, UnitOfWork
 from controlplane_domain.secrets.entity import Secret, SecretAccess, SecretUnreadable, associated_data
@@ -80,6 +82,17 @@ async def rotate_key(
             for secret in secrets:
                 value = open_value(old, secret)
                 data = new.encrypt(value, associated_data(secret.organization_id, secret.id))
-                await work.secrets.update(replace(secret, sealed=replace(secret.sealed, key_id=new.key_id, data=data)))
+                with explicitly():  # recorded as what it is (when an audit context is set: the command line's)
+                    await work.secrets.update(
+                        replace(secret, sealed=replace(secret.sealed, key_id=new.key_id, data=data))
+                    )
+                await record(
+                    work,
+                    organization_id=secret.organization_id,
+                    action="secret.rotate_key",
+                    resource_type="secret",
+                    resource_id=secret.id,
+                    details={"from_key_id": old.key_id, "to_key_id": new.key_id},
+                )
             await work.commit()
         done += len(secrets)

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from controlplane_domain.agents.ports import AgentRepository
+from controlplane_domain.audit.usecases import record
 from controlplane_domain.config import (
     ExecutionEnvironment,
     TeamSettings,
@@ -217,6 +218,14 @@ async def remove_agent_from_team(ports: Ports, organization_id: str, team_id: st
 async def _set_member(ports: Ports, organization_id: str, team_id: str, agent_id: str, *, member: bool) -> TeamView:
     async with ports.uow() as uow:
         now = ports.clock.now()
+        await record(  # first: the membership's statement may end the transaction on its own (atomic)
+            uow,
+            organization_id=organization_id,
+            action="team.add_agent" if member else "team.remove_agent",
+            resource_type="team",
+            resource_id=team_id,
+            details={"agent_id": agent_id},
+        )
         team, agent_found = await uow.teams.set_member(organization_id, team_id, agent_id, member, now)
         if team is None:
             raise NotFound("team", team_id)

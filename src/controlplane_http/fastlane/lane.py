@@ -26,7 +26,11 @@ from litestar import Litestar, MediaType, Request, Response
 from litestar.routes import HTTPRoute
 from litestar.serialization import encode_json
 
+from controlplane_domain.policies.entity import Denial, PolicyDenied
+from controlplane_domain.policies.gate import hold_denial
+from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal
+from controlplane_http.audit.context import audit_context
 from controlplane_http.body import UNREADABLE_JSON, has_nul
 from controlplane_http.errors import handle_exception
 from controlplane_http.fastlane.routes import Bound, Lane, describe, refuse_overlaps
@@ -34,6 +38,15 @@ from controlplane_http.middleware import ASGIApp, Message, Receive, Scope, Send
 
 _JSON_HEADER = (b"content-type", b"application/json")
 _JSON_TYPES = (None, MediaType.JSON, MediaType.JSON.value)
+
+
+def audit_denial(scope: Scope, denial: Denial) -> None:
+    """The audit event of a policy's refusal of a request this lane served (Litestar's path records its own in the
+    gate, under the request's audit context; the lane sets none, to stay cheap on the allowed path)."""
+    ports: Ports = scope["app"].state["ports"]
+    principal = scope.get("user")
+    if ports.policies is not None and isinstance(principal, Principal):
+        hold_denial(ports.policies, denial, audit_context(scope, principal, ports))
 
 
 class FastLane:
@@ -123,6 +136,8 @@ class FastLane:
                 answer = answer.content
             body = encode_json(answer)
         except Exception as exc:  # answered by the app's exception handler, as on Litestar's path
+            if isinstance(exc, PolicyDenied) and exc.denial is not None:
+                audit_denial(scope, exc.denial)
             request = Request(scope, receive, send)  # type: ignore[arg-type]
             error = handle_exception(request, exc)
             await error.to_asgi_response(None, request)(scope, receive, send)  # type: ignore[arg-type]

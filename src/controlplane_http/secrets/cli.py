@@ -79,8 +79,10 @@ def rotate_key_command(args: argparse.Namespace) -> int:
     from controlplane_adapters.settings.model import MEMORY_URL, ConfigError
     from controlplane_adapters.sql.engine import create_engine
     from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
+    from controlplane_domain.audit.context import acting
     from controlplane_domain.integrations.sealing import rotate_integration_key
     from controlplane_domain.secrets.reveal import rotate_key
+    from controlplane_http.audit.cli import cli_audit_context
     from controlplane_http.schema import prepare_schema
 
     settings = load_settings(config_file=args.config)
@@ -98,7 +100,8 @@ def rotate_key_command(args: argparse.Namespace) -> int:
         engine = create_engine(settings.database_url)
         try:
             await prepare_schema(engine, auto_migrate=settings.auto_migrate)  # as `serve` would
-            secrets = await rotate_key(lambda: SqlUnitOfWork(engine), old, new)
+            with acting(cli_audit_context("controlplane secrets rotate-key")):  # each secret's secret.rotate_key
+                secrets = await rotate_key(lambda: SqlUnitOfWork(engine), old, new)
             return secrets, await rotate_integration_key(lambda: SqlUnitOfWork(engine), old, new)
         finally:
             await engine.dispose()

@@ -1,0 +1,105 @@
+"""The audit log: every change to an organization's configuration, newest first (admins only)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from litestar import Controller, get
+from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.types import Scope
+
+from controlplane_domain.audit import usecases
+from controlplane_domain.audit.entity import AuditEvent as DomainEvent
+from controlplane_domain.audit.entity import AuditFilter, Outcome
+from controlplane_domain.errors import ValidationFailed
+from controlplane_http.audit.wire import AuditActor, AuditClient, AuditEvent, AuditEventList
+from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
+
+# Read as text and parsed here, so that a bad one is a 422 naming `from` or `to` (not the handler's argument).
+_MOMENT = {"format": "date-time"}
+Since = Annotated[
+    str | None,
+    QueryParameter(
+        name="from", description="events at or after this time (RFC 3339, with its offset)", schema_extra=_MOMENT
+    ),
+]
+Until = Annotated[
+    str | None,
+    QueryParameter(name="to", description="events before this time (RFC 3339, with its offset)", schema_extra=_MOMENT),
+]
+
+
+def moment(name: str, text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationFailed(name, "must be an RFC 3339 date and time (e.g. 2030-01-01T00:00:00Z)", "query") from None
+
+
+Actor = Annotated[str | None, QueryParameter(description="the actor's subject")]
+
+
+def audit_event_out(event: DomainEvent) -> AuditEvent:
+    return AuditEvent(
+        id=event.id,
+        organization_id=event.organization_id,
+        occurred_at=event.occurred_at,
+        action=event.action,
+        outcome=event.outcome,
+        resource_type=event.resource_type,
+        resource_id=event.resource_id,
+        actor=AuditActor(
+            subject=event.actor_subject,
+            kind=event.actor_kind,
+            role=event.actor_role,
+            credential_id=event.credential_id,
+        ),
+        client=AuditClient(ip=event.client_ip, user_agent=event.user_agent),
+        request_id=event.request_id,
+        details=event.details,
+    )
+
+
+class AuditEventController(Controller):
+    path = "/api/v1/audit-events"
+    tags = ["audit"]
+    opt = ADMIN
+
+    @get("/", operation_id="listAuditEvents", responses=errors())
+    async def list_audit_events(
+        self,
+        scope: Scope,
+        action: FromQuery[str | None] = None,
+        actor: Actor = None,
+        resource_type: FromQuery[str | None] = None,
+        resource_id: FromQuery[str | None] = None,
+        outcome: FromQuery[Outcome | None] = None,
+        since: Since = None,
+        until: Until = None,
+        request_id: FromQuery[str | None] = None,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> AuditEventList:
+        """The organization's audit events, newest first; each filter narrows the list (`from` inclusive, `to`
+        exclusive)."""
+        ports, principal = caller(scope)
+        where = AuditFilter(
+            action=action,
+            actor=actor,
+            resource_type=resource_type,
+            resource_id=resource_id,
+            outcome=outcome,
+            since=moment("from", since),
+            until=moment("to", until),
+            request_id=request_id,
+        )
+        page = await usecases.list_audit_events(ports, principal.organization_id, page_request(limit, offset), where)
+        return page_of(AuditEventList, page, audit_event_out)
+
+    @get("/{event_id:str}", operation_id="getAuditEvent", responses=errors(404))
+    async def get_audit_event(self, event_id: FromPath[str], scope: Scope) -> AuditEvent:
+        ports, principal = caller(scope)
+        return audit_event_out(await usecases.get_audit_event(ports, principal.organization_id, event_id))
