@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-
 from collections.abc import Mapping
 from typing import Any
 
