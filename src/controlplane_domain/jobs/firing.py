@@ -6,7 +6,7 @@ work), so that a run never names an execution that does not exist and an executi
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -99,12 +99,30 @@ async def fire(
 
     asked = {"trigger": trigger.value, "payload": payload or {}, "webhook_id": webhook_id,
              "scheduled_for": None if scheduled_for is None else scheduled_for.isoformat()}  # fmt: skip
+    result: Fired
     try:
         await guard(ports, JobAction.FIRE, job, principal=principal, request=asked, uow=uow)
     except PolicyDenied as exc:
         if principal is not None:  # a person's trigger: 403
             raise
-        return Fired(await _recorded(uow, run(RunStatus.SKIPPED, reason=exc.message)))  # the scheduler, a webhook
+        result = Fired(run(RunStatus.SKIPPED, reason=exc.message))  # the scheduler, a webhook
+    else:
+        result = await _fire(ports, uow, job, run, principal=principal, payload=payload)
+    if record:
+        await uow.jobs.add_run(result.run)
+    return result
+
+
+async def _fire(
+    ports: Ports,
+    uow: UnitOfWork,
+    job: Job,
+    run: Callable[..., JobRun],
+    *,
+    principal: Principal | None,
+    payload: dict[str, Any] | None,
+) -> Fired:
+    """The firing a policy let go on: skipped (overlap), failed (no queue, its target gone), or its work queued."""
     result: Fired
     if job.overlap is Overlap.SKIP and await _still_running(uow, job):
         result = Fired(run(RunStatus.SKIPPED, reason="overlap: the previous run has not finished"))
@@ -130,14 +148,7 @@ async def fire(
             result = Fired(run(RunStatus.FAILED, reason=exc.message))
         else:
             result = Fired(run(RunStatus.FIRED, execution_id=execution.id), execution)
-    if record:
-        await uow.jobs.add_run(result.run)
     return result
-
-
-async def _recorded(uow: UnitOfWork, run: JobRun) -> JobRun:
-    await uow.jobs.add_run(run)
-    return run
 
 
 async def _still_running(uow: UnitOfWork, job: Job) -> bool:
