@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import Self
 
 from controlplane_adapters.agents.memory import MemoryAgentRepository
+from controlplane_adapters.analytics.memory import MemoryAnalyticsRepository
 from controlplane_adapters.api_keys.memory import MemoryApiKeyRepository
 from controlplane_adapters.contexts.memory import MemoryContextRepository
 from controlplane_adapters.environments.memory import MemoryEnvironmentRepository, MemoryQueueRepository
@@ -117,6 +118,7 @@ class MemoryUnitOfWork:
     jobs: MemoryJobRepository
     workflows: MemoryWorkflowRepository
     workflow_runs: MemoryWorkflowRunRepository
+    analytics: MemoryAnalyticsRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -173,6 +175,9 @@ class MemoryUnitOfWork:
         self.jobs = MemoryJobRepository(work.jobs, work.job_runs, work.executions, work.workflow_runs)
         self.workflows = MemoryWorkflowRepository(work.workflows)
         self.workflow_runs = MemoryWorkflowRunRepository(work.workflow_runs, work.workflow_run_events)
+        self.analytics = MemoryAnalyticsRepository(
+            work.executions, work.agents, work.teams, work.models, (work.projects, work.project_members)
+        )
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -12,6 +12,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.agents.sql import SqlAgentRepository
+from controlplane_adapters.analytics.sql import SqlAnalyticsRepository
 from controlplane_adapters.api_keys.sql import SqlApiKeyRepository
 from controlplane_adapters.contexts.sql import SqlContextRepository
 from controlplane_adapters.environments.sql import SqlEnvironmentRepository, SqlQueueRepository
@@ -99,6 +100,7 @@ class SqlUnitOfWork:
     jobs = _Repository(SqlJobRepository)
     workflows = _Repository(SqlWorkflowRepository)
     workflow_runs = _Repository(SqlWorkflowRunRepository)
+    analytics = _Repository(SqlAnalyticsRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:
