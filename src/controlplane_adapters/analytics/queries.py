@@ -4,7 +4,7 @@ definition from window ranks (`_sqlite_percentile`). Buckets: `date_trunc` on Po
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,13 +19,34 @@ from controlplane_domain.executions.entity import ExecutionStatus
 e = executions
 by_id = llm_models.alias("model_by_id")
 by_value = llm_models.alias("model_by_value")
-team_of: sa.ColumnElement[str] = sa.func.coalesce(e.c.team_id, agents.c.team_id)
-"""An execution's team: the team it targets, else its agent's (current) team."""
-model_of = sa.func.coalesce(by_id.c.value, by_value.c.value, agents.c.model_id)
-"""An execution's model: its agent's `model_id`, as the value of the model record it names (by id or by value),
-else as written."""
 STATUSES = tuple(status.value for status in ExecutionStatus)
-MILLION: sa.ColumnElement[float] = sa.literal_column("1000000.0")
+MILLION = sa.literal_column("1000000.0", sa.Float)
+
+
+Of = Callable[[Any], sa.ColumnElement[Any]]
+"""An expression of the executions and their `agent` (`agent_facts`)."""
+
+
+def agent_facts(organization_id: str) -> sa.Subquery:
+    """The organization's agents with what an execution takes from its agent: its team, its model (the value of
+    the model record its `model_id` names by id or by value, else its `model_id` as written), that model's
+    prices. A few rows, joined once to the executions."""
+    mine = agents.c.organization_id
+    named_by_id = (by_id.c.organization_id == mine) & (by_id.c.id == agents.c.model_id)
+    named_by_value = (by_value.c.organization_id == mine) & (by_value.c.value == agents.c.model_id)
+    return (
+        sa.select(
+            agents.c.id,
+            agents.c.name,
+            agents.c.team_id,
+            sa.func.coalesce(by_id.c.value, by_value.c.value, agents.c.model_id).label("model"),
+            sa.func.coalesce(by_id.c.input_cost_per_million, by_value.c.input_cost_per_million).label("input_price"),
+            sa.func.coalesce(by_id.c.output_cost_per_million, by_value.c.output_cost_per_million).label("output_price"),
+        )
+        .select_from(agents.outerjoin(by_id, named_by_id).outerjoin(by_value, named_by_value))
+        .where(mine == organization_id)
+        .subquery("agent")
+    )
 
 
 def _literal(value: str) -> sa.ColumnElement[str]:
@@ -34,8 +55,8 @@ def _literal(value: str) -> sa.ColumnElement[str]:
 
 def _seconds(start: sa.ColumnElement[Any], end: sa.ColumnElement[Any], postgres: bool) -> sa.ColumnElement[Any]:
     """`end - start` in seconds: exact microseconds, then divided (SQLite stores '2026-03-01 12:00:00.123456')."""
-    if postgres:
-        return sa.cast(sa.extract("epoch", end - start), sa.Float)
+    if postgres:  # date_part is double precision (extract's numeric costs several times more)
+        return sa.func.date_part("epoch", end - start, type_=sa.Float)
 
     def micro(moment: sa.ColumnElement[Any]) -> sa.ColumnElement[int]:
         whole = sa.cast(sa.func.strftime("%s", moment), sa.BigInteger) * 1_000_000
@@ -45,23 +66,15 @@ def _seconds(start: sa.ColumnElement[Any], end: sa.ColumnElement[Any], postgres:
     return seconds
 
 
-def _cost() -> sa.ColumnElement[float]:
-    def part(tokens: sa.ColumnElement[int], price: str) -> sa.ColumnElement[float]:
-        known = sa.func.coalesce(by_id.c[price], by_value.c[price])
-        return sa.func.coalesce(tokens * known, sa.literal_column("0.0"))
+def facts(organization_id: str, window: TimeRange, postgres: bool, *where: Any, **extra: Any) -> sa.Select[Any]:
+    """One row an execution of the organization created in the range (and `where`, which may name the agent's
+    columns as `agent`): what analytics counts. `extra` columns are functions of the executions and `agent`."""
+    agent = agent_facts(organization_id)
 
-    prompt = part(e.c.prompt_tokens, "input_cost_per_million")
-    return (prompt + part(e.c.completion_tokens, "output_cost_per_million")) / MILLION
+    def priced(tokens: sa.ColumnElement[int], price: sa.ColumnElement[float]) -> sa.ColumnElement[float]:
+        return sa.func.coalesce(tokens * price, sa.literal_column("0.0", sa.Float))
 
-
-def facts(
-    organization_id: str, window: TimeRange, postgres: bool, *where: sa.ColumnElement[bool], **extra: Any
-) -> sa.Select[Any]:
-    """One row an execution of the organization created in the range (and `where`): what analytics counts."""
-    mine = (agents.c.organization_id == e.c.organization_id) & (agents.c.id == e.c.agent_id)
-    named_by_id = (by_id.c.organization_id == e.c.organization_id) & (by_id.c.id == agents.c.model_id)
-    named_by_value = (by_value.c.organization_id == e.c.organization_id) & (by_value.c.value == agents.c.model_id)
-    source = e.outerjoin(agents, mine).outerjoin(by_id, named_by_id).outerjoin(by_value, named_by_value)
+    cost = priced(e.c.prompt_tokens, agent.c.input_price) + priced(e.c.completion_tokens, agent.c.output_price)
     return (
         sa.select(
             e.c.status,
@@ -70,10 +83,10 @@ def facts(
             e.c.completion_tokens,
             _seconds(e.c.started_at, e.c.finished_at, postgres).label("duration"),
             _seconds(e.c.queued_at, e.c.started_at, postgres).label("wait"),
-            _cost().label("cost"),
-            *(value.label(name) for name, value in extra.items()),
+            (cost / MILLION).label("cost"),
+            *(value(agent).label(name) for name, value in extra.items()),
         )
-        .select_from(source)
+        .select_from(e.outerjoin(agent, agent.c.id == e.c.agent_id))
         .where(
             e.c.organization_id == organization_id,
             e.c.created_at >= window.start,
@@ -83,21 +96,33 @@ def facts(
     )
 
 
+def team_of(agent: Any) -> sa.ColumnElement[str]:
+    """An execution's team: the team it targets, else its agent's (current) team."""
+    return sa.func.coalesce(e.c.team_id, agent.c.team_id)
+
+
+def _of_teams(organization_id: str, teams: Any) -> sa.ColumnElement[bool]:
+    """The executions whose team (`team_of`) is in `teams` (a SELECT of team ids), written so that both
+    databases may use the indexes of teams' and of agents' executions: the team's own executions, and those of
+    its agents (an agent's execution has no team of its own)."""
+    members = sa.select(agents.c.id).where(agents.c.organization_id == organization_id, agents.c.team_id.in_(teams))
+    return sa.or_(e.c.team_id.in_(teams), sa.and_(e.c.team_id.is_(None), e.c.agent_id.in_(members)))
+
+
 def scoped(organization_id: str, scope: Scope) -> list[sa.ColumnElement[bool]]:
     """The summary's filters: an agent, a team (an execution's team as `team_of`), a project's agents and teams."""
     where: list[sa.ColumnElement[bool]] = []
     if scope.agent_id is not None:
         where.append(e.c.agent_id == scope.agent_id)
     if scope.team_id is not None:
-        where.append(team_of == scope.team_id)
+        where.append(_of_teams(organization_id, sa.select(sa.literal(scope.team_id))))
     if scope.project_id is not None:
-        held_agents = sa.select(project_agents.c.agent_id).where(
-            project_agents.c.organization_id == organization_id, project_agents.c.project_id == scope.project_id
-        )
-        held_teams = sa.select(project_teams.c.team_id).where(
-            project_teams.c.organization_id == organization_id, project_teams.c.project_id == scope.project_id
-        )
-        where.append(sa.or_(e.c.agent_id.in_(held_agents), team_of.in_(held_teams)))
+        pa, pt = project_agents, project_teams
+        held_agents = sa.select(pa.c.agent_id).where(pa.c.organization_id == organization_id,
+                                                     pa.c.project_id == scope.project_id)  # fmt: skip
+        held_teams = sa.select(pt.c.team_id).where(pt.c.organization_id == organization_id,
+                                                   pt.c.project_id == scope.project_id)  # fmt: skip
+        where.append(sa.or_(e.c.agent_id.in_(held_agents), _of_teams(organization_id, held_teams)))
     return where
 
 
@@ -105,10 +130,12 @@ def status_counts(rows: Any) -> list[sa.ColumnElement[int]]:
     return [sa.func.count().filter(rows.c.status == _literal(status)).label(f"n_{status}") for status in STATUSES]
 
 
-def ranked(facts_select: sa.Select[Any], measures: Sequence[str], partition: Sequence[Any]) -> sa.Subquery:
+def ranked(facts_select: sa.Select[Any], measures: Sequence[str], partition_by: Sequence[str]) -> sa.Subquery:
     """SQLite: the facts with each measure's rank (1, 2, ... by value, nulls last) and count of values in its
-    partition, the inputs of `_sqlite_percentile`."""
-    columns = {column.name: column for column in facts_select.selected_columns}
+    partition (the facts' columns named by `partition_by`), the inputs of `percentile`."""
+    columns = {column.name: column.element if isinstance(column, sa.Label) else column
+               for column in facts_select.selected_columns}  # fmt: skip
+    partition = [columns[name] for name in partition_by]
     windows = []
     for name in measures:
         value = columns[name]
@@ -155,17 +182,21 @@ def _bucket(bucket: Bucket, postgres: bool) -> sa.ColumnElement[Any]:
     return sa.func.strftime(form, e.c.created_at)
 
 
-GROUPS = {GroupBy.AGENT: e.c.agent_id, GroupBy.TEAM: team_of, GroupBy.MODEL: model_of, GroupBy.STATUS: e.c.status}
+GROUPS: dict[GroupBy, Of] = {
+    GroupBy.AGENT: lambda agent: e.c.agent_id,
+    GroupBy.TEAM: team_of,
+    GroupBy.MODEL: lambda agent: agent.c.model,
+    GroupBy.STATUS: lambda agent: e.c.status,
+}
 
 
 def timeseries_statement(
     organization_id: str, window: TimeRange, metric: Metric, bucket: Bucket, group_by: GroupBy | None, postgres: bool
 ) -> sa.Select[Any]:
-    group = GROUPS[group_by] if group_by is not None else sa.null()
-    start = _bucket(bucket, postgres)
-    base = facts(organization_id, window, postgres, start=start, group=group)
+    group = GROUPS[group_by] if group_by is not None else lambda agent: sa.null()
+    base = facts(organization_id, window, postgres, start=lambda agent: _bucket(bucket, postgres), group=group)
     if metric is Metric.DURATION_P95:
-        rows: Any = base.subquery("facts") if postgres else ranked(base, ("duration",), (start, group))
+        rows: Any = base.subquery("facts") if postgres else ranked(base, ("duration",), ("start", "group"))
         value: sa.ColumnElement[Any] = percentile(rows, "duration", 0.95, postgres)
     else:
         rows = base.subquery("facts")
@@ -181,11 +212,11 @@ def timeseries_statement(
 
 def agents_statement(organization_id: str, window: TimeRange, order_by: AgentOrder, postgres: bool) -> sa.Select[Any]:
     has_agent = e.c.agent_id.isnot(None)  # the partial index of agents' executions
-    base = facts(organization_id, window, postgres, has_agent, name=agents.c.name)
-    rows = base.subquery("facts") if postgres else ranked(base, ("duration",), (e.c.agent_id,))
+    base = facts(organization_id, window, postgres, has_agent, name=lambda agent: agent.c.name)
+    rows = base.subquery("facts") if postgres else ranked(base, ("duration",), ("agent_id",))
     finished = sa.func.count().filter(rows.c.status.in_([_literal(status) for status in sorted(FINISHED)]))
     failed = sa.func.count().filter(rows.c.status.in_([_literal(status) for status in sorted(FAILED)]))
-    cost = sa.func.coalesce(sa.func.sum(rows.c.cost), sa.literal_column("0.0"))
+    cost = sa.func.coalesce(sa.func.sum(rows.c.cost), sa.literal_column("0.0", sa.Float))
     rank = {
         AgentOrder.EXECUTIONS: sa.func.count(),
         AgentOrder.COST: cost,
