@@ -15,11 +15,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -164,25 +166,58 @@ def calls(window: TimeRange) -> dict[str, Callable[[Ports], Awaitable[Any]]]:
     }
 
 
-async def measure(url: str, runs: int, window: TimeRange) -> dict[str, tuple[float, float]]:
-    """Milliseconds (p50, p99) of each call."""
-    engine = create_engine(url)
+def _cpu_ms(pid: int | None) -> float:
+    """The CPU time (user + system) a process has used, in milliseconds (Linux's /proc, clock ticks)."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(url: str, runs: int, window: TimeRange) -> dict[str, Timing]:
+    """Each call's wall time (p50, p99) and mean CPU time (the Postgres backend's, which runs the statement, with
+    parallel workers off so that it does all of it; and this process's): wall times on a loaded machine measure
+    the load, CPU times the work."""
+    engine = create_engine(url, pool_size=1)
+    postgres = engine.dialect.name == "postgresql"
+    if postgres:
+
+        @sa.event.listens_for(engine.sync_engine, "connect")
+        def serial(connection: Any, record: Any) -> None:
+            connection.run_async(lambda raw: raw.execute("SET max_parallel_workers_per_gather = 0"))
+
     ports = Ports(uow=lambda: SqlUnitOfWork(engine), clock=SystemClock(), ids=UuidGenerator())
     results = {}
     try:
+        async with engine.connect() as connection:
+            backend = (await connection.execute(sa.text("SELECT pg_backend_pid()"))).scalar() if postgres else None
         for name, call in calls(window).items():
             for _ in range(2):
                 await call(ports)
             times = []
+            server, client = _cpu_ms(backend), time.process_time()
             for _ in range(runs):
                 began = time.perf_counter()
                 await call(ports)
                 times.append((time.perf_counter() - began) * 1000)
+            server, client = _cpu_ms(backend) - server, (time.process_time() - client) * 1000
             times.sort()
-            results[name] = (statistics.median(times), times[min(len(times) - 1, round(0.99 * (len(times) - 1)))])
+            p99 = times[min(len(times) - 1, round(0.99 * (len(times) - 1)))]
+            results[name] = Timing(statistics.median(times), p99, server / runs, client / runs)
+        async with engine.connect() as connection:
+            again = (await connection.execute(sa.text("SELECT pg_backend_pid()"))).scalar() if postgres else None
+            assert again == backend, "the calls ran on another connection than the one whose CPU was read"
     finally:
         await engine.dispose()
     return results
+
+
+@dataclass(frozen=True)
+class Timing:
+    p50: float
+    p99: float
+    server_cpu: float
+    client_cpu: float
 
 
 def main() -> int:
@@ -206,13 +241,14 @@ def main() -> int:
             seconds = asyncio.run(seed(url, args.executions))
             print(f"seeded {args.executions:,} executions (+{args.executions // 5:,} of another organization): "
                   f"the executions' insert took {seconds:.1f} s")  # fmt: skip
-            print("| call | 60 days (every execution) p50 | p99 | last 30 days p50 | p99 |")
-            print("| --- | --- | --- | --- | --- |")
-            whole = asyncio.run(measure(url, args.runs, everything))
-            half = asyncio.run(measure(url, args.runs, last_30_days))
-            for call in whole:
-                (p50, p99), (h50, h99) = whole[call], half[call]
-                print(f"| {call} | {p50:.1f} ms | {p99:.1f} ms | {h50:.1f} ms | {h99:.1f} ms |")
+            print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+            print("| call | range | wall p50 | wall p99 | database CPU a call | client CPU a call |")
+            print("| --- | --- | --- | --- | --- | --- |")
+            for label, window in (("60 days (all)", everything), ("last 30 days", last_30_days)):
+                for call, t in asyncio.run(measure(url, args.runs, window)).items():
+                    print(f"| {call} | {label} | {t.p50:.1f} ms | {t.p99:.1f} ms | {t.server_cpu:.1f} ms | "
+                          f"{t.client_cpu:.1f} ms |")  # fmt: skip
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
         finally:
             if name is not None:
                 drop_postgres(args.postgres_url, name)

@@ -234,5 +234,5 @@ def agents_statement(organization_id: str, window: TimeRange, order_by: AgentOrd
             cost.label("cost"),
         )
         .group_by(rows.c.agent_id)
-        .order_by(rank.desc().nulls_last(), rows.c.agent_id)
+        .order_by(rank.desc().nulls_last(), rows.c.agent_id.collate("C") if postgres else rows.c.agent_id)
     )
