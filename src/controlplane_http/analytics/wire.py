@@ -36,7 +36,8 @@ class AnalyticsSummary(msgspec.Struct, kw_only=True):
 
 class TimeseriesPoint(msgspec.Struct, kw_only=True):
     start: datetime
-    value: int | float | None
+    value: float | None
+    """A count or a sum of tokens is a whole number; cost and duration_p95 are not; null: no duration."""
 
 
 class TimeseriesSeries(msgspec.Struct, kw_only=True):
