@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from controlplane_domain.agents.ports import AgentRepository
+from controlplane_domain.analytics.ports import AnalyticsRepository
 from controlplane_domain.api_keys.ports import ApiKeyRepository
 from controlplane_domain.audit.ports import AuditRepository
 from controlplane_domain.contexts.ports import ContextRepository
@@ -137,6 +138,9 @@ class UnitOfWork(Protocol):
 
     @property
     def audit_events(self) -> AuditRepository: ...
+
+    @property
+    def analytics(self) -> AnalyticsRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

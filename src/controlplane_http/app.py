@@ -20,6 +20,7 @@ from controlplane_domain.ports import HealthProbe, Ports, TokenVerifier
 from controlplane_domain.principal import Principal, Role
 from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION
 from controlplane_http.agents.controller import AgentController
+from controlplane_http.analytics.controller import AnalyticsController
 from controlplane_http.api_keys.controller import ApiKeyController
 from controlplane_http.audit.controller import AuditEventController
 from controlplane_http.body import StrictJSONBody
@@ -77,6 +78,7 @@ CONTROLLERS = [
     IntegrationTemplateController, IntegrationController, CustomIntegrationController,
     JobController, JobWebhookController,
     WorkflowController, WorkflowRunController,
+    AnalyticsController,
     TemporalWorkflowController,
     DashboardController,
     TaskPlanController,

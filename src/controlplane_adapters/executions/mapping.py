@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from controlplane_adapters.sql.columns import to_json
+from controlplane_domain.analytics.facts import reported_tokens
 from controlplane_domain.executions.entity import EventType, Execution, ExecutionEvent, ExecutionStatus, TargetType
 
 EXECUTION_FIELDS = (
@@ -17,30 +18,48 @@ EXECUTION_FIELDS = (
 )  # fmt: skip
 
 
+TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens")
+"""Columns derived from `usage` (`analytics.facts.reported_tokens`): written whenever `usage` is."""
+
+
 def execution_to_row(execution: Execution) -> dict[str, Any]:
     row = {name: getattr(execution, name) for name in EXECUTION_FIELDS}
     row.update(target_type=execution.target_type.value, status=execution.status.value, usage=to_json(execution.usage))
+    row["prompt_tokens"], row["completion_tokens"] = reported_tokens(execution.usage)
     return row
 
 
 def execution_changes(before: Execution, after: Execution, columns: tuple[str, ...]) -> dict[str, Any]:
     """Of the given columns, those whose value differs between two states of an execution, with the value
-    `execution_to_row(after)` gives them (only the changed values are converted)."""
-    read = _reader(columns)  # every column's value in one call (two `getattr` a column cost more than the rest)
+    `execution_to_row(after)` gives them (only the changed values are converted; the token columns go with a
+    change of `usage`)."""
+    names, read = _reader(columns)  # every column's value in one call (two `getattr` a column cost more)
     changes = {}
-    for name, value, old in zip(columns, read(after), read(before), strict=True):
+    for name, value, old in zip(names, read(after), read(before), strict=True):
         if value != old:
             changes[name] = value.value if name in _ENUM_COLUMNS else to_json(value) if name == "usage" else value
+    if names is not columns and after.usage != before.usage:  # the token columns asked, and usage changed
+        for name, value, old in zip(
+            TOKEN_COLUMNS, reported_tokens(after.usage), reported_tokens(before.usage), strict=True
+        ):
+            if value != old and name in columns:
+                changes[name] = value
     return changes
 
 
 @functools.cache
-def _reader(columns: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+def _reader(all_columns: tuple[str, ...]) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
+    """The columns that are attributes of an execution (all but the token columns), and their reader."""
+    columns = tuple(name for name in all_columns if name not in TOKEN_COLUMNS)
+    if len(columns) == len(all_columns):
+        columns = all_columns  # the same tuple: `execution_changes` knows by identity that no token column is asked
+    if not columns:
+        return columns, lambda execution: ()
     if len(columns) == 1:  # attrgetter of one name gives the value itself, not a tuple of one
         name = columns[0]
-        return lambda execution: (getattr(execution, name),)
+        return columns, lambda execution: (getattr(execution, name),)
     read: Callable[[Any], tuple[Any, ...]] = operator.attrgetter(*columns)
-    return read
+    return columns, read
 
 
 _ENUM_COLUMNS = frozenset({"target_type", "status"})

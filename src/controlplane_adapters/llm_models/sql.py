@@ -5,11 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Dialect
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.paging import PageRequest
+
+
+class Price(sa.TypeDecorator[float]):
+    """A double precision price. Both drivers hand back a float as it is (the hot statements, `sql/hot.py`, ask a
+    type for its result processor without the column's type code, which asyncpg's Float needs)."""
+
+    impl = sa.Float()
+    cache_ok = True
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> None:
+        return None
+
 
 llm_models = sa.Table(
     "llm_models",
@@ -23,6 +36,8 @@ llm_models = sa.Table(
     sa.Column("enabled", sa.Boolean(), nullable=False),
     sa.Column("compatible_runtimes", Json, nullable=False),
     *timestamps(),
+    sa.Column("input_cost_per_million", Price(), nullable=True),  # prices (migration 0016): analytics' cost
+    sa.Column("output_cost_per_million", Price(), nullable=True),
     sa.UniqueConstraint("organization_id", "value"),
     sa.Index("ix_llm_models_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_llm_models_org_enabled", "organization_id", "enabled", "created_at", "id"),
@@ -41,6 +56,8 @@ def model_to_row(model: LlmModel) -> dict[str, Any]:
         "compatible_runtimes": list(model.compatible_runtimes),
         "created_at": model.created_at,
         "updated_at": model.updated_at,
+        "input_cost_per_million": model.input_cost_per_million,
+        "output_cost_per_million": model.output_cost_per_million,
     }
 
 
@@ -56,6 +73,8 @@ def model_to_domain(row: Any) -> LlmModel:
         compatible_runtimes=list(row.compatible_runtimes),
         created_at=row.created_at,
         updated_at=row.updated_at,
+        input_cost_per_million=row.input_cost_per_million,
+        output_cost_per_million=row.output_cost_per_million,
     )
 
 

@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import Self
 
 from controlplane_adapters.agents.memory import MemoryAgentRepository
+from controlplane_adapters.analytics.memory import MemoryAnalyticsRepository
 from controlplane_adapters.api_keys.memory import MemoryApiKeyRepository
 from controlplane_adapters.audit.memory import MemoryAuditRepository
 from controlplane_adapters.contexts.memory import MemoryContextRepository
@@ -136,6 +137,7 @@ class MemoryUnitOfWork:
     policies: MemoryPolicyRepository
     policy_decisions: MemoryDecisionRepository
     audit_events: MemoryAuditRepository
+    analytics: MemoryAnalyticsRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -200,6 +202,9 @@ class MemoryUnitOfWork:
         for repository in vars(self).values():  # the generic repositories append their audited writes' events
             if isinstance(repository, MemoryRepository):
                 repository.audit_log = work.audit_events
+        self.analytics = MemoryAnalyticsRepository(
+            work.executions, work.agents, work.teams, work.models, (work.projects, work.project_members)
+        )
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

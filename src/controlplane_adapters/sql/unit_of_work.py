@@ -12,6 +12,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.agents.sql import SqlAgentRepository
+from controlplane_adapters.analytics.sql import SqlAnalyticsRepository
 from controlplane_adapters.api_keys.sql import SqlApiKeyRepository
 from controlplane_adapters.audit.sql import SqlAuditRepository
 from controlplane_adapters.contexts.sql import SqlContextRepository
@@ -108,6 +109,7 @@ class SqlUnitOfWork:
     policies = _Repository(SqlPolicyRepository)
     policy_decisions = _Repository(SqlDecisionRepository)
     audit_events = _Repository(SqlAuditRepository)
+    analytics = _Repository(SqlAnalyticsRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

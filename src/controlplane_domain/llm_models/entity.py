@@ -20,3 +20,7 @@ class LlmModel:
     compatible_runtimes: list[str]
     created_at: datetime
     updated_at: datetime
+    input_cost_per_million: float | None = None
+    """The price of a million prompt (input) tokens, in the organization's currency; None: not priced."""
+    output_cost_per_million: float | None = None
+    """The price of a million completion (output) tokens."""

@@ -13,6 +13,9 @@ from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import RUNTIME_IDS, require_supported_runtime
 
+MAX_PRICE_PER_MILLION = 1_000_000.0
+"""A price of a million tokens above this is a typing error (a million currency units)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateModel:
@@ -22,6 +25,8 @@ class CreateModel:
     description: str | None = None
     enabled: bool = True
     compatible_runtimes: list[str] = field(default_factory=lambda: list(RUNTIME_IDS))
+    input_cost_per_million: float | None = None
+    output_cost_per_million: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +37,8 @@ class UpdateModel:
     description: str | Unset | None = UNSET
     enabled: bool | Unset = UNSET
     compatible_runtimes: list[str] | Unset = UNSET
+    input_cost_per_million: float | Unset | None = UNSET
+    output_cost_per_million: float | Unset | None = UNSET
 
 
 def _check_model(model: LlmModel) -> None:
@@ -42,6 +49,10 @@ def _check_model(model: LlmModel) -> None:
         require_supported_runtime(f"compatible_runtimes.{index}", runtime)
     if len(set(model.compatible_runtimes)) != len(model.compatible_runtimes):
         raise ValidationFailed("compatible_runtimes", "must not repeat a runtime")
+    for name in ("input_cost_per_million", "output_cost_per_million"):
+        price = getattr(model, name)
+        if price is not None and not (0 <= price <= MAX_PRICE_PER_MILLION):
+            raise ValidationFailed(name, f"must be between 0 and {MAX_PRICE_PER_MILLION:g}")
 
 
 @retry_transient
@@ -58,6 +69,8 @@ async def create_model(ports: Ports, organization_id: str, command: CreateModel)
         compatible_runtimes=list(command.compatible_runtimes),
         created_at=now,
         updated_at=now,
+        input_cost_per_million=command.input_cost_per_million,
+        output_cost_per_million=command.output_cost_per_million,
     )
     _check_model(model)
     async with ports.uow() as uow:
@@ -96,6 +109,8 @@ async def update_model(ports: Ports, organization_id: str, model_id: str, comman
             description=pick(command.description, model.description),
             enabled=pick(command.enabled, model.enabled),
             compatible_runtimes=pick(command.compatible_runtimes, model.compatible_runtimes),
+            input_cost_per_million=pick(command.input_cost_per_million, model.input_cost_per_million),
+            output_cost_per_million=pick(command.output_cost_per_million, model.output_cost_per_million),
             updated_at=ports.clock.now(),
         )
         _check_model(updated)

@@ -35,6 +35,8 @@ class ModelController(Controller):
             description=data.description,
             enabled=data.enabled,
             compatible_runtimes=list(RUNTIME_IDS) if data.compatible_runtimes is None else data.compatible_runtimes,
+            input_cost_per_million=data.input_cost_per_million,
+            output_cost_per_million=data.output_cost_per_million,
         )
         return model_out(await usecases.create_model(ports, principal.organization_id, command))
 

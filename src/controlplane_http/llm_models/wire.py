@@ -11,6 +11,10 @@ from msgspec import UNSET, Meta, UnsetType
 from controlplane_http.wire import Request
 
 Text255 = Annotated[str, Meta(min_length=1, max_length=255)]
+Price = Annotated[
+    float,
+    Meta(ge=0, le=1_000_000, description="the price of a million tokens (the organization's currency); null: unpriced"),
+]
 
 
 class ModelCreate(Request, kw_only=True):
@@ -20,6 +24,8 @@ class ModelCreate(Request, kw_only=True):
     description: str | None = None
     enabled: bool = True
     compatible_runtimes: list[str] | None = None
+    input_cost_per_million: Price | None = None
+    output_cost_per_million: Price | None = None
 
 
 class ModelUpdate(Request, kw_only=True):
@@ -29,6 +35,8 @@ class ModelUpdate(Request, kw_only=True):
     description: str | UnsetType | None = UNSET
     enabled: bool | UnsetType = UNSET
     compatible_runtimes: list[str] | UnsetType = UNSET
+    input_cost_per_million: Price | UnsetType | None = UNSET
+    output_cost_per_million: Price | UnsetType | None = UNSET
 
 
 class Model(msgspec.Struct, kw_only=True):
@@ -40,6 +48,8 @@ class Model(msgspec.Struct, kw_only=True):
     description: str | None
     enabled: bool
     compatible_runtimes: list[str]
+    input_cost_per_million: float | None
+    output_cost_per_million: float | None
     created_at: datetime
     updated_at: datetime
 
