@@ -14,6 +14,7 @@ from typing import Protocol, Self
 
 from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.api_keys.ports import ApiKeyRepository
+from controlplane_domain.context_graph.ports import ContextGraphRepository
 from controlplane_domain.contexts.ports import ContextRepository
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.environments.ports import EnvironmentRepository, QueueRepository
@@ -117,6 +118,9 @@ class UnitOfWork(Protocol):
 
     @property
     def workflow_runs(self) -> WorkflowRunRepository: ...
+
+    @property
+    def context_graph(self) -> ContextGraphRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

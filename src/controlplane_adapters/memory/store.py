@@ -9,6 +9,7 @@ from typing import Self
 
 from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.api_keys.memory import MemoryApiKeyRepository
+from controlplane_adapters.context_graph.memory import MemoryContextGraphRepository
 from controlplane_adapters.contexts.memory import MemoryContextRepository
 from controlplane_adapters.environments.memory import MemoryEnvironmentRepository, MemoryQueueRepository
 from controlplane_adapters.executions.memory import MemoryExecutionRepository
@@ -26,6 +27,7 @@ from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_adapters.workflows.memory import MemoryWorkflowRepository, MemoryWorkflowRunRepository
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.api_keys.entity import ApiKey
+from controlplane_domain.context_graph.entity import GraphEdge, GraphNode
 from controlplane_domain.contexts.entity import OwnedContext, OwnerType, ResolvedContext
 from controlplane_domain.environments.entity import Environment, WorkerQueue
 from controlplane_domain.executions.entity import Execution, ExecutionEvent
@@ -74,6 +76,8 @@ class MemoryTables:
     workflows: dict[str, Workflow] = field(default_factory=dict)
     workflow_runs: dict[str, WorkflowRun] = field(default_factory=dict)
     workflow_run_events: dict[str, tuple[RunEvent, ...]] = field(default_factory=dict)
+    graph_nodes: dict[str, GraphNode] = field(default_factory=dict)
+    graph_edges: dict[str, GraphEdge] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -117,6 +121,7 @@ class MemoryUnitOfWork:
     jobs: MemoryJobRepository
     workflows: MemoryWorkflowRepository
     workflow_runs: MemoryWorkflowRunRepository
+    context_graph: MemoryContextGraphRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -173,6 +178,7 @@ class MemoryUnitOfWork:
         self.jobs = MemoryJobRepository(work.jobs, work.job_runs, work.executions, work.workflow_runs)
         self.workflows = MemoryWorkflowRepository(work.workflows)
         self.workflow_runs = MemoryWorkflowRunRepository(work.workflow_runs, work.workflow_run_events)
+        self.context_graph = MemoryContextGraphRepository(work.graph_nodes, work.graph_edges)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

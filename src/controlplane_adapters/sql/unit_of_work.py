@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.agents.sql import SqlAgentRepository
 from controlplane_adapters.api_keys.sql import SqlApiKeyRepository
+from controlplane_adapters.context_graph.sql import SqlContextGraphRepository
 from controlplane_adapters.contexts.sql import SqlContextRepository
 from controlplane_adapters.environments.sql import SqlEnvironmentRepository, SqlQueueRepository
 from controlplane_adapters.executions.sql import SqlExecutionRepository
@@ -99,6 +100,7 @@ class SqlUnitOfWork:
     jobs = _Repository(SqlJobRepository)
     workflows = _Repository(SqlWorkflowRepository)
     workflow_runs = _Repository(SqlWorkflowRunRepository)
+    context_graph = _Repository(SqlContextGraphRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:
