@@ -22,6 +22,7 @@ from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION
 from controlplane_http.agents.controller import AgentController
 from controlplane_http.api_keys.controller import ApiKeyController
 from controlplane_http.body import StrictJSONBody
+from controlplane_http.context_graph.controller import ContextGraphController
 from controlplane_http.contexts.controller import ContextController
 from controlplane_http.environments.controller import EnvironmentController, WorkerQueueController
 from controlplane_http.errors import handle_exception
@@ -73,6 +74,7 @@ CONTROLLERS = [
     JobController, JobWebhookController,
     WorkflowController, WorkflowRunController,
     TemporalWorkflowController,
+    ContextGraphController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

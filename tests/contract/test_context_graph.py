@@ -7,8 +7,6 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pytest
-
 from controlplane_domain.context_graph.entity import Direction, GraphEdge, GraphNode, PropertyFilter
 from controlplane_domain.context_graph.traversal import choose_path
 from controlplane_domain.paging import PageRequest
@@ -187,10 +185,10 @@ async def test_neighbors_walk_cycles_and_self_loops_once(uow: UowFactory) -> Non
 async def test_neighbors_follow_the_direction_and_the_edge_type(uow: UowFactory) -> None:
     await store(uow, *CYCLE)
     assert await neighbors(uow, "a", direction=Direction.IN) == ([("c", 1)], ["carel"], False)
-    assert await neighbors(uow, "a", direction=Direction.BOTH) == ([("b", 1), ("c", 1)], ["abrel", "bcrel",
-                                                                                         "carel"], False)  # fmt: skip
-    assert await neighbors(uow, "d", depth=2, direction=Direction.IN) == ([("c", 1), ("b", 2)], ["bcrel", "cdrel",
-                                                                                                "ddrel"], False)  # fmt: skip
+    both = ([("b", 1), ("c", 1)], ["abrel", "bcrel", "carel"], False)
+    assert await neighbors(uow, "a", direction=Direction.BOTH) == both
+    into = ([("c", 1), ("b", 2)], ["bcrel", "cdrel", "ddrel"], False)
+    assert await neighbors(uow, "d", depth=2, direction=Direction.IN) == into
     assert await neighbors(uow, "a", depth=3, edge_type="rel") == (
         [("b", 1), ("c", 2), ("d", 3)],
         ["abrel", "bcrel", "carel", "cdrel", "ddrel"],
@@ -219,8 +217,8 @@ async def test_neighbors_never_cross_organizations(uow: UowFactory) -> None:
     async with uow() as work:  # an edge row of another organization naming our nodes is not followed
         await work.context_graph.add_edge(replace(edge("a", "f"), id="stray", organization_id="org-b"))
         await work.commit()
-    assert await neighbors(uow, "a", direction=Direction.BOTH) == ([("b", 1), ("c", 1)], ["abrel", "bcrel",
-                                                                                         "carel"], False)  # fmt: skip
+    both = ([("b", 1), ("c", 1)], ["abrel", "bcrel", "carel"], False)
+    assert await neighbors(uow, "a", direction=Direction.BOTH) == both
 
 
 async def path(uow: UowFactory, source: str, target: str, **options: Any) -> list[str] | None:
@@ -228,8 +226,9 @@ async def path(uow: UowFactory, source: str, target: str, **options: Any) -> lis
     source_id, target_id = f"{ORG}-n-{source}", f"{ORG}-n-{target}"
     async with uow() as work:
         steps = await work.context_graph.path_steps(ORG, source_id, target_id, **arguments)
-    return None if steps is None else [step.edge_id.split("-", 3)[-1] for step in choose_path(source_id, target_id,
-                                                                                               steps)]  # fmt: skip
+    if steps is None:
+        return None
+    return [step.edge_id.split("-", 3)[-1] for step in choose_path(source_id, target_id, steps)]
 
 
 async def test_shortest_paths_through_cycles_directions_and_types(uow: UowFactory) -> None:

@@ -123,7 +123,11 @@ async def test_neighbors_are_what_brute_force_finds(
     size, edges = graph
     org = f"org-{uuid.uuid4().hex}"
     await store(uow, org, size, edges)
-    start, depth, limit = data.draw(st.integers(0, size - 1)), data.draw(st.integers(1, 3)), data.draw(st.integers(1, 8))
+    start, depth, limit = (
+        data.draw(st.integers(0, size - 1)),
+        data.draw(st.integers(1, 3)),
+        data.draw(st.integers(1, 8)),
+    )
     reach = least_moves(start, moves(edges, direction, edge_type), depth)
     # nodes are created at second n % 2: ordered by distance, then created_at, then id
     expected: list[Any] = sorted(((d, n % 2, f"n{n}") for n, d in reach.items() if n != start))

@@ -4,15 +4,14 @@ the repository (the walks' statements are in walks.py)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 
 from controlplane_adapters.context_graph import walks
-from controlplane_adapters.sql.base import SqlConnection, SqlRepository
 from controlplane_adapters.context_graph.tables import graph_edges, graph_nodes
+from controlplane_adapters.sql.base import SqlConnection, SqlRepository
 from controlplane_domain.context_graph.entity import (
     Direction,
     GraphEdge,
@@ -24,6 +23,7 @@ from controlplane_domain.context_graph.entity import (
 )
 from controlplane_domain.errors import Conflict, DomainError
 from controlplane_domain.paging import PageRequest
+
 
 def node_to_row(node: GraphNode) -> dict[str, Any]:
     return {
@@ -93,7 +93,7 @@ def _property_matches(dialect: str, wanted: PropertyFilter) -> sa.ColumnElement[
         either = [sa.and_(kind == "string", value.astext == wanted.value)]
         if number is not None:
             numeric = sa.case((kind == "number", sa.cast(value.astext, sa.Numeric())), else_=None)
-            either.append(numeric == Decimal(wanted.value))
+            either.append(numeric == wanted.exact)
         if word == "null":
             either.append(kind == "null")
         elif word is not None:
@@ -196,9 +196,7 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
         source_id: str | None,
         target_id: str | None,
     ) -> tuple[list[GraphEdge], int]:
-        return await self._edges.list_where(
-            organization_id, page, type=type, source_id=source_id, target_id=target_id
-        )
+        return await self._edges.list_where(organization_id, page, type=type, source_id=source_id, target_id=target_id)
 
     async def neighbors(
         self, organization_id: str, node_id: str, *, depth: int, direction: Direction, edge_type: str | None, limit: int

@@ -47,6 +47,7 @@ def distances(walk: Walk, start: str, bound: int, name: str) -> sa.Subquery:
     anchor = sa.select(sa.literal(start, sa.String(64)).label("node_id"), sa.literal(0, sa.Integer()).label("depth"))
     rows = anchor.cte(f"{name}_walk", recursive=True)
     edge = graph_edges.alias(f"{name}_edge")
+    next_id: sa.ColumnElement[str]
     if walk.direction is Direction.OUT:
         on, next_id = edge.c.source_id == rows.c.node_id, edge.c.target_id
     elif walk.direction is Direction.IN:
@@ -83,7 +84,9 @@ def edges_among(walk: Walk, node_ids: Sequence[str], limit: int) -> sa.Select[An
     edges = graph_edges
     return (
         sa.select(edges)
-        .where(*walk.edge_conditions(edges), edges.c.source_id.in_(list(node_ids)), edges.c.target_id.in_(list(node_ids)))
+        .where(
+            *walk.edge_conditions(edges), edges.c.source_id.in_(list(node_ids)), edges.c.target_id.in_(list(node_ids))
+        )
         .order_by(edges.c.created_at, edges.c.id)
         .limit(limit)
     )
@@ -102,12 +105,8 @@ def shortest_steps(walk: Walk, source_id: str, target_id: str, length: int) -> s
     behind = distances(walk.reversed(), target_id, length - 1, "behind")
     edge = graph_edges
     moves = [
-        sa.select(
-            from_id.label("from_id"), to_id.label("to_id"), edge.c.id.label("edge_id"), ahead.c.depth.label("at")
-        )
-        .select_from(
-            edge.join(ahead, ahead.c.node_id == from_id).join(behind, behind.c.node_id == to_id)
-        )
+        sa.select(from_id.label("from_id"), to_id.label("to_id"), edge.c.id.label("edge_id"), ahead.c.depth.label("at"))
+        .select_from(edge.join(ahead, ahead.c.node_id == from_id).join(behind, behind.c.node_id == to_id))
         .where(*walk.edge_conditions(edge), ahead.c.depth + behind.c.depth == length - 1)
         for from_id, to_id in walk.moves(edge)
     ]

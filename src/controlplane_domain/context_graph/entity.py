@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from controlplane_domain.config import JSONObject
@@ -106,8 +107,12 @@ class PropertyFilter:
 
     @property
     def number(self) -> int | float | None:
-        """VALUE as a number when it is a JSON number (an int when it has no fraction or exponent)."""
-        if NUMBER.fullmatch(self.value) is None:
+        """VALUE as a number when it is a JSON number of at most 64 characters between 1e-300 and 1e300 in size
+        (or 0): an int when it has no fraction or exponent. Any other VALUE only matches strings."""
+        if len(self.value) > 64 or NUMBER.fullmatch(self.value) is None:
+            return None
+        exact = Decimal(self.value)
+        if exact and not -300 <= exact.adjusted() <= 300:
             return None
         return int(self.value) if INTEGER.fullmatch(self.value) else float(self.value)
 
@@ -124,10 +129,20 @@ class PropertyFilter:
             return value == self.value
         if isinstance(value, bool) or value is None:
             return json.dumps(value) == self.value
-        if isinstance(value, int | float):
-            number = self.number
-            return number is not None and value == number
-        return False
+        number = self.number
+        if number is None:
+            return False
+        if isinstance(value, int):  # exactly, as Postgres compares its numeric (which reads back as an int)
+            return Decimal(value) == self.exact
+        return isinstance(value, float) and value == number
+
+    @property
+    def exact(self) -> Decimal | None:
+        """VALUE as the number it compares to, exactly: an int's digits, a float's shortest repr."""
+        number = self.number
+        if number is None:
+            return None
+        return Decimal(repr(number)) if isinstance(number, float) else Decimal(number)
 
 
 NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")

@@ -20,9 +20,9 @@ def choose_path(source_id: str, target_id: str, steps: Iterable[Step]) -> list[S
     path: list[Step] = []
     at, node = 0, source_id
     while node != target_id:
-        step = by_start.get((node, at))
-        if step is None:
+        move = by_start.get((node, at))
+        if move is None:
             return []
-        path.append(step)
-        at, node = at + 1, step.to_id
+        path.append(move)
+        at, node = at + 1, move.to_id
     return path
