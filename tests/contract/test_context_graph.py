@@ -7,8 +7,11 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from controlplane_domain.context_graph.entity import Direction, GraphEdge, GraphNode, PropertyFilter
 from controlplane_domain.context_graph.traversal import choose_path
+from controlplane_domain.errors import Conflict
 from controlplane_domain.paging import PageRequest
 from tests.contract.conftest import UowFactory
 
@@ -88,6 +91,15 @@ async def test_deleting_a_node_deletes_its_edges_and_only_them(uow: UowFactory) 
         left, total = await work.context_graph.edge_page(ORG, PageRequest(), type=None, source_id=None, target_id=None)
         assert (ids(left), total) == (["acrel"], 1)
         assert await work.context_graph.get(ORG, f"{ORG}-n-b") is None
+
+
+async def test_an_edge_to_a_node_deleted_meanwhile_is_a_conflict(uow: UowFactory) -> None:
+    await store(uow, [node("a")], [])
+    with pytest.raises(Conflict):
+        async with uow() as work:
+            await work.context_graph.add_edge(edge("a", "gone"))
+    async with uow() as work:
+        assert await work.context_graph.get_edge(ORG, edge("a", "gone").id) is None
 
 
 async def test_nodes_filter_by_labels_and_properties(uow: UowFactory) -> None:

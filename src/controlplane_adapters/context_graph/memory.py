@@ -15,6 +15,7 @@ from controlplane_domain.context_graph.entity import (
     Reached,
     Step,
 )
+from controlplane_domain.errors import Conflict
 from controlplane_domain.paging import PageRequest
 
 Moves = dict[str, list[tuple[str, str]]]
@@ -90,6 +91,8 @@ class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
         return {node.id: node for node in found if node is not None and node.organization_id == organization_id}
 
     async def add_edge(self, edge: GraphEdge) -> None:
+        if edge.source_id not in self.rows or edge.target_id not in self.rows:  # as the SQL stores' foreign keys
+            raise Conflict("edge refers to a node that no longer exists")
         self.edge_rows[edge.id] = edge
 
     async def get_edge(self, organization_id: str, edge_id: str) -> GraphEdge | None:

@@ -182,10 +182,10 @@ class ContextGraphController(Controller):
             truncated=found.truncated,
         )
 
-    @post("/edges", operation_id="createGraphEdge", status_code=201, responses=errors(415))
+    @post("/edges", operation_id="createGraphEdge", status_code=201, responses=errors(409, 415))
     async def create_edge(self, data: JSONBody[EdgeCreate], scope: Scope) -> Edge:
         """From `source_id` to `target_id`, both nodes of the organization (the same one: a self-loop); 422 at
-        the end that is not."""
+        the end that is not; 409 when an end was deleted meanwhile."""
         ports, principal = caller(scope)
         command = usecases.CreateEdge(
             type=data.type, source_id=data.source_id, target_id=data.target_id, properties=data.properties
