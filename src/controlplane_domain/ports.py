@@ -16,6 +16,7 @@ from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.analytics.ports import AnalyticsRepository
 from controlplane_domain.api_keys.ports import ApiKeyRepository
 from controlplane_domain.audit.ports import AuditRepository
+from controlplane_domain.context_graph.ports import ContextGraphRepository
 from controlplane_domain.contexts.ports import ContextRepository
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.environments.ports import EnvironmentRepository, QueueRepository
@@ -141,6 +142,9 @@ class UnitOfWork(Protocol):
 
     @property
     def analytics(self) -> AnalyticsRepository: ...
+
+    @property
+    def context_graph(self) -> ContextGraphRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

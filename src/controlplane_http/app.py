@@ -24,6 +24,7 @@ from controlplane_http.analytics.controller import AnalyticsController
 from controlplane_http.api_keys.controller import ApiKeyController
 from controlplane_http.audit.controller import AuditEventController
 from controlplane_http.body import StrictJSONBody
+from controlplane_http.context_graph.controller import ContextGraphController
 from controlplane_http.contexts.controller import ContextController
 from controlplane_http.dashboard.controller import DashboardController
 from controlplane_http.environments.controller import EnvironmentController, WorkerQueueController
@@ -85,6 +86,7 @@ CONTROLLERS = [
     StorageController,
     PolicyController, PolicyDecisionController,
     AuditEventController,
+    ContextGraphController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -14,6 +14,7 @@ from controlplane_domain.agents import usecases as agents
 from controlplane_domain.api_keys import usecases as api_keys
 from controlplane_domain.audit import usecases as audit
 from controlplane_domain.background import usecases as background
+from controlplane_domain.context_graph import usecases as context_graph
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
 from controlplane_domain.executions import queries as executions
@@ -75,6 +76,8 @@ VISIBILITY: dict[str, Probe] = {
     "path": lambda ports, who, path: storage.get_file(ports, who.organization_id, path.removeprefix("/")),
     "policy_id": lambda ports, who, object_id: policies.get_policy(ports, who.organization_id, object_id),
     "event_id": lambda ports, who, object_id: audit.get_audit_event(ports, who.organization_id, object_id),
+    "node_id": lambda ports, who, object_id: context_graph.get_node(ports, who.organization_id, object_id),
+    "edge_id": lambda ports, who, object_id: context_graph.get_edge(ports, who.organization_id, object_id),
 }
 
 
@@ -144,10 +147,15 @@ def _declared_query(handler: BaseRouteHandler) -> frozenset[str]:
     return names
 
 
+QUERY_PREFIXES = "query_prefixes"
+"""A route's `opt` key: the prefixes of the query parameters it reads by name itself (`property.KEY=`)."""
+
+
 def reject_unknown_query(query_string: bytes, handler: BaseRouteHandler) -> None:
     """A query parameter the route does not declare is a validation error, like an unknown body field."""
     names = {name for name, _ in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)}
-    unknown = sorted(names - _declared_query(handler))
+    prefixes: tuple[str, ...] = handler.opt.get(QUERY_PREFIXES, ())
+    unknown = sorted(name for name in names - _declared_query(handler) if not name.startswith(prefixes))
     if unknown:
         raise ValidationFailed(unknown[0], "unknown query parameter", "query")
 

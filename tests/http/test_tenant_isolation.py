@@ -115,6 +115,10 @@ FACTORIES: dict[str, Factory] = {
                                             "actions": ["execute"],
                                             "rego": 'package secret\ndeny contains "secret" if input.x\n'}),
     "event_id": lambda client, ids: client.get("/api/v1/audit-events", params={"limit": 1}).json()["items"][0]["id"],
+    "node_id": _post("/api/v1/context-graph/nodes", {"labels": ["Victim"], "properties": {"note": "secret-node"}}),
+    "edge_id": lambda client, ids: _post("/api/v1/context-graph/edges", {
+        "type": "victim", "source_id": ids["node_id"], "target_id": _post("/api/v1/context-graph/nodes", {})(
+            client, ids), "properties": {"note": "secret-edge"}})(client, ids),
 }  # fmt: skip
 GLOBAL = frozenset({"kind"})
 """Path parameters naming what every organization shares (the built-in integration templates): not walked."""
@@ -144,6 +148,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/workflows/{workflow_id}": {"name": "hijacked"},
     "/api/v1/workflows/{workflow_id}/runs": {"worker_queue_id": "{queue_id}"},
     "/api/v1/policies/{policy_id}": {"enabled": False},
+    "/api/v1/context-graph/nodes/{node_id}": {"labels": ["hijacked"]},
     **{f"/api/v1/{kind}/{{{name}}}/context": {"instructions": "hijacked"}
        for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
                           ("projects", "project_id"))},
@@ -174,6 +179,8 @@ SNAPSHOTS = [
     "/api/v1/storage/files",
     "/api/v1/policies",
     "/api/v1/audit-events",
+    "/api/v1/context-graph/nodes",
+    "/api/v1/context-graph/edges",
 ]
 # Public routes: no bearer, no organization (a job's webhook is authenticated by its signature: tests/http/
 # test_job_webhooks.py), so they are not walked here.

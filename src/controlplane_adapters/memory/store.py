@@ -11,6 +11,7 @@ from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.analytics.memory import MemoryAnalyticsRepository
 from controlplane_adapters.api_keys.memory import MemoryApiKeyRepository
 from controlplane_adapters.audit.memory import MemoryAuditRepository
+from controlplane_adapters.context_graph.memory import MemoryContextGraphRepository
 from controlplane_adapters.contexts.memory import MemoryContextRepository
 from controlplane_adapters.environments.memory import MemoryEnvironmentRepository, MemoryQueueRepository
 from controlplane_adapters.executions.memory import MemoryExecutionRepository
@@ -33,6 +34,7 @@ from controlplane_adapters.workflows.memory import MemoryWorkflowRepository, Mem
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.api_keys.entity import ApiKey
 from controlplane_domain.audit.entity import AuditEvent
+from controlplane_domain.context_graph.entity import GraphEdge, GraphNode
 from controlplane_domain.contexts.entity import OwnedContext, OwnerType, ResolvedContext
 from controlplane_domain.environments.entity import Environment, WorkerQueue
 from controlplane_domain.executions.entity import Execution, ExecutionEvent
@@ -89,6 +91,8 @@ class MemoryTables:
     policies: dict[str, Policy] = field(default_factory=dict)
     policy_decisions: dict[str, Decision] = field(default_factory=dict)
     audit_events: dict[str, AuditEvent] = field(default_factory=dict)
+    graph_nodes: dict[str, GraphNode] = field(default_factory=dict)
+    graph_edges: dict[str, GraphEdge] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -138,6 +142,7 @@ class MemoryUnitOfWork:
     policy_decisions: MemoryDecisionRepository
     audit_events: MemoryAuditRepository
     analytics: MemoryAnalyticsRepository
+    context_graph: MemoryContextGraphRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -205,6 +210,7 @@ class MemoryUnitOfWork:
         self.analytics = MemoryAnalyticsRepository(
             work.executions, work.agents, work.teams, work.models, (work.projects, work.project_members)
         )
+        self.context_graph = MemoryContextGraphRepository(work.graph_nodes, work.graph_edges)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from controlplane_adapters.agents.sql import agents
 from controlplane_adapters.api_keys.sql import api_keys
 from controlplane_adapters.audit.sql import audit_events
+from controlplane_adapters.context_graph.tables import graph_edges, graph_nodes
 from controlplane_adapters.contexts.sql import contexts, execution_contexts
 from controlplane_adapters.environments.sql import environments, worker_queues
 from controlplane_adapters.executions.table import execution_events, executions
@@ -43,6 +44,7 @@ TABLES = (
     stored_files,
     policies, policy_decisions,
     audit_events,
+    graph_nodes, graph_edges,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

@@ -15,6 +15,7 @@ from controlplane_adapters.agents.sql import SqlAgentRepository
 from controlplane_adapters.analytics.sql import SqlAnalyticsRepository
 from controlplane_adapters.api_keys.sql import SqlApiKeyRepository
 from controlplane_adapters.audit.sql import SqlAuditRepository
+from controlplane_adapters.context_graph.sql import SqlContextGraphRepository
 from controlplane_adapters.contexts.sql import SqlContextRepository
 from controlplane_adapters.environments.sql import SqlEnvironmentRepository, SqlQueueRepository
 from controlplane_adapters.executions.sql import SqlExecutionRepository
@@ -110,6 +111,7 @@ class SqlUnitOfWork:
     policy_decisions = _Repository(SqlDecisionRepository)
     audit_events = _Repository(SqlAuditRepository)
     analytics = _Repository(SqlAnalyticsRepository)
+    context_graph = _Repository(SqlContextGraphRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

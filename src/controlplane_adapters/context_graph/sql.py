@@ -1,0 +1,229 @@
+"""The context graph in SQL: the row mapping of nodes and edges (tables.py), the filters of a list of nodes, and
+the repository (the walks' statements are in walks.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+
+from controlplane_adapters.context_graph import walks
+from controlplane_adapters.context_graph.tables import graph_edges, graph_nodes
+from controlplane_adapters.sql.base import SqlConnection, SqlRepository
+from controlplane_domain.context_graph.entity import (
+    Direction,
+    GraphEdge,
+    GraphNode,
+    Neighborhood,
+    PropertyFilter,
+    Reached,
+    Step,
+)
+from controlplane_domain.errors import Conflict, DomainError
+from controlplane_domain.paging import PageRequest
+
+
+def node_to_row(node: GraphNode) -> dict[str, Any]:
+    return {
+        "id": node.id,
+        "organization_id": node.organization_id,
+        "labels": list(node.labels),
+        "properties": node.properties,
+        "created_at": node.created_at,
+        "updated_at": node.updated_at,
+    }
+
+
+def node_to_domain(row: Any) -> GraphNode:
+    return GraphNode(
+        id=row.id,
+        organization_id=row.organization_id,
+        labels=tuple(row.labels),
+        properties=dict(row.properties),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def edge_to_row(edge: GraphEdge) -> dict[str, Any]:
+    return {
+        "id": edge.id,
+        "organization_id": edge.organization_id,
+        "type": edge.type,
+        "source_id": edge.source_id,
+        "target_id": edge.target_id,
+        "properties": edge.properties,
+        "created_at": edge.created_at,
+        "updated_at": edge.updated_at,
+    }
+
+
+def edge_to_domain(row: Any) -> GraphEdge:
+    return GraphEdge(
+        id=row.id,
+        organization_id=row.organization_id,
+        type=row.type,
+        source_id=row.source_id,
+        target_id=row.target_id,
+        properties=dict(row.properties),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def _labels_held(dialect: str, labels: Sequence[str]) -> sa.ColumnElement[bool]:
+    """The node holds every one of `labels`: JSON containment on Postgres (the GIN index), json_each on SQLite."""
+    if dialect == "postgresql":
+        return sa.type_coerce(graph_nodes.c.labels, JSONB).contains(list(labels))
+    held = []
+    for label in labels:
+        each = sa.func.json_each(graph_nodes.c.labels).table_valued("value")
+        held.append(sa.exists().select_from(each).where(each.c.value == label))
+    return sa.and_(*held)
+
+
+def _property_matches(dialect: str, wanted: PropertyFilter) -> sa.ColumnElement[bool]:
+    """The node's top-level property is a JSON scalar whose string form is the value (entity.PropertyFilter)."""
+    number, word = wanted.number, wanted.word
+    if dialect == "postgresql":
+        value = sa.type_coerce(graph_nodes.c.properties, JSONB)[wanted.key]
+        kind = sa.func.jsonb_typeof(value)
+        either = [sa.and_(kind == "string", value.astext == wanted.value)]
+        if number is not None:
+            numeric = sa.case((kind == "number", sa.cast(value.astext, sa.Numeric())), else_=None)
+            either.append(numeric == wanted.exact)
+        if word == "null":
+            either.append(kind == "null")
+        elif word is not None:
+            either.append(sa.and_(kind == "boolean", value.astext == word))
+        return sa.or_(*either)
+    each = sa.func.json_each(graph_nodes.c.properties).table_valued("key", "value", "type")
+    either = [sa.and_(each.c.type == "text", each.c.value == wanted.value)]
+    if number is not None:
+        bound = number if isinstance(number, float) or -(2**63) <= number < 2**63 else float(number)
+        either.append(sa.and_(each.c.type.in_(("integer", "real")), each.c.value == bound))
+    if word is not None:
+        either.append(each.c.type == word)
+    return sa.exists().select_from(each).where(each.c.key == wanted.key, sa.or_(*either))
+
+
+class SqlEdges(SqlRepository[GraphEdge]):
+    """The edges table, by id (what `SqlContextGraphRepository` delegates its edges' reads and writes to)."""
+
+    table = graph_edges
+    to_row = staticmethod(edge_to_row)
+    to_domain = staticmethod(edge_to_domain)
+    noun = "edge"
+    unique_field = "id"
+
+    def _missing_reference(self, obj: GraphEdge) -> DomainError:
+        return Conflict("edge refers to a node that no longer exists")
+
+
+class SqlContextGraphRepository(SqlRepository[GraphNode]):
+    table = graph_nodes
+    to_row = staticmethod(node_to_row)
+    to_domain = staticmethod(node_to_domain)
+    noun = "node"
+    unique_field = "id"
+
+    def __init__(self, connection: SqlConnection) -> None:
+        super().__init__(connection)
+        self._edges = SqlEdges(connection)
+
+    @property
+    def _dialect(self) -> str:
+        return self.connection.dialect.name
+
+    async def delete(self, organization_id: str, object_id: str) -> None:
+        edges = graph_edges.c
+        await self.connection.execute(
+            graph_edges.delete().where(
+                edges.organization_id == organization_id,
+                sa.or_(edges.source_id == object_id, edges.target_id == object_id),
+            )
+        )
+        await super().delete(organization_id, object_id)
+
+    async def list_page(
+        self,
+        organization_id: str,
+        page: PageRequest,
+        *,
+        labels: Sequence[str] = (),
+        properties: Sequence[PropertyFilter] = (),
+    ) -> tuple[list[GraphNode], int]:
+        conditions = [_property_matches(self._dialect, wanted) for wanted in properties]
+        if labels:
+            conditions.append(_labels_held(self._dialect, labels))
+        return await self.list_where(organization_id, page, *conditions)
+
+    async def nodes(self, organization_id: str, node_ids: Sequence[str]) -> dict[str, GraphNode]:
+        if not node_ids:
+            return {}
+        nodes = graph_nodes.c
+        rows = await self.connection.execute(
+            sa.select(graph_nodes).where(nodes.organization_id == organization_id, nodes.id.in_(list(node_ids)))
+        )
+        return {row.id: node_to_domain(row) for row in rows}
+
+    async def add_edge(self, edge: GraphEdge) -> None:
+        await self._edges.add(edge)
+
+    async def get_edge(self, organization_id: str, edge_id: str) -> GraphEdge | None:
+        return await self._edges.get(organization_id, edge_id)
+
+    async def delete_edge(self, organization_id: str, edge_id: str) -> None:
+        await self._edges.delete(organization_id, edge_id)
+
+    async def edges(self, organization_id: str, edge_ids: Sequence[str]) -> dict[str, GraphEdge]:
+        if not edge_ids:
+            return {}
+        edges = graph_edges.c
+        rows = await self.connection.execute(
+            sa.select(graph_edges).where(edges.organization_id == organization_id, edges.id.in_(list(edge_ids)))
+        )
+        return {row.id: edge_to_domain(row) for row in rows}
+
+    async def edge_page(
+        self,
+        organization_id: str,
+        page: PageRequest,
+        *,
+        type: str | None,
+        source_id: str | None,
+        target_id: str | None,
+    ) -> tuple[list[GraphEdge], int]:
+        return await self._edges.list_where(organization_id, page, type=type, source_id=source_id, target_id=target_id)
+
+    async def neighbors(
+        self, organization_id: str, node_id: str, *, depth: int, direction: Direction, edge_type: str | None, limit: int
+    ) -> Neighborhood:
+        walk = walks.Walk(organization_id, direction, edge_type)
+        rows = list(await self.connection.execute(walks.reached(walk, node_id, depth, limit + 1)))
+        reached = [Reached(node_to_domain(row), row.depth) for row in rows[:limit]]
+        kept = [node_id, *(item.node.id for item in reached)]
+        among = list(await self.connection.execute(walks.edges_among(walk, kept, limit + 1)))
+        edges = [edge_to_domain(row) for row in among[:limit]]
+        return Neighborhood(reached, edges, len(rows) > limit or len(among) > limit)
+
+    async def path_steps(
+        self,
+        organization_id: str,
+        source_id: str,
+        target_id: str,
+        *,
+        max_depth: int,
+        direction: Direction,
+        edge_type: str | None,
+    ) -> list[Step] | None:
+        walk = walks.Walk(organization_id, direction, edge_type)
+        length = (await self.connection.execute(walks.distance(walk, source_id, target_id, max_depth))).scalar()
+        if length is None:
+            return None
+        if length == 0:
+            return []
+        rows = await self.connection.execute(walks.shortest_steps(walk, source_id, target_id, length))
+        return [Step(row.from_id, row.to_id, row.edge_id, row.at) for row in rows]

@@ -1,0 +1,154 @@
+"""Nodes and edges of an organization's context graph, the answers of its walks, and their bounds."""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from controlplane_domain.config import JSONObject
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,63}")
+"""A label or an edge type: a letter or digit, then up to 63 of letters, digits and `_ . : / -`."""
+MAX_LABELS = 32
+MAX_PROPERTIES_BYTES = 16 * 1024
+"""The properties of a node or an edge, as compact UTF-8 JSON."""
+MAX_NEIGHBOR_DEPTH = 3
+MAX_PATH_DEPTH = 6
+DEFAULT_RESULT_LIMIT = 100
+MAX_RESULT_LIMIT = 1000
+MAX_PROPERTY_FILTERS = 16
+
+
+class Direction(enum.StrEnum):
+    """Which way a walk follows an edge: source to target (`out`), target to source (`in`), or either."""
+
+    OUT = "out"
+    IN = "in"
+    BOTH = "both"
+
+    def reverse(self) -> Direction:
+        return {Direction.OUT: Direction.IN, Direction.IN: Direction.OUT}.get(self, Direction.BOTH)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphNode:
+    id: str
+    organization_id: str
+    labels: tuple[str, ...]
+    properties: JSONObject
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphEdge:
+    """A directed, typed edge from `source_id` to `target_id` (both nodes of the organization; may be the same)."""
+
+    id: str
+    organization_id: str
+    type: str
+    source_id: str
+    target_id: str
+    properties: JSONObject
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A move along an edge, from `from_id` to `to_id`, as the `at`-th move (0-based) of a shortest path."""
+
+    from_id: str
+    to_id: str
+    edge_id: str
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reached:
+    """A node a walk reached, and its distance from the start."""
+
+    node: GraphNode
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class Neighborhood:
+    """The nodes within the depth (nearest first), the edges among them and the start, and whether either list
+    was cut at the limit."""
+
+    nodes: list[Reached]
+    edges: list[GraphEdge]
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GraphPath:
+    """A shortest path: its nodes and edges in order (one node and no edge from a node to itself)."""
+
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyFilter:
+    """`property.KEY=VALUE`: the top-level property KEY is a JSON scalar whose string form is VALUE.
+
+    A string matches itself; a number matches VALUE when VALUE is a JSON number of the same value (`3`, `3.0`
+    and `3e0` all match 3); `true`, `false` and `null` match the word; objects and arrays never match."""
+
+    key: str
+    value: str
+
+    @property
+    def number(self) -> int | float | None:
+        """VALUE as a number when it is a JSON number of at most 64 characters between 1e-300 and 1e300 in size
+        (or 0): an int when it has no fraction or exponent. Any other VALUE only matches strings."""
+        if len(self.value) > 64 or NUMBER.fullmatch(self.value) is None:
+            return None
+        exact = Decimal(self.value)
+        if exact and not -300 <= exact.adjusted() <= 300:
+            return None
+        return int(self.value) if INTEGER.fullmatch(self.value) else float(self.value)
+
+    @property
+    def word(self) -> str | None:
+        """VALUE when it is `true`, `false` or `null` (the JSON type of that name matches)."""
+        return self.value if self.value in ("true", "false", "null") else None
+
+    def matches(self, properties: JSONObject) -> bool:
+        if self.key not in properties:
+            return False
+        value: Any = properties[self.key]
+        if isinstance(value, str):
+            return value == self.value
+        if isinstance(value, bool) or value is None:
+            return json.dumps(value) == self.value
+        number = self.number
+        if number is None:
+            return False
+        if isinstance(value, int):  # exactly, as Postgres compares its numeric (which reads back as an int)
+            return Decimal(value) == self.exact
+        return isinstance(value, float) and value == number
+
+    @property
+    def exact(self) -> Decimal | None:
+        """VALUE as the number it compares to, exactly: an int's digits, a float's shortest repr."""
+        number = self.number
+        if number is None:
+            return None
+        return Decimal(repr(number)) if isinstance(number, float) else Decimal(number)
+
+
+NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
+
+
+def properties_size(properties: JSONObject) -> int:
+    """The properties' size as compact UTF-8 JSON."""
+    return len(json.dumps(properties, separators=(",", ":"), ensure_ascii=False).encode())

@@ -1,0 +1,248 @@
+"""The context graph: nodes and edges (create, list, get, patch, delete), a node's neighbours, shortest paths."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import parse_qsl
+
+from litestar import Controller, delete, get, patch, post
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.types import Scope
+
+from controlplane_domain.context_graph import usecases
+from controlplane_domain.context_graph.entity import (
+    DEFAULT_RESULT_LIMIT,
+    MAX_NEIGHBOR_DEPTH,
+    MAX_PATH_DEPTH,
+    MAX_RESULT_LIMIT,
+    Direction,
+    PropertyFilter,
+    Reached,
+)
+from controlplane_domain.context_graph.entity import GraphEdge as DomainEdge
+from controlplane_domain.context_graph.entity import GraphNode as DomainNode
+from controlplane_domain.errors import ValidationFailed
+from controlplane_http.configuration import given_fields
+from controlplane_http.context_graph.wire import (
+    Edge,
+    EdgeCreate,
+    EdgeList,
+    Neighbor,
+    Neighborhood,
+    Node,
+    NodeCreate,
+    NodeList,
+    NodeUpdate,
+    Path,
+)
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.security import QUERY_PREFIXES
+
+PROPERTY = "property."
+Depth = Annotated[
+    int, QueryParameter(ge=1, le=MAX_NEIGHBOR_DEPTH, description=f"moves from the node, 1 to {MAX_NEIGHBOR_DEPTH}")
+]
+MaxDepth = Annotated[
+    int, QueryParameter(ge=1, le=MAX_PATH_DEPTH, description=f"the longest path sought (1 to {MAX_PATH_DEPTH} edges)")
+]
+ResultLimit = Annotated[
+    int,
+    QueryParameter(
+        ge=1, le=MAX_RESULT_LIMIT, description=f"at most this many nodes and this many edges (1 to {MAX_RESULT_LIMIT})"
+    ),
+]
+EdgeType = Annotated[str | None, QueryParameter(description="only edges of this type (every type when absent)")]
+Walk = Annotated[Direction, QueryParameter(description="out: source to target; in: target to source; both: either")]
+
+
+def node_out(node: DomainNode) -> Node:
+    return Node(
+        id=node.id,
+        organization_id=node.organization_id,
+        labels=list(node.labels),
+        properties=node.properties,
+        created_at=node.created_at,
+        updated_at=node.updated_at,
+    )
+
+
+def neighbor_out(reached: Reached) -> Neighbor:
+    node = reached.node
+    return Neighbor(
+        id=node.id,
+        organization_id=node.organization_id,
+        labels=list(node.labels),
+        properties=node.properties,
+        created_at=node.created_at,
+        updated_at=node.updated_at,
+        depth=reached.depth,
+    )
+
+
+def edge_out(edge: DomainEdge) -> Edge:
+    return Edge(
+        id=edge.id,
+        organization_id=edge.organization_id,
+        type=edge.type,
+        source_id=edge.source_id,
+        target_id=edge.target_id,
+        properties=edge.properties,
+        created_at=edge.created_at,
+        updated_at=edge.updated_at,
+    )
+
+
+def property_filters(scope: Scope) -> tuple[PropertyFilter, ...]:
+    """The `property.KEY=VALUE` parameters of the query, in order."""
+    query = scope.get("query_string", b"").decode("utf-8", "replace")
+    found = []
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if name.startswith(PROPERTY):
+            if name == PROPERTY:
+                raise ValidationFailed(name, f"name a property: {PROPERTY}KEY=VALUE", "query")
+            found.append(PropertyFilter(name[len(PROPERTY) :], value))
+    return tuple(found)
+
+
+class ContextGraphController(Controller):
+    path = "/api/v1/context-graph"
+    tags = ["context-graph"]
+
+    @post("/nodes", operation_id="createGraphNode", status_code=201, responses=errors(415))
+    async def create_node(self, data: JSONBody[NodeCreate], scope: Scope) -> Node:
+        """Labels: at most 32, each once; properties: a JSON object of at most 16 KiB."""
+        ports, principal = caller(scope)
+        command = usecases.CreateNode(labels=tuple(data.labels), properties=data.properties)
+        return node_out(await usecases.create_node(ports, principal.organization_id, command))
+
+    @get("/nodes", operation_id="listGraphNodes", responses=errors(), opt={QUERY_PREFIXES: (PROPERTY,)})
+    async def list_nodes(
+        self,
+        scope: Scope,
+        label: Annotated[
+            list[str] | None, QueryParameter(description="only nodes with this label (repeat: all of them)")
+        ] = None,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> NodeList:
+        """Also `property.KEY=VALUE` (repeatable, up to 16; all must hold): the node's top-level property KEY is a
+        JSON scalar whose string form is VALUE: a string equal to VALUE; a number equal to VALUE read as a JSON
+        number (`3`, `3.0` and `3e0` match 3); `true`, `false` or `null` for those words. Objects and arrays
+        never match."""
+        ports, principal = caller(scope)
+        where = usecases.NodeFilter(labels=tuple(label or ()), properties=property_filters(scope))
+        page = await usecases.list_nodes(ports, principal.organization_id, page_request(limit, offset), where)
+        return page_of(NodeList, page, node_out)
+
+    @get("/nodes/{node_id:str}", operation_id="getGraphNode", responses=errors(404))
+    async def get_node(self, node_id: FromPath[str], scope: Scope) -> Node:
+        ports, principal = caller(scope)
+        return node_out(await usecases.get_node(ports, principal.organization_id, node_id))
+
+    @patch("/nodes/{node_id:str}", operation_id="updateGraphNode", responses=errors(404, 415))
+    async def update_node(self, node_id: FromPath[str], data: JSONBody[NodeUpdate], scope: Scope) -> Node:
+        """Replaces the labels, the properties, or both (each whole)."""
+        ports, principal = caller(scope)
+        given = given_fields(data)
+        if "labels" in given:
+            given["labels"] = tuple(given["labels"])
+        command = usecases.UpdateNode(**given)
+        return node_out(await usecases.update_node(ports, principal.organization_id, node_id, command))
+
+    @delete("/nodes/{node_id:str}", operation_id="deleteGraphNode", status_code=204, responses=errors(404))
+    async def delete_node(self, node_id: FromPath[str], scope: Scope) -> None:
+        """Deletes the node and every edge from or to it."""
+        ports, principal = caller(scope)
+        await usecases.delete_node(ports, principal.organization_id, node_id)
+
+    @get("/nodes/{node_id:str}/neighbors", operation_id="getGraphNodeNeighbors", responses=errors(404))
+    async def neighbors(
+        self,
+        node_id: FromPath[str],
+        scope: Scope,
+        depth: Depth = 1,
+        direction: Walk = Direction.BOTH,
+        edge_type: EdgeType = None,
+        limit: ResultLimit = DEFAULT_RESULT_LIMIT,
+    ) -> Neighborhood:
+        """The nodes within `depth` moves (each once, at its least distance; cycles end where a node is found
+        again), nearest first then by (created_at, id); the edges of the type between any two of them and the
+        node, in (created_at, id) order. `truncated` when either list was cut at `limit`."""
+        ports, principal = caller(scope)
+        query = usecases.NeighborQuery(depth=depth, direction=direction, edge_type=edge_type, limit=limit)
+        found = await usecases.neighbors(ports, principal.organization_id, node_id, query)
+        return Neighborhood(
+            node_id=node_id,
+            depth=depth,
+            direction=direction,
+            edge_type=edge_type,
+            limit=limit,
+            nodes=[neighbor_out(item) for item in found.nodes],
+            edges=[edge_out(edge) for edge in found.edges],
+            truncated=found.truncated,
+        )
+
+    @post("/edges", operation_id="createGraphEdge", status_code=201, responses=errors(409, 415))
+    async def create_edge(self, data: JSONBody[EdgeCreate], scope: Scope) -> Edge:
+        """From `source_id` to `target_id`, both nodes of the organization (the same one: a self-loop); 422 at
+        the end that is not; 409 when an end was deleted meanwhile."""
+        ports, principal = caller(scope)
+        command = usecases.CreateEdge(
+            type=data.type, source_id=data.source_id, target_id=data.target_id, properties=data.properties
+        )
+        return edge_out(await usecases.create_edge(ports, principal.organization_id, command))
+
+    @get("/edges", operation_id="listGraphEdges", responses=errors())
+    async def list_edges(
+        self,
+        scope: Scope,
+        edge_type: Annotated[str | None, QueryParameter(name="type", description="only edges of this type")] = None,
+        source_id: FromQuery[str | None] = None,
+        target_id: FromQuery[str | None] = None,
+        limit: Limit = 50,
+        offset: Offset = 0,
+    ) -> EdgeList:
+        ports, principal = caller(scope)
+        where = usecases.EdgeFilter(type=edge_type, source_id=source_id, target_id=target_id)
+        page = await usecases.list_edges(ports, principal.organization_id, page_request(limit, offset), where)
+        return page_of(EdgeList, page, edge_out)
+
+    @get("/edges/{edge_id:str}", operation_id="getGraphEdge", responses=errors(404))
+    async def get_edge(self, edge_id: FromPath[str], scope: Scope) -> Edge:
+        ports, principal = caller(scope)
+        return edge_out(await usecases.get_edge(ports, principal.organization_id, edge_id))
+
+    @delete("/edges/{edge_id:str}", operation_id="deleteGraphEdge", status_code=204, responses=errors(404))
+    async def delete_edge(self, edge_id: FromPath[str], scope: Scope) -> None:
+        ports, principal = caller(scope)
+        await usecases.delete_edge(ports, principal.organization_id, edge_id)
+
+    @get("/paths", operation_id="findGraphPath", responses=errors(404))
+    async def find_path(
+        self,
+        scope: Scope,
+        source_id: FromQuery[str],
+        target_id: FromQuery[str],
+        max_depth: MaxDepth = MAX_PATH_DEPTH,
+        direction: Walk = Direction.OUT,
+        edge_type: EdgeType = None,
+    ) -> Path:
+        """A shortest path (nodes and edges in order) of at most `max_depth` edges; of several, the one taking at
+        each move the edge of least id. `found: false` (200, empty lists) when there is none that short; 404 when
+        the source or the target is no node of the organization."""
+        ports, principal = caller(scope)
+        query = usecases.PathQuery(
+            source_id=source_id, target_id=target_id, max_depth=max_depth, direction=direction, edge_type=edge_type
+        )
+        path = await usecases.shortest_path(ports, principal.organization_id, query)
+        return Path(
+            source_id=source_id,
+            target_id=target_id,
+            max_depth=max_depth,
+            direction=direction,
+            edge_type=edge_type,
+            found=path is not None,
+            length=None if path is None else len(path.edges),
+            nodes=[] if path is None else [node_out(node) for node in path.nodes],
+            edges=[] if path is None else [edge_out(edge) for edge in path.edges],
+        )
