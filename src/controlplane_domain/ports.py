@@ -23,6 +23,7 @@ from controlplane_domain.idempotency.ports import IdempotencyRepository
 from controlplane_domain.integrations.ports import CustomIntegrationRepository, IntegrationRepository
 from controlplane_domain.jobs.ports import CronCalendar, JobRepository, WebhookSignatures
 from controlplane_domain.llm_models.ports import ModelRepository
+from controlplane_domain.operations.ports import OperationsRepository
 from controlplane_domain.organizations.ports import OrganizationRepository
 from controlplane_domain.principal import Principal
 from controlplane_domain.projects.ports import ProjectRepository
@@ -117,6 +118,9 @@ class UnitOfWork(Protocol):
 
     @property
     def workflow_runs(self) -> WorkflowRunRepository: ...
+
+    @property
+    def operations(self) -> OperationsRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

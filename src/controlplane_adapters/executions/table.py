@@ -43,6 +43,7 @@ executions = sa.Table(
     sa.Column("finished_at", UtcDateTime(), nullable=True),
     sa.Column("workflow_run_id", sa.String(64), nullable=True),  # a workflow step's execution: its run and step
     sa.Column("workflow_step_id", sa.String(64), nullable=True),
+    sa.Column("trace_parent", sa.String(128), nullable=True),  # W3C traceparent of its creation (tracing on)
     sa.Index("ix_executions_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_executions_org_status", "organization_id", "status", "created_at", "id"),
     sa.Index("ix_executions_org_queue", "organization_id", "worker_queue_id", "created_at", "id"),

@@ -16,6 +16,7 @@ from controlplane_adapters.idempotency.memory import MemoryIdempotencyRepository
 from controlplane_adapters.integrations.memory import MemoryCustomIntegrationRepository, MemoryIntegrationRepository
 from controlplane_adapters.jobs.memory import MemoryJobRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
+from controlplane_adapters.operations.memory import MemoryOperationsRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
 from controlplane_adapters.secrets.memory import MemorySecretRepository
@@ -117,6 +118,7 @@ class MemoryUnitOfWork:
     jobs: MemoryJobRepository
     workflows: MemoryWorkflowRepository
     workflow_runs: MemoryWorkflowRunRepository
+    operations: MemoryOperationsRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -173,6 +175,7 @@ class MemoryUnitOfWork:
         self.jobs = MemoryJobRepository(work.jobs, work.job_runs, work.executions, work.workflow_runs)
         self.workflows = MemoryWorkflowRepository(work.workflows)
         self.workflow_runs = MemoryWorkflowRunRepository(work.workflow_runs, work.workflow_run_events)
+        self.operations = MemoryOperationsRepository(work.executions, work.workers, work.jobs)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

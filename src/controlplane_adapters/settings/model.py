@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 AUTH_METHODS = frozenset({"api_key", "jwt"})
+LOG_FORMATS = ("text", "json")
 MEMORY_URL = "memory://"
 
 
@@ -57,3 +58,9 @@ class Settings:
     """CONTROLPLANE_WEBHOOK_RATE_LIMIT_PER_MINUTE: deliveries a minute to one job's webhook."""
     scheduler_interval_ms: int = 1000
     """CONTROLPLANE_SCHEDULER_INTERVAL_MS: how often each node's job scheduler looks for due cron firings."""
+    metrics_token: str | None = field(default=None, repr=False)
+    """CONTROLPLANE_METRICS_TOKEN: `GET /metrics` asks for it as a bearer token; unset, it answers loopback only."""
+    log_format: str = "text"
+    """CONTROLPLANE_LOG_FORMAT: `text` (readable lines) or `json` (one JSON object a line)."""
+    tracing: bool = False
+    """Traces exported over OTLP/HTTP: on when OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set."""

@@ -20,6 +20,7 @@ from controlplane_adapters.idempotency.sql import SqlIdempotencyRepository
 from controlplane_adapters.integrations.sql import SqlCustomIntegrationRepository, SqlIntegrationRepository
 from controlplane_adapters.jobs.sql import SqlJobRepository
 from controlplane_adapters.llm_models.sql import SqlModelRepository
+from controlplane_adapters.operations.sql import SqlOperationsRepository
 from controlplane_adapters.organizations.sql import SqlOrganizationRepository
 from controlplane_adapters.projects.sql import SqlProjectRepository
 from controlplane_adapters.secrets.sql import SqlSecretRepository
@@ -99,6 +100,7 @@ class SqlUnitOfWork:
     jobs = _Repository(SqlJobRepository)
     workflows = _Repository(SqlWorkflowRepository)
     workflow_runs = _Repository(SqlWorkflowRunRepository)
+    operations = _Repository(SqlOperationsRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:
