@@ -58,5 +58,7 @@ async def test_an_execution_keeps_its_trace_parent_through_lease_and_completion(
         ports, ORG, created.id, completion.CompleteCommand(worker_id="w1", attempt=1, status=ExecutionStatus.COMPLETED)
     )
     assert done.trace_parent == TRACE
-    untraced = await execute(ports, ORG, TargetType.AGENT, agent.id, ExecuteCommand(prompt="p", worker_queue_id=queue.id))
+    untraced = await execute(
+        ports, ORG, TargetType.AGENT, agent.id, ExecuteCommand(prompt="p", worker_queue_id=queue.id)
+    )
     assert untraced.trace_parent is None

@@ -64,7 +64,13 @@ def scrape(client: TestClient[Any], **headers: str) -> Samples:
 
 
 def test_without_a_token_only_loopback_callers_get_the_metrics(tmp_path: Path) -> None:
-    for host, status in [("127.0.0.1", 200), ("127.8.9.10", 200), ("::1", 200), ("10.1.2.3", 403), ("::ffff:10.0.0.1", 403)]:
+    for host, status in [
+        ("127.0.0.1", 200),
+        ("127.8.9.10", 200),
+        ("::1", 200),
+        ("10.1.2.3", 403),
+        ("::ffff:10.0.0.1", 403),
+    ]:
         with TestClient(from_address(build_app(app_settings("memory://")), host)) as client:
             response = client.get("/metrics")  # no API key asked
             assert response.status_code == status, (host, response.text)

@@ -34,8 +34,8 @@ def test_a_new_id_on_every_answer_and_the_clients_own_kept(client: TestClient[An
     ]
     for method, path, headers in requests:
         response = client.request(method, path, headers=headers)
-        given = response.headers.get("x-request-id")
-        assert given is not None and GENERATED.match(given), (path, response.status_code, given)
+        given = response.headers.get("x-request-id", "")
+        assert GENERATED.match(given), (path, response.status_code, given)
         seen.add(given)
         kept = client.request(method, path, headers={**headers, "X-Request-ID": "client-id-42:retry/1"})
         assert kept.status_code == response.status_code
@@ -44,7 +44,7 @@ def test_a_new_id_on_every_answer_and_the_clients_own_kept(client: TestClient[An
 
 
 @pytest.mark.parametrize(
-    "given", ["x" * 129, "has space", "quote\"d", "semi;colon", "ünïcode".encode(), b"tab\there", ""]
+    "given", ["x" * 129, "has space", 'quote"d', "semi;colon", "ünïcode".encode(), b"tab\there", ""]
 )
 def test_an_invalid_client_id_is_replaced(client: TestClient[Any], given: str | bytes) -> None:
     response = client.get("/api/v1/teams", headers={"X-Request-ID": given})

@@ -58,20 +58,26 @@ def test_one_trace_follows_an_execution_from_execute_to_completion(
     assert done.status_code == 200
     spans = exporter.get_finished_spans()
     execute_request = named(spans, "POST /api/v1/agents/{agent_id}/execute")
-    assert execute_request.context is not None and execute_request.context.trace_id == int(CLIENT_TRACE, 16)
+    assert execute_request.context is not None
+    assert execute_request.context.trace_id == int(CLIENT_TRACE, 16)
     assert execute_request.attributes is not None
     assert execute_request.attributes["http.response.status_code"] == 201
     assert execute_request.attributes["http.route"] == "/api/v1/agents/{agent_id}/execute"
     assert execute_request.attributes["http.request_id"] == created.headers["x-request-id"]
     steps = [named(spans, f"execution.{step}") for step in ("execute", "lease", "complete")]
     for step in steps:  # one trace: the client's, through the execute's request span
-        assert step.context is not None and step.context.trace_id == int(CLIENT_TRACE, 16)
-        assert step.parent is not None and step.parent.span_id == execute_request.context.span_id
-        assert step.attributes is not None and step.attributes["execution.id"] == execution
+        assert step.context is not None
+        assert step.context.trace_id == int(CLIENT_TRACE, 16)
+        assert step.parent is not None
+        assert step.parent.span_id == execute_request.context.span_id
+        assert step.attributes is not None
+        assert step.attributes["execution.id"] == execution
     lease_request = named(spans, "POST /api/v1/worker-queues/{queue_id}/lease")
-    assert lease_request.context is not None and lease_request.context.trace_id != int(CLIENT_TRACE, 16)
+    assert lease_request.context is not None
+    assert lease_request.context.trace_id != int(CLIENT_TRACE, 16)
     assert [link.context.span_id for link in steps[1].links] == [lease_request.context.span_id]
-    assert steps[2].attributes is not None and steps[2].attributes["execution.status"] == "completed"
+    assert steps[2].attributes is not None
+    assert steps[2].attributes["execution.status"] == "completed"
 
 
 def test_requests_answered_before_routing_have_spans_too(
@@ -80,7 +86,8 @@ def test_requests_answered_before_routing_have_spans_too(
     client, exporter = traced
     assert client.get("/api/v1/teams", headers=bearer("wrong")).status_code == 401
     (span,) = exporter.get_finished_spans()
-    assert span.attributes is not None and span.attributes["http.response.status_code"] == 401
+    assert span.attributes is not None
+    assert span.attributes["http.response.status_code"] == 401
 
 
 def test_without_tracing_nothing_of_opentelemetry_is_loaded() -> None:
