@@ -71,7 +71,7 @@ class Observed:
                 status: int = message["status"]
                 route = scope.get("path_template") or self._route(scope)
                 self.stats.record(scope["method"], route, status, perf_counter() - started)
-                message = {**message, "headers": [*message.get("headers", ()), header]}
+                message["headers"] = [*message.get("headers", ()), header]  # (every sender makes its own dict)
             await send(message)
 
         try:
