@@ -55,7 +55,7 @@ class MetricsController(Controller):
         "/",
         operation_id="getMetrics",
         media_type=CONTENT_TYPE_LATEST,
-        security=[{"MetricsToken": []}],
+        security=[{"MetricsToken": []}, {}],  # ({}: loopback callers need nothing when no token is set)
         responses={
             **errors(),
             200: ResponseSpec(
