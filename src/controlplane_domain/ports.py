@@ -26,6 +26,7 @@ from controlplane_domain.idempotency.ports import IdempotencyRepository
 from controlplane_domain.integrations.ports import CustomIntegrationRepository, IntegrationRepository
 from controlplane_domain.jobs.ports import CronCalendar, JobRepository, WebhookSignatures
 from controlplane_domain.llm_models.ports import ModelRepository
+from controlplane_domain.operations.ports import OperationsRepository
 from controlplane_domain.organizations.ports import OrganizationRepository
 from controlplane_domain.policies.ports import DecisionRepository, PolicyRepository
 from controlplane_domain.policies.runtime import PolicyRuntime
@@ -145,6 +146,9 @@ class UnitOfWork(Protocol):
 
     @property
     def context_graph(self) -> ContextGraphRepository: ...
+
+    @property
+    def operations(self) -> OperationsRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

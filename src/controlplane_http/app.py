@@ -14,6 +14,7 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Server
 from litestar.routes import HTTPRoute
 
+from controlplane_adapters.operations.metrics import STATS
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.ports import HealthProbe, Ports, TokenVerifier
@@ -42,6 +43,8 @@ from controlplane_http.jobs.controller import JobController, JobWebhookControlle
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
+from controlplane_http.operations.controller import METRICS_TOKEN_KEY, MetricsController
+from controlplane_http.operations.requests import Observed
 from controlplane_http.organizations.controller import OrganizationController
 from controlplane_http.policies.controller import PolicyController, PolicyDecisionController
 from controlplane_http.projects.controller import ProjectController
@@ -87,6 +90,7 @@ CONTROLLERS = [
     PolicyController, PolicyDecisionController,
     AuditEventController,
     ContextGraphController,
+    MetricsController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
@@ -106,7 +110,12 @@ def openapi_config() -> OpenAPIConfig:
                     scheme="bearer",
                     bearer_format="JWT",
                     description="An API key or an HS256 JWT (claims sub, org_id, exp).",
-                )
+                ),
+                "MetricsToken": SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    description="CONTROLPLANE_METRICS_TOKEN (GET /metrics only; unset: loopback callers only)",
+                ),
             }
         ),
         security=[{"BearerAuth": []}],
@@ -143,8 +152,11 @@ def create_app(
     on_startup: Sequence[Callable[[], Any]] = (),
     on_shutdown: Sequence[Callable[[], Any]] = (),
     debug: bool = False,
+    metrics_token: str | None = None,
+    tracer_provider: Any = None,
 ) -> Litestar:
-    """Build the HTTP app around the given adapters."""
+    """Build the HTTP app around the given adapters (`tracer_provider`: an OpenTelemetry `TracerProvider`, or None
+    for no tracing at all)."""
     diagnostics = Diagnostics(health_probe, backend)
     options = stream_options or StreamOptions()
     anonymous = Principal(default_organization, "anonymous", Role.ADMIN, "none", "anonymous")
@@ -163,7 +175,14 @@ def create_app(
             "policy": Provide(_after_principal(policy), sync_to_thread=False),
         },
         middleware=[authorization, idempotency],
-        state=State({"ports": ports, "rendered_pages": rendered_pages, "stream_options": options}),
+        state=State(
+            {
+                "ports": ports,
+                "rendered_pages": rendered_pages,
+                "stream_options": options,
+                METRICS_TOKEN_KEY: metrics_token,
+            }
+        ),
         request_max_body_size=max_body_bytes,
         exception_handlers={Exception: handle_exception},
         dto=StrictJSONBody,
@@ -181,7 +200,13 @@ def create_app(
     routed: Any = app.asgi_handler
     if fast_lane:
         routed = FastLane(routed, app, HOT_OPERATIONS, max_body_bytes)
-    app.asgi_handler = cast(Any, SecurityMiddleware(routed, verifier, auth, anonymous, limiter, policy, ports))
+    outer: Any = SecurityMiddleware(routed, verifier, auth, anonymous, limiter, policy, ports)
+    if tracer_provider is not None:  # (imported only then: without tracing, nothing of OpenTelemetry is loaded)
+        from controlplane_http.operations.traced import Traced
+
+        outer = Traced(outer, tracer_provider)
+    # Outermost: the request id and the request metrics, for every answer whoever gives it
+    app.asgi_handler = cast(Any, Observed(outer, app, STATS))
     return app
 
 

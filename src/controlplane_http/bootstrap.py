@@ -7,6 +7,7 @@ import gc
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 from litestar import Litestar
@@ -18,6 +19,7 @@ from controlplane_adapters.jobs.webhooks import StandardWebhooks
 from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
+from controlplane_adapters.operations import metrics
 from controlplane_adapters.policies.rego import RegoPolicyEngine
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.schemas import JsonSchemaValidator
@@ -175,13 +177,15 @@ def build_app(
     clock: Clock | None = None,
     freeze_after_start: bool = False,
     stop_on_signals: bool = False,
+    tracer_provider: Any = None,
 ) -> Litestar:
     """The app on the store `settings.database_url` names: SQL (migrated on start unless told not to) or `memory://`.
 
     `freeze_after_start` (the server does; tests and embedders need not) freezes the heap once started.
     `stop_on_signals` (the server does): SIGINT and SIGTERM end long polls and event streams at once (see
     stopping.py), before the ASGI server's own handler waits for them; embedders can call
-    `app.state["stream_options"].stopping.stop()` from their own."""
+    `app.state["stream_options"].stopping.stop()` from their own. `tracer_provider` (an OpenTelemetry
+    `TracerProvider`) traces requests and executions; by default one exporting over OTLP when `settings.tracing`."""
     if not settings.auth.required:
         log.warning(
             "AUTHENTICATION IS OFF (SERVICE_AUTH_REQUIRED=false): anonymous requests act as admin of organization %r."
@@ -216,6 +220,11 @@ def build_app(
     scheduler = job_scheduler(ports, settings.scheduler_interval_ms / 1000)
     timeouts = step_timeouts(ports, settings.scheduler_interval_ms / 1000)
     decisions = decision_flusher(ports)
+    if tracer_provider is None and settings.tracing:
+        from controlplane_adapters.operations.tracing import otlp_provider
+
+        tracer_provider = otlp_provider()
+    operations_start, operations_stop = _operations_hooks(tracer_provider)
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -260,6 +269,7 @@ def build_app(
             scheduler.start,
             timeouts.start,
             decisions.start,
+            *operations_start,
             *([freeze_heap] if freeze_after_start else []),
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
@@ -278,5 +288,22 @@ def build_app(
                     *storage_shutdown,
                 ],
             ),
+            *map(_bounded, operations_stop),
         ],
+        metrics_token=settings.metrics_token,
+        tracer_provider=tracer_provider,
     )
+
+
+def _operations_hooks(tracer_provider: Any) -> tuple[list[Hook], list[Hook]]:
+    """In multiprocess mode (`serve --workers N`), the request counts flushed to this process's metrics files every
+    second and at stop; the spans waiting for export sent at stop."""
+    start: list[Hook] = []
+    stop: list[Hook] = []
+    if metrics.multiprocess_mode():
+        flusher = Periodic("metrics flush", metrics.FLUSH_SECONDS, _async(metrics.STATS.flush), at_start=False)
+        start.append(flusher.start)
+        stop += [flusher.stop, _async(metrics.mark_process_dead)]
+    if tracer_provider is not None:
+        stop.append(lambda: asyncio.to_thread(tracer_provider.shutdown))
+    return start, stop

@@ -6,16 +6,23 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import logging.config
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from controlplane_adapters.operations.logs import logging_config
 from controlplane_adapters.settings.loading import load_settings
-from controlplane_adapters.settings.model import MEMORY_URL, ConfigError, StartupFailed
+from controlplane_adapters.settings.model import MEMORY_URL, ConfigError, Settings, StartupFailed
 from controlplane_domain.errors import DomainError
 from controlplane_http.secrets.cli import add_commands as add_secrets_commands
 
 CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's multiprocess mode (operations/metrics.py)
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 
 
@@ -39,6 +46,8 @@ def _serve(args: argparse.Namespace) -> int:
     if args.log_level not in LOG_LEVELS:  # (argparse checks the flag, not a default from the environment)
         raise ConfigError(f"CONTROLPLANE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {args.log_level!r}")
     settings = load_settings(config_file=args.config)
+    log_config = logging_config(settings.log_format, args.log_level, secrets_of(settings))
+    logging.config.dictConfig(log_config)
     stored_keys = asyncio.run(check_store(settings))  # an unusable store stops here, before any process starts
     if settings.auth.required and not (settings.service_api_key or settings.auth.jwt_secret or stored_keys):
         sys.stderr.write(NO_CREDENTIAL + "\n")
@@ -52,6 +61,7 @@ def _serve(args: argparse.Namespace) -> int:
         "timeout_graceful_shutdown": args.graceful_seconds,  # open streams and long polls do not block a stop
         # a response's headers and body leave in one system call and one TCP segment (protocol.py)
         "http": "httptools" if args.uncorked else CORKED_HTTP,
+        "log_config": log_config,  # every logger in one format (each server process applies it too)
     }
     if args.workers > 1:
         if not settings.database_url.startswith("postgresql"):
@@ -61,7 +71,8 @@ def _serve(args: argparse.Namespace) -> int:
             )
         if args.config:
             os.environ["CONTROLPLANE_CONFIG"] = args.config
-        uvicorn.run("controlplane_http.asgi:create", factory=True, workers=args.workers, **options)
+        with metrics_directory():  # the server processes' metrics, summed by whichever answers a scrape
+            uvicorn.run("controlplane_http.asgi:create", factory=True, workers=args.workers, **options)
         return 0  # (uvicorn's supervisor stops its server processes on SIGTERM or SIGINT, then returns)
     # uvicorn.run's single-process path, on a server whose stop by signal exits 0 (uvicorn's raises the signal again)
     app = build_app(settings, freeze_after_start=True, stop_on_signals=True)
@@ -69,6 +80,32 @@ def _serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):  # a Ctrl-C before the server took over the signals
         server.run()
     return 0 if server.started else STARTUP_FAILURE
+
+
+def secrets_of(settings: Settings) -> list[str]:
+    """The configured secrets, which no log line may show."""
+    candidates = [settings.service_api_key, settings.auth.jwt_secret, settings.secrets_key, settings.metrics_token]
+    return [secret for secret in candidates if secret]
+
+
+@contextlib.contextmanager
+def metrics_directory() -> Iterator[None]:
+    """prometheus-client's multiprocess mode for the server processes about to start: a fresh directory of metrics
+    files (`PROMETHEUS_MULTIPROC_DIR`) for this start, removed after. One given in the environment is used, its
+    files from an earlier start deleted first (counters would otherwise go on from their old values)."""
+    given = os.environ.get(MULTIPROCESS_ENV)
+    if given:
+        for stale in Path(given).glob("*.db"):
+            stale.unlink()
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="controlplane-metrics-")
+    os.environ[MULTIPROCESS_ENV] = directory
+    try:
+        yield
+    finally:
+        os.environ.pop(MULTIPROCESS_ENV, None)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -224,7 +261,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_format = os.environ.get("CONTROLPLANE_LOG_FORMAT", "text").strip().lower()  # (checked with the settings)
+    logging.config.dictConfig(logging_config(log_format if log_format == "json" else "text"))
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     try:
         code: int = args.run(args)

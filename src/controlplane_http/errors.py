@@ -142,7 +142,8 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
         status = exc.status_code
         message = exc.detail if exc.detail else HTTP_CODES.get(status, "error").replace("_", " ").lower()
         return _json(status, envelope(status, HTTP_CODES.get(status, "HTTP_ERROR"), message), exc.headers)
-    request_id = str(uuid.uuid4())
+    found = request.scope.get("state", {}).get("request_id")  # the request's id (operations/requests.py)
+    request_id = found if isinstance(found, str) else str(uuid.uuid4())
     log.error("unhandled error on %s %s (request %s)", request.method, request.url.path, request_id, exc_info=exc)
     body = envelope(500, "INTERNAL_ERROR", "internal server error", {"request_id": request_id})
-    return _json(500, body, {"X-Request-ID": request_id})
+    return _json(500, body)  # (its X-Request-ID header is the outermost middleware's)

@@ -32,9 +32,10 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-# The OpenAPI document and its Swagger page: the only paths served without credentials (exactly these), beside the
+# The OpenAPI document and its Swagger page: the only paths served without credentials (exactly these); the
+# metrics, which check their own (operations/controller.py: the metrics token, or loopback callers only); and the
 # dashboard's page and assets (under DASHBOARD_PREFIX: they hold no data; the page asks the API with a key).
-PUBLIC_PATHS = frozenset({"/api/openapi.json", "/api/docs", "/api/docs/"})
+PUBLIC_PATHS = frozenset({"/api/openapi.json", "/api/docs", "/api/docs/", "/metrics"})
 DASHBOARD_PREFIX = "/dashboard"
 # Job webhooks: no bearer (the Standard Webhooks signature authenticates a delivery, checked by the route), counted
 # per job (`webhook:<job id>`), whoever sends them.
@@ -125,10 +126,11 @@ class SecurityMiddleware:
         try:
             headers = await self._admit(scope, send)
         except Exception:  # outside Litestar's exception handling (before routing): answer as it would
-            request_id = str(uuid.uuid4())
+            # the request's id (operations/requests.py, whose middleware also sends it as X-Request-ID)
+            request_id = scope.get("state", {}).get("request_id") or str(uuid.uuid4())
             log.exception("unhandled error admitting %s %s (request %s)", scope["method"], scope["path"], request_id)
             body = envelope(500, "INTERNAL_ERROR", "internal server error", {"request_id": request_id})
-            await send_json(send, 500, body, {"X-Request-ID": request_id})
+            await send_json(send, 500, body)
             return
         if headers is not None:
             await self.app(scope, receive, with_headers(send, headers))

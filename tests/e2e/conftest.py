@@ -8,7 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +41,13 @@ class Server:
 
 
 def start_server(
-    tmp_path: Path, database_url: str, *, token: str = SERVICE_KEY, port: int | None = None, **extra_env: str
+    tmp_path: Path,
+    database_url: str,
+    *,
+    token: str = SERVICE_KEY,
+    port: int | None = None,
+    args: Sequence[str] = (),
+    **extra_env: str,
 ) -> Server:
     port = port or free_port()
     env = {
@@ -56,7 +62,7 @@ def start_server(
     log = tmp_path / f"server-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            cli("serve", "--host", "127.0.0.1", "--port", str(port), env=env, cwd=tmp_path),
+            cli("serve", "--host", "127.0.0.1", "--port", str(port), *args, env=env, cwd=tmp_path),
             env=env,
             cwd=tmp_path,
             stdout=sink,

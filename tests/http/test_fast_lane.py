@@ -18,6 +18,7 @@ from controlplane_http.bootstrap import build_app
 from controlplane_http.fastlane.lane import FastLane
 from controlplane_http.fastlane.routes import HOT_OPERATIONS
 from controlplane_http.middleware import SecurityMiddleware
+from controlplane_http.operations.requests import Observed
 from tests.conftest import app_settings
 from tests.support import DEFAULT_ORG, SERVICE_KEY, bearer, make_jwt
 
@@ -51,9 +52,16 @@ def pair(tmp_path: Path) -> Iterator[tuple[TestClient[Any], TestClient[Any], dic
         yield fast, slow, ids
 
 
+def security_of(app: Litestar) -> SecurityMiddleware:
+    """The security middleware, under the outermost one (request ids and metrics)."""
+    observed = app.asgi_handler
+    assert isinstance(observed, Observed)
+    assert isinstance(observed.app, SecurityMiddleware)
+    return observed.app
+
+
 def lane_of(app: Litestar) -> FastLane:
-    security = app.asgi_handler
-    assert isinstance(security, SecurityMiddleware)
+    security = security_of(app)
     assert isinstance(security.app, FastLane)
     return security.app
 
@@ -264,7 +272,7 @@ def test_the_app_serves_the_hot_operations_in_the_lane_unless_told_not_to() -> N
     assert served == {"get_agent", "list_agents", "heartbeat", "execute_agent", "lease", "append_events", "complete"}
     assert len(HOT_OPERATIONS) == len(served)
     plain = build_app(replace(app_settings("memory://"), fast_lane=False))
-    assert not isinstance(plain.asgi_handler.app, FastLane)  # type: ignore[attr-defined]
+    assert not isinstance(security_of(plain).app, FastLane)
 
 
 def _same_shape(answers: list[tuple[int, str | None, Any, set[str]]], names: dict[str, str]) -> list[Any]:

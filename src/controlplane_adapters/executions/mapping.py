@@ -15,6 +15,7 @@ EXECUTION_FIELDS = (
     "id", "organization_id", "agent_id", "team_id", "worker_queue_id", "prompt", "response", "error", "attempt",
     "max_attempts", "worker_id", "lease_expires_at", "cancel_requested", "last_seq", "created_at", "updated_at",
     "queued_at", "started_at", "finished_at", "workflow_run_id", "workflow_step_id",
+    "trace_parent",
 )  # fmt: skip
 
 

@@ -46,6 +46,7 @@ executions = sa.Table(
     # the usage's token counts as analytics sums them (migration 0016), written with `usage` by the mapping
     sa.Column("prompt_tokens", sa.BigInteger(), nullable=True),
     sa.Column("completion_tokens", sa.BigInteger(), nullable=True),
+    sa.Column("trace_parent", sa.String(128), nullable=True),  # W3C traceparent of its creation (tracing on)
     sa.Index("ix_executions_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_executions_org_status", "organization_id", "status", "created_at", "id"),
     sa.Index("ix_executions_org_queue", "organization_id", "worker_queue_id", "created_at", "id"),

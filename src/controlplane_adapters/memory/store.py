@@ -20,6 +20,7 @@ from controlplane_adapters.integrations.memory import MemoryCustomIntegrationRep
 from controlplane_adapters.jobs.memory import MemoryJobRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
 from controlplane_adapters.memory.base import MemoryRepository
+from controlplane_adapters.operations.memory import MemoryOperationsRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
 from controlplane_adapters.policies.memory import MemoryDecisionRepository, MemoryPolicyRepository
 from controlplane_adapters.projects.memory import Memberships, MemoryProjectRepository
@@ -143,6 +144,7 @@ class MemoryUnitOfWork:
     audit_events: MemoryAuditRepository
     analytics: MemoryAnalyticsRepository
     context_graph: MemoryContextGraphRepository
+    operations: MemoryOperationsRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -211,6 +213,7 @@ class MemoryUnitOfWork:
             work.executions, work.agents, work.teams, work.models, (work.projects, work.project_members)
         )
         self.context_graph = MemoryContextGraphRepository(work.graph_nodes, work.graph_edges)
+        self.operations = MemoryOperationsRepository(work.executions, work.workers, work.jobs)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from controlplane_adapters.secrets.cipher import parse_key
-from controlplane_adapters.settings.model import ConfigError, Settings
+from controlplane_adapters.settings.model import LOG_FORMATS, ConfigError, Settings
 from controlplane_adapters.settings.storage_env import storage_settings
 from controlplane_adapters.settings.values import (
     database_url,
@@ -41,6 +41,7 @@ YAML_KEYS: dict[str, frozenset[str]] = {
     "database": frozenset({"url", "auto_migrate"}),
     "redis": frozenset({"url"}),
 }  # fmt: skip
+OTLP_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 _REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^env:([A-Za-z_][A-Za-z0-9_]*)$")
 
 
@@ -220,8 +221,22 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     if env.get("CONTROLPLANE_SECRETS_KEY_FILE"):
         settings = replace(settings, secrets_key_file=env["CONTROLPLANE_SECRETS_KEY_FILE"])
     settings = replace(settings, storage=storage_settings(env, settings.storage))
+    settings = _operations(settings, env)
     if not settings.default_organization.strip():
         raise ConfigError("SERVICE_DEFAULT_ORG must not be empty")
     if not auth.api_key_header.strip():
         raise ConfigError("server.auth.api_key_header must not be empty")
     return replace(settings, auth=auth)
+
+
+def _operations(settings: Settings, env: Mapping[str, str]) -> Settings:
+    """The metrics token, the log format and whether to trace (the OpenTelemetry SDK reads its own OTEL_*)."""
+    if env.get("CONTROLPLANE_METRICS_TOKEN"):
+        settings = replace(settings, metrics_token=env["CONTROLPLANE_METRICS_TOKEN"])
+    if (value := env.get("CONTROLPLANE_LOG_FORMAT")) is not None:
+        log_format = value.strip().lower()
+        if log_format not in LOG_FORMATS:
+            raise ConfigError(f"CONTROLPLANE_LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, got {value!r}")
+        settings = replace(settings, log_format=log_format)
+    disabled = env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+    return replace(settings, tracing=not disabled and any(env.get(name) for name in OTLP_ENDPOINTS))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from controlplane_adapters.settings.storage import StorageSettings
 
 AUTH_METHODS = frozenset({"api_key", "jwt"})
+LOG_FORMATS = ("text", "json")
 MEMORY_URL = "memory://"
 
 
@@ -62,3 +63,9 @@ class Settings:
     step timeout sweep for workflow steps past their timeout)."""
     storage: StorageSettings = field(default_factory=StorageSettings)
     """CONTROLPLANE_STORAGE_*: where files' bytes go, and the default quota (settings/storage.py)."""
+    metrics_token: str | None = field(default=None, repr=False)
+    """CONTROLPLANE_METRICS_TOKEN: `GET /metrics` asks for it as a bearer token; unset, it answers loopback only."""
+    log_format: str = "text"
+    """CONTROLPLANE_LOG_FORMAT: `text` (readable lines) or `json` (one JSON object a line)."""
+    tracing: bool = False
+    """Traces exported over OTLP/HTTP: on when OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set."""

@@ -23,6 +23,7 @@ from controlplane_adapters.idempotency.sql import SqlIdempotencyRepository
 from controlplane_adapters.integrations.sql import SqlCustomIntegrationRepository, SqlIntegrationRepository
 from controlplane_adapters.jobs.sql import SqlJobRepository
 from controlplane_adapters.llm_models.sql import SqlModelRepository
+from controlplane_adapters.operations.sql import SqlOperationsRepository
 from controlplane_adapters.organizations.sql import SqlOrganizationRepository
 from controlplane_adapters.policies.sql import SqlDecisionRepository, SqlPolicyRepository
 from controlplane_adapters.projects.sql import SqlProjectRepository
@@ -112,6 +113,7 @@ class SqlUnitOfWork:
     audit_events = _Repository(SqlAuditRepository)
     analytics = _Repository(SqlAnalyticsRepository)
     context_graph = _Repository(SqlContextGraphRepository)
+    operations = _Repository(SqlOperationsRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

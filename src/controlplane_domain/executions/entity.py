@@ -100,6 +100,8 @@ class Execution:
     workflow_run_id: str | None = None
     """The workflow run whose step this execution runs (None for most): its end advances that run."""
     workflow_step_id: str | None = None
+    trace_parent: str | None = None
+    """The W3C `traceparent` of the request that created it when tracing is on: its later steps join that trace."""
 
     @property
     def is_terminal(self) -> bool:

@@ -29,6 +29,7 @@ class ExecuteCommand:
     prompt: str
     worker_queue_id: str
     stream: bool = False
+    trace_parent: str | None = None  # the creating request's trace (opaque here: see Execution.trace_parent)
 
 
 @retry_transient
@@ -84,6 +85,7 @@ async def queue_execution(
         max_attempts=ports.max_attempts,
         created_at=now,
         updated_at=now,
+        trace_parent=command.trace_parent,
     )
     queued = pending.transition(S.QUEUED, now)
     first, queued = _numbered(queued, [_status(queued)], now)

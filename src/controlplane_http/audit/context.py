@@ -19,7 +19,7 @@ from controlplane_domain.principal import Principal
 
 Scope = MutableMapping[str, Any]
 
-REQUEST_ID_STATE = "request_id"
+REQUEST_ID_STATE = "request_id"  # = operations/requests.REQUEST_ID_KEY: its middleware sets it first, on every request
 REQUEST_ID_HEADER = b"x-request-id"
 _ACCEPTED_ID = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
 USER_AGENT_MAX = 512

@@ -34,6 +34,7 @@ from controlplane_http.executions.wire import (
     ServerSentEvent,
 )
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.operations.tracing import execution_step, trace_parent
 from controlplane_http.teams.controller import team_out
 
 
@@ -97,8 +98,11 @@ def event_out(event: DomainEvent) -> ExecutionEvent:
 
 async def _execute(target: TargetType, target_id: str, data: ExecuteRequest, scope: Scope) -> Response[Any]:
     ports, principal = caller(scope)
-    command = execute.ExecuteCommand(prompt=data.prompt, worker_queue_id=data.worker_queue_id, stream=data.stream)
+    command = execute.ExecuteCommand(
+        prompt=data.prompt, worker_queue_id=data.worker_queue_id, stream=data.stream, trace_parent=trace_parent(scope)
+    )
     execution = await execute.execute(ports, principal.organization_id, target, target_id, command, principal=principal)
+    execution_step(scope, "execution.execute", execution)
     if data.stream:
         return await event_stream(ports, principal.organization_id, execution.id, 0, stream_options(scope))
     return Response(execution_out(execution), status_code=201)
@@ -229,7 +233,9 @@ class ExecutionController(Controller):
             error=data.error,
             usage=data.usage,
         )
-        return execution_out(await completion.complete(ports, principal.organization_id, execution_id, command))
+        execution = await completion.complete(ports, principal.organization_id, execution_id, command)
+        execution_step(scope, "execution.complete", execution)
+        return execution_out(execution)
 
 
 class LeaseController(Controller):
@@ -280,6 +286,7 @@ class LeaseController(Controller):
         if leased is None:
             return Response(None, status_code=204)
         execution = leased.execution
+        execution_step(scope, "execution.lease", execution)
         body = Lease(
             execution=execution_out(execution),
             attempt=execution.attempt,

@@ -109,6 +109,7 @@ class FastLane:
             await self.app(scope, receive, send)
             return
         lane, value = matched
+        scope["path_template"] = lane.template  # as Litestar's router does (the metrics read it)
         kwargs: dict[str, Any] = {"scope": scope}
         if value is not None:
             kwargs[lane.parameter or ""] = value.lower() if lane.caseless else value

@@ -47,6 +47,7 @@ class Lane:
     body: Any  # the JSON body's type, or None
     handler: Any  # Litestar's route handler: it turns a `Response` the handler returns into what is sent
     request: bool  # the handler takes the `request` (to watch for the client hanging up)
+    template: str  # the route's path template, as Litestar puts it in the scope (the metrics' route label)
 
 
 def describe(route: HTTPRoute, method: str, handler: Any) -> Lane:
@@ -107,6 +108,7 @@ def describe(route: HTTPRoute, method: str, handler: Any) -> Lane:
         body=body,
         handler=handler,
         request="request" in handler.parsed_fn_signature.parameters,
+        template=route.path_format,
     )
 
 
