@@ -38,8 +38,12 @@ browser-tools:
 	    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null; \
 	  else echo "make: chromium is missing and cannot be installed here (needs apt-get as root)" >&2; fi; }
 
+# Two test processes (pytest-xdist): most tests wait on a database, a server process or a socket; each process has
+# its own Postgres database and SQLite files. PYTEST_WORKERS=0 runs them in this process.
+PYTEST_WORKERS ?= 2
+
 test: $(STAMP) bench-tools browser-tools
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 bench: $(STAMP) bench-tools
 	$(BIN)/python -m benchmarks.run $(BENCH_ARGS)
