@@ -30,6 +30,8 @@ from controlplane_domain.secrets.ports import SecretCipher, SecretRepository
 from controlplane_domain.skills.ports import SchemaValidator, SkillRepository
 from controlplane_domain.teams.ports import TeamRepository
 from controlplane_domain.templates.ports import TemplateRepository
+from controlplane_domain.webhooks.listeners import WebhookListeners
+from controlplane_domain.webhooks.ports import WebhookRepository, WebhookSender
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_domain.workers.ports import WorkerRepository
 from controlplane_domain.workflows.ports import WorkflowRepository, WorkflowRunRepository
@@ -118,6 +120,9 @@ class UnitOfWork(Protocol):
     @property
     def workflow_runs(self) -> WorkflowRunRepository: ...
 
+    @property
+    def webhooks(self) -> WebhookRepository: ...
+
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(
@@ -184,6 +189,11 @@ class Ports:
     """Cron expressions and time zones (jobs): `controlplane_adapters.jobs.cron.CroniterCalendar`."""
     webhooks: WebhookSignatures | None = None
     """Standard Webhooks secrets and signatures (jobs): `controlplane_adapters.jobs.webhooks.StandardWebhooks`."""
+    webhook_sender: WebhookSender | None = None
+    """Checks webhooks' addresses and sends their deliveries: `controlplane_adapters.webhooks.sender.HttpSender`."""
+    webhook_listeners: WebhookListeners | None = None
+    """Which event types each organization's webhooks listen to (webhooks/listeners.py): an event nobody listens to
+    is not written. Needs the bus that carries `listeners.CHANGED` to every node; None tries every event's insert."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

@@ -49,6 +49,7 @@ from controlplane_http.skills.controller import SkillAttachmentController, Skill
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.templates.controller import TemplateController
 from controlplane_http.temporal_workflows.controller import TemporalWorkflowController
+from controlplane_http.webhooks.controller import WebhookController
 from controlplane_http.workers.controller import WorkerController
 from controlplane_http.workflows.controller import WorkflowController, WorkflowRunController
 
@@ -74,6 +75,7 @@ CONTROLLERS = [
     JobController, JobWebhookController,
     WorkflowController, WorkflowRunController,
     TemporalWorkflowController,
+    WebhookController,
     DashboardController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024

@@ -32,10 +32,12 @@ from controlplane_adapters.sql.schema import metadata
 from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_SECONDS
 from controlplane_adapters.sql.statistics import analyze_young_tables
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
+from controlplane_adapters.webhooks.sender import HttpSender
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
+from controlplane_domain.webhooks.listeners import WebhookListeners
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app
 from controlplane_http.background import (
@@ -50,6 +52,7 @@ from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.schema import prepare_schema
 from controlplane_http.stopping import Stopping
+from controlplane_http.webhooks.dispatcher import WebhookDispatcher
 
 log = logging.getLogger("controlplane")
 
@@ -201,6 +204,8 @@ def build_app(
         contexts_seen=ContextPresence(store.bus),
         cron=CroniterCalendar(),
         webhooks=StandardWebhooks(),
+        webhook_sender=HttpSender(allow_private=settings.webhooks_allow_private),
+        webhook_listeners=WebhookListeners(store.bus),
     )
     stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
@@ -208,6 +213,8 @@ def build_app(
     purger = idempotency_purger(ports)
     scheduler = job_scheduler(ports, settings.scheduler_interval_ms / 1000)
     timeouts = step_timeouts(ports, settings.scheduler_interval_ms / 1000)
+    dispatcher = WebhookDispatcher(ports, interval_seconds=settings.scheduler_interval_ms / 1000)
+    deliver = [dispatcher.start] if settings.webhooks_deliver else []
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -222,7 +229,7 @@ def build_app(
         anonymous_per_minute=settings.rate_limit_per_minute,
         webhook_per_minute=settings.webhook_rate_limit_per_minute,
     )
-    return create_app(
+    app = create_app(
         ports=ports,
         verifier=verifier,
         health_probe=store.probe,
@@ -251,11 +258,25 @@ def build_app(
             purger.start,
             scheduler.start,
             timeouts.start,
+            *deliver,
             *([freeze_heap] if freeze_after_start else []),
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
         on_shutdown=[
             _async(stopping.stop),
-            *map(_bounded, [reaper.stop, purger.stop, scheduler.stop, timeouts.stop, flusher.stop, *store.shutdown]),
+            *map(
+                _bounded,
+                [
+                    reaper.stop,
+                    purger.stop,
+                    scheduler.stop,
+                    timeouts.stop,
+                    dispatcher.stop,
+                    flusher.stop,
+                    *store.shutdown,
+                ],
+            ),
         ],
     )
+    app.state["webhook_dispatcher"] = dispatcher  # (its `on_attempt` is the metrics' hook)
+    return app

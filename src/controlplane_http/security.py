@@ -27,6 +27,7 @@ from controlplane_domain.secrets import usecases as secrets
 from controlplane_domain.skills import usecases as skills
 from controlplane_domain.teams import usecases as teams
 from controlplane_domain.templates import usecases as templates
+from controlplane_domain.webhooks import usecases as webhooks
 from controlplane_domain.workers import usecases as workers
 from controlplane_domain.workflows import runs as workflow_runs
 from controlplane_domain.workflows import usecases as workflows
@@ -67,6 +68,7 @@ VISIBILITY: dict[str, Probe] = {
     "temporal_workflow_id": lambda ports, who, object_id: background.get_background_run(
         ports, who.organization_id, object_id
     ),
+    "webhook_id": lambda ports, who, object_id: webhooks.get_webhook(ports, who.organization_id, object_id),
 }
 
 

@@ -22,6 +22,7 @@ from controlplane_adapters.secrets.memory import MemorySecretRepository
 from controlplane_adapters.skills.memory import Attachments, MemorySkillRepository
 from controlplane_adapters.teams.memory import MemoryTeamRepository
 from controlplane_adapters.templates.memory import MemoryTemplateRepository
+from controlplane_adapters.webhooks.memory import MemoryWebhookRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_adapters.workflows.memory import MemoryWorkflowRepository, MemoryWorkflowRunRepository
 from controlplane_domain.agents.entity import Agent
@@ -39,6 +40,7 @@ from controlplane_domain.secrets.entity import Secret, SecretAccess
 from controlplane_domain.skills.entity import Skill, SkillOwner
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.templates.entity import Template
+from controlplane_domain.webhooks.entity import Delivery, Webhook
 from controlplane_domain.workers.entity import Worker
 from controlplane_domain.workflows.entity import RunEvent, Workflow, WorkflowRun
 
@@ -74,6 +76,8 @@ class MemoryTables:
     workflows: dict[str, Workflow] = field(default_factory=dict)
     workflow_runs: dict[str, WorkflowRun] = field(default_factory=dict)
     workflow_run_events: dict[str, tuple[RunEvent, ...]] = field(default_factory=dict)
+    webhooks: dict[str, Webhook] = field(default_factory=dict)
+    webhook_deliveries: dict[str, Delivery] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -117,6 +121,7 @@ class MemoryUnitOfWork:
     jobs: MemoryJobRepository
     workflows: MemoryWorkflowRepository
     workflow_runs: MemoryWorkflowRunRepository
+    webhooks: MemoryWebhookRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -173,6 +178,7 @@ class MemoryUnitOfWork:
         self.jobs = MemoryJobRepository(work.jobs, work.job_runs, work.executions, work.workflow_runs)
         self.workflows = MemoryWorkflowRepository(work.workflows)
         self.workflow_runs = MemoryWorkflowRunRepository(work.workflow_runs, work.workflow_run_events)
+        self.webhooks = MemoryWebhookRepository(work.webhooks, work.webhook_deliveries)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -58,3 +58,8 @@ class Settings:
     scheduler_interval_ms: int = 1000
     """CONTROLPLANE_SCHEDULER_INTERVAL_MS: how often each node's job scheduler looks for due cron firings (and its
     step timeout sweep for workflow steps past their timeout)."""
+    webhooks_allow_private: bool = False
+    """CONTROLPLANE_WEBHOOKS_ALLOW_PRIVATE: webhooks may send to private, loopback, link-local and metadata addresses
+    (and over http to loopback): development only."""
+    webhooks_deliver: bool = True
+    """CONTROLPLANE_WEBHOOKS_DELIVER: false, this node writes webhook events but delivers none (other nodes do)."""

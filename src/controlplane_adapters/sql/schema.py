@@ -21,6 +21,7 @@ from controlplane_adapters.skills.sql import agent_skills, environment_skills, s
 from controlplane_adapters.sql.columns import metadata
 from controlplane_adapters.teams.sql import teams
 from controlplane_adapters.templates.sql import templates
+from controlplane_adapters.webhooks.table import webhook_deliveries, webhooks
 from controlplane_adapters.workers.sql import workers
 from controlplane_adapters.workflows.sql import workflow_run_events, workflow_runs, workflows
 
@@ -35,6 +36,7 @@ TABLES = (
     integrations, custom_integrations,
     jobs, job_runs,
     workflows, workflow_runs, workflow_run_events,
+    webhooks, webhook_deliveries,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

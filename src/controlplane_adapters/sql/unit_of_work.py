@@ -29,6 +29,7 @@ from controlplane_adapters.sql.connection import AsyncEngineConnection, LoopConn
 from controlplane_adapters.sql.errors import translate_driver_error
 from controlplane_adapters.teams.sql import SqlTeamRepository
 from controlplane_adapters.templates.sql import SqlTemplateRepository
+from controlplane_adapters.webhooks.sql import SqlWebhookRepository
 from controlplane_adapters.workers.sql import SqlWorkerRepository
 from controlplane_adapters.workflows.sql import SqlWorkflowRepository, SqlWorkflowRunRepository
 from controlplane_domain.errors import DomainError
@@ -99,6 +100,7 @@ class SqlUnitOfWork:
     jobs = _Repository(SqlJobRepository)
     workflows = _Repository(SqlWorkflowRepository)
     workflow_runs = _Repository(SqlWorkflowRunRepository)
+    webhooks = _Repository(SqlWebhookRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

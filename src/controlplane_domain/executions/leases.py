@@ -33,6 +33,8 @@ from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable
 from controlplane_domain.teams.entity import TeamView
+from controlplane_domain.webhooks.events import execution_changed
+from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus
 
@@ -256,7 +258,7 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
     now = ports.clock.now()
     touched: list[Execution] = []
     topics: set[str] = set()
-    async with ports.uow() as uow:
+    async with ports.uow() as uow:  # (the expired leases' read locks them: the transaction has begun)
         for execution in await uow.executions.expired_leases(now, limit):
             changed, events = _lease_ended(
                 execution,
@@ -266,6 +268,8 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
                 failed="no worker finished it: the lease expired",
             )
             rows, changed = _numbered(changed, events, now)
+            if await execution_changed(ports, uow, execution, changed, rows):
+                topics.add(DUE)
             if changed.workflow_run_id is not None and changed.is_terminal:  # a workflow step ends: its run too
                 recorded, advanced = await step_ended(ports, uow, execution, changed, rows)
                 topics.update(advanced)

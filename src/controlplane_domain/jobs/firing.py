@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,6 +31,8 @@ from controlplane_domain.jobs.usecases import next_run, require_job, signatures
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.usecases import require_cipher
+from controlplane_domain.webhooks.events import jobs_fired
+from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workflows.runs import StartRun, begin_run
 
 MISFIRE_GRACE = timedelta(seconds=60)
@@ -119,6 +121,8 @@ async def fire(
             result = Fired(run(RunStatus.FIRED, execution_id=execution.id), execution)
     if record:
         await uow.jobs.add_run(result.run)
+        if await jobs_fired(ports, uow, [result.run]):
+            result = replace(result, topics=result.topics | {DUE})
     return result
 
 
@@ -184,8 +188,11 @@ async def fire_due_batch(ports: Ports, due: Sequence[Job], now: datetime) -> int
             if (current := claimed.get(job.id)) is not None:
                 fired.append(await _fire_claimed(ports, uow, current, job.next_run_at, now))
         await uow.jobs.add_run(*(each.run for each in fired))
+        announced = await jobs_fired(ports, uow, [each.run for each in fired])
         await uow.commit()
     await announce_fired(ports, *fired)
+    if announced:
+        await publish(ports, DUE)
     return len(fired)
 
 
