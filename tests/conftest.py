@@ -29,6 +29,8 @@ def app_settings(
     redis_namespace: str = "controlplane-test",
     max_body_bytes: int = 1024 * 1024,
     heartbeat_flush_ms: int = 500,
+    webhooks_deliver: bool = False,
+    webhooks_allow_private: bool = False,
     **auth: object,
 ) -> Settings:
     return Settings(
@@ -43,6 +45,8 @@ def app_settings(
         default_organization=DEFAULT_ORG,
         auth=AuthSettings(jwt_secret=JWT_SECRET, **auth),  # type: ignore[arg-type]
         secrets_key=SECRETS_KEY,
+        webhooks_deliver=webhooks_deliver,  # (a test app sends no webhook unless told to: tests/http/test_webhooks.py)
+        webhooks_allow_private=webhooks_allow_private,
     )
 
 
