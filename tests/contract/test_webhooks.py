@@ -85,7 +85,9 @@ async def test_an_event_is_written_with_its_change_for_the_webhooks_listening(uo
     await event(ports, "execution.completed", id="x")
     (first,), (second,) = await deliveries(ports, completed), await deliveries(ports, every)
     assert first.message_id == second.message_id  # one event, one webhook-id, for each webhook
-    assert first.status is DeliveryStatus.PENDING and first.attempts == 0 and first.next_attempt_at == START
+    assert first.status is DeliveryStatus.PENDING
+    assert first.attempts == 0
+    assert first.next_attempt_at == START
     assert json.loads(first.payload) == {"type": "execution.completed", "timestamp": "2026-03-01T12:00:00Z",
                                          "data": {"id": "x"}}  # fmt: skip
     assert await deliveries(ports, other_type) == []
@@ -137,7 +139,8 @@ async def test_a_failing_delivery_is_retried_with_backoff_for_24_hours_and_holds
     assert await deliver_due(ports, jitter=lambda: next(jitters)) == 1
     (_, now_failing) = await deliveries(ports, webhook_id)
     assert (now_failing.id, now_failing.status, now_failing.attempts) == (failing.id, DeliveryStatus.PENDING, 1)
-    assert now_failing.response_code == 503 and now_failing.last_error == "the receiver answered 503"
+    assert now_failing.response_code == 503
+    assert now_failing.last_error == "the receiver answered 503"
     assert now_failing.next_attempt_at == START + timedelta(seconds=2.5)  # 5 s, its random half at 0
     assert await deliver_due(ports, jitter=lambda: 0.0) == 0  # not due yet, and the next waits for it
     clock.advance(2.5)
@@ -150,8 +153,10 @@ async def test_a_failing_delivery_is_retried_with_backoff_for_24_hours_and_holds
         clock.advance((current.next_attempt_at - clock.now()).total_seconds())
         assert await deliver_due(ports, jitter=lambda: 0.5) == 1
     assert max(waits) <= backoff(100, 1.0) == timedelta(hours=1)
-    assert current.status is DeliveryStatus.FAILED and clock.now() == START + timedelta(hours=24)
-    assert current.attempts == len(waits) + 2 and current.last_attempt_at == START + timedelta(hours=24)
+    assert current.status is DeliveryStatus.FAILED
+    assert clock.now() == START + timedelta(hours=24)
+    assert current.attempts == len(waits) + 2
+    assert current.last_attempt_at == START + timedelta(hours=24)
     assert [message for _, message, _ in receiver.sent] == [failing.message_id] * current.attempts  # not the next
     receiver.status = 200
     assert await deliver_due(ports, jitter=lambda: 0.0) == 1  # now its turn
@@ -180,17 +185,21 @@ async def test_a_webhook_failing_for_three_days_is_disabled_and_says_why(uow: Uo
         clock.advance(max(0.0, (head.next_attempt_at - clock.now()).total_seconds()))
         assert await deliver_due(ports, jitter=lambda: 1.0) == 1
     disabled = (await webhooks.get_webhook(ports, ORG, webhook_id)).webhook
-    assert clock.now() - began >= timedelta(days=3) and clock.now() - began < timedelta(days=3, hours=1)
-    assert disabled.disabled_reason is not None and "failed since" in disabled.disabled_reason
+    assert clock.now() - began >= timedelta(days=3)
+    assert clock.now() - began < timedelta(days=3, hours=1)
+    assert disabled.disabled_reason is not None
+    assert "failed since" in disabled.disabled_reason
     assert "410" in disabled.disabled_reason
     statuses = [d.status for d in await deliveries(ports, webhook_id)]
-    assert statuses.count(DeliveryStatus.FAILED) == 3 and statuses.count(DeliveryStatus.PENDING) == 1
+    assert statuses.count(DeliveryStatus.FAILED) == 3
+    assert statuses.count(DeliveryStatus.PENDING) == 1
     clock.advance(86_400)
     assert await deliver_due(ports, jitter=lambda: 0.0) == 0  # a disabled webhook's deliveries wait
     await event(ports, "error")  # and no new event is written for it
     assert len(await deliveries(ports, webhook_id)) == 5
 
     enabled = await webhooks.update_webhook(ports, ORG, webhook_id, webhooks.UpdateWebhook(enabled=True))
-    assert enabled.webhook.disabled_reason is None and enabled.webhook.failing_since is None
+    assert enabled.webhook.disabled_reason is None
+    assert enabled.webhook.failing_since is None
     receiver.status = 200
     assert await deliver_due(ports, jitter=lambda: 0.0) == 1  # what waited goes out again

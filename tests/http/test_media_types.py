@@ -75,6 +75,9 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
            }  # fmt: skip
     ids["workflow_id"] = create_workflow(client, [step("s", agent)])["id"]
     ids["job_id"] = create_job(client, "media", target={"agent_id": agent}, worker_queue_id=queue)["id"]
+    ids["webhook_id"] = client.post("/api/v1/webhooks", json={"url": "https://93.184.215.14/", "events": ["*"]}).json()[
+        "id"
+    ]
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -83,10 +86,10 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         if "requestBody" in operation
     ]
     # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4, integrations' 2, custom 2,
-    # jobs' 3, workflows' 3
-    assert len(with_body) == 44, with_body
+    # jobs' 3, workflows' 3, webhooks' 2
+    assert len(with_body) == 46, with_body
     kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets", "integrations",
-             "custom-integrations", "jobs", "workflows", "workflow-runs")  # fmt: skip
+             "custom-integrations", "jobs", "workflows", "workflow-runs", "webhooks")  # fmt: skip
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:
         for content_type in FOREIGN:

@@ -102,6 +102,9 @@ FACTORIES: dict[str, Factory] = {
     "workflow_id": lambda client, ids: _workflow(client, ids),
     "run_id": _post("/api/v1/workflows/{workflow_id}/runs", {"worker_queue_id": "{queue_id}", "input": {}}),
     "temporal_workflow_id": lambda client, ids: ids["run_id"],
+    "webhook_id": _post("/api/v1/webhooks", {"url": "https://93.184.215.14/victim", "events": ["*"],
+                                             "description": "secret"}),  # (test apps deliver nothing)
+    "delivery_id": lambda client, ids: client.post(f"/api/v1/webhooks/{ids['webhook_id']}/test").json()["id"],
 }  # fmt: skip
 GLOBAL = frozenset({"kind"})
 """Path parameters naming what every organization shares (the built-in integration templates): not walked."""
@@ -130,6 +133,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/jobs/{job_id}/trigger": {"payload": {"x": "stolen"}},
     "/api/v1/workflows/{workflow_id}": {"name": "hijacked"},
     "/api/v1/workflows/{workflow_id}/runs": {"worker_queue_id": "{queue_id}"},
+    "/api/v1/webhooks/{webhook_id}": {"url": "https://93.184.215.14/stolen"},
     **{f"/api/v1/{kind}/{{{name}}}/context": {"instructions": "hijacked"}
        for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
                           ("projects", "project_id"))},
@@ -155,10 +159,11 @@ SNAPSHOTS = [
     "/api/v1/jobs",
     "/api/v1/workflows",
     "/api/v1/workflow-runs",
+    "/api/v1/webhooks",
 ]
 # Public routes: no bearer, no organization (a job's webhook is authenticated by its signature: tests/http/
 # test_job_webhooks.py), so they are not walked here.
-PUBLIC_PREFIXES = ("/api/v1/webhooks/",)
+PUBLIC_PREFIXES = ("/api/v1/webhooks/jobs/",)
 
 
 def routes_with_ids(client: TestClient[Any]) -> list[tuple[str, str]]:

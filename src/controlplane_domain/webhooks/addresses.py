@@ -70,6 +70,8 @@ def address_problem(address: Address, *, allow_private: bool) -> str | None:
     """Why a delivery may not go to `address` (None: it may)."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
+    if address.is_multicast or address.is_unspecified:
+        return f"{address} is not a public address"  # never deliverable, allowed or not
     if address in METADATA:
         kind = "a cloud metadata address"
     elif address.is_loopback:
@@ -78,10 +80,8 @@ def address_problem(address: Address, *, allow_private: bool) -> str | None:
         kind = "a link-local address"
     elif address.is_private:
         kind = "a private address"
-    elif address.is_multicast or address.is_unspecified or address.is_reserved or not address.is_global:
+    elif address.is_reserved or not address.is_global:
         kind = "not a public address"
-        if address.is_multicast or address.is_unspecified:
-            return f"{address} is {kind}"  # never deliverable, allowed or not
     else:
         return None
     if allow_private:
