@@ -49,15 +49,17 @@ def _enqueue() -> sa.Insert:
     return hot(d.insert().from_select(columns, select))
 
 
-def _older_pending() -> sa.ColumnElement[bool]:
-    """Another pending delivery of the same webhook comes before the candidate `d`."""
-    e = d.alias("earlier")
-    before = sa.or_(
-        e.c.created_at < d.c.created_at,
-        sa.and_(e.c.created_at == d.c.created_at, e.c.position < d.c.position),
-        sa.and_(e.c.created_at == d.c.created_at, e.c.position == d.c.position, e.c.id < d.c.id),
+def _heads() -> sa.ScalarSelect[Any]:
+    """The oldest pending delivery of each enabled webhook (one index probe a webhook)."""
+    e = d.alias("head")
+    first = (
+        sa.select(e.c.id)
+        .where(e.c.webhook_id == w.c.id, e.c.status == PENDING)
+        .order_by(e.c.created_at, e.c.position, e.c.id)
+        .limit(1)
+        .scalar_subquery()
     )
-    return sa.exists().where(e.c.webhook_id == d.c.webhook_id, e.c.status == PENDING, before)
+    return sa.select(first).where(w.c.enabled.is_(True)).scalar_subquery()
 
 
 def _free(now: Any) -> sa.ColumnElement[bool]:
@@ -113,19 +115,18 @@ class SqlWebhookRepository(SqlRepository[Webhook]):
         return [delivery_to_domain(row) for row in rows], total
 
     async def claim_due(self, now: datetime, until: datetime, token: str, limit: int) -> list[Delivery]:
-        # The candidates: due, free, of an enabled webhook, and the oldest pending of their webhook. On Postgres
-        # the rows are locked as they are picked (SKIP LOCKED: another node's claim takes others), and the UPDATE
-        # checks again that each is pending and free; SQLite runs one writer at a time.
+        # The candidates: the oldest pending delivery of each enabled webhook, when due and free. On Postgres the
+        # rows are locked as they are picked (SKIP LOCKED: a head another node is leasing is passed over, never
+        # its webhook's next delivery), and the UPDATE checks again that each is pending and free (a compare-and-
+        # set: of two claims of one head, the second finds it leased); SQLite runs one writer at a time.
         candidates = (
             sa.select(d.c.id)
-            .join(w, w.c.id == d.c.webhook_id)
-            .where(d.c.status == PENDING, d.c.next_attempt_at <= now, _free(now), w.c.enabled.is_(True))
-            .where(~_older_pending())
+            .where(d.c.id.in_(_heads()), d.c.status == PENDING, d.c.next_attempt_at <= now, _free(now))
             .order_by(d.c.next_attempt_at, d.c.id)
             .limit(limit)
         )
         if self.connection.dialect.name == "postgresql":
-            candidates = candidates.with_for_update(skip_locked=True, of=d)
+            candidates = candidates.with_for_update(skip_locked=True)
         statement = (
             d.update()
             .where(d.c.id.in_(candidates.scalar_subquery()), d.c.status == PENDING, _free(now))
