@@ -33,6 +33,7 @@ from controlplane_adapters.settings.model import Settings
 from controlplane_http.bootstrap import build_app
 
 KEY = "inprocess-bench-key"
+WEBHOOK_KEY = "YmVuY2gtd2ViaG9va3Mta2V5LTMyLWJ5dGVzLWxvbmc="  # seals the webhook's secret (--webhook)
 Asgi = Callable[..., Any]
 
 
@@ -113,12 +114,14 @@ async def seed(client: Client) -> dict[str, str]:
 
 @asynccontextmanager
 async def seeded_app(
-    database_url: str, *, fast_lane: bool = True, agent_context: bool = False
+    database_url: str, *, fast_lane: bool = True, agent_context: bool = False, webhook: bool = False
 ) -> AsyncIterator[tuple[Client, dict[str, str]]]:
     """The app on `database_url`, started (its lifespan) and seeded (`agent_context`: with a context set on the
-    agent the round trip executes); stopped on leaving."""
+    agent the round trip executes; `webhook`: with a webhook of every event, whose deliveries are written to the
+    outbox but not sent: the app delivers nothing here); stopped on leaving."""
     settings = Settings(database_url=database_url, service_api_key=KEY, rate_limit_per_minute=10**9,
-                        worker_rate_limit_per_minute=10**9, fast_lane=fast_lane)  # fmt: skip
+                        worker_rate_limit_per_minute=10**9, fast_lane=fast_lane, webhooks_deliver=False,
+                        secrets_key=WEBHOOK_KEY if webhook else None)  # fmt: skip
     app = build_app(settings)
     stop = await lifespan(app)
     try:
@@ -128,6 +131,10 @@ async def seeded_app(
             body = json.dumps(AGENT_CONTEXT).encode()
             status, answer = await client.request("PUT", f"/api/v1/agents/{seeded['agent']}/context", body)
             assert status == 200, answer
+        if webhook:
+            body = json.dumps({"url": "https://93.184.215.14/bench", "events": ["*"]}).encode()
+            status, answer = await client.request("POST", "/api/v1/webhooks", body)
+            assert status == 201, answer
         yield client, seeded
     finally:
         await stop()
@@ -241,7 +248,9 @@ async def measure(client: Client, make: Callable[[int], tuple[str, str, bytes]],
 async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
-        async with seeded_app(url, fast_lane=not args.no_fast_lane, agent_context=args.agent_context) as (
+        async with seeded_app(
+            url, fast_lane=not args.no_fast_lane, agent_context=args.agent_context, webhook=args.webhook
+        ) as (
             client,
             seeded,
         ):
@@ -289,6 +298,8 @@ def main() -> None:
     parser.add_argument("--no-fast-lane", action="store_true", help="every request through Litestar's router")
     parser.add_argument("--agent-context", action="store_true",
                         help="set a context on the agent (each execute then stores a resolved context)")  # fmt: skip
+    parser.add_argument("--webhook", action="store_true",
+                        help="a webhook of every event (each completion and error then writes a delivery)")  # fmt: skip
     parser.add_argument("--profile", help="write a cProfile of the chosen scenario to this file")
     parser.add_argument("--concurrency", type=int, default=1,
                         help="requests in flight at once (then CPU a request instead of wall time)")  # fmt: skip

@@ -32,6 +32,8 @@ def app_settings(
     max_body_bytes: int = 1024 * 1024,
     heartbeat_flush_ms: int = 500,
     storage: StorageSettings | None = None,
+    webhooks_deliver: bool = False,
+    webhooks_allow_private: bool = False,
     **auth: object,
 ) -> Settings:
     return Settings(
@@ -47,6 +49,8 @@ def app_settings(
         auth=AuthSettings(jwt_secret=JWT_SECRET, **auth),  # type: ignore[arg-type]
         secrets_key=SECRETS_KEY,
         storage=storage or StorageSettings(durable=False),
+        webhooks_deliver=webhooks_deliver,  # (a test app sends no webhook unless told to: tests/http/test_webhooks.py)
+        webhooks_allow_private=webhooks_allow_private,
     )
 
 

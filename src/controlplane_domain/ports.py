@@ -38,6 +38,8 @@ from controlplane_domain.storage.ports import Storage, StoredFileRepository
 from controlplane_domain.task_plans.ports import TaskPlanRepository
 from controlplane_domain.teams.ports import TeamRepository
 from controlplane_domain.templates.ports import TemplateRepository
+from controlplane_domain.webhooks.listeners import WebhookListeners
+from controlplane_domain.webhooks.ports import WebhookRepository, WebhookSender
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_domain.workers.ports import WorkerRepository
 from controlplane_domain.workflows.ports import WorkflowRepository, WorkflowRunRepository
@@ -150,6 +152,9 @@ class UnitOfWork(Protocol):
     @property
     def operations(self) -> OperationsRepository: ...
 
+    @property
+    def webhooks(self) -> WebhookRepository: ...
+
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(
@@ -221,6 +226,11 @@ class Ports:
     policies: PolicyRuntime | None = None
     """The policies' engine, cache and decision log (policies/runtime.py); None evaluates no policy (an embedder's
     choice: the service always wires one) and refuses to store one (503)."""
+    webhook_sender: WebhookSender | None = None
+    """Checks webhooks' addresses and sends their deliveries: `controlplane_adapters.webhooks.sender.HttpSender`."""
+    webhook_listeners: WebhookListeners | None = None
+    """Which event types each organization's webhooks listen to (webhooks/listeners.py): an event nobody listens to
+    is not written. Needs the bus that carries `listeners.CHANGED` to every node; None tries every event's insert."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

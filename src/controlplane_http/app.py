@@ -58,6 +58,7 @@ from controlplane_http.task_plans.controller import TaskPlanController
 from controlplane_http.teams.controller import TeamController
 from controlplane_http.templates.controller import TemplateController
 from controlplane_http.temporal_workflows.controller import TemporalWorkflowController
+from controlplane_http.webhooks.controller import WebhookController
 from controlplane_http.workers.controller import WorkerController
 from controlplane_http.workflows.controller import WorkflowController, WorkflowRunController
 
@@ -84,6 +85,7 @@ CONTROLLERS = [
     WorkflowController, WorkflowRunController,
     AnalyticsController,
     TemporalWorkflowController,
+    WebhookController,
     DashboardController,
     TaskPlanController,
     StorageController,

@@ -36,11 +36,14 @@ from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_
 from controlplane_adapters.sql.statistics import analyze_young_tables
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_adapters.storage.wiring import build_storage
+from controlplane_adapters.webhooks.sender import HttpSender
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
 from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
+from controlplane_domain.webhooks.delivery import Attempted
+from controlplane_domain.webhooks.listeners import WebhookListeners
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app
 from controlplane_http.background import (
@@ -56,6 +59,7 @@ from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.schema import prepare_schema
 from controlplane_http.stopping import Stopping
+from controlplane_http.webhooks.dispatcher import WebhookDispatcher
 
 log = logging.getLogger("controlplane")
 
@@ -212,6 +216,8 @@ def build_app(
         webhooks=StandardWebhooks(),
         storage=storage,
         policies=PolicyRuntime(RegoPolicyEngine(), store.bus),
+        webhook_sender=HttpSender(allow_private=settings.webhooks_allow_private),
+        webhook_listeners=WebhookListeners(store.bus),
     )
     stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
@@ -225,6 +231,10 @@ def build_app(
 
         tracer_provider = otlp_provider()
     operations_start, operations_stop = _operations_hooks(tracer_provider)
+    dispatcher = WebhookDispatcher(
+        ports, interval_seconds=settings.scheduler_interval_ms / 1000, on_attempt=_count_webhook_attempt
+    )
+    deliver = [dispatcher.start] if settings.webhooks_deliver else []
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -239,7 +249,7 @@ def build_app(
         anonymous_per_minute=settings.rate_limit_per_minute,
         webhook_per_minute=settings.webhook_rate_limit_per_minute,
     )
-    return create_app(
+    app = create_app(
         ports=ports,
         verifier=verifier,
         health_probe=store.probe,
@@ -270,6 +280,7 @@ def build_app(
             timeouts.start,
             decisions.start,
             *operations_start,
+            *deliver,
             *([freeze_heap] if freeze_after_start else []),
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
@@ -282,6 +293,7 @@ def build_app(
                     purger.stop,
                     scheduler.stop,
                     timeouts.stop,
+                    dispatcher.stop,
                     flusher.stop,
                     decisions.stop,
                     *store.shutdown,
@@ -293,6 +305,8 @@ def build_app(
         metrics_token=settings.metrics_token,
         tracer_provider=tracer_provider,
     )
+    app.state["webhook_dispatcher"] = dispatcher  # (its `on_attempt` is the metrics' hook)
+    return app
 
 
 def _operations_hooks(tracer_provider: Any) -> tuple[list[Hook], list[Hook]]:
@@ -307,3 +321,21 @@ def _operations_hooks(tracer_provider: Any) -> tuple[list[Hook], list[Hook]]:
     if tracer_provider is not None:
         stop.append(lambda: asyncio.to_thread(tracer_provider.shutdown))
     return start, stop
+
+
+def _count_webhook_attempt(attempted: Attempted) -> None:
+    """The webhook deliveries' metrics: each attempt, delivered or failed (with why: docs/operations.md)."""
+    outcome = attempted.outcome
+    if outcome.succeeded:
+        metrics.record_webhook_delivery(True)
+        return
+    error = (outcome.error or "").lower()
+    if outcome.status_code is not None:
+        reason = "status"
+    elif "timed out" in error or "timeout" in error:
+        reason = "timeout"
+    elif "refused" in error and ("address" in error or "private" in error):
+        reason = "refused_address"
+    else:
+        reason = "connection"
+    metrics.record_webhook_delivery(False, reason)

@@ -38,8 +38,16 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 PUBLIC_PATHS = frozenset({"/api/openapi.json", "/api/docs", "/api/docs/", "/metrics"})
 DASHBOARD_PREFIX = "/dashboard"
 # Job webhooks: no bearer (the Standard Webhooks signature authenticates a delivery, checked by the route), counted
-# per job (`webhook:<job id>`), whoever sends them.
+# per job (`webhook:<job id>`), whoever sends them. Exactly `POST /api/v1/webhooks/jobs/<one segment>`: the
+# webhooks area's routes (`/api/v1/webhooks/{webhook_id}/...`, bearer required) share the prefix `/api/v1/webhooks/`.
 WEBHOOK_PREFIX = "/api/v1/webhooks/jobs/"
+
+
+def is_job_webhook(method: str, path: str) -> bool:
+    """A delivery to a job's webhook: the one public route under /api/v1/webhooks/."""
+    return method == "POST" and path.startswith(WEBHOOK_PREFIX) and "/" not in path[len(WEBHOOK_PREFIX) :].rstrip("/")
+
+
 HEARTBEAT_PATH = "/api/v1/workers/heartbeat"
 STORAGE_FILES = "/api/v1/storage/files/"
 WORKER_SUFFIXES = ("/lease", "/complete", "/events")
@@ -144,7 +152,7 @@ class SecurityMiddleware:
         principal: Principal | None = None
         if path in PUBLIC_PATHS or path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/"):
             decision = await self.limiter.hit(f"ip:{client[0]}", self.limits.anonymous_per_minute)
-        elif path.startswith(WEBHOOK_PREFIX):
+        elif is_job_webhook(scope["method"], path):
             job = path[len(WEBHOOK_PREFIX) :].strip("/").lower()
             decision = await self.limiter.hit(f"webhook:{job}", self.limits.webhook_per_minute)
         else:

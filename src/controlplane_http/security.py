@@ -32,6 +32,7 @@ from controlplane_domain.storage import usecases as storage
 from controlplane_domain.task_plans import usecases as task_plans
 from controlplane_domain.teams import usecases as teams
 from controlplane_domain.templates import usecases as templates
+from controlplane_domain.webhooks import usecases as webhooks
 from controlplane_domain.workers import usecases as workers
 from controlplane_domain.workflows import runs as workflow_runs
 from controlplane_domain.workflows import usecases as workflows
@@ -78,6 +79,7 @@ VISIBILITY: dict[str, Probe] = {
     "event_id": lambda ports, who, object_id: audit.get_audit_event(ports, who.organization_id, object_id),
     "node_id": lambda ports, who, object_id: context_graph.get_node(ports, who.organization_id, object_id),
     "edge_id": lambda ports, who, object_id: context_graph.get_edge(ports, who.organization_id, object_id),
+    "webhook_id": lambda ports, who, object_id: webhooks.get_webhook(ports, who.organization_id, object_id),
 }
 
 

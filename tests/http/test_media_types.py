@@ -78,6 +78,9 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
     ids["job_id"] = create_job(client, "media", target={"agent_id": agent}, worker_queue_id=queue)["id"]
     ids["policy_id"] = create_policy(client, "media", ADMINS_ONLY, ["job.create"])["id"]
     ids["node_id"] = client.post("/api/v1/context-graph/nodes", json={}).json()["id"]
+    ids["webhook_id"] = client.post("/api/v1/webhooks", json={"url": "https://93.184.215.14/", "events": ["*"]}).json()[
+        "id"
+    ]
     document = client.get("/api/openapi.json").json()
     with_body = [
         (method.upper(), path.format(**ids))
@@ -86,11 +89,11 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
         if "application/json" in operation.get("requestBody", {}).get("content", {})
     ]
     # 18, projects' 2, templates' 3, skills' 5 (3 attachments), secrets' 2, contexts' 4, integrations' 2, custom 2,
-    # jobs' 3, workflows' 3, task plans' 1, policies' 3, context graph's 3
-    assert len(with_body) == 51, with_body
+    # jobs' 3, workflows' 3, task plans' 1, policies' 3, context graph's 3, webhooks' 2
+    assert len(with_body) == 53, with_body
     kinds = ("agents", "teams", "workers", "executions", "projects", "templates", "skills", "secrets", "integrations",
              "custom-integrations", "jobs", "workflows", "workflow-runs", "task-plans", "policies",
-             "context-graph/nodes", "context-graph/edges")  # fmt: skip
+             "context-graph/nodes", "context-graph/edges", "webhooks")  # fmt: skip
     before = {kind: client.get(f"/api/v1/{kind}").json() for kind in kinds}
     for method, path in with_body:
         for content_type in FOREIGN:

@@ -119,6 +119,9 @@ FACTORIES: dict[str, Factory] = {
     "edge_id": lambda client, ids: _post("/api/v1/context-graph/edges", {
         "type": "victim", "source_id": ids["node_id"], "target_id": _post("/api/v1/context-graph/nodes", {})(
             client, ids), "properties": {"note": "secret-edge"}})(client, ids),
+    "webhook_id": _post("/api/v1/webhooks", {"url": "https://93.184.215.14/victim", "events": ["*"],
+                                             "description": "secret"}),  # (test apps deliver nothing)
+    "delivery_id": lambda client, ids: client.post(f"/api/v1/webhooks/{ids['webhook_id']}/test").json()["id"],
 }  # fmt: skip
 GLOBAL = frozenset({"kind"})
 """Path parameters naming what every organization shares (the built-in integration templates): not walked."""
@@ -149,6 +152,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "/api/v1/workflows/{workflow_id}/runs": {"worker_queue_id": "{queue_id}"},
     "/api/v1/policies/{policy_id}": {"enabled": False},
     "/api/v1/context-graph/nodes/{node_id}": {"labels": ["hijacked"]},
+    "/api/v1/webhooks/{webhook_id}": {"url": "https://93.184.215.14/stolen"},
     **{f"/api/v1/{kind}/{{{name}}}/context": {"instructions": "hijacked"}
        for kind, name in (("agents", "agent_id"), ("teams", "team_id"), ("environments", "environment_id"),
                           ("projects", "project_id"))},
@@ -181,10 +185,11 @@ SNAPSHOTS = [
     "/api/v1/audit-events",
     "/api/v1/context-graph/nodes",
     "/api/v1/context-graph/edges",
+    "/api/v1/webhooks",
 ]
 # Public routes: no bearer, no organization (a job's webhook is authenticated by its signature: tests/http/
 # test_job_webhooks.py), so they are not walked here.
-PUBLIC_PREFIXES = ("/api/v1/webhooks/",)
+PUBLIC_PREFIXES = ("/api/v1/webhooks/jobs/",)
 # A file's path names a file in the caller's own organization: another organization's PUT there makes its own file
 # (tests/http/test_storage_quota.py checks that ours is unchanged), so it is not walked.
 OWN_NAMESPACE = frozenset({("PUT", "/api/v1/storage/files/{path}")})

@@ -30,6 +30,7 @@ from controlplane_adapters.storage.memory import MemoryStoredFileRepository
 from controlplane_adapters.task_plans.memory import MemoryTaskPlanRepository
 from controlplane_adapters.teams.memory import MemoryTeamRepository
 from controlplane_adapters.templates.memory import MemoryTemplateRepository
+from controlplane_adapters.webhooks.memory import MemoryWebhookRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_adapters.workflows.memory import MemoryWorkflowRepository, MemoryWorkflowRunRepository
 from controlplane_domain.agents.entity import Agent
@@ -52,6 +53,7 @@ from controlplane_domain.storage.entity import StoredFile
 from controlplane_domain.task_plans.entity import TaskPlan
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.templates.entity import Template
+from controlplane_domain.webhooks.entity import Delivery, Webhook
 from controlplane_domain.workers.entity import Worker
 from controlplane_domain.workflows.entity import RunEvent, Workflow, WorkflowRun
 
@@ -94,6 +96,8 @@ class MemoryTables:
     audit_events: dict[str, AuditEvent] = field(default_factory=dict)
     graph_nodes: dict[str, GraphNode] = field(default_factory=dict)
     graph_edges: dict[str, GraphEdge] = field(default_factory=dict)
+    webhooks: dict[str, Webhook] = field(default_factory=dict)
+    webhook_deliveries: dict[str, Delivery] = field(default_factory=dict)
 
     def copy(self) -> MemoryTables:
         return MemoryTables(**{name: dict(getattr(self, name)) for name in TABLES})
@@ -145,6 +149,7 @@ class MemoryUnitOfWork:
     analytics: MemoryAnalyticsRepository
     context_graph: MemoryContextGraphRepository
     operations: MemoryOperationsRepository
+    webhooks: MemoryWebhookRepository
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -214,6 +219,7 @@ class MemoryUnitOfWork:
         )
         self.context_graph = MemoryContextGraphRepository(work.graph_nodes, work.graph_edges)
         self.operations = MemoryOperationsRepository(work.executions, work.workers, work.jobs)
+        self.webhooks = MemoryWebhookRepository(work.webhooks, work.webhook_deliveries)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -205,6 +205,10 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     if (value := env.get("CONTROLPLANE_SCHEDULER_INTERVAL_MS")) is not None:
         interval = parse_int("CONTROLPLANE_SCHEDULER_INTERVAL_MS", value, minimum=10, maximum=60_000)
         settings = replace(settings, scheduler_interval_ms=interval)
+    if (value := env.get("CONTROLPLANE_WEBHOOKS_ALLOW_PRIVATE")) is not None:
+        settings = replace(settings, webhooks_allow_private=parse_bool("CONTROLPLANE_WEBHOOKS_ALLOW_PRIVATE", value))
+    if (value := env.get("CONTROLPLANE_WEBHOOKS_DELIVER")) is not None:
+        settings = replace(settings, webhooks_deliver=parse_bool("CONTROLPLANE_WEBHOOKS_DELIVER", value))
     if (value := env.get("CONTROLPLANE_DATABASE_POOL_SIZE")) is not None:
         settings = replace(
             settings, database_pool_size=parse_int("CONTROLPLANE_DATABASE_POOL_SIZE", value, maximum=1000)

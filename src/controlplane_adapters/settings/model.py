@@ -69,3 +69,8 @@ class Settings:
     """CONTROLPLANE_LOG_FORMAT: `text` (readable lines) or `json` (one JSON object a line)."""
     tracing: bool = False
     """Traces exported over OTLP/HTTP: on when OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set."""
+    webhooks_allow_private: bool = False
+    """CONTROLPLANE_WEBHOOKS_ALLOW_PRIVATE: webhooks may send to private, loopback, link-local and metadata addresses
+    (and over http to loopback): development only."""
+    webhooks_deliver: bool = True
+    """CONTROLPLANE_WEBHOOKS_DELIVER: false, this node writes webhook events but delivers none (other nodes do)."""

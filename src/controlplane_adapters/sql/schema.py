@@ -26,6 +26,7 @@ from controlplane_adapters.storage.sql import stored_files
 from controlplane_adapters.task_plans.sql import task_plans
 from controlplane_adapters.teams.sql import teams
 from controlplane_adapters.templates.sql import templates
+from controlplane_adapters.webhooks.table import webhook_deliveries, webhooks
 from controlplane_adapters.workers.sql import workers
 from controlplane_adapters.workflows.sql import workflow_run_events, workflow_runs, workflows
 
@@ -45,6 +46,7 @@ TABLES = (
     policies, policy_decisions,
     audit_events,
     graph_nodes, graph_edges,
+    webhooks, webhook_deliveries,
 )  # fmt: skip
 
 __all__ = ["TABLES", "metadata"]

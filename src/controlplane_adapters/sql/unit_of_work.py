@@ -36,6 +36,7 @@ from controlplane_adapters.storage.sql import SqlStoredFileRepository
 from controlplane_adapters.task_plans.sql import SqlTaskPlanRepository
 from controlplane_adapters.teams.sql import SqlTeamRepository
 from controlplane_adapters.templates.sql import SqlTemplateRepository
+from controlplane_adapters.webhooks.sql import SqlWebhookRepository
 from controlplane_adapters.workers.sql import SqlWorkerRepository
 from controlplane_adapters.workflows.sql import SqlWorkflowRepository, SqlWorkflowRunRepository
 from controlplane_domain.errors import DomainError
@@ -114,6 +115,7 @@ class SqlUnitOfWork:
     analytics = _Repository(SqlAnalyticsRepository)
     context_graph = _Repository(SqlContextGraphRepository)
     operations = _Repository(SqlOperationsRepository)
+    webhooks = _Repository(SqlWebhookRepository)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

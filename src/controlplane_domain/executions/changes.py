@@ -17,6 +17,8 @@ from controlplane_domain.executions.entity import (
 )
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.webhooks.events import execution_changed
+from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus
 
@@ -94,6 +96,9 @@ async def change(
                 return decided
             rows, changed = _numbered(*decided, now)
             advanced: set[str] | None = None
+            # the webhooks' events first (nothing where nobody listens): a write begins the transaction, which
+            # the change then joins (written alone, it would be a transaction of its own, see sql/connection.py)
+            announced = await execution_changed(ports, uow, execution, changed, rows)
             if changed.is_terminal and not execution.is_terminal and changed.has_owner:
                 recorded, advanced = await owner_ended(ports, uow, execution, changed, rows)
             else:  # (an execution of no workflow run or task plan: two attributes' look, and the store's one write)
@@ -102,7 +107,7 @@ async def change(
                 await uow.commit()
         if recorded:
             remember(ports, changed)
-            await publish(ports, topic(changed), *(advanced or ()))
+            await publish(ports, topic(changed), *(advanced or ()), *((DUE,) if announced else ()))
             return changed
     raise TransientFailure("the execution changed while it was being changed; please retry")
 

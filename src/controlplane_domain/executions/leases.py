@@ -34,6 +34,8 @@ from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable
 from controlplane_domain.task_plans.planning import planning_task
 from controlplane_domain.teams.entity import TeamView
+from controlplane_domain.webhooks.events import execution_changed
+from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus
 
@@ -259,7 +261,7 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
     now = ports.clock.now()
     touched: list[Execution] = []
     topics: set[str] = set()
-    async with ports.uow() as uow:
+    async with ports.uow() as uow:  # (the expired leases' read locks them: the transaction has begun)
         for execution in await uow.executions.expired_leases(now, limit):
             changed, events = _lease_ended(
                 execution,
@@ -269,6 +271,8 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
                 failed="no worker finished it: the lease expired",
             )
             rows, changed = _numbered(changed, events, now)
+            if await execution_changed(ports, uow, execution, changed, rows):
+                topics.add(DUE)
             if changed.is_terminal and changed.has_owner:  # a workflow step's or a plan's: its run or plan too
                 recorded, advanced = await owner_ended(ports, uow, execution, changed, rows)
                 topics.update(advanced)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,6 +33,8 @@ from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.usecases import require_cipher
+from controlplane_domain.webhooks.events import jobs_fired
+from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workflows.runs import StartRun, begin_run
 
 MISFIRE_GRACE = timedelta(seconds=60)
@@ -110,6 +112,8 @@ async def fire(
         result = await _fire(ports, uow, job, run, principal=principal, payload=payload)
     if record:
         await uow.jobs.add_run(result.run)
+        if await jobs_fired(ports, uow, [result.run]):
+            result = replace(result, topics=result.topics | {DUE})
     return result
 
 
@@ -213,8 +217,11 @@ async def fire_due_batch(ports: Ports, due: Sequence[Job], now: datetime) -> int
             if (current := claimed.get(job.id)) is not None:
                 fired.append(await _fire_claimed(ports, uow, current, job.next_run_at, now))
         await uow.jobs.add_run(*(each.run for each in fired))
+        announced = await jobs_fired(ports, uow, [each.run for each in fired])
         await uow.commit()
     await announce_fired(ports, *fired)
+    if announced:
+        await publish(ports, DUE)
     return len(fired)
 
 

@@ -15,6 +15,8 @@ from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
+from controlplane_domain.webhooks.events import worker_status_changed
+from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workers.entity import MAX_TASKS_PROCESSED, Worker, WorkerStatus
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 
@@ -88,7 +90,9 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
     commands = [Command("cancel", e.id) for e in held if e.cancel_requested]
     if timed_out is not None:
         commands.append(Command("cancel", timed_out))
-    if known is not None and not _leases_need_renewal(ports, held, now):
+    previous = None if known is None else known.effective_status(now)
+    came_or_went = _online(previous) != _online(worker.status)  # (written at once, with its webhooks' event)
+    if known is not None and not came_or_went and not _leases_need_renewal(ports, held, now):
         if buffer is not None:
             buffer.hold(worker)
             return HeartbeatReceipt(worker, False, now, commands, 0)
@@ -103,9 +107,12 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
         extended = await uow.executions.extend_leases(
             organization_id, command.worker_id, now + timedelta(seconds=ports.lease_timeout_seconds)
         )
+        announced = came_or_went and await worker_status_changed(ports, uow, previous, worker, now)
         await uow.commit()
     if buffer is not None:
         buffer.written(worker)
+    if announced and ports.bus is not None:
+        await ports.bus.publish(DUE)
     return HeartbeatReceipt(worker, registered, now, commands, extended)
 
 
@@ -196,6 +203,10 @@ def _reported(
         last_heartbeat_at=now,
         queue_id=held[0].worker_queue_id if held else (known.queue_id if known else None),
     )
+
+
+def _online(status: WorkerStatus | None) -> bool:
+    return status is not None and status is not WorkerStatus.OFFLINE
 
 
 def _changed(known: Worker, worker: Worker, now: datetime) -> bool:

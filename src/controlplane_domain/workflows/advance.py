@@ -14,6 +14,8 @@ from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
 from controlplane_domain.executions.execute import applicable_context
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.webhooks.events import run_status_changed
+from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workflows.entity import (
     NewRunEvent,
     RunStatus,
@@ -40,17 +42,22 @@ class Advance:
         self.run = run
         self.events: list[NewRunEvent] = []
         self.topics: set[str] = {run_topic(run.id)}
+        self._saved_status: RunStatus | None = run.status
 
     def set_step(self, step: StepRun) -> None:
         self.run = self.run.with_step(step)
         self.events.append(step_event(step))
 
-    async def save(self, uow: UnitOfWork, now: datetime, *, new: bool = False) -> WorkflowRun:
+    async def save(self, ports: Ports, uow: UnitOfWork, now: datetime, *, new: bool = False) -> WorkflowRun:
+        """Write the run and its events (and `workflow_run.status_changed` when its status changed: webhooks)."""
         run, rows = numbered_run(replace(self.run, updated_at=now), self.events, now)
         if new:
             await uow.workflow_runs.add(run, rows)
         elif rows:
             await uow.workflow_runs.update(run, rows)
+        if await run_status_changed(ports, uow, None if new else self._saved_status, run, now):
+            self.topics.add(DUE)
+        self._saved_status = run.status
         self.run = run
         return run
 
@@ -68,7 +75,7 @@ async def record_step_end(
         return True, set()
     advance = Advance(run)
     await step_execution_ended(ports, uow, advance, after, after.updated_at)
-    await advance.save(uow, after.updated_at)
+    await advance.save(ports, uow, after.updated_at)
     return True, advance.topics
 
 

@@ -119,7 +119,7 @@ async def begin_run(
     advance = Advance(run)
     advance.events.append(run_event(run))
     await settle(ports, uow, advance, now)
-    await advance.save(uow, now, new=True)
+    await advance.save(ports, uow, now, new=True)
     return advance
 
 
@@ -157,7 +157,7 @@ async def cancel_run(ports: Ports, organization_id: str, run_id: str) -> Workflo
                     replace(step, status=StepStatus.CANCELLED, error="the run was cancelled", finished_at=now)
                 )
         finish(advance, now, status=RunStatus.CANCELLED, error="cancelled")
-        run = await advance.save(uow, now)
+        run = await advance.save(ports, uow, now)
         await uow.commit()
     await publish(ports, *advance.topics)
     return run

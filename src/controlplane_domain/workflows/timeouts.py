@@ -29,6 +29,8 @@ from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
+from controlplane_domain.webhooks.events import execution_changed
+from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workflows.advance import Advance, step_execution_ended
 from controlplane_domain.workflows.entity import StepStatus, WorkflowRun
 
@@ -76,7 +78,7 @@ async def check_run(ports: Ports, run: WorkflowRun, now: datetime) -> int:
             if execution is not None:
                 ended.append(execution)
         if advance.events:
-            await advance.save(uow, now)
+            await advance.save(ports, uow, now)
         else:  # only the next check moved: not a change a client sees (updated_at stays)
             await uow.workflow_runs.update(advance.run, [])
         await uow.commit()
@@ -108,6 +110,8 @@ async def _check_step(ports: Ports, uow: UnitOfWork, advance: Advance, step_id: 
         return None
     timed = execution.transition(S.TIMED_OUT, now, error=timed_out_error(timeout), lease_expires_at=None)
     rows, timed = numbered_execution(timed, [execution_status(timed), done_event(timed)], now)
+    if await execution_changed(ports, uow, execution, timed, rows):
+        advance.topics.add(DUE)
     if not await uow.executions.record(execution, timed, rows):  # locked: only a broken store fails
         raise TransientFailure("a step's execution changed while it was being timed out")
     await step_execution_ended(ports, uow, advance, timed, now)

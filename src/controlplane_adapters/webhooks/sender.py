@@ -1,0 +1,117 @@
+"""Deliveries over HTTP (httpx): the URL's host resolved, every address checked (addresses.py), the connection
+made to the address checked (so that a DNS answer that changes between the check and the connection cannot send
+it elsewhere: TLS still verifies the certificate against the host's name), no redirect followed (a 3xx is a
+failure), a short timeout, the Standard Webhooks headers and signature (the `standardwebhooks` package)."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import time
+from datetime import datetime
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from standardwebhooks.webhooks import Webhook
+
+from controlplane_adapters.jobs.webhooks import StandardWebhooks
+from controlplane_domain.errors import ValidationFailed
+from controlplane_domain.webhooks.addresses import Address, Target, parse_url, target_problem
+from controlplane_domain.webhooks.ports import Outcome
+
+TIMEOUT_SECONDS = 10.0
+USER_AGENT = "agent-control-plane-webhooks/1"
+
+
+def signed_headers(secret: str, message_id: str, timestamp: datetime, payload: str) -> dict[str, str]:
+    """The Standard Webhooks headers of a delivery: `webhook-id`, `webhook-timestamp`, `webhook-signature`."""
+    return {
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(timestamp.timestamp())),
+        "webhook-signature": Webhook(secret).sign(message_id, timestamp, payload),
+    }
+
+
+class HttpSender:
+    """The domain's `WebhookSender`. `allow_private`: CONTROLPLANE_WEBHOOKS_ALLOW_PRIVATE."""
+
+    def __init__(self, *, allow_private: bool = False, timeout_seconds: float = TIMEOUT_SECONDS) -> None:
+        self.allow_private = allow_private
+        self._timeout = timeout_seconds
+        self._client: httpx.AsyncClient | None = None
+        self._secrets = StandardWebhooks()
+
+    def new_secret(self) -> str:
+        return self._secrets.new_secret()
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:  # made in the loop that uses it; no proxy from the environment (it would connect)
+            limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+            self._client = httpx.AsyncClient(
+                follow_redirects=False, timeout=self._timeout, trust_env=False, limits=limits
+            )
+        return self._client
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def _resolve(self, target: Target) -> list[Address]:
+        if target.literal is not None:
+            return [target.literal]
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await loop.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            return []
+        found: list[Address] = []
+        for info in infos:
+            address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+            if address not in found:
+                found.append(address)
+        return found
+
+    async def _target(self, url: str) -> tuple[Target | None, list[Address], str | None]:
+        try:
+            target = parse_url(url)
+        except ValidationFailed as exc:
+            return None, [], exc.issue
+        addresses = await self._resolve(target)
+        return target, addresses, target_problem(target, addresses, allow_private=self.allow_private)
+
+    async def check(self, url: str) -> str | None:
+        return (await self._target(url))[2]
+
+    async def send(self, url: str, message_id: str, timestamp: datetime, payload: str, secret: str) -> Outcome:
+        started = time.monotonic()
+
+        def elapsed() -> int:
+            return int((time.monotonic() - started) * 1000)
+
+        target, addresses, problem = await self._target(url)
+        if problem is not None or target is None:
+            return Outcome(None, elapsed(), f"refused: {problem}")
+        headers = {**signed_headers(secret, message_id, timestamp, payload),
+                   "content-type": "application/json", "user-agent": USER_AGENT}  # fmt: skip
+        parts = urlsplit(url)
+        address = addresses[0]
+        pinned_host = f"[{address}]" if address.version == 6 else str(address)
+        netloc = pinned_host if parts.port is None else f"{pinned_host}:{parts.port}"
+        headers["host"] = parts.netloc
+        extensions = {"sni_hostname": target.host} if target.scheme == "https" and target.literal is None else {}
+        client = self._http()
+        request = client.build_request(
+            "POST", urlunsplit(parts._replace(netloc=netloc)), content=payload.encode(), headers=headers,
+            extensions=extensions,
+        )  # fmt: skip
+        try:
+            response = await client.send(request, stream=True)
+            await response.aclose()  # the body is not read: only the status counts
+        except httpx.HTTPError as exc:
+            return Outcome(None, elapsed(), f"{type(exc).__name__}: {exc}"[:500] or type(exc).__name__)
+        code = response.status_code
+        if 300 <= code < 400:
+            return Outcome(code, elapsed(), f"the receiver answered {code} (redirects are not followed)")
+        return Outcome(code, elapsed(), None if 200 <= code < 300 else f"the receiver answered {code}")
