@@ -20,6 +20,7 @@ from controlplane_client._core import (
     build,
     decode,
     path_segment,
+    timeouts,
 )
 from controlplane_client._operations import AsyncOperations
 from controlplane_client._streams import RunEvent, execution_ended, execution_event, run_ended, run_event
@@ -37,7 +38,7 @@ class AsyncClient(AsyncOperations):
         base_url: str,
         api_key: str | None = None,
         *,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
         headers: Mapping[str, str] | None = None,
@@ -45,11 +46,14 @@ class AsyncClient(AsyncOperations):
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.timeout, self.stream_timeout = timeouts(timeout)
         self.http = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"), headers={**auth, **(headers or {})}, timeout=timeout, transport=transport
+            base_url=base_url.rstrip("/"),
+            headers={**auth, **(headers or {})},
+            timeout=self.timeout,
+            transport=transport,
         )
         self.retry = RetryPolicy(max_retries, max_retry_wait)
-        self.timeout = timeout
         self._sleep = sleep
 
     async def __aenter__(self) -> AsyncClient:
@@ -140,8 +144,7 @@ class AsyncClient(AsyncOperations):
                 headers["Last-Event-ID"] = str(last_id)
             fresh = False
             try:
-                timeout = httpx.Timeout(self.timeout, read=max(self.timeout, 60.0))
-                async with self.http.stream("GET", url, headers=headers, timeout=timeout) as response:
+                async with self.http.stream("GET", url, headers=headers, timeout=self.stream_timeout) as response:
                     if not response.is_success:
                         await response.aread()
                         wait = self.retry.wait(response, failures, True)

@@ -29,6 +29,7 @@ class ApiError(Exception):
         details: Any = None,
         request_id: str | None = None,
         retry_after: float | None = None,
+        response: httpx.Response | None = None,
     ) -> None:
         super().__init__(f"{status} {code}: {message}")
         self.status = status
@@ -37,6 +38,7 @@ class ApiError(Exception):
         self.details = details
         self.request_id = request_id
         self.retry_after = retry_after
+        self.response = response  # the answer itself (its headers, its body as sent)
 
 
 def api_error(response: httpx.Response) -> ApiError:
@@ -49,9 +51,8 @@ def api_error(response: httpx.Response) -> ApiError:
         code = str(error.get("code", code))
         message = str(error.get("message", message))
         details = error.get("details")
-    return ApiError(
-        response.status_code, code, message, details, response.headers.get("x-request-id"), retry_after(response)
-    )
+    request_id = response.headers.get("x-request-id")
+    return ApiError(response.status_code, code, message, details, request_id, retry_after(response), response)
 
 
 def retry_after(response: httpx.Response) -> float | None:
@@ -93,6 +94,13 @@ class RetryPolicy:
                 return None
             seconds = min(2.0**attempt, self.max_retry_wait)
         return seconds if seconds <= self.max_retry_wait else None
+
+
+def timeouts(timeout: float | httpx.Timeout) -> tuple[httpx.Timeout, httpx.Timeout]:
+    """The calls' timeouts, and the streams' (reads wait at least a minute: keep-alive comments come between)."""
+    calls = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+    read = None if calls.read is None else max(calls.read, 60.0)
+    return calls, httpx.Timeout(connect=calls.connect, read=read, write=calls.write, pool=calls.pool)
 
 
 def path_segment(value: str, safe: str = "") -> str:

@@ -20,6 +20,7 @@ from controlplane_client._core import (
     build,
     decode,
     path_segment,
+    timeouts,
 )
 from controlplane_client._operations import Operations
 from controlplane_client._streams import RunEvent, execution_ended, execution_event, run_ended, run_event
@@ -36,7 +37,7 @@ class Client(Operations):
         base_url: str,
         api_key: str | None = None,
         *,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
         headers: Mapping[str, str] | None = None,
@@ -44,11 +45,14 @@ class Client(Operations):
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.timeout, self.stream_timeout = timeouts(timeout)
         self.http = httpx.Client(
-            base_url=base_url.rstrip("/"), headers={**auth, **(headers or {})}, timeout=timeout, transport=transport
+            base_url=base_url.rstrip("/"),
+            headers={**auth, **(headers or {})},
+            timeout=self.timeout,
+            transport=transport,
         )
         self.retry = RetryPolicy(max_retries, max_retry_wait)
-        self.timeout = timeout
         self._sleep = sleep
 
     def __enter__(self) -> Client:
@@ -134,8 +138,7 @@ class Client(Operations):
                 headers["Last-Event-ID"] = str(last_id)
             fresh = False
             try:
-                timeout = httpx.Timeout(self.timeout, read=max(self.timeout, 60.0))
-                with self.http.stream("GET", url, headers=headers, timeout=timeout) as response:
+                with self.http.stream("GET", url, headers=headers, timeout=self.stream_timeout) as response:
                     if not response.is_success:
                         response.read()
                         wait = self.retry.wait(response, failures, True)
