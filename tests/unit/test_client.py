@@ -178,3 +178,22 @@ def test_every_operation_of_the_document_has_a_method(document: dict[str, object
 def test_the_generated_operations_are_up_to_date(document: dict[str, object]) -> None:
     rendered = generate.Generator(document, generate.wire_types()).render()
     assert rendered == generate.TARGET.read_text(), "run: python -m controlplane_client.generate"
+
+
+def run_frame(seq: int, kind: str, status: str) -> bytes:
+    event = {"run_id": "wfr_1", "seq": seq, "type": kind, "data": {"status": status},
+             "created_at": "2026-01-01T00:00:00Z"}  # fmt: skip
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, kind.encode(), json.dumps(event).encode())
+
+
+def test_a_run_stream_ends_after_the_runs_end_and_resumes_before_it() -> None:
+    seen, transport = answers(
+        httpx.Response(200, stream=Dropped(run_frame(1, "run", "running"), run_frame(2, "step", "running"))),
+        httpx.Response(200, stream=Dropped(run_frame(3, "step", "succeeded"), run_frame(4, "run", "succeeded"))),
+    )
+    with Client("http://cp", transport=transport, sleep=lambda _: None) as client:
+        events = list(client.stream_workflow_run("wfr_1"))
+    assert [(event.seq, event.type, event.data["status"]) for event in events] == [
+        (1, "run", "running"), (2, "step", "running"), (3, "step", "succeeded"), (4, "run", "succeeded"),
+    ]  # fmt: skip
+    assert [request.headers.get("Last-Event-ID") for request in seen] == [None, "2"]
