@@ -1,5 +1,8 @@
-"""The reference worker's calls to the control plane: a POST tried again until the service answers for good, the
-single-try heartbeat, the last (offline) heartbeat, and what an answer means (worth another try, refused, stale)."""
+"""The reference worker's calls to the control plane, through the typed client's request layer
+(`controlplane_client.AsyncClient`: base URL, key, the error envelope): a POST tried again until the service
+answers for good, the single-try heartbeat, the last (offline) heartbeat, and what an answer means (worth another
+try, refused, stale). The client's own retries are off (`max_retries=0`): this loop retries without a bound, as a
+worker outliving an outage of the control plane must; the lease's JSON stays a dict, which the tasks read."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from controlplane_client import ApiError, AsyncClient
 from controlplane_http.reference_worker.config import WorkerConfig
 
 log = logging.getLogger("controlplane.worker")
@@ -31,11 +35,30 @@ class Refused(Exception):
 
 class ControlPlane:
     def __init__(self, config: WorkerConfig) -> None:
-        self.api = httpx.AsyncClient(
-            base_url=config.api_url.rstrip("/"),
-            headers={"Authorization": f"Bearer {config.api_key}"},
+        self.client = AsyncClient(
+            config.api_url,
+            config.api_key,
             timeout=httpx.Timeout(30.0, read=config.wait_seconds + 30.0),
+            max_retries=0,
         )
+
+    @property
+    def api(self) -> httpx.AsyncClient:
+        """The client's HTTP connection pool (tests put a scripted transport here)."""
+        return self.client.http
+
+    @api.setter
+    def api(self, http: httpx.AsyncClient) -> None:
+        self.client.http = http
+
+    async def _send(self, path: str, body: dict[str, Any], timeout: float | None = None) -> httpx.Response:  # noqa: ASYNC109
+        """One POST: its answer, 2xx or not."""
+        try:
+            return await self.client.request("POST", path, body=body, timeout=timeout)
+        except ApiError as error:
+            if error.response is None:
+                raise
+            return error.response
 
     async def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         """POST to the control plane until it answers for good: an unreachable server, a 429 and a 5xx are tried
@@ -46,7 +69,7 @@ class ControlPlane:
         delay = RETRY_FIRST_SECONDS
         while True:
             try:
-                response = await self.api.post(path, json=body)
+                response = await self._send(path, body)
             except httpx.TransportError as exc:
                 reason = repr(exc)
             else:
@@ -63,7 +86,7 @@ class ControlPlane:
 
     async def heartbeat(self, report: dict[str, Any]) -> dict[str, Any]:
         """One heartbeat, tried once (the worker's heartbeats say why); the control plane's answer."""
-        response = await self.api.post("/api/v1/workers/heartbeat", json=report)
+        response = await self._send("/api/v1/workers/heartbeat", report)
         if response.status_code >= 400 and not _worth_retrying(response):
             raise Refused(f"heartbeat: {response.status_code} {response.text[:500]}")
         response.raise_for_status()
@@ -73,10 +96,10 @@ class ControlPlane:
     async def offline(self, report: dict[str, Any]) -> None:
         """The last heartbeat: one short try, the worker is leaving."""
         with contextlib.suppress(httpx.HTTPError):
-            await self.api.post("/api/v1/workers/heartbeat", json=report, timeout=OFFLINE_TIMEOUT_SECONDS)
+            await self._send("/api/v1/workers/heartbeat", report, timeout=OFFLINE_TIMEOUT_SECONDS)
 
     async def aclose(self) -> None:
-        await self.api.aclose()
+        await self.client.aclose()
 
 
 def _worth_retrying(response: httpx.Response) -> bool:
