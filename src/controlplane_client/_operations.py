@@ -30,6 +30,7 @@ from controlplane_http.storage.wire import StorageUsage, StoredFile, StoredFileL
 from controlplane_http.task_plans.wire import TaskPlan, TaskPlanCreate, TaskPlanList
 from controlplane_http.teams.wire import TeamCreate, TeamList, TeamUpdate, TeamWithAgentsResponse
 from controlplane_http.templates.wire import Template, TemplateCreate, TemplateInstantiate, TemplateList, TemplateUpdate
+from controlplane_http.webhooks.wire import Delivery, DeliveryList, Webhook, WebhookCreate, WebhookList, WebhookUpdate
 from controlplane_http.workers.wire import HeartbeatResponse, Worker, WorkerHeartbeat, WorkerList
 from controlplane_http.workflows.wire import RunCreate, Workflow, WorkflowCreate, WorkflowList, WorkflowRun, WorkflowRunList, WorkflowUpdate
 from controlplane_client._core import CallAsync, CallSync, path_segment as _path
@@ -583,6 +584,38 @@ class AsyncOperations(CallAsync):
     async def list_temporal_workflows(self, *, type: str | None = None, status: str | None = None, limit: int | None = None, offset: int | None = None) -> str:
         """Workflow runs, job firings and task plans, newest first (`started_at`, then id, descending); `status` in one v... (`GET /api/v1/temporal-workflows`)."""
         return cast('str', await self._call('GET', '/api/v1/temporal-workflows', str, params={'type': type, 'status': status, 'limit': limit, 'offset': offset}, body=None))
+
+    async def list_webhooks(self, *, limit: int | None = None, offset: int | None = None) -> WebhookList:
+        """ListWebhooks (`GET /api/v1/webhooks`)."""
+        return cast('WebhookList', await self._call('GET', '/api/v1/webhooks', WebhookList, params={'limit': limit, 'offset': offset}, body=None))
+
+    async def create_webhook(self, body: WebhookCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Webhook:
+        """CreateWebhook (`POST /api/v1/webhooks`)."""
+        return cast('Webhook', await self._call('POST', '/api/v1/webhooks', Webhook, params=None, body=body, idempotency_key=idempotency_key))
+
+    async def get_webhook(self, webhook_id: str) -> Webhook:
+        """GetWebhook (`GET /api/v1/webhooks/{webhook_id}`)."""
+        return cast('Webhook', await self._call('GET', f'/api/v1/webhooks/{_path(webhook_id)}', Webhook, params=None, body=None))
+
+    async def update_webhook(self, webhook_id: str, body: WebhookUpdate | Mapping[str, Any]) -> Webhook:
+        """UpdateWebhook (`PATCH /api/v1/webhooks/{webhook_id}`)."""
+        return cast('Webhook', await self._call('PATCH', f'/api/v1/webhooks/{_path(webhook_id)}', Webhook, params=None, body=body))
+
+    async def delete_webhook(self, webhook_id: str) -> None:
+        """DeleteWebhook (`DELETE /api/v1/webhooks/{webhook_id}`)."""
+        return cast('None', await self._call('DELETE', f'/api/v1/webhooks/{_path(webhook_id)}', None, params=None, body=None))
+
+    async def list_webhook_deliveries(self, webhook_id: str, *, limit: int | None = None, offset: int | None = None) -> DeliveryList:
+        """ListDeliveries (`GET /api/v1/webhooks/{webhook_id}/deliveries`)."""
+        return cast('DeliveryList', await self._call('GET', f'/api/v1/webhooks/{_path(webhook_id)}/deliveries', DeliveryList, params={'limit': limit, 'offset': offset}, body=None))
+
+    async def redeliver_webhook_delivery(self, webhook_id: str, delivery_id: str, *, idempotency_key: str | None = None) -> Delivery:
+        """Queues the event of a finished delivery again (same webhook-id and body): 202 with the new delivery; 409 while... (`POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver`)."""
+        return cast('Delivery', await self._call('POST', f'/api/v1/webhooks/{_path(webhook_id)}/deliveries/{_path(delivery_id)}/redeliver', Delivery, params=None, body=None, idempotency_key=idempotency_key))
+
+    async def test_webhook(self, webhook_id: str, *, idempotency_key: str | None = None) -> Delivery:
+        """Queues a `webhook.test` event for this webhook: 202 with its delivery (409 when disabled). (`POST /api/v1/webhooks/{webhook_id}/test`)."""
+        return cast('Delivery', await self._call('POST', f'/api/v1/webhooks/{_path(webhook_id)}/test', Delivery, params=None, body=None, idempotency_key=idempotency_key))
 
     async def list_task_plans(self, *, status: str | None = None, limit: int | None = None, offset: int | None = None) -> TaskPlanList:
         """ListPlans (`GET /api/v1/task-plans`)."""
@@ -1251,6 +1284,38 @@ class Operations(CallSync):
     def list_temporal_workflows(self, *, type: str | None = None, status: str | None = None, limit: int | None = None, offset: int | None = None) -> str:
         """Workflow runs, job firings and task plans, newest first (`started_at`, then id, descending); `status` in one v... (`GET /api/v1/temporal-workflows`)."""
         return cast('str', self._call('GET', '/api/v1/temporal-workflows', str, params={'type': type, 'status': status, 'limit': limit, 'offset': offset}, body=None))
+
+    def list_webhooks(self, *, limit: int | None = None, offset: int | None = None) -> WebhookList:
+        """ListWebhooks (`GET /api/v1/webhooks`)."""
+        return cast('WebhookList', self._call('GET', '/api/v1/webhooks', WebhookList, params={'limit': limit, 'offset': offset}, body=None))
+
+    def create_webhook(self, body: WebhookCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Webhook:
+        """CreateWebhook (`POST /api/v1/webhooks`)."""
+        return cast('Webhook', self._call('POST', '/api/v1/webhooks', Webhook, params=None, body=body, idempotency_key=idempotency_key))
+
+    def get_webhook(self, webhook_id: str) -> Webhook:
+        """GetWebhook (`GET /api/v1/webhooks/{webhook_id}`)."""
+        return cast('Webhook', self._call('GET', f'/api/v1/webhooks/{_path(webhook_id)}', Webhook, params=None, body=None))
+
+    def update_webhook(self, webhook_id: str, body: WebhookUpdate | Mapping[str, Any]) -> Webhook:
+        """UpdateWebhook (`PATCH /api/v1/webhooks/{webhook_id}`)."""
+        return cast('Webhook', self._call('PATCH', f'/api/v1/webhooks/{_path(webhook_id)}', Webhook, params=None, body=body))
+
+    def delete_webhook(self, webhook_id: str) -> None:
+        """DeleteWebhook (`DELETE /api/v1/webhooks/{webhook_id}`)."""
+        return cast('None', self._call('DELETE', f'/api/v1/webhooks/{_path(webhook_id)}', None, params=None, body=None))
+
+    def list_webhook_deliveries(self, webhook_id: str, *, limit: int | None = None, offset: int | None = None) -> DeliveryList:
+        """ListDeliveries (`GET /api/v1/webhooks/{webhook_id}/deliveries`)."""
+        return cast('DeliveryList', self._call('GET', f'/api/v1/webhooks/{_path(webhook_id)}/deliveries', DeliveryList, params={'limit': limit, 'offset': offset}, body=None))
+
+    def redeliver_webhook_delivery(self, webhook_id: str, delivery_id: str, *, idempotency_key: str | None = None) -> Delivery:
+        """Queues the event of a finished delivery again (same webhook-id and body): 202 with the new delivery; 409 while... (`POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver`)."""
+        return cast('Delivery', self._call('POST', f'/api/v1/webhooks/{_path(webhook_id)}/deliveries/{_path(delivery_id)}/redeliver', Delivery, params=None, body=None, idempotency_key=idempotency_key))
+
+    def test_webhook(self, webhook_id: str, *, idempotency_key: str | None = None) -> Delivery:
+        """Queues a `webhook.test` event for this webhook: 202 with its delivery (409 when disabled). (`POST /api/v1/webhooks/{webhook_id}/test`)."""
+        return cast('Delivery', self._call('POST', f'/api/v1/webhooks/{_path(webhook_id)}/test', Delivery, params=None, body=None, idempotency_key=idempotency_key))
 
     def list_task_plans(self, *, status: str | None = None, limit: int | None = None, offset: int | None = None) -> TaskPlanList:
         """ListPlans (`GET /api/v1/task-plans`)."""
