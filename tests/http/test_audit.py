@@ -50,7 +50,8 @@ def test_each_change_says_who_what_where_and_which_request(client: TestClient[An
 
     patched = client.patch(f"/api/v1/agents/{agent_id}", json={"description": "writes"}, headers=ALICE)
     assert patched.status_code == 200, patched.text
-    assert client.delete(f"/api/v1/agents/{agent_id}", headers=ALICE).status_code == 204
+    deleted = client.delete(f"/api/v1/agents/{agent_id}", headers=ALICE)
+    assert deleted.status_code == 204
     newest = audit(client)
     assert [(e["action"], e["resource_id"]) for e in newest] == [
         ("agent.delete", agent_id),
@@ -59,7 +60,9 @@ def test_each_change_says_who_what_where_and_which_request(client: TestClient[An
     ]
     assert newest[1]["details"] == {"changed": ["description"]}
     generated = newest[0]["request_id"]
-    assert str(uuid.UUID(generated)) == generated, "a request without X-Request-ID gets a new id"
+    assert generated, "a request without X-Request-ID gets a new id"
+    assert generated == deleted.headers["X-Request-ID"], "the id the answer carried"
+    assert generated not in ("req-create-1", newest[1]["request_id"])
     assert actions(client, request_id="req-create-1") == [("agent.create", agent_id)]
     assert actions(client, action="agent.update") == [("agent.update", agent_id)]
     assert len(audit(client, actor="alice", resource_type="agent", resource_id=agent_id, outcome="succeeded")) == 3

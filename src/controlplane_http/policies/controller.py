@@ -11,6 +11,7 @@ from litestar.types import Scope
 
 from controlplane_domain.policies import entity, gate, usecases
 from controlplane_domain.policies.entity import Action, DecisionFilter
+from controlplane_http.audit.controller import moment
 from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.policies.wire import (
@@ -27,11 +28,18 @@ from controlplane_http.policies.wire import (
     PolicyUpdate,
 )
 
+# Read as text and parsed by `moment` (as the audit log's), so that a bad one is a 422 naming `from` or `to`: a
+# `datetime` parameter also took a bare number as seconds since the epoch (schemathesis found `to=0.5` accepted).
+_MOMENT = {"format": "date-time"}
 Since = Annotated[
-    datetime | None, QueryParameter(name="from", description="decisions taken at or after this instant (ISO 8601)")
+    str | None,
+    QueryParameter(
+        name="from", description="decisions taken at or after this instant (RFC 3339)", schema_extra=_MOMENT
+    ),
 ]
 Until = Annotated[
-    datetime | None, QueryParameter(name="to", description="decisions taken before this instant (ISO 8601)")
+    str | None,
+    QueryParameter(name="to", description="decisions taken before this instant (RFC 3339)", schema_extra=_MOMENT),
 ]
 
 
@@ -159,7 +167,11 @@ class PolicyDecisionController(Controller):
         `allowed=false` finds the denials (an audit policy's too, and the evaluations that failed)."""
         ports, principal = caller(scope)
         where = DecisionFilter(
-            action=action, policy_id=policy_id, allowed=allowed, since=_utc(since), until=_utc(until)
+            action=action,
+            policy_id=policy_id,
+            allowed=allowed,
+            since=_utc(moment("from", since)),
+            until=_utc(moment("to", until)),
         )
         page = await usecases.list_decisions(ports, principal.organization_id, page_request(limit, offset), where)
         return page_of(PolicyDecisionList, page, decision_out)

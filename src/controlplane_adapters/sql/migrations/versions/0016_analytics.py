@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 import sqlalchemy as sa
-from alembic import op
+from alembic import context, op
 
 revision = "0016"
 down_revision = "0015"
@@ -78,7 +78,8 @@ def upgrade() -> None:
     with op.batch_alter_table("executions") as batch_op:
         batch_op.add_column(sa.Column("prompt_tokens", sa.BigInteger(), nullable=True))
         batch_op.add_column(sa.Column("completion_tokens", sa.BigInteger(), nullable=True))
-    _backfill()
+    if not context.is_offline_mode():  # (`migrate --sql` prints the schema: the rows' fill reads rows, run it online)
+        _backfill()
 
 
 def downgrade() -> None:
