@@ -677,7 +677,7 @@ class AsyncOperations(CallAsync):
         """A dry run: what the action's enabled policies decide for the caller on this resource and request, now (nothing... (`POST /api/v1/policies/evaluate`)."""
         return cast('Evaluation', await self._call('POST', '/api/v1/policies/evaluate', Evaluation, params=None, body=body, idempotency_key=idempotency_key))
 
-    async def list_policy_decisions(self, *, action: str | None = None, policy_id: str | None = None, allowed: bool | None = None, from_: str | datetime | None = None, to: str | datetime | None = None, limit: int | None = None, offset: int | None = None) -> PolicyDecisionList:
+    async def list_policy_decisions(self, *, action: str | None = None, policy_id: str | None = None, allowed: bool | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None) -> PolicyDecisionList:
         """Every decision of every policy on a guarded action (one an enabled policy and action), oldest first; `allowed=... (`GET /api/v1/policy-decisions`)."""
         return cast('PolicyDecisionList', await self._call('GET', '/api/v1/policy-decisions', PolicyDecisionList, params={'action': action, 'policy_id': policy_id, 'allowed': allowed, 'from': from_, 'to': to, 'limit': limit, 'offset': offset}, body=None))
 
@@ -1377,7 +1377,7 @@ class Operations(CallSync):
         """A dry run: what the action's enabled policies decide for the caller on this resource and request, now (nothing... (`POST /api/v1/policies/evaluate`)."""
         return cast('Evaluation', self._call('POST', '/api/v1/policies/evaluate', Evaluation, params=None, body=body, idempotency_key=idempotency_key))
 
-    def list_policy_decisions(self, *, action: str | None = None, policy_id: str | None = None, allowed: bool | None = None, from_: str | datetime | None = None, to: str | datetime | None = None, limit: int | None = None, offset: int | None = None) -> PolicyDecisionList:
+    def list_policy_decisions(self, *, action: str | None = None, policy_id: str | None = None, allowed: bool | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None) -> PolicyDecisionList:
         """Every decision of every policy on a guarded action (one an enabled policy and action), oldest first; `allowed=... (`GET /api/v1/policy-decisions`)."""
         return cast('PolicyDecisionList', self._call('GET', '/api/v1/policy-decisions', PolicyDecisionList, params={'action': action, 'policy_id': policy_id, 'allowed': allowed, 'from': from_, 'to': to, 'limit': limit, 'offset': offset}, body=None))
 

@@ -194,6 +194,9 @@ def create_app(
         on_startup=list(on_startup),
         on_shutdown=list(on_shutdown),
         debug=debug,
+        # Logging is the embedder's (the CLI configures it once, uvicorn's workers included): Litestar's own
+        # default would replace it in every worker process with a queue handler that drops the last records
+        logging_config=None,
     )
     _correct_options_allow(app)
     # Authentication and rate limits wrap routing itself, so that unknown paths and methods are authenticated
