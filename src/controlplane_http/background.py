@@ -14,7 +14,7 @@ from controlplane_domain.idempotency.usecases import PURGE_BATCH, purge_expired_
 from controlplane_domain.jobs.firing import DUE_BATCH, fire_due_jobs
 from controlplane_domain.policies.usecases import flush_decisions
 from controlplane_domain.ports import Ports
-from controlplane_domain.workers.usecases import flush_heartbeats
+from controlplane_domain.workers.usecases import flush_heartbeats, mark_silent_workers
 from controlplane_domain.workflows.timeouts import TIMEOUT_BATCH, time_out_steps
 
 log = logging.getLogger("controlplane.background")
@@ -69,11 +69,13 @@ class Periodic:
 
 
 def lease_reaper(ports: Ports, interval_seconds: float) -> Periodic:
-    """Re-queues (or fails) executions whose worker went silent; safe on several nodes (rows are locked, skipped)."""
+    """Re-queues (or fails) executions whose worker went silent; safe on several nodes (rows are locked, skipped).
+    Then stores `offline` for the workers that fell silent (their `worker.status_changed`), once across nodes."""
 
     async def reap() -> None:
         while await reap_expired_leases(ports) >= 100:
             pass
+        await mark_silent_workers(ports)
 
     return Periodic("lease reaper", interval_seconds, reap)
 

@@ -203,3 +203,41 @@ async def test_a_webhook_failing_for_three_days_is_disabled_and_says_why(uow: Uo
     assert enabled.webhook.failing_since is None
     receiver.status = 200
     assert await deliver_due(ports, jitter=lambda: 0.0) == 1  # what waited goes out again
+
+
+async def test_a_worker_that_falls_silent_is_marked_offline_once_across_nodes_and_says_so(uow: UowFactory) -> None:
+    from controlplane_domain.workers.entity import WorkerStatus
+    from controlplane_domain.workers.usecases import (
+        RecordHeartbeat,
+        list_workers,
+        mark_silent_workers,
+        record_heartbeat,
+    )
+
+    clock = ManualClock(START)
+    ports = ports_on(uow, clock, ScriptedReceiver())
+    listening = await hook(ports, "https://a.example/1", "worker.status_changed")
+    for worker_id in ("quiet", "talking"):
+        await record_heartbeat(ports, ORG, RecordHeartbeat(worker_id=worker_id, environment_name="prod"))
+    interval = ports.worker_heartbeat_interval_seconds
+
+    async def announced() -> list[tuple[str, str | None, str]]:
+        found = reversed(await deliveries(ports, listening))
+        return [
+            (d["worker_id"], d["previous_status"], d["status"]) for d in (json.loads(x.payload)["data"] for x in found)
+        ]
+
+    assert await announced() == [("quiet", None, "active"), ("talking", None, "active")]  # registered
+    clock.advance(interval * 3)  # three intervals exactly: not yet silent
+    await record_heartbeat(ports, ORG, RecordHeartbeat(worker_id="talking", environment_name="prod"))
+    assert await mark_silent_workers(ports) == 0
+    clock.advance(1)
+    assert await asyncio.gather(*(mark_silent_workers(ports) for _ in range(3))) in ([1, 0, 0], [0, 1, 0], [0, 0, 1])
+    assert await mark_silent_workers(ports) == 0  # once
+    assert (await announced())[2:] == [("quiet", "active", "offline")]
+    stored = {w.worker_id: w.status for w in (await list_workers(ports, ORG, EVERYTHING)).items}
+    assert stored == {"quiet": WorkerStatus.OFFLINE, "talking": WorkerStatus.ACTIVE}
+
+    await record_heartbeat(ports, ORG, RecordHeartbeat(worker_id="quiet", environment_name="prod"))  # back
+    assert (await announced())[3:] == [("quiet", "offline", "active")]
+    assert await mark_silent_workers(ports) == 0

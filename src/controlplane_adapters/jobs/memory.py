@@ -35,6 +35,10 @@ class MemoryJobRepository(MemoryRepository[Job]):
             for run_id in [run.id for run in self.runs.values() if run.job_id == object_id]:
                 del self.runs[run_id]
 
+    async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Job]:
+        sealed = (job for job in self.rows.values() if job.secret is not None and job.secret.key_id != key_id)
+        return sorted(sealed, key=lambda job: job.id)[:limit]
+
     async def get_for_webhook(self, job_id: str) -> Job | None:
         return self.rows.get(job_id)
 

@@ -19,6 +19,9 @@ class MemoryWebhookRepository(MemoryRepository[Webhook]):
     noun = "webhook"
     unique_field = "id"
 
+    async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Webhook]:
+        return sorted((hook for hook in self.rows.values() if hook.secret.key_id != key_id), key=lambda h: h.id)[:limit]
+
     def __init__(self, rows: dict[str, Webhook], deliveries: dict[str, Delivery]) -> None:
         super().__init__(rows)
         self.deliveries = deliveries

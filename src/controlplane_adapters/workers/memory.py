@@ -8,7 +8,7 @@ from datetime import datetime
 
 from controlplane_adapters.memory.base import sorted_page
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.workers.entity import Worker
+from controlplane_domain.workers.entity import Worker, WorkerStatus
 
 
 class MemoryWorkerRepository:
@@ -51,6 +51,21 @@ class MemoryWorkerRepository:
         mine.sort(key=lambda worker: worker.worker_id)
         mine.sort(key=lambda worker: worker.last_heartbeat_at, reverse=True)
         return mine[:limit]
+
+    async def silent_since(self, before: datetime, limit: int, offset: int) -> list[Worker]:
+        silent = [
+            w for w in self.rows.values() if w.status is not WorkerStatus.OFFLINE and w.last_heartbeat_at < before
+        ]
+        silent.sort(key=lambda w: (w.last_heartbeat_at, w.organization_id, w.worker_id))
+        return silent[offset : offset + limit]
+
+    async def mark_offline(self, worker: Worker) -> bool:
+        key = (worker.organization_id, worker.worker_id)
+        stored = self.rows.get(key)
+        if stored is None or (stored.status, stored.last_heartbeat_at) != (worker.status, worker.last_heartbeat_at):
+            return False
+        self.rows[key] = replace(stored, status=WorkerStatus.OFFLINE)
+        return True
 
     async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -139,6 +139,33 @@ class SqlWorkerRepository:
         )
         return [worker_to_domain(row) for row in await self.connection.execute(statement)]
 
+    async def silent_since(self, before: datetime, limit: int, offset: int) -> list[Worker]:
+        t = workers
+        statement = (
+            sa.select(t)
+            .where(t.c.status != WorkerStatus.OFFLINE.value, t.c.last_heartbeat_at < before)
+            .order_by(t.c.last_heartbeat_at, t.c.organization_id, t.c.worker_id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return [worker_to_domain(row) for row in await self.connection.execute(statement)]
+
+    async def mark_offline(self, worker: Worker) -> bool:
+        """A compare-and-set on the status and the last heartbeat read: a concurrent sweep's UPDATE waits for the
+        first to commit, then finds the status changed and updates nothing."""
+        t = workers
+        result = await self.connection.execute(
+            t.update()
+            .where(
+                t.c.organization_id == worker.organization_id,
+                t.c.worker_id == worker.worker_id,
+                t.c.status == worker.status.value,
+                t.c.last_heartbeat_at == worker.last_heartbeat_at,
+            )
+            .values(status=WorkerStatus.OFFLINE.value)
+        )
+        return bool(result.rowcount == 1)
+
     async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
         if not queue_ids:
             return {}

@@ -14,6 +14,10 @@ class JobRepository(Protocol):
     async def add(self, job: Job) -> None:
         """Store a new job; Conflict when its name is taken in the organization."""
 
+    async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Job]:
+        """Webhook jobs of every organization whose signing secret another key sealed, by id, at most `limit`
+        (locked on Postgres, for a key rotation)."""
+
     async def get(self, organization_id: str, job_id: str, *, for_update: bool = False) -> Job | None: ...
 
     async def update(self, job: Job) -> None:

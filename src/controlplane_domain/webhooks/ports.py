@@ -17,6 +17,10 @@ class WebhookRepository(Protocol):
 
     async def update(self, webhook: Webhook) -> None: ...
 
+    async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Webhook]:
+        """Webhooks of every organization whose signing secret another key sealed, by id, at most `limit` (locked
+        on Postgres, for a key rotation)."""
+
     async def delete(self, organization_id: str, webhook_id: str) -> None:
         """Delete the webhook and its deliveries."""
 

@@ -35,5 +35,13 @@ class WorkerRepository(Protocol):
         """The organization's workers heard from most recently, at most `limit` (latest heartbeat first, then by
         worker id)."""
 
+    async def silent_since(self, before: datetime, limit: int, offset: int) -> list[Worker]:
+        """Workers of every organization not stored as `offline` whose last heartbeat is before `before`, oldest
+        heartbeat first (then by organization and worker id), a page at a time."""
+
+    async def mark_offline(self, worker: Worker) -> bool:
+        """Store `offline` for the worker unless it changed since it was read (its status or last heartbeat);
+        True when this call changed it (of two nodes' sweeps, exactly one)."""
+
     async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
         """Workers per queue whose last heartbeat is at or after `since`."""

@@ -17,7 +17,12 @@ from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
 from controlplane_domain.webhooks.events import worker_status_changed
 from controlplane_domain.webhooks.listeners import DUE
-from controlplane_domain.workers.entity import MAX_TASKS_PROCESSED, Worker, WorkerStatus
+from controlplane_domain.workers.entity import (
+    MAX_TASKS_PROCESSED,
+    MISSED_HEARTBEATS_BEFORE_OFFLINE,
+    Worker,
+    WorkerStatus,
+)
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 
 log = logging.getLogger("controlplane.heartbeats")
@@ -114,6 +119,42 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
     if announced and ports.bus is not None:
         await ports.bus.publish(DUE)
     return HeartbeatReceipt(worker, registered, now, commands, extended)
+
+
+SILENT_BATCH = 100
+
+
+@retry_transient
+async def mark_silent_workers(ports: Ports) -> int:
+    """Store `offline` for the workers that fell silent (no heartbeat for three of their intervals) and send their
+    `worker.status_changed`, in one transaction; how many. Every node's lease reaper runs it: each worker is
+    marked once (a compare-and-set of its status and last heartbeat), and one that heartbeats meanwhile is not."""
+    now = ports.clock.now()
+    silence = timedelta(seconds=ports.worker_heartbeat_interval_seconds * MISSED_HEARTBEATS_BEFORE_OFFLINE)
+    async with ports.read() as uow:  # (most sweeps find nobody: they write nothing, and take no write lock)
+        if not await uow.workers.silent_since(now - silence, 1, 0):
+            return 0
+    marked = 0
+    announced = False
+    async with ports.uow() as uow:
+        skipped = 0  # (a marked worker leaves the query's answer; one not marked stays, and is skipped)
+        while True:
+            page = await uow.workers.silent_since(now - silence, SILENT_BATCH, skipped)
+            for worker in page:
+                # (a row written under a longer interval falls silent later than the setting says)
+                silent = worker.effective_status(now) is WorkerStatus.OFFLINE
+                if not silent or not await uow.workers.mark_offline(worker):
+                    skipped += 1
+                    continue
+                went = replace(worker, status=WorkerStatus.OFFLINE)
+                announced = await worker_status_changed(ports, uow, worker.status, went, now) or announced
+                marked += 1
+            if len(page) < SILENT_BATCH:
+                break
+        await uow.commit()
+    if announced and ports.bus is not None:
+        await ports.bus.publish(DUE)
+    return marked
 
 
 async def _timed_out_task(

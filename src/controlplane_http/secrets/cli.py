@@ -1,4 +1,5 @@
-"""`controlplane secrets rotate-key`: seal every secret, and every integration's secret fields, with a new key.
+"""`controlplane secrets rotate-key`: seal every secret, every integration's secret fields, and every webhook's and
+webhook job's signing secret, with a new key.
 
 The new key never comes on the command line (where `ps` and shell histories would keep it): it comes from the
 environment variable CONTROLPLANE_SECRETS_NEW_KEY, from a file (`--new-key-file`), or is made (`--generate`, when
@@ -82,6 +83,7 @@ def rotate_key_command(args: argparse.Namespace) -> int:
     from controlplane_domain.audit.context import acting
     from controlplane_domain.integrations.sealing import rotate_integration_key
     from controlplane_domain.secrets.reveal import rotate_key
+    from controlplane_domain.secrets.signing import rotate_signing_keys
     from controlplane_http.audit.cli import cli_audit_context
     from controlplane_http.schema import prepare_schema
 
@@ -96,19 +98,21 @@ def rotate_key_command(args: argparse.Namespace) -> int:
     if old.key_id == new.key_id:
         raise ConfigError("the new key is the current key")
 
-    async def run() -> tuple[int, int]:
+    async def run() -> tuple[int, int, tuple[int, int]]:
         engine = create_engine(settings.database_url)
         try:
             await prepare_schema(engine, auto_migrate=settings.auto_migrate)  # as `serve` would
             with acting(cli_audit_context("controlplane secrets rotate-key")):  # each secret's secret.rotate_key
                 secrets = await rotate_key(lambda: SqlUnitOfWork(engine), old, new)
-            return secrets, await rotate_integration_key(lambda: SqlUnitOfWork(engine), old, new)
+                integrations = await rotate_integration_key(lambda: SqlUnitOfWork(engine), old, new)
+                signing = await rotate_signing_keys(lambda: SqlUnitOfWork(engine), old, new)
+            return secrets, integrations, signing
         finally:
             await engine.dispose()
 
-    count, integrations = asyncio.run(run())
-    print(f"re-encrypted {count} secret(s) and the secret fields of {integrations} integration(s): key "
-          f"{old.key_id} -> {new.key_id}")  # fmt: skip
+    count, integrations, (hooks, jobs) = asyncio.run(run())
+    print(f"re-encrypted {count} secret(s), the secret fields of {integrations} integration(s) and the signing "
+          f"secrets of {hooks} webhook(s) and {jobs} webhook job(s): key {old.key_id} -> {new.key_id}")  # fmt: skip
     if key_file is not None:
         _replace_file(key_file, text)
         print(f"the key file {key_file} now holds the new key; restart the servers")

@@ -1,0 +1,53 @@
+"""Re-sealing the signing secrets of webhooks and webhook jobs with a new key (`controlplane secrets rotate-key`).
+
+Like the secrets' rotation (secrets/reveal.py), a batch a transaction, and only what another key sealed: a
+rotation that stopped halfway runs again to its end. `updated_at` stays: the secrets did not change."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from controlplane_domain.jobs.entity import secret_data as job_secret_data
+from controlplane_domain.ports import UnitOfWork
+from controlplane_domain.secrets.entity import SealedValue, SecretUnreadable
+from controlplane_domain.secrets.ports import SecretCipher
+from controlplane_domain.webhooks.entity import secret_data as webhook_secret_data
+
+ROTATION_BATCH = 100
+
+
+def _resealed(old: SecretCipher, new: SecretCipher, sealed: SealedValue, bound_to: bytes) -> SealedValue:
+    if sealed.key_id != old.key_id:
+        raise SecretUnreadable(f"a signing secret was sealed by key {sealed.key_id}, neither the old nor the new key")
+    return SealedValue(new.key_id, new.encrypt(old.decrypt(sealed.data, bound_to), bound_to))
+
+
+async def rotate_signing_keys(
+    uow: Callable[[], UnitOfWork], old: SecretCipher, new: SecretCipher, *, batch: int = ROTATION_BATCH
+) -> tuple[int, int]:
+    """Seal every webhook's and every webhook job's signing secret with `new` (opened with `old`); how many of
+    each were sealed anew. A secret `old` cannot open raises the cipher's error (nothing of its batch changes)."""
+    hooks = jobs = 0
+    while True:
+        async with uow() as work:
+            found = await work.webhooks.sealed_elsewhere(new.key_id, batch)
+            if not found:
+                break
+            for hook in found:
+                bound_to = webhook_secret_data(hook.organization_id, hook.id)
+                await work.webhooks.update(replace(hook, secret=_resealed(old, new, hook.secret, bound_to)))
+            await work.commit()
+        hooks += len(found)
+    while True:
+        async with uow() as work:
+            due = await work.jobs.sealed_elsewhere(new.key_id, batch)
+            if not due:
+                break
+            for job in due:
+                assert job.secret is not None  # (what sealed_elsewhere answers has one)
+                bound_to = job_secret_data(job.organization_id, job.id)
+                await work.jobs.update(replace(job, secret=_resealed(old, new, job.secret, bound_to)))
+            await work.commit()
+        jobs += len(due)
+    return hooks, jobs
