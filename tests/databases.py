@@ -91,14 +91,21 @@ def postgres_database() -> Iterator[str]:
 
 
 async def truncate(url: str) -> None:
-    """Empty every application table (between tests on the shared Postgres database)."""
-    engine = create_engine(url)
+    """Empty every application table (between tests on the shared Postgres database): one DELETE per table, children
+    first, in one implicit transaction. (TRUNCATE of every table costs ~120 ms, even empty ones: a new file for
+    each; these DELETEs, of the few rows a test leaves, ~2 ms.)"""
+    import asyncpg
+
+    parts = sa.make_url(url)
+    connection = await asyncpg.connect(host=parts.host, port=parts.port or 5432, user=parts.username,
+                                       password=parts.password, database=parts.database)  # fmt: skip
     try:
-        async with engine.begin() as connection:
-            names = ", ".join(f'"{table.name}"' for table in metadata.sorted_tables)
-            await connection.execute(sa.text(f"TRUNCATE {names} CASCADE"))
+        await connection.execute(_EMPTY_EVERY_TABLE)
     finally:
-        await engine.dispose()
+        await connection.close()
+
+
+_EMPTY_EVERY_TABLE = "; ".join(f'DELETE FROM "{table.name}"' for table in reversed(metadata.sorted_tables))  # noqa: S608 - our own table names
 
 
 REDIS_URL = os.environ.get("CONTROLPLANE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")

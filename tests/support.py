@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jwt
+import pytest
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.memory import MemoryStore
@@ -61,3 +62,9 @@ def wait_until(check: Callable[[], bool], timeout: float = 20.0, interval: float
             return
         time.sleep(interval)
     raise AssertionError(f"condition not met within {timeout} seconds")
+
+
+# For a test of what the HTTP layer decides before any store is asked (a body's or a query's validation, the
+# OpenAPI document, credentials that are malformed): it runs on the memory store alone. The stores themselves are
+# the contract suite's (tests/contract), and every test of what they keep still runs on all three.
+BEFORE_THE_STORE = pytest.mark.parametrize("client", ["memory"], indirect=True)

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
+from tests.support import BEFORE_THE_STORE
+
 AGENT_FIELDS = {
     "id", "organization_id", "name", "description", "status", "runtime", "model_id", "system_prompt", "team_id",
     "capabilities", "skill_ids", "execution_environment", "configuration", "created_at", "updated_at",
@@ -79,6 +81,7 @@ def test_unsupported_runtime_is_422(client: TestClient[Any]) -> None:
         ),
     ],
 )
+@BEFORE_THE_STORE
 def test_invalid_bodies_are_422(client: TestClient[Any], payload: dict[str, Any], loc: list[Any]) -> None:
     assert_validation(client.post("/api/v1/agents", json=payload), loc)
 
@@ -92,6 +95,7 @@ def test_invalid_bodies_are_422(client: TestClient[Any], payload: dict[str, Any]
     ],
     ids=["truncated", "not-utf-8", "nested-too-deeply"],
 )
+@BEFORE_THE_STORE
 def test_unparseable_json_is_400(client: TestClient[Any], body: bytes) -> None:
     response = client.post("/api/v1/agents", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400
@@ -166,6 +170,7 @@ def test_list_pages_in_creation_order(client: TestClient[Any], clock: Any) -> No
     ("params", "name"),
     [({"limit": 0}, "limit"), ({"limit": 201}, "limit"), ({"limit": "ten"}, "limit"), ({"offset": -1}, "offset")],
 )
+@BEFORE_THE_STORE
 def test_bad_paging_is_422(client: TestClient[Any], params: dict[str, Any], name: str) -> None:
     assert_validation(client.get("/api/v1/agents", params=params), ["query", name])
 

@@ -11,6 +11,7 @@ from litestar.testing import TestClient
 from controlplane_adapters.clock import ManualClock
 from tests.http.test_agents import assert_validation, create_agent
 from tests.http.test_executions import execute, lease, setup_queue
+from tests.support import BEFORE_THE_STORE
 
 SUMMARY = "/api/v1/analytics/summary"
 
@@ -88,6 +89,7 @@ def test_a_series_has_every_bucket_of_the_range(client: TestClient[Any], clock: 
         ("/api/v1/analytics/agents", {"limit": "201"}, "limit"),
     ],
 )
+@BEFORE_THE_STORE
 def test_bad_ranges_and_choices_are_422(client: TestClient[Any], path: str, params: dict[str, str], loc: str) -> None:
     assert_validation(client.get(path, params=params), ["query", loc])
 

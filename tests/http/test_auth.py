@@ -13,7 +13,7 @@ from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
 from tests.conftest import build_test_app
-from tests.support import JWT_SECRET, SERVICE_KEY, bearer, make_jwt
+from tests.support import BEFORE_THE_STORE, JWT_SECRET, SERVICE_KEY, bearer, make_jwt
 
 UNAUTHORIZED = {"error": {"code": "UNAUTHORIZED", "message": "invalid or missing credentials", "details": {}}}
 
@@ -41,6 +41,7 @@ BAD_CREDENTIALS = {
 
 
 @pytest.mark.parametrize("headers", BAD_CREDENTIALS.values(), ids=BAD_CREDENTIALS.keys())
+@BEFORE_THE_STORE
 def test_bad_credentials_are_401_with_one_body(client: TestClient[Any], headers: dict[str, str]) -> None:
     client.headers.pop("Authorization", None)
     for path in ("/api/v1/agents", "/api/health", "/api/v1/teams/any"):
@@ -51,6 +52,7 @@ def test_bad_credentials_are_401_with_one_body(client: TestClient[Any], headers:
 
 
 @pytest.mark.parametrize("missing", ["sub", "org_id", "exp"])
+@BEFORE_THE_STORE
 def test_jwt_without_a_required_claim_is_401(client: TestClient[Any], missing: str) -> None:
     import jwt
 

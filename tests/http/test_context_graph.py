@@ -10,7 +10,7 @@ from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
 from tests.http.test_agents import assert_validation
-from tests.support import bearer, make_jwt
+from tests.support import BEFORE_THE_STORE, bearer, make_jwt
 
 GRAPH = "/api/v1/context-graph"
 OTHER = bearer(make_jwt("org-graph-other", sub="intruder"))
@@ -67,6 +67,7 @@ def test_a_node_is_created_read_changed_and_deleted_with_its_edges(client: TestC
         ({"id": "mine"}, ["body", "id"]),
     ],
 )
+@BEFORE_THE_STORE
 def test_node_bounds_are_422(client: TestClient[Any], body: dict[str, Any], loc: list[Any]) -> None:
     assert_validation(client.post(f"{GRAPH}/nodes", json=body), loc)
     node = create_node(client)

@@ -14,7 +14,7 @@ from controlplane_domain.executions import execute as executing
 from controlplane_domain.executions.entity import TargetType
 from tests.http.test_agents import assert_validation, create_agent
 from tests.http.test_teams import create_team
-from tests.support import DEFAULT_ORG, SERVICE_KEY
+from tests.support import BEFORE_THE_STORE, DEFAULT_ORG, SERVICE_KEY
 
 
 def setup_queue(client: TestClient[Any], name: str = "default") -> tuple[str, str]:
@@ -87,6 +87,7 @@ def test_execute_queues_the_work(client: TestClient[Any]) -> None:
         ({"prompt": "x", "worker_queue_id": "{queue}", "priority": 1}, ["body", "priority"]),
     ],
 )
+@BEFORE_THE_STORE
 def test_execute_validation(client: TestClient[Any], body: dict[str, Any], loc: list[str]) -> None:
     agent = create_agent(client)
     _, queue_id = setup_queue(client)

@@ -77,6 +77,9 @@ def test_rotate_key_reseals_integrations_too(
         create_integration(client, "plain", "http", {"base_url": "https://a.example"})
     _cli_env(monkeypatch, url)
     assert main(["secrets", "rotate-key", "--generate"]) == 0
-    assert "re-encrypted 1 secret(s), the secret fields of 3 integration(s) and the signing secrets of 0 webhook(s)" in capsys.readouterr().out
+    assert (
+        "re-encrypted 1 secret(s), the secret fields of 3 integration(s) and the signing secrets of 0 webhook(s)"
+        in capsys.readouterr().out
+    )
     with _client(settings) as client:  # the key file now holds the new key
         assert [resolve(client, [one]).env_vars["GITHUB_TOKEN"] for one in ids] == ["token 0", "token 1", "token 2"]

@@ -19,7 +19,7 @@ from tests.http.test_teams import create_team
 from tests.http.test_templates import create_template
 from tests.http.test_workers_models import create_model
 from tests.http.test_workflows import create_workflow, step
-from tests.support import DEFAULT_ORG, bearer, make_jwt
+from tests.support import BEFORE_THE_STORE, DEFAULT_ORG, bearer, make_jwt
 
 VIEWER = bearer(make_jwt(DEFAULT_ORG, sub="viewer", roles=["viewer"]))
 FOREIGN = [
@@ -103,6 +103,7 @@ def test_every_route_that_reads_a_json_body_refuses_another_media_type(client: T
 
 
 @pytest.mark.parametrize("content_type", [None, "", *JSON_TYPES])
+@BEFORE_THE_STORE
 def test_json_and_no_content_type_are_read_as_json(client: TestClient[Any], content_type: str | None) -> None:
     created = send(client, "POST", "/api/v1/agents", {"name": "typed"}, content_type)
     assert created.status_code == 201, created.text

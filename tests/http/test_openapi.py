@@ -7,6 +7,10 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
+from tests.support import BEFORE_THE_STORE
+
+pytestmark = BEFORE_THE_STORE  # (the document is the app's: the same on every store)
+
 EXPECTED_OPERATIONS = {
     ("get", "/api/health"),
     ("post", "/api/v1/agents"),

@@ -13,7 +13,7 @@ from tests.http.test_executions import execute, setup_queue
 from tests.http.test_jobs import create_job, job_body, runs
 from tests.http.test_secrets import create_secret
 from tests.http.test_workflows import create_workflow, step
-from tests.support import DEFAULT_ORG, bearer, make_jwt, wait_until
+from tests.support import BEFORE_THE_STORE, DEFAULT_ORG, bearer, make_jwt, wait_until
 
 BUSINESS_HOURS = """package acme.hours
 import rego.v1
@@ -122,6 +122,7 @@ def test_a_module_that_does_not_compile_is_422_with_the_compilers_message_and_li
         {"name": "x", "rego": ADMINS_ONLY, "actions": ["execute"], "organization_id": "other"},
     ],
 )
+@BEFORE_THE_STORE
 def test_invalid_bodies_are_422(client: TestClient[Any], body: dict[str, Any]) -> None:
     response = client.post("/api/v1/policies", json=body)
     assert response.status_code == 422, response.text

@@ -13,7 +13,7 @@ from controlplane_http.bootstrap import build_app
 from tests.conftest import app_settings
 from tests.http.test_agents import create_agent
 from tests.http.test_failures import ExplodingPolicy, app_failing_with
-from tests.support import SERVICE_KEY, bearer
+from tests.support import BEFORE_THE_STORE, SERVICE_KEY, bearer
 
 GENERATED = re.compile(r"^[0-9a-f]{32}$")
 
@@ -46,6 +46,7 @@ def test_a_new_id_on_every_answer_and_the_clients_own_kept(client: TestClient[An
 @pytest.mark.parametrize(
     "given", ["x" * 129, "has space", 'quote"d', "semi;colon", "ünïcode".encode(), b"tab\there", ""]
 )
+@BEFORE_THE_STORE
 def test_an_invalid_client_id_is_replaced(client: TestClient[Any], given: str | bytes) -> None:
     response = client.get("/api/v1/teams", headers={"X-Request-ID": given})
     assert response.status_code == 200

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from tests.support import DEFAULT_ORG, bearer, make_jwt
+from tests.support import BEFORE_THE_STORE, DEFAULT_ORG, bearer, make_jwt
 
 FILES = "/api/v1/storage/files"
 VIEWER = bearer(make_jwt(DEFAULT_ORG, sub="viewer", roles=["viewer"]))
@@ -145,6 +145,7 @@ def test_if_range_applies_the_range_to_its_version_only(client: TestClient[Any])
     ["a/%2E%2E/b", "%2E%2E", "a/%00b", "a//b", "a/", "%2Fetc/passwd", "a%5Cb", "a%01b", "%FF%FE", "x" * 1025,
      "/".join(["s"] * 600), "y" * 256],
 )  # fmt: skip
+@BEFORE_THE_STORE
 def test_paths_the_rules_refuse_are_422_and_nothing_is_stored(client: TestClient[Any], raw: str) -> None:
     for method in ("PUT", "GET", "DELETE"):
         response = client.request(method, f"{FILES}/{raw}", content=b"x" if method == "PUT" else None)

@@ -16,6 +16,7 @@ from tests.http.test_agents import assert_validation, create_agent
 from tests.http.test_executions import lease, setup_queue
 from tests.http.test_teams import create_team
 from tests.http.test_workflows import work
+from tests.support import BEFORE_THE_STORE
 
 URL = "/api/v1/task-plans"
 FIELDS = {"id", "organization_id", "task", "worker_queue_id", "agent_ids", "status", "summary", "steps", "error",
@@ -248,6 +249,7 @@ def test_list_pages_and_filters_by_status(client: TestClient[Any], clock: Manual
         ({"task": 5, "worker_queue_id": "Q"}, ["body", "task"]),
     ],
 )
+@BEFORE_THE_STORE
 def test_create_validates_its_body(client: TestClient[Any], body: dict[str, Any], loc: list[Any]) -> None:
     agent = create_agent(client)["id"]
     _, queue_id = setup_queue(client)

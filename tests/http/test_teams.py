@@ -8,6 +8,7 @@ import pytest
 from litestar.testing import TestClient
 
 from tests.http.test_agents import assert_validation, create_agent
+from tests.support import BEFORE_THE_STORE
 
 DEFAULT_CONFIGURATION = {
     "member_ids": [],
@@ -131,6 +132,7 @@ EDGES = [
 
 
 @pytest.mark.parametrize(("section", "name", "value", "ok"), EDGES)
+@BEFORE_THE_STORE
 def test_configuration_bounds(client: TestClient[Any], section: str, name: str, value: Any, ok: bool) -> None:
     extra = {"min_steps": 1} if (section, name) == ("reasoning", "max_steps") else {}
     response = client.post("/api/v1/teams", json={"name": "t", "configuration": {section: {name: value, **extra}}})
@@ -160,6 +162,7 @@ def test_min_steps_may_not_exceed_max_steps(client: TestClient[Any]) -> None:
         ({"url": "https://mcp.example", "transport_type": "websocket"}, False),
     ],
 )
+@BEFORE_THE_STORE
 def test_mcp_server_has_exactly_one_transport(client: TestClient[Any], server: dict[str, Any], ok: bool) -> None:
     response = client.post(
         "/api/v1/teams", json={"name": "t", "execution_environment": {"mcp_servers": {"tools": server}}}

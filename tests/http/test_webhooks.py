@@ -19,7 +19,7 @@ from tests.conftest import BACKENDS, build_test_app, database_url
 from tests.fakes.webhook_receiver import WebhookReceiver
 from tests.http.test_agents import create_agent
 from tests.http.test_executions import execute, lease, setup_queue
-from tests.support import SERVICE_KEY, bearer, make_jwt, wait_until
+from tests.support import BEFORE_THE_STORE, SERVICE_KEY, bearer, make_jwt, wait_until
 
 PUBLIC = "https://93.184.215.14/hooks"  # a public address, named as such (no name to resolve)
 
@@ -49,6 +49,7 @@ def create(client: TestClient[Any], url: str = PUBLIC, events: list[str] | None 
         ("not a url", "must not contain spaces"),
     ],
 )
+@BEFORE_THE_STORE
 def test_addresses_that_are_not_public_are_refused(client: TestClient[Any], url: str, issue: str) -> None:
     response = client.post("/api/v1/webhooks", json={"url": url, "events": ["*"]})
     assert response.status_code == 422, response.text

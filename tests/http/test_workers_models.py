@@ -11,7 +11,7 @@ from litestar.testing import TestClient
 from controlplane_adapters.clock import ManualClock
 from tests.conftest import build_test_app, database_url
 from tests.http.test_agents import assert_validation
-from tests.support import SERVICE_KEY, bearer, wait_until
+from tests.support import BEFORE_THE_STORE, SERVICE_KEY, bearer, wait_until
 
 
 def heartbeat(client: TestClient[Any], worker_id: str = "w-1", **fields: Any) -> Any:
@@ -98,6 +98,7 @@ def test_heartbeats_reach_the_database_within_a_second_and_at_shutdown(
         ({"worker_id": "w", "environment_name": "prod", "extra": 1}, ["body", "extra"]),
     ],
 )
+@BEFORE_THE_STORE
 def test_invalid_heartbeats_are_422(client: TestClient[Any], payload: dict[str, Any], loc: list[Any]) -> None:
     assert_validation(client.post("/api/v1/workers/heartbeat", json=payload), loc)
     assert client.get("/api/v1/workers").json()["total"] == 0
