@@ -31,11 +31,13 @@ def heartbeat_body(worker_id: str, **fields: Any) -> dict[str, Any]:
     return {"worker_id": worker_id, "environment_name": "prod", **fields}
 
 
-@pytest.fixture
-def pair(tmp_path: Path) -> Iterator[tuple[TestClient[Any], TestClient[Any], dict[str, str]]]:
+Pair = tuple[TestClient[Any], TestClient[Any], dict[str, str]]
+
+
+def _pair(directory: Path) -> Iterator[Pair]:
     """Two apps on one SQLite file and one clock, with and without the lane, and the ids of two agents."""
     clock = ManualClock()
-    url = f"sqlite+aiosqlite:///{tmp_path / 'lane.db'}"
+    url = f"sqlite+aiosqlite:///{directory / 'lane.db'}"
     with_lane = build_app(app_settings(url), clock=clock)
     without_lane = build_app(replace(app_settings(url), fast_lane=False), clock=clock)
     with TestClient(with_lane) as fast, TestClient(without_lane) as slow:
@@ -50,6 +52,17 @@ def pair(tmp_path: Path) -> Iterator[tuple[TestClient[Any], TestClient[Any], dic
         ids["theirs"] = other.json()["id"]
         ids["FIRST"], ids["THEIRS"] = ids["first"].upper(), ids["theirs"].upper()  # ids read in any case
         yield fast, slow, ids
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[Pair]:
+    yield from _pair(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def reading_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    """One pair for the tests that only read (a GET changes nothing either app answers)."""
+    yield from _pair(tmp_path_factory.mktemp("lane"))
 
 
 def security_of(app: Litestar) -> SecurityMiddleware:
@@ -133,9 +146,9 @@ GETS = [
 
 @pytest.mark.parametrize(("path", "headers"), GETS)
 def test_reads_answer_the_same_with_and_without_the_lane(
-    pair: tuple[TestClient[Any], TestClient[Any], dict[str, str]], path: str, headers: dict[str, str]
+    reading_pair: Pair, path: str, headers: dict[str, str]
 ) -> None:
-    fast, slow, ids = pair
+    fast, slow, ids = reading_pair
     path = path.format(**ids)
     assert answer(fast.get(path, headers=headers)) == answer(slow.get(path, headers=headers))
 
