@@ -91,3 +91,15 @@ async def test_decisions_are_filtered_and_paged(uow: UowFactory) -> None:
     window = DecisionFilter(since=T0 + timedelta(seconds=2), until=T0 + timedelta(seconds=4))
     assert await page(window) == ([logged[2].id, logged[3].id], 2)
     assert await page(DecisionFilter(), limit=3, offset=6) == ([logged[6].id, logged[7].id], 8)
+
+
+async def test_a_flush_of_many_decisions_writes_every_one_of_them(uow: UowFactory) -> None:
+    """A busy quarter second's decisions go in statements of a few dozen (policies/sql.py): none lost or doubled."""
+    many = [decision(n, allowed=n % 7 != 0) for n in range(133)]
+    async with uow() as work:
+        await work.policy_decisions.add_many(many)
+        await work.commit()
+    async with uow() as work:
+        first, total = await work.policy_decisions.list_page("org-a", PageRequest(100, 0), DecisionFilter())
+        rest, _ = await work.policy_decisions.list_page("org-a", PageRequest(100, 100), DecisionFilter())
+    assert (total, [*first, *rest]) == (133, many)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,6 +10,7 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlConnection, SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.hot import hot
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.policies.entity import Action, Decision, DecisionFilter, Enforcement, Policy
 
@@ -82,6 +84,16 @@ def policy_to_domain(row: Any) -> Policy:
     )
 
 
+DECISION_CHUNK = 50
+
+
+@functools.cache
+def _add_decisions() -> sa.Insert:
+    """A hot statement (sql/hot.py): on Postgres an executemany on the driver, a third of SQLAlchemy's CPU for the
+    thousands of rows of a busy quarter second (benchmarks/policies.py)."""
+    return hot(policy_decisions.insert())
+
+
 def decision_to_row(decision: Decision) -> dict[str, Any]:
     return {
         "id": decision.id,
@@ -142,8 +154,12 @@ class SqlDecisionRepository:
         self.connection = connection
 
     async def add_many(self, decisions: Sequence[Decision]) -> None:
-        if decisions:
-            await self.connection.execute(policy_decisions.insert(), [decision_to_row(d) for d in decisions])
+        """A statement per DECISION_CHUNK decisions: a flush of thousands (a quarter second of executes under ten
+        policies) built as one statement held the event loop for ~25 ms, which the requests waiting meanwhile paid
+        at their p99; between chunks, they go on."""
+        for start in range(0, len(decisions), DECISION_CHUNK):
+            chunk = decisions[start : start + DECISION_CHUNK]
+            await self.connection.execute(_add_decisions(), [decision_to_row(d) for d in chunk])
 
     async def list_page(
         self, organization_id: str, page: PageRequest, where: DecisionFilter
