@@ -101,7 +101,7 @@ def execution_rows(org: str, count: int, seed: int) -> list[dict[str, Any]]:
             "attempt": 1, "max_attempts": 3, "worker_id": None, "lease_expires_at": None, "cancel_requested": False,
             "last_seq": 2, "created_at": created, "updated_at": finished or created, "queued_at": created,
             "started_at": started, "finished_at": finished, "workflow_run_id": None, "workflow_step_id": None,
-            "prompt_tokens": prompt, "completion_tokens": completion,
+            "prompt_tokens": prompt, "completion_tokens": completion, "trace_parent": None,
         })  # fmt: skip
     return rows
 
