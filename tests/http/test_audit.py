@@ -181,3 +181,31 @@ def test_bad_filters_are_422(client: TestClient[Any]) -> None:
     window = {"from": "2020-01-01T00:00:00Z", "to": "2999-01-01T00:00:00+02:00"}
     create_agent(client, name="in-window")
     assert len(audit(client, **window)) == 1
+
+
+def test_graph_nodes_edges_and_webhooks_are_recorded(client: TestClient[Any]) -> None:
+    from tests.http.test_context_graph import GRAPH, create_edge, create_node
+    from tests.http.test_webhooks import create as create_webhook
+
+    first, second = create_node(client, "doc", title="a"), create_node(client, "doc", title="b")
+    edge = create_edge(client, first, second, "cites")
+    assert client.patch(f"{GRAPH}/nodes/{first}", json={"properties": {"title": "A"}}).status_code == 200
+    assert client.delete(f"{GRAPH}/edges/{edge}").status_code == 204
+    assert client.delete(f"{GRAPH}/nodes/{second}").status_code == 204
+    hook = create_webhook(client)
+    assert client.patch(f"/api/v1/webhooks/{hook['id']}", json={"enabled": False}).status_code == 200
+    assert client.delete(f"/api/v1/webhooks/{hook['id']}").status_code == 204
+    log = audit(client)
+    assert [(e["action"], e["resource_id"]) for e in log] == [
+        ("webhook.delete", hook["id"]),
+        ("webhook.update", hook["id"]),
+        ("webhook.create", hook["id"]),
+        ("graph_node.delete", second),
+        ("graph_edge.delete", edge),
+        ("graph_node.update", first),
+        ("graph_edge.create", edge),
+        ("graph_node.create", second),
+        ("graph_node.create", first),
+    ]
+    assert [log[1]["details"], log[5]["details"]] == [{"changed": ["enabled"]}, {"changed": ["properties"]}]
+    assert hook["secret"] not in client.get(PATH).text

@@ -210,3 +210,32 @@ def test_a_redirect_is_a_failed_attempt_retried_later(
     pending = client.post(f"/api/v1/webhooks/{hook['id']}/deliveries/{test['id']}/redeliver")
     assert pending.status_code == 409
     assert client.get(f"/api/v1/webhooks/{hook['id']}").json()["failing_since"] is not None
+
+
+def test_a_worker_that_falls_silent_is_announced_offline_by_the_service(
+    tmp_path: Path, receiver: WebhookReceiver
+) -> None:
+    """No heartbeat for three intervals: the lease reaper (a quarter of the lease timeout apart) stores `offline` for
+    the worker and its webhooks hear it, without a word from the worker."""
+    from dataclasses import replace
+
+    from controlplane_http.bootstrap import build_app
+    from tests.conftest import app_settings
+    from tests.databases import sqlite_database
+
+    clock = ManualClock()
+    settings = app_settings(sqlite_database(tmp_path / "t.db"), webhooks_deliver=True, webhooks_allow_private=True)
+    app = build_app(replace(settings, lease_timeout_seconds=2), clock=clock)
+    with TestClient(app) as client:
+        client.headers.update(bearer(SERVICE_KEY))
+        hook = create(client, receiver.url, ["worker.status_changed"])
+        beat = client.post("/api/v1/workers/heartbeat", json={"worker_id": "w-quiet", "environment_name": "prod"})
+        interval = beat.json()["heartbeat_interval_seconds"]
+        wait_until(lambda: len(receiver.messages()) == 1)
+        clock.advance(interval * 3 + 1)
+        wait_until(lambda: len(receiver.messages()) == 2)
+        came, went = verified(receiver, hook["secret"], clock)
+    assert (came["data"]["status"], came["data"]["previous_status"]) == ("active", None)
+    assert went["type"] == "worker.status_changed"
+    assert {key: went["data"][key] for key in ("worker_id", "status", "previous_status", "online")} == {
+        "worker_id": "w-quiet", "status": "offline", "previous_status": "active", "online": False}  # fmt: skip

@@ -6,6 +6,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 
 from controlplane_adapters.memory.base import MemoryRepository, sorted_page
+from controlplane_domain.audit import changes
 from controlplane_domain.context_graph.entity import (
     Direction,
     GraphEdge,
@@ -49,6 +50,9 @@ def distances(start: str, graph: Moves, max_depth: int) -> dict[str, int]:
     return found
 
 
+EDGE = changes.AUDITED["edge"]
+
+
 class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
     noun = "node"
 
@@ -68,7 +72,7 @@ class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
 
     async def delete(self, organization_id: str, object_id: str) -> None:
         if await self.get(organization_id, object_id) is not None:
-            del self.rows[object_id]
+            await super().delete(organization_id, object_id)  # the row, and its audit event
             for edge in self._edges_of(organization_id):
                 if object_id in (edge.source_id, edge.target_id):
                     del self.edge_rows[edge.id]
@@ -94,6 +98,7 @@ class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
         if edge.source_id not in self.rows or edge.target_id not in self.rows:  # as the SQL stores' foreign keys
             raise Conflict("edge refers to a node that no longer exists")
         self.edge_rows[edge.id] = edge
+        self._audit(changes.created(EDGE, edge))
 
     async def get_edge(self, organization_id: str, edge_id: str) -> GraphEdge | None:
         edge = self.edge_rows.get(edge_id)
@@ -102,6 +107,7 @@ class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
     async def delete_edge(self, organization_id: str, edge_id: str) -> None:
         if await self.get_edge(organization_id, edge_id) is not None:
             del self.edge_rows[edge_id]
+            self._audit(changes.deleted(EDGE, organization_id, edge_id))
 
     async def edges(self, organization_id: str, edge_ids: Sequence[str]) -> dict[str, GraphEdge]:
         found = (self.edge_rows.get(edge_id) for edge_id in edge_ids)

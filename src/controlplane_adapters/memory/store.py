@@ -211,15 +211,15 @@ class MemoryUnitOfWork:
         self.policies = MemoryPolicyRepository(work.policies)
         self.policy_decisions = MemoryDecisionRepository(work.policy_decisions)
         self.audit_events = MemoryAuditRepository(work.audit_events)
-        for repository in vars(self).values():  # the generic repositories append their audited writes' events
-            if isinstance(repository, MemoryRepository):
-                repository.audit_log = work.audit_events
         self.analytics = MemoryAnalyticsRepository(
             work.executions, work.agents, work.teams, work.models, (work.projects, work.project_members)
         )
         self.context_graph = MemoryContextGraphRepository(work.graph_nodes, work.graph_edges)
         self.operations = MemoryOperationsRepository(work.executions, work.workers, work.jobs)
         self.webhooks = MemoryWebhookRepository(work.webhooks, work.webhook_deliveries)
+        for repository in vars(self).values():  # the generic repositories append their audited writes' events
+            if isinstance(repository, MemoryRepository):
+                repository.audit_log = work.audit_events
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

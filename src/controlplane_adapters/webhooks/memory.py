@@ -28,7 +28,7 @@ class MemoryWebhookRepository(MemoryRepository[Webhook]):
 
     async def delete(self, organization_id: str, object_id: str) -> None:
         if await self.get(organization_id, object_id) is not None:
-            del self.rows[object_id]
+            await super().delete(organization_id, object_id)  # the row, and its audit event
             for delivery_id in [each.id for each in self.deliveries.values() if each.webhook_id == object_id]:
                 del self.deliveries[delivery_id]
 

@@ -46,6 +46,11 @@ AUDITED: dict[str, Audited] = {
     "workflow": Audited("workflow"),
     "policy": Audited("policy"),
     "file": Audited("stored_file", ignored=frozenset({"blob_key"})),
+    "node": Audited("graph_node"),
+    "edge": Audited("graph_edge"),
+    "webhook": Audited(
+        "webhook", ignored=frozenset({"failing_since", "disabled_reason"}), renamed={"secret": "signing_secret"}
+    ),
 }
 
 
