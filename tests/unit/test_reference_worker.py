@@ -9,6 +9,7 @@ import socket
 from collections.abc import Callable
 
 import httpx
+import msgspec
 import pytest
 
 from controlplane_http.reference_worker import control_plane
@@ -29,6 +30,14 @@ def worker_on(answers: list[Answer], seen: list[httpx.Request]) -> ReferenceWork
     worker = ReferenceWorker(WorkerConfig(api_url="http://cp", api_key="k", queue_id="q", worker_id="w"))
     worker.control_plane.api = httpx.AsyncClient(base_url="http://cp", transport=httpx.MockTransport(handle))
     return worker
+
+
+def beat(interval: int = 30, **fields: object) -> Answer:
+    """A heartbeat's answer, whole (the worker reads it as the client's typed `HeartbeatResponse`)."""
+    answer = {"worker_id": "w", "organization_id": "o", "status": "idle", "registered": False,
+              "received_at": "2026-01-01T00:00:00Z", "heartbeat_interval_seconds": interval,
+              "offline_after_seconds": interval * 3, **fields}  # fmt: skip
+    return lambda _request: httpx.Response(200, json=answer)
 
 
 def envelope(status: int, code: str) -> Answer:
@@ -59,9 +68,8 @@ async def test_a_lease_answer_of_the_wrong_shape_fails_the_execution_not_the_wor
 async def test_the_heartbeat_loop_outlives_an_answer_that_is_not_json() -> None:
     seen: list[httpx.Request] = []
     html: Answer = lambda _r: httpx.Response(200, text="<html>a proxy's page</html>")  # noqa: E731
-    good: Answer = lambda _r: httpx.Response(200, json={"heartbeat_interval_seconds": 0.6, "commands": []})  # noqa: E731
-    worker = worker_on([html, good], seen)
-    worker.heartbeat_interval = 0.6  # a heartbeat every 0.2 s
+    worker = worker_on([html, beat(1)], seen)
+    worker.heartbeat_interval = 0.6  # a heartbeat every 0.2 s (then every third of a second)
     beating = asyncio.ensure_future(worker.heartbeat_loop())
     try:
         for _ in range(200):
@@ -77,12 +85,26 @@ async def test_the_heartbeat_loop_outlives_an_answer_that_is_not_json() -> None:
 
 async def test_a_heartbeat_tells_the_runners_view_its_host_version_and_capacity() -> None:
     seen: list[httpx.Request] = []
-    worker = worker_on([lambda _r: httpx.Response(200, json={"heartbeat_interval_seconds": 30})], seen)
+    worker = worker_on([beat(30)], seen)
     await worker.heartbeat()
     metadata = json.loads(seen[0].content)["worker_metadata"]
     assert metadata["hostname"] == socket.gethostname()
     assert (metadata["version"], metadata["capacity"], metadata["queue_id"]) == (VERSION, 1, "q")
     assert VERSION[0].isdigit()  # the installed package's version
+
+
+async def test_a_heartbeats_answer_is_read_typed_its_cancel_reaches_the_running_task() -> None:
+    worker = worker_on([beat(12, commands=[{"type": "cancel", "execution_id": "e-1"}])], [])
+    worker.task = Task("e-1", 1)
+    await worker.heartbeat()
+    assert worker.heartbeat_interval == 12.0
+    assert worker.task.cancelled.is_set()
+    worker.task = Task("e-2", 1)
+    await worker.heartbeat()  # a cancel of another execution leaves this one alone
+    assert not worker.task.cancelled.is_set()
+    wrong = worker_on([lambda _r: httpx.Response(200, json={"heartbeat_interval_seconds": "soon"})], [])
+    with pytest.raises(msgspec.ValidationError):  # (the heartbeat loop logs it and goes on: the test above)
+        await wrong.heartbeat()
 
 
 def _model_on(worker: ReferenceWorker, seen: list[httpx.Request]) -> None:

@@ -2,7 +2,9 @@
 (`controlplane_client.AsyncClient`: base URL, key, the error envelope): a POST tried again until the service
 answers for good, the single-try heartbeat, the last (offline) heartbeat, and what an answer means (worth another
 try, refused, stale). The client's own retries are off (`max_retries=0`): this loop retries without a bound, as a
-worker outliving an outage of the control plane must; the lease's JSON stays a dict, which the tasks read."""
+worker outliving an outage of the control plane must. The answers the loop acts on are the client's typed results
+(`HeartbeatResponse`, `EventsAppended`, decoded as the client decodes them); the lease's JSON stays a dict, which
+the tasks read leniently (a lease the worker understands in part still runs, or fails with what was missing)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,10 @@ from typing import Any
 import httpx
 
 from controlplane_client import ApiError, AsyncClient
+from controlplane_client._core import decode
+from controlplane_http.executions.wire import EventsAppended
 from controlplane_http.reference_worker.config import WorkerConfig
+from controlplane_http.workers.wire import HeartbeatResponse
 
 log = logging.getLogger("controlplane.worker")
 
@@ -84,14 +89,14 @@ class ControlPlane:
             await asyncio.sleep(wait)
             delay = min(delay * 2, RETRY_MAX_SECONDS)
 
-    async def heartbeat(self, report: dict[str, Any]) -> dict[str, Any]:
-        """One heartbeat, tried once (the worker's heartbeats say why); the control plane's answer."""
+    async def heartbeat(self, report: dict[str, Any]) -> HeartbeatResponse:
+        """One heartbeat, tried once (the worker's heartbeats say why); the control plane's answer (an answer that
+        is not one raises: msgspec's DecodeError or ValidationError)."""
         response = await self._send("/api/v1/workers/heartbeat", report)
         if response.status_code >= 400 and not _worth_retrying(response):
             raise Refused(f"heartbeat: {response.status_code} {response.text[:500]}")
         response.raise_for_status()
-        answer: dict[str, Any] = response.json()
-        return answer
+        return heartbeat_answer(response)
 
     async def offline(self, report: dict[str, Any]) -> None:
         """The last heartbeat: one short try, the worker is leaving."""
@@ -100,6 +105,16 @@ class ControlPlane:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def heartbeat_answer(response: httpx.Response) -> HeartbeatResponse:
+    answer: HeartbeatResponse = decode(response, HeartbeatResponse)
+    return answer
+
+
+def events_answer(response: httpx.Response) -> EventsAppended:
+    answer: EventsAppended = decode(response, EventsAppended)
+    return answer
 
 
 def _worth_retrying(response: httpx.Response) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controlplane_http.reference_worker.config import WorkerConfig
-from controlplane_http.reference_worker.control_plane import ControlPlane, Stale
+from controlplane_http.reference_worker.control_plane import ControlPlane, Stale, events_answer
 from controlplane_http.reference_worker.model import ChatModel, LlmError
 
 log = logging.getLogger("controlplane.worker")
@@ -116,7 +116,7 @@ class TaskRun:
                     raise Stale(response.text)
                 del task.pending[: len(batch)]
                 task.last_flush = time.monotonic()
-                if response.json().get("cancel_requested"):
+                if events_answer(response).cancel_requested:
                     task.cancelled.set()
 
     async def flusher(self) -> None:

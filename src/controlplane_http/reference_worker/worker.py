@@ -17,9 +17,10 @@ from typing import Any
 import httpx
 
 from controlplane_http.reference_worker.config import WorkerConfig, check_worker_config
-from controlplane_http.reference_worker.control_plane import ControlPlane, Refused, Stale
+from controlplane_http.reference_worker.control_plane import ControlPlane, Refused, Stale, heartbeat_answer
 from controlplane_http.reference_worker.model import ChatModel
 from controlplane_http.reference_worker.tasks import Outcome, Task, TaskRun
+from controlplane_http.workers.wire import HeartbeatResponse
 
 log = logging.getLogger("controlplane.worker")
 
@@ -70,11 +71,11 @@ class ReferenceWorker:
         `idle` sent late gives back the lease of a task the worker has started since)."""
         self.heard(await self.control_plane.heartbeat(self._report()))
 
-    def heard(self, answer: dict[str, Any]) -> None:
+    def heard(self, answer: HeartbeatResponse) -> None:
         """What a heartbeat's answer says: the interval to keep, and cancels of the running task."""
-        self.heartbeat_interval = float(answer.get("heartbeat_interval_seconds", 30))
-        for command in answer.get("commands", []):
-            if command.get("type") == "cancel" and self.task and command.get("execution_id") == self.task.execution_id:
+        self.heartbeat_interval = float(answer.heartbeat_interval_seconds)
+        for command in answer.commands:
+            if command.type == "cancel" and self.task and command.execution_id == self.task.execution_id:
                 self.task.cancelled.set()
 
     def heartbeat_period(self) -> float:
@@ -180,7 +181,7 @@ class ReferenceWorker:
                     waiting.cancel()
         if not registering.done() or registering.cancelled():
             return False
-        self.heard(registering.result().json())  # (raises Refused: a wrong key, say)
+        self.heard(heartbeat_answer(registering.result()))  # (post raised Refused: a wrong key, say)
         return True
 
     async def run(self) -> None:
