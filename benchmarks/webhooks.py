@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import socket
 import subprocess
 import sys
 import time
@@ -95,6 +96,19 @@ async def run(args: argparse.Namespace) -> None:
         await engine.dispose()
 
 
+def listening(port: int, timeout: float = 30.0) -> None:
+    """Returns once the receiver accepts connections."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default="postgresql+asyncpg://postgres@127.0.0.1/bench")
@@ -109,6 +123,7 @@ def main() -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # (a line a delivery otherwise)
     receiver = subprocess.Popen([sys.executable, "-m", "benchmarks.webhooks", "--receive", str(args.port)])
     try:
+        listening(args.port)  # (a first delivery refused would hold back the rest for its back-off: seconds)
         asyncio.run(run(args))
     finally:
         receiver.terminate()
