@@ -110,6 +110,17 @@ def server(tmp_path: Path) -> Iterator[Server]:
         stop_server(running)
 
 
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """`server`, shared by a module's tests that each make their own queue and agent (one start for all of them)."""
+    directory = tmp_path_factory.mktemp("shared-server")
+    running = start_server(directory, f"sqlite+aiosqlite:///{directory / 'exec.db'}", **FAST)
+    try:
+        yield running
+    finally:
+        stop_server(running)
+
+
 @pytest.fixture
 def postgres_server(tmp_path: Path, postgres_url: str) -> Iterator[Server]:
     asyncio.run(truncate(postgres_url))
@@ -144,11 +155,9 @@ def spawn(args: list[str], log: Path, env: dict[str, str] | None = None) -> Proc
     return Process(process, log)
 
 
-@pytest.fixture
-def fake_llm(tmp_path: Path) -> Iterator[str]:
-    """The URL of a fake OpenAI-compatible endpoint running as its own process."""
+def _fake_llm(directory: Path) -> Iterator[str]:
     port = free_port()
-    fake = spawn(["-m", "tests.fakes.openai_server", "--port", str(port)], tmp_path / "fake-llm.log")
+    fake = spawn(["-m", "tests.fakes.openai_server", "--port", str(port)], directory / "fake-llm.log")
     url = f"http://127.0.0.1:{port}/v1"
 
     def ready() -> bool:
@@ -162,6 +171,18 @@ def fake_llm(tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         fake.stop()
+
+
+@pytest.fixture
+def fake_llm(tmp_path: Path) -> Iterator[str]:
+    """The URL of a fake OpenAI-compatible endpoint running as its own process."""
+    yield from _fake_llm(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_fake_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`fake_llm`, shared by a module's tests (it keeps no state between requests)."""
+    yield from _fake_llm(tmp_path_factory.mktemp("shared-llm"))
 
 
 def start_worker(

@@ -17,8 +17,8 @@ from tests.support import SERVICE_KEY, wait_until
 pytestmark = pytest.mark.e2e
 
 
-def make_queue(client: httpx.Client) -> str:
-    environment = client.post("/api/v1/environments", json={"name": "e2e"}).json()
+def make_queue(client: httpx.Client, environment_name: str = "e2e") -> str:
+    environment = client.post("/api/v1/environments", json={"name": environment_name}).json()
     queue = client.post(f"/api/v1/environments/{environment['id']}/worker-queues", json={"name": "q"}).json()
     return str(queue["id"])
 

@@ -28,21 +28,23 @@ pytestmark = pytest.mark.e2e
     ],
 )
 def test_a_provider_that_misbehaves_fails_the_execution_and_the_worker_goes_on(
-    tmp_path: Path, server: Server, fake_llm: str, kind: str, error: str
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str, kind: str, error: str
 ) -> None:
     """Whatever the provider sends, the execution fails with what went wrong (never `completed` with a part or
-    nothing), and the worker lives on to run the next execution (it crashed, and its restarts spent every attempt)."""
+    nothing), and the worker lives on to run the next execution (it crashed, and its restarts spent every attempt).
+    (One server and one provider for the five kinds: each kind has its own queue, agent and worker.)"""
+    server, fake_llm = shared_server, shared_fake_llm
     with server.client() as client:
-        queue_id = make_queue(client)
-        agent_id = make_agent(client)
+        queue_id = make_queue(client, f"e2e-{kind}")
+        agent_id = make_agent(client, f"writer-{kind}")
         bad = run(client, agent_id, queue_id, f"bad:{kind}")
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, f"w-{kind}")
         try:
             result = finished(client, bad["id"])
             assert (result["status"], result["attempt"]) == ("failed", 1), result
             assert error in result["error"]
             good = finished(client, run(client, agent_id, queue_id, "hello")["id"])
-            assert (good["status"], good["worker_id"]) == ("completed", "w1"), good
+            assert (good["status"], good["worker_id"]) == ("completed", f"w-{kind}"), good
         finally:
             assert worker.stop() == 0, worker.log.read_text()
 
