@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,17 @@ from tests.s3 import moto_server
 from tests.support import DEFAULT_ORG, JWT_SECRET, SECRETS_KEY, SERVICE_KEY, bearer, make_jwt
 
 BACKENDS = ["memory", "sqlite", "postgres"]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once every test module is imported: what is alive now lives to the end (frozen out of the collector's
+    scans), and the young generation is collected every 100,000 allocations instead of 700. Nearly every test
+    builds an app (~50,000 objects, cyclic: Litestar's handlers point at their owners), and with the defaults the
+    collector's passes over a heap of that size cost a build 40% more (258 -> 158 ms a build and a start, measured
+    alone); a process's resident memory then settles near 400 MB instead of 160."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 20, 10)
 
 
 def app_settings(
