@@ -8,7 +8,7 @@ import asyncio
 import base64
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
@@ -241,3 +241,40 @@ async def test_a_worker_that_falls_silent_is_marked_offline_once_across_nodes_an
     await record_heartbeat(ports, ORG, RecordHeartbeat(worker_id="quiet", environment_name="prod"))  # back
     assert (await announced())[3:] == [("quiet", "offline", "active")]
     assert await mark_silent_workers(ports) == 0
+
+
+async def test_an_event_is_delivered_only_with_the_change_that_causes_it(uow: UowFactory) -> None:
+    """On Postgres an event written first is held and written by the change's own statement (one atomic statement:
+    sql/connection.py `hold_outbox`); a change that does not happen (its compare-and-set fails) writes no delivery
+    of its event, and one that happens writes it. Every store answers alike."""
+    from controlplane_adapters.jobs.cron import CroniterCalendar
+    from controlplane_domain.executions.entity import ExecutionStatus, TargetType
+    from controlplane_domain.executions.execute import ExecuteCommand, execute
+    from tests.contract.test_jobs import cron_job
+
+    clock = ManualClock(START)
+    ports = ports_on(uow, clock, ScriptedReceiver())
+    ports = replace(ports, cron=CroniterCalendar())
+    job = await cron_job(ports, "0 * * * *")  # (an agent and a queue)
+    listening = await hook(ports, "https://a.example/1", "execution.failed")
+    assert job.job.worker_queue_id is not None
+    queued = await execute(
+        ports,
+        ORG,
+        TargetType.AGENT,
+        job.job.target.id,
+        ExecuteCommand(prompt="go", worker_queue_id=job.job.worker_queue_id),
+    )
+    stale = replace(queued, last_seq=queued.last_seq + 1)  # as if read after a change this one did not see
+    async with ports.uow() as unit:
+        await emit(ports, unit, ORG, "execution.failed", {"id": queued.id}, clock.now())
+        ended = stale.transition(ExecutionStatus.FAILED, clock.now(), error="boom")
+        assert not await unit.executions.record(stale, ended, [])
+    assert await deliveries(ports, listening) == []
+    async with ports.uow() as unit:
+        await emit(ports, unit, ORG, "execution.failed", {"id": queued.id}, clock.now())
+        ended = queued.transition(ExecutionStatus.FAILED, clock.now(), error="boom")
+        assert await unit.executions.record(queued, ended, [])
+        await unit.commit()
+    (delivered,) = await deliveries(ports, listening)
+    assert (delivered.event_type, json.loads(delivered.payload)["data"]) == ("execution.failed", {"id": queued.id})

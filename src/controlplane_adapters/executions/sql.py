@@ -25,6 +25,7 @@ from controlplane_adapters.executions.mapping import (
 from controlplane_adapters.executions.statements import (
     add_events_json,
     add_in_one,
+    add_outbox_json,
     change_in_one,
     check_events,
     events_after_seq,
@@ -200,7 +201,11 @@ class SqlExecutionRepository(SqlRepository[Execution]):
         add_events_json(parameters, events)
         if context is not None:
             parameters["context"] = context_value(context)
-        statement = change_in_one(columns, context is not None)
+        take = getattr(self.connection, "take_outbox", None)
+        held = take() if take is not None else []  # (the webhook events of this change, held for this statement)
+        if held:
+            add_outbox_json(parameters, held)
+        statement = change_in_one(columns, context is not None, bool(held))
         return (await self.connection.execute(statement, parameters)).first() is not None
 
     async def _add_context(self, execution: Execution, context: ResolvedContext) -> None:

@@ -19,7 +19,9 @@ from controlplane_adapters.environments.sql import worker_queues
 from controlplane_adapters.executions.table import QUEUED, execution_events, executions
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.statements import update_columns
+from controlplane_adapters.webhooks.table import new_uuid, webhook_deliveries, webhooks
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus
+from controlplane_domain.webhooks.entity import EVERY_EVENT, DeliveryStatus
 
 HELD = (ExecutionStatus.RUNNING.value, ExecutionStatus.WAITING_FOR_INPUT.value)
 
@@ -117,11 +119,13 @@ EVENT_RECORD = (
 
 
 @functools.lru_cache(maxsize=256)
-def change_in_one(columns: tuple[str, ...] | None, with_context: bool = False) -> sa.Select[Any]:
+def change_in_one(
+    columns: tuple[str, ...] | None, with_context: bool = False, with_outbox: bool = False
+) -> sa.Select[Any]:
     """Postgres: an execution's change and its events as one statement (data-modifying CTEs), atomic on its own.
     `columns` None inserts the execution (`with_context`: and its context, the `context` parameter); otherwise
     `update_if_at`. The events (`_events_of`) are inserted only if the execution was, and the statement returns
-    its id only then."""
+    its id only then; so are, `with_outbox`, the webhook deliveries of the events held for it (`outbox_of`)."""
     t = executions
     if columns is None:
         write: Any = t.insert().values({c.name: sa.bindparam(c.name) for c in t.columns})
@@ -131,7 +135,58 @@ def change_in_one(columns: tuple[str, ...] | None, with_context: bool = False) -
     statement = sa.select(changed.c.id).add_cte(_events_of(changed))
     if with_context:
         statement = statement.add_cte(stored_context_of(changed))
+    if with_outbox:
+        statement = statement.add_cte(outbox_of(changed))
     return hot(statement, atomic=True)
+
+
+OUTBOX_RECORD = (
+    ("e_id", sa.String()), ("e_type", sa.String()), ("e_payload", sa.Text()), ("e_now", sa.DateTime(timezone=True)),
+    ("e_position", sa.BigInteger()), ("e_organization_id", sa.String()),
+)  # fmt: skip
+
+
+def outbox_of(changed: sa.CTE) -> sa.CTE:
+    """The deliveries of the webhook events held for a change (the `outbox` parameter, a JSON array of the events'
+    records, `add_outbox_json`), for each row of `changed`: one a webhook of the event's organization, enabled and
+    listening to its type, as the webhooks' own insert (`webhooks/sql.py` `_enqueue`) writes them."""
+    w, d = webhooks, webhook_deliveries
+    event = (
+        sa.func.jsonb_to_recordset(sa.cast(sa.bindparam("outbox", type_=sa.Text()), JSONB))
+        .table_valued(*(sa.column(name, kind) for name, kind in OUTBOX_RECORD))
+        .render_derived(name="outbox_event", with_types=True)
+    )
+    listening = sa.or_(
+        w.c.events.like(sa.literal("%,") + event.c.e_type + sa.literal(",%")), w.c.events.like(f"%,{EVERY_EVENT},%")
+    )
+    rows = (
+        sa.select(
+            new_uuid(),
+            w.c.organization_id,
+            w.c.id,
+            event.c.e_id,
+            event.c.e_type,
+            event.c.e_payload,
+            sa.literal(DeliveryStatus.PENDING.value, sa.String()),
+            sa.literal(0, sa.Integer()),
+            event.c.e_now,
+            event.c.e_position,
+            event.c.e_now,
+            event.c.e_now,
+        )
+        .select_from(changed.join(event, sa.true()).join(w, w.c.organization_id == event.c.e_organization_id))
+        .where(w.c.enabled.is_(True), listening)
+    )
+    names = ("id", "organization_id", "webhook_id", "message_id", "event_type", "payload", "status", "attempts",
+             "next_attempt_at", "position", "created_at", "updated_at")  # fmt: skip
+    return d.insert().from_select(names, rows).cte("delivered")
+
+
+def add_outbox_json(parameters: dict[str, Any], held: Sequence[dict[str, Any]]) -> None:
+    """The `outbox` parameter of `outbox_of`: the held events' records as one JSON array."""
+    parameters["outbox"] = _EVENTS_JSON.encode(
+        [{name: each[name] for name, _ in OUTBOX_RECORD} for each in held]
+    ).decode()
 
 
 def _events_of(changed: sa.CTE) -> sa.CTE:
