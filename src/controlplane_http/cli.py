@@ -36,6 +36,10 @@ NO_CREDENTIAL = (
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.log_level not in LOG_LEVELS:  # (argparse checks the flag, not a default from the environment)
+        raise ConfigError(f"CONTROLPLANE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {args.log_level!r}")
+    settings = load_settings(config_file=args.config)  # (before the server's imports: a bad setting says so at once)
+
     import uvicorn
     from uvicorn.config import STARTUP_FAILURE
 
@@ -43,9 +47,6 @@ def _serve(args: argparse.Namespace) -> int:
     from controlplane_http.protocol import CleanStopServer
     from controlplane_http.schema import check_store
 
-    if args.log_level not in LOG_LEVELS:  # (argparse checks the flag, not a default from the environment)
-        raise ConfigError(f"CONTROLPLANE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {args.log_level!r}")
-    settings = load_settings(config_file=args.config)
     log_config = logging_config(settings.log_format, args.log_level, secrets_of(settings))
     logging.config.dictConfig(log_config)
     stored_keys = asyncio.run(check_store(settings))  # an unusable store stops here, before any process starts

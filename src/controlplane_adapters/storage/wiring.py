@@ -8,16 +8,16 @@ import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-
-import boto3
-from botocore.config import Config
+from typing import TYPE_CHECKING
 
 from controlplane_adapters.secrets.keys import _sqlite_file
 from controlplane_adapters.settings.model import MEMORY_URL, Settings
 from controlplane_adapters.settings.storage import StorageSettings
 from controlplane_adapters.storage.local import LocalBlobStore
-from controlplane_adapters.storage.s3 import S3BlobStore
 from controlplane_domain.storage.ports import BlobStore, Storage
+
+if TYPE_CHECKING:
+    from controlplane_adapters.storage.s3 import S3BlobStore
 
 log = logging.getLogger("controlplane.storage")
 
@@ -28,7 +28,13 @@ SHARED_DEFAULT = "controlplane-storage"
 
 def s3_store(settings: StorageSettings) -> S3BlobStore:
     """A client of the configured S3-compatible store (path-style addressing when an endpoint is given: what
-    MinIO and most other servers expect); credentials from the settings, else boto3's usual chain."""
+    MinIO and most other servers expect); credentials from the settings, else boto3's usual chain. (boto3 is
+    imported here: a server on the local backend does without its ~100 ms of imports.)"""
+    import boto3
+    from botocore.config import Config
+
+    from controlplane_adapters.storage.s3 import S3BlobStore
+
     client = boto3.session.Session().client(
         "s3",
         endpoint_url=settings.s3_endpoint_url,
