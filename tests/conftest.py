@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 from litestar import Litestar
 from litestar.testing import TestClient
 
@@ -21,6 +23,13 @@ from tests.s3 import moto_server
 from tests.support import DEFAULT_ORG, JWT_SECRET, SECRETS_KEY, SERVICE_KEY, bearer, make_jwt
 
 BACKENDS = ["memory", "sqlite", "postgres"]
+
+
+# In CI (CI=true: `.ci/run` sets it), the property tests and Schemathesis draw the same examples on every run: a
+# red CI is then the code's doing, reproducible, and not a draw's. Locally they draw anew each run, to explore.
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI", "").lower() == "true":
+    hypothesis_settings.load_profile("ci")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
