@@ -130,11 +130,7 @@ class SqlIntegrationRepository(SqlRepository[Integration]):
         ]
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Integration]:
-        t = self.table
-        query = sa.select(t).where(t.c.sealed.is_not(None), t.c.key_id != key_id).order_by(t.c.id).limit(limit)
-        if self.connection.dialect.name == "postgresql":
-            query = query.with_for_update()
-        return [self._saw(row) for row in await self.connection.execute(query)]
+        return await self._sealed_elsewhere(self.table.c.key_id, key_id, limit, self.table.c.sealed.is_not(None))
 
 
 class SqlCustomIntegrationRepository(SqlRepository[CustomIntegration]):

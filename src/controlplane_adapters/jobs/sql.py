@@ -162,12 +162,7 @@ class SqlJobRepository(SqlRepository[Job]):
     noun = "job"
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Job]:
-        t = self.table
-        query = sa.select(t).where(t.c.secret_key_id.is_not(None), t.c.secret_key_id != key_id).order_by(t.c.id)
-        query = query.limit(limit)
-        if self.connection.dialect.name == "postgresql":
-            query = query.with_for_update()
-        return [self._saw(row) for row in await self.connection.execute(query)]
+        return await self._sealed_elsewhere(self.table.c.secret_key_id, key_id, limit)
 
     async def get_for_webhook(self, job_id: str) -> Job | None:
         row = (await self.connection.execute(sa.select(jobs).where(jobs.c.id == job_id))).first()

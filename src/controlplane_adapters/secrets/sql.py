@@ -129,7 +129,4 @@ class SqlSecretRepository(SqlRepository[Secret]):
         return [access_to_domain(row) for row in rows], total
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Secret]:
-        query = sa.select(secrets).where(secrets.c.key_id != key_id).order_by(secrets.c.id).limit(limit)
-        if self.connection.dialect.name == "postgresql":
-            query = query.with_for_update()
-        return [self._saw(row) for row in await self.connection.execute(query)]
+        return await self._sealed_elsewhere(secrets.c.key_id, key_id, limit)

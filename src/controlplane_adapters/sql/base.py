@@ -79,6 +79,17 @@ class SqlRepository(Generic[T]):
         self.connection = connection
         self._seen: dict[str, T] = {}  # id -> the object as this unit of work last read or wrote it
 
+    async def _sealed_elsewhere(
+        self, key_column: sa.ColumnElement[Any], key_id: str, limit: int, *where: sa.ColumnElement[bool]
+    ) -> list[T]:
+        """Rows whose sealed value `key_column` says another key sealed, by id, at most `limit`, locked on Postgres
+        (a key rotation's batch: secrets, integrations, webhooks' and jobs' signing secrets)."""
+        query = sa.select(self.table).where(key_column.is_not(None), key_column != key_id, *where)
+        query = query.order_by(self.table.c.id).limit(limit)
+        if self.connection.dialect.name == "postgresql":
+            query = query.with_for_update()
+        return [self._saw(row) for row in await self.connection.execute(query)]
+
     def _saw(self, row: Any) -> T:
         obj = type(self).to_domain(row)
         self._seen[row.id] = obj

@@ -99,12 +99,7 @@ class SqlWebhookRepository(SqlRepository[Webhook]):
     unique_field = "id"
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Webhook]:
-        t = self.table
-        query = sa.select(t).where(t.c.secret_key_id.is_not(None), t.c.secret_key_id != key_id).order_by(t.c.id)
-        query = query.limit(limit)
-        if self.connection.dialect.name == "postgresql":
-            query = query.with_for_update()
-        return [self._saw(row) for row in await self.connection.execute(query)]
+        return await self._sealed_elsewhere(self.table.c.secret_key_id, key_id, limit)
 
     async def listened(self, organization_id: str) -> frozenset[str]:
         statement = sa.select(w.c.events).where(w.c.organization_id == organization_id, w.c.enabled.is_(True))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from controlplane_domain.jobs.entity import secret_data as job_secret_data
 from controlplane_domain.ports import UnitOfWork
@@ -28,26 +29,30 @@ async def rotate_signing_keys(
 ) -> tuple[int, int]:
     """Seal every webhook's and every webhook job's signing secret with `new` (opened with `old`); how many of
     each were sealed anew. A secret `old` cannot open raises the cipher's error (nothing of its batch changes)."""
-    hooks = jobs = 0
-    while True:
-        async with uow() as work:
-            found = await work.webhooks.sealed_elsewhere(new.key_id, batch)
-            if not found:
-                break
-            for hook in found:
-                bound_to = webhook_secret_data(hook.organization_id, hook.id)
-                await work.webhooks.update(replace(hook, secret=_resealed(old, new, hook.secret, bound_to)))
-            await work.commit()
-        hooks += len(found)
-    while True:
-        async with uow() as work:
-            due = await work.jobs.sealed_elsewhere(new.key_id, batch)
-            if not due:
-                break
-            for job in due:
-                assert job.secret is not None  # (what sealed_elsewhere answers has one)
-                bound_to = job_secret_data(job.organization_id, job.id)
-                await work.jobs.update(replace(job, secret=_resealed(old, new, job.secret, bound_to)))
-            await work.commit()
-        jobs += len(due)
+    hooks = await _reseal_all(uow, lambda work: work.webhooks, webhook_secret_data, old, new, batch)
+    jobs = await _reseal_all(uow, lambda work: work.jobs, job_secret_data, old, new, batch)
     return hooks, jobs
+
+
+async def _reseal_all(
+    uow: Callable[[], UnitOfWork],
+    area: Callable[[UnitOfWork], Any],
+    bound_to: Callable[[str, str], bytes],
+    old: SecretCipher,
+    new: SecretCipher,
+    batch: int,
+) -> int:
+    """One area's signing secrets (`area`: its repository in a unit of work), a batch a transaction."""
+    done = 0
+    while True:
+        async with uow() as work:
+            repository = area(work)
+            found = await repository.sealed_elsewhere(new.key_id, batch)
+            if not found:
+                return done
+            for item in found:
+                assert item.secret is not None  # (what sealed_elsewhere answers has one)
+                sealed = _resealed(old, new, item.secret, bound_to(item.organization_id, item.id))
+                await repository.update(replace(item, secret=sealed))
+            await work.commit()
+        done += len(found)
