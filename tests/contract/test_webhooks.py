@@ -107,7 +107,7 @@ async def test_each_delivery_is_sent_once_across_dispatchers_and_in_order_per_we
     written = {each: [d.message_id for d in reversed(await deliveries(ports, each))] for each in (first, second)}
 
     heads = await asyncio.gather(*(claim(ports) for _ in range(3)))  # three nodes' claims at once
-    claimed = [delivery for batch in heads for delivery in batch]
+    claimed = [delivery for batch in heads for delivery, _ in batch]
     assert sorted(d.message_id for d in claimed) == sorted(ids[0] for ids in written.values())  # each head once
 
     async def pending() -> bool:
