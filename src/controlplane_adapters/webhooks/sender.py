@@ -62,7 +62,9 @@ class HttpSender:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:  # made in the loop that uses it; no proxy from the environment (it would connect)
-            limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+            # (no cap on connections: the dispatcher's slots bound the sends in flight, and a send waiting for a
+            # connection of the pool would spend its deadline there)
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=20)
             self._client = httpx.AsyncClient(
                 follow_redirects=False, timeout=self._timeout, trust_env=False, limits=limits
             )
