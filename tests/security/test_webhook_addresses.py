@@ -5,6 +5,7 @@ to: no connection is made)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
+from controlplane_domain.webhooks.addresses import Address
 from tests.conftest import BACKENDS, database_url
 from tests.security.webhook_apps import TestResolver, deliveries, delivering_app
 from tests.support import wait_until
@@ -143,3 +145,19 @@ def test_a_name_that_resolves_to_a_carrying_address_is_refused_at_delivery(
         (delivery,) = deliveries(client, webhook_id)
         assert delivery["last_error"].startswith("refused: 2002:7f00:1:: (6to4) carries 127.0.0.1"), delivery
         assert connections(listening) == 0
+
+
+class SilentResolver(TestResolver):
+    """A DNS that never answers."""
+
+    async def __call__(self, host: str, port: int) -> list[Address]:
+        await asyncio.Event().wait()
+        return []
+
+
+def test_a_host_whose_dns_never_answers_is_refused_on_save_within_the_deadline(tmp_path: Path) -> None:
+    with delivering_app("memory://", tmp_path, allow_private=False, timeout_seconds=1.0,
+                        resolver=SilentResolver()) as client:  # fmt: skip
+        refused = client.post("/api/v1/webhooks", json={"url": "https://hooks.example.test/", "events": ["*"]})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"]["details"]["issue"] == "the host did not resolve within 1 s"

@@ -89,7 +89,12 @@ class HttpSender:
         return target, addresses, target_problem(target, addresses, allow_private=self.allow_private)
 
     async def check(self, url: str) -> str | None:
-        return (await self._target(url))[2]
+        """At save: the URL's problem once its host is resolved (within the send's deadline)."""
+        try:
+            async with asyncio.timeout(self._timeout):
+                return (await self._target(url))[2]
+        except TimeoutError:
+            return f"the host did not resolve within {self._timeout:g} s"
 
     async def send(self, url: str, message_id: str, timestamp: datetime, payload: str, secret: str) -> Outcome:
         started = time.monotonic()
