@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
+from controlplane_adapters.webhooks.sender import HttpSender
 from controlplane_domain.webhooks.addresses import Address
 from tests.conftest import BACKENDS, database_url
 from tests.security.webhook_apps import TestResolver, deliveries, delivering_app
@@ -161,3 +165,61 @@ def test_a_host_whose_dns_never_answers_is_refused_on_save_within_the_deadline(t
         refused = client.post("/api/v1/webhooks", json={"url": "https://hooks.example.test/", "events": ["*"]})
         assert refused.status_code == 422, refused.text
         assert refused.json()["error"]["details"]["issue"] == "the host did not resolve within 1 s"
+
+
+class KeepAliveReceiver:
+    """A receiver on loopback that keeps connections open (HTTP/1.1) and counts them, and the requests."""
+
+    def __init__(self) -> None:
+        counts = self.counts = {"connections": 0, "requests": 0}
+        lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with lock:
+                    counts["connections"] += 1
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                with lock:
+                    counts["requests"] += 1
+                self.send_response(204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_connection_made_for_one_name_is_not_reused_for_another_name_at_the_same_address() -> None:
+    """The sender connects to the address it checked, so that httpx pools by address: a connection made (and its
+    TLS certificate verified) for one name must not carry another name's delivery."""
+    receiver = KeepAliveReceiver()
+    resolver = TestResolver(one_example_test=["127.0.0.1"], two_example_test=["127.0.0.1"])
+    sender = HttpSender(allow_private=True, timeout_seconds=10.0, resolve=resolver)
+    urls = [f"http://{name}.example.test:{receiver.port}/in" for name in ("one", "one", "two", "two", "one")]
+
+    async def send_all() -> list[int | None]:
+        secret = sender.new_secret()
+        try:
+            return [(await sender.send(url, "msg_1", datetime.now(UTC), "{}", secret)).status_code for url in urls]
+        finally:
+            await sender.close()
+
+    try:
+        assert asyncio.run(send_all()) == [204] * 5
+        assert receiver.counts == {"connections": 2, "requests": 5}  # one a name, each kept
+    finally:
+        receiver.stop()

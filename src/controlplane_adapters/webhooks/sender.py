@@ -12,6 +12,7 @@ import ipaddress
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit, urlunsplit
 
@@ -31,8 +32,18 @@ RESPONSE_BYTES_READ = 64 * 1024
 """Of the receiver's answer, this much is read (and dropped) before the connection is closed."""
 USER_AGENT = "agent-control-plane-webhooks/1"
 
+MAX_POOLS = 256
+"""Connection pools kept (one a host); past it, the least recently used idle ones are closed."""
+
 Resolver = Callable[[str, int], Awaitable[list[Address]]]
 """A host's addresses (none when it does not resolve); `getaddrinfo` unless a test gives another."""
+
+
+@dataclass(slots=True)
+class _Pool:
+    client: httpx.AsyncClient
+    users: int = 0
+    """Sends using it now (a pool in use is never closed)."""
 
 
 def signed_headers(secret: str, message_id: str, timestamp: datetime, payload: str) -> dict[str, str]:
@@ -53,27 +64,40 @@ class HttpSender:
     ) -> None:
         self.allow_private = allow_private
         self._timeout = timeout_seconds
-        self._client: httpx.AsyncClient | None = None
+        self._pools: dict[str, _Pool] = {}
+        self._retired: list[httpx.AsyncClient] = []
         self._secrets = StandardWebhooks()
         self._resolver = resolve or resolve_host
 
     def new_secret(self) -> str:
         return self._secrets.new_secret()
 
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:  # made in the loop that uses it; no proxy from the environment (it would connect)
-            # (no cap on connections: the dispatcher's slots bound the sends in flight, and a send waiting for a
-            # connection of the pool would spend its deadline there)
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=20)
-            self._client = httpx.AsyncClient(
-                follow_redirects=False, timeout=self._timeout, trust_env=False, limits=limits
-            )
-        return self._client
+    def _http(self, host: str) -> _Pool:
+        """The connection pool of the URL's host (its name, or its address when it names one). The URL sent names
+        the address checked, which is what httpx pools by: one pool for every name would hand a connection made
+        (and its TLS certificate verified) for one name to a request for another name at the same address."""
+        pool = self._pools.pop(host, None)
+        if pool is None:
+            if len(self._pools) >= MAX_POOLS:  # forget the least recently used idle pools (closed at the next send)
+                for name in [name for name, each in self._pools.items() if each.users == 0][: MAX_POOLS // 4 or 1]:
+                    self._retired.append(self._pools.pop(name).client)
+            # no proxy from the environment (it would connect); no cap on connections: the dispatcher's slots bound
+            # the sends in flight, and a send waiting for a connection of the pool would spend its deadline there
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=4)
+            pool = _Pool(httpx.AsyncClient(follow_redirects=False, timeout=self._timeout, trust_env=False,
+                                           limits=limits))  # fmt: skip
+        self._pools[host] = pool  # (the most recently used last)
+        return pool
+
+    async def _close_retired(self) -> None:
+        retired, self._retired = self._retired, []
+        for client in retired:
+            await client.aclose()
 
     async def close(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.aclose()
+        pools, self._pools = self._pools, {}
+        self._retired.extend(pool.client for pool in pools.values())
+        await self._close_retired()
 
     async def _resolve(self, target: Target) -> list[Address]:
         if target.literal is not None:
@@ -123,11 +147,14 @@ class HttpSender:
         netloc = pinned_host if parts.port is None else f"{pinned_host}:{parts.port}"
         headers["host"] = parts.netloc
         extensions = {"sni_hostname": target.host} if target.scheme == "https" and target.literal is None else {}
-        client = self._http()
+        await self._close_retired()
+        pool = self._http(target.host)
+        client = pool.client
         request = client.build_request(
             "POST", urlunsplit(parts._replace(netloc=netloc)), content=payload.encode(), headers=headers,
             extensions=extensions,
         )  # fmt: skip
+        pool.users += 1
         try:
             response = await client.send(request, stream=True)
             try:
@@ -140,6 +167,8 @@ class HttpSender:
                 await response.aclose()
         except httpx.HTTPError as exc:
             return Outcome(None, elapsed(), f"{type(exc).__name__}: {exc}"[:500] or type(exc).__name__)
+        finally:
+            pool.users -= 1
         code = response.status_code
         if 300 <= code < 400:
             return Outcome(code, elapsed(), f"the receiver answered {code} (redirects are not followed)")
