@@ -63,7 +63,7 @@ class HttpSender:
         self, *, allow_private: bool = False, timeout_seconds: float = TIMEOUT_SECONDS, resolve: Resolver | None = None
     ) -> None:
         self.allow_private = allow_private
-        self._timeout = timeout_seconds
+        self._timeout = min(timeout_seconds, MAX_TIMEOUT_SECONDS)
         self._pools: dict[str, _Pool] = {}
         self._retired: list[httpx.AsyncClient] = []
         self._secrets = StandardWebhooks()
