@@ -36,7 +36,7 @@ from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_
 from controlplane_adapters.sql.statistics import analyze_young_tables
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_adapters.storage.wiring import build_storage
-from controlplane_adapters.webhooks.sender import HttpSender
+from controlplane_adapters.webhooks.sender import HttpSender, Resolver
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
@@ -182,6 +182,7 @@ def build_app(
     freeze_after_start: bool = False,
     stop_on_signals: bool = False,
     tracer_provider: Any = None,
+    webhook_resolver: Resolver | None = None,
 ) -> Litestar:
     """The app on the store `settings.database_url` names: SQL (migrated on start unless told not to) or `memory://`.
 
@@ -189,7 +190,8 @@ def build_app(
     `stop_on_signals` (the server does): SIGINT and SIGTERM end long polls and event streams at once (see
     stopping.py), before the ASGI server's own handler waits for them; embedders can call
     `app.state["stream_options"].stopping.stop()` from their own. `tracer_provider` (an OpenTelemetry
-    `TracerProvider`) traces requests and executions; by default one exporting over OTLP when `settings.tracing`."""
+    `TracerProvider`) traces requests and executions; by default one exporting over OTLP when `settings.tracing`.
+    `webhook_resolver`: the webhooks sender's DNS (tests; the system's resolver by default)."""
     if not settings.auth.required:
         log.warning(
             "AUTHENTICATION IS OFF (SERVICE_AUTH_REQUIRED=false): anonymous requests act as admin of organization %r."
@@ -216,7 +218,11 @@ def build_app(
         webhooks=StandardWebhooks(),
         storage=storage,
         policies=PolicyRuntime(RegoPolicyEngine(), store.bus),
-        webhook_sender=HttpSender(allow_private=settings.webhooks_allow_private),
+        webhook_sender=HttpSender(
+            allow_private=settings.webhooks_allow_private,
+            timeout_seconds=settings.webhooks_timeout_seconds,
+            resolve=webhook_resolver,
+        ),
         webhook_listeners=WebhookListeners(store.bus),
     )
     stopping = Stopping()
@@ -232,7 +238,11 @@ def build_app(
         tracer_provider = otlp_provider()
     operations_start, operations_stop = _operations_hooks(tracer_provider)
     dispatcher = WebhookDispatcher(
-        ports, interval_seconds=settings.scheduler_interval_ms / 1000, on_attempt=_count_webhook_attempt
+        ports,
+        interval_seconds=settings.scheduler_interval_ms / 1000,
+        on_attempt=_count_webhook_attempt,
+        slots=settings.webhooks_concurrency,
+        per_organization=settings.webhooks_organization_concurrency,
     )
     deliver = [dispatcher.start] if settings.webhooks_deliver else []
     hasher = Sha256SecretHasher()

@@ -107,7 +107,7 @@ async def test_each_delivery_is_sent_once_across_dispatchers_and_in_order_per_we
     written = {each: [d.message_id for d in reversed(await deliveries(ports, each))] for each in (first, second)}
 
     heads = await asyncio.gather(*(claim(ports) for _ in range(3)))  # three nodes' claims at once
-    claimed = [delivery for batch in heads for delivery in batch]
+    claimed = [delivery for batch in heads for delivery, _ in batch]
     assert sorted(d.message_id for d in claimed) == sorted(ids[0] for ids in written.values())  # each head once
 
     async def pending() -> bool:
@@ -278,3 +278,34 @@ async def test_an_event_is_delivered_only_with_the_change_that_causes_it(uow: Uo
         await unit.commit()
     (delivered,) = await deliveries(ports, listening)
     assert (delivered.event_type, json.loads(delivered.payload)["data"]) == ("execution.failed", {"id": queued.id})
+
+
+async def test_a_claim_leases_at_most_an_organizations_share_fair_shares_first(uow: UowFactory) -> None:
+    clock = ManualClock(START)
+    ports = ports_on(uow, clock, ScriptedReceiver())
+    busy = [await hook(ports, f"https://a.example/{number}", "*") for number in range(5)]  # org-a: five webhooks
+    await event(ports, "error", number=1)  # due first: org-a's five deliveries are the oldest
+    clock.advance(1)
+    quiet = await hook(ports, "https://b.example/1", "*", org="org-b")
+    await event(ports, "error", org="org-b", number=2)
+    clock.advance(1)
+
+    first = await claim(ports, limit=3, per_organization=2)  # fair shares: org-a's first, org-b's, org-a's second
+    assert sorted(d.organization_id for d, _ in first) == ["org-a", "org-a", "org-b"]
+    assert await claim(ports, limit=10, per_organization=2) == []  # org-a holds its two; org-b's one is leased
+    settled = next(d for d, w in first if d.organization_id == "org-a")
+    assert await webhooks_settle(ports, settled)
+    again = await claim(ports, limit=10, per_organization=2)  # a slot of org-a's share is free again
+    assert [(d.organization_id, d.webhook_id in busy) for d, _ in again] == [("org-a", True)]
+    assert quiet not in {d.webhook_id for d, _ in again}
+    uncapped = await claim(ports, limit=10, per_organization=None)
+    assert [d.organization_id for d, _ in uncapped] == ["org-a", "org-a"]  # the rest of org-a's
+
+
+async def webhooks_settle(ports: Ports, delivery: webhooks.Delivery) -> bool:
+    """Release a leased delivery as sent (succeeded), as the dispatcher would."""
+    done = replace(delivery, status=DeliveryStatus.SUCCEEDED, attempts=1, lease_until=None, lease_token=None)
+    async with ports.uow() as unit:
+        written = await unit.webhooks.settle(done, delivery.lease_token or "")
+        await unit.commit()
+    return written

@@ -65,6 +65,17 @@ def test_environment_wins_over_the_file(tmp_path: Path) -> None:
     assert load_settings(env={**env, "CONTROLPLANE_HEARTBEAT_FLUSH_MS": "250"}).heartbeat_flush_ms == 250
 
 
+def test_the_webhook_senders_deadline_and_slots() -> None:
+    default = load_settings(env={})
+    assert (default.webhooks_timeout_seconds, default.webhooks_concurrency) == (10.0, 16)
+    assert default.webhooks_organization_concurrency == 4
+    env = {"CONTROLPLANE_WEBHOOKS_TIMEOUT_SECONDS": "3", "CONTROLPLANE_WEBHOOKS_CONCURRENCY": "40",
+           "CONTROLPLANE_WEBHOOKS_ORGANIZATION_CONCURRENCY": "8"}  # fmt: skip
+    settings = load_settings(env=env)
+    assert (settings.webhooks_timeout_seconds, settings.webhooks_concurrency) == (3.0, 40)
+    assert settings.webhooks_organization_concurrency == 8
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [
@@ -85,6 +96,9 @@ def test_environment_wins_over_the_file(tmp_path: Path) -> None:
         ({"CONTROLPLANE_DATABASE_URL": "sqlite+aiosqlite://"}, "CONTROLPLANE_DATABASE_URL must name a SQLite file"),
         ({"CONTROLPLANE_DATABASE_URL": "sqlite+aiosqlite:///:memory:"}, "must name a SQLite file"),
         ({"CONTROLPLANE_REDIS_URL": "http://cache:6379"}, "CONTROLPLANE_REDIS_URL must start with redis://"),
+        ({"CONTROLPLANE_WEBHOOKS_TIMEOUT_SECONDS": "31"}, "CONTROLPLANE_WEBHOOKS_TIMEOUT_SECONDS must be between"),
+        ({"CONTROLPLANE_WEBHOOKS_CONCURRENCY": "1"}, "CONTROLPLANE_WEBHOOKS_CONCURRENCY must be between"),
+        ({"CONTROLPLANE_WEBHOOKS_ORGANIZATION_CONCURRENCY": "16"}, "must be less than CONTROLPLANE_WEBHOOKS_CONC"),
     ],
 )
 def test_bad_values_name_the_setting(env: dict[str, str], message: str) -> None:

@@ -209,6 +209,21 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         settings = replace(settings, webhooks_allow_private=parse_bool("CONTROLPLANE_WEBHOOKS_ALLOW_PRIVATE", value))
     if (value := env.get("CONTROLPLANE_WEBHOOKS_DELIVER")) is not None:
         settings = replace(settings, webhooks_deliver=parse_bool("CONTROLPLANE_WEBHOOKS_DELIVER", value))
+    if (value := env.get("CONTROLPLANE_WEBHOOKS_TIMEOUT_SECONDS")) is not None:
+        timeout = parse_int("CONTROLPLANE_WEBHOOKS_TIMEOUT_SECONDS", value, minimum=1, maximum=30)
+        settings = replace(settings, webhooks_timeout_seconds=float(timeout))
+    if (value := env.get("CONTROLPLANE_WEBHOOKS_CONCURRENCY")) is not None:
+        slots = parse_int("CONTROLPLANE_WEBHOOKS_CONCURRENCY", value, minimum=2, maximum=1000)
+        settings = replace(settings, webhooks_concurrency=slots)
+    if (value := env.get("CONTROLPLANE_WEBHOOKS_ORGANIZATION_CONCURRENCY")) is not None:
+        cap = parse_int("CONTROLPLANE_WEBHOOKS_ORGANIZATION_CONCURRENCY", value, minimum=1, maximum=1000)
+        settings = replace(settings, webhooks_organization_concurrency=cap)
+    if settings.webhooks_organization_concurrency >= settings.webhooks_concurrency:
+        raise ConfigError(
+            "CONTROLPLANE_WEBHOOKS_ORGANIZATION_CONCURRENCY must be less than CONTROLPLANE_WEBHOOKS_CONCURRENCY "
+            f"({settings.webhooks_organization_concurrency} >= {settings.webhooks_concurrency}): one organization "
+            "must not be able to hold every send slot"
+        )
     if (value := env.get("CONTROLPLANE_DATABASE_POOL_SIZE")) is not None:
         settings = replace(
             settings, database_pool_size=parse_int("CONTROLPLANE_DATABASE_POOL_SIZE", value, maximum=1000)

@@ -74,3 +74,11 @@ class Settings:
     (and over http to loopback): development only."""
     webhooks_deliver: bool = True
     """CONTROLPLANE_WEBHOOKS_DELIVER: false, this node writes webhook events but delivers none (other nodes do)."""
+    webhooks_timeout_seconds: float = 10.0
+    """CONTROLPLANE_WEBHOOKS_TIMEOUT_SECONDS: each webhook send's total deadline (resolving, connecting, the request,
+    the whole answer), 1 to 30."""
+    webhooks_concurrency: int = 16
+    """CONTROLPLANE_WEBHOOKS_CONCURRENCY: a node's send slots (webhook deliveries in flight at once)."""
+    webhooks_organization_concurrency: int = 4
+    """CONTROLPLANE_WEBHOOKS_ORGANIZATION_CONCURRENCY: deliveries of one organization in flight at once, across
+    nodes; less than CONTROLPLANE_WEBHOOKS_CONCURRENCY (docs/webhooks.md "Fairness")."""

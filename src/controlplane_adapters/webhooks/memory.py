@@ -4,6 +4,7 @@ claim's compare-and-set)."""
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from dataclasses import replace
 from datetime import datetime
 
@@ -68,18 +69,27 @@ class MemoryWebhookRepository(MemoryRepository[Webhook]):
         mine.sort(key=lambda each: each.order, reverse=True)
         return mine[page.offset : page.offset + page.limit], len(mine)
 
-    async def claim_due(self, now: datetime, until: datetime, token: str, limit: int) -> list[Delivery]:
+    async def claim_due(
+        self, now: datetime, until: datetime, token: str, limit: int, per_organization: int | None = None
+    ) -> list[Delivery]:
         heads: dict[str, Delivery] = {}
         for each in self.deliveries.values():
             if each.status is PENDING and (each.webhook_id not in heads or each.order < heads[each.webhook_id].order):
                 heads[each.webhook_id] = each
-        due = [
-            head for head in heads.values()
-            if head.next_attempt_at <= now and (head.lease_until is None or head.lease_until <= now)
-            and (hook := self.rows.get(head.webhook_id)) is not None and hook.enabled
-        ]  # fmt: skip
+        enabled = [head for head in heads.values() if (hook := self.rows.get(head.webhook_id)) and hook.enabled]
+        busy = Counter(head.organization_id for head in enabled if head.lease_until and head.lease_until > now)
+        due = [head for head in enabled
+               if head.next_attempt_at <= now and (head.lease_until is None or head.lease_until <= now)]  # fmt: skip
         due.sort(key=lambda each: (each.next_attempt_at, each.id))
-        claimed = [replace(each, lease_until=until, lease_token=token) for each in due[:limit]]
+        ranked: list[tuple[int, Delivery]] = []
+        rank: Counter[str] = Counter()
+        for head in due:
+            rank[head.organization_id] += 1
+            share = busy[head.organization_id] + rank[head.organization_id]
+            if per_organization is None or share <= per_organization:
+                ranked.append((share, head))
+        ranked.sort(key=lambda pair: (pair[0], pair[1].next_attempt_at, pair[1].id))
+        claimed = [replace(each, lease_until=until, lease_token=token) for _, each in ranked[:limit]]
         for each in claimed:
             self.deliveries[each.id] = each
         return sorted(claimed, key=lambda each: each.order)

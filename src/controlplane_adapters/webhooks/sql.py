@@ -4,7 +4,7 @@ log, and the dispatcher's claim (Postgres: FOR UPDATE SKIP LOCKED; SQLite: its o
 from __future__ import annotations
 
 from datetime import datetime
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -66,20 +66,37 @@ def _free(now: Any) -> sa.ColumnElement[bool]:
     return sa.or_(d.c.lease_until.is_(None), d.c.lease_until <= now)
 
 
-@lru_cache(maxsize=16)
-def _claim(postgres: bool, limit: int) -> sa.Update:
-    """The lease of the due deliveries: the oldest pending delivery of each enabled webhook, when due and free. On
-    Postgres the rows are locked as they are picked (SKIP LOCKED: a head another node is leasing is passed over,
-    never its webhook's next delivery), and the UPDATE checks again that each is pending and free (a compare-and-
-    set: of two claims of one head, the second finds it leased); SQLite runs one writer at a time. A hot atomic
-    statement: on Postgres one round trip, its own transaction (BEGIN and COMMIT cost two more a delivery)."""
+@cache
+def _claim(postgres: bool) -> sa.Update:
+    """The lease of the due deliveries: the oldest pending delivery of each enabled webhook, when due and free, at
+    most `c_limit`, and for each organization at most `c_cap` leased at once (those it has leased already, on any
+    node, count). Fair shares first: the organization with the fewest deliveries leased gets the next one (then
+    the oldest due), so that an organization with many due deliveries, or slow receivers, cannot take every slot.
+    On Postgres the rows are locked as they are picked (SKIP LOCKED: a head another node is leasing is passed
+    over, never its webhook's next delivery), and the UPDATE checks again that each is pending and free (a
+    compare-and-set: of two claims of one head, the second finds it leased); SQLite runs one writer at a time. A
+    hot atomic statement: on Postgres one round trip, its own transaction."""
     now = sa.bindparam("c_now", type_=UtcDateTime())
-    candidates = (
-        sa.select(d.c.id)
-        .where(d.c.id.in_(_heads()), d.c.status == PENDING, d.c.next_attempt_at <= now, _free(now))
-        .order_by(d.c.next_attempt_at, d.c.id)
-        .limit(limit)
+    due = sa.case((sa.and_(d.c.next_attempt_at <= now, _free(now)), 1), else_=0)
+    ranked = (
+        sa.select(
+            d.c.id, d.c.next_attempt_at, due.label("due"),
+            sa.func.sum(sa.case((d.c.lease_until > now, 1), else_=0))
+            .over(partition_by=d.c.organization_id).label("busy"),
+            sa.func.row_number()
+            .over(partition_by=(d.c.organization_id, due), order_by=(d.c.next_attempt_at, d.c.id)).label("rank"),
+        )
+        .where(d.c.id.in_(_heads()), d.c.status == PENDING)
+        .subquery("ranked")
+    )  # fmt: skip
+    share = ranked.c.busy + ranked.c["rank"]
+    picked = (
+        sa.select(ranked.c.id)
+        .where(ranked.c.due == 1, share <= sa.bindparam("c_cap", type_=sa.Integer()))
+        .order_by(share, ranked.c.next_attempt_at, ranked.c.id)
+        .limit(sa.bindparam("c_limit", type_=sa.Integer()))
     )
+    candidates = sa.select(d.c.id).where(d.c.id.in_(picked.scalar_subquery()))
     if postgres:
         candidates = candidates.with_for_update(skip_locked=True)
     statement = (
@@ -89,6 +106,9 @@ def _claim(postgres: bool, limit: int) -> sa.Update:
         .returning(*d.c)
     )
     return hot(statement, atomic=True)
+
+
+NO_CAP = 2**31 - 1
 
 
 class SqlWebhookRepository(SqlRepository[Webhook]):
@@ -149,9 +169,12 @@ class SqlWebhookRepository(SqlRepository[Webhook]):
         )
         return [delivery_to_domain(row) for row in rows], total
 
-    async def claim_due(self, now: datetime, until: datetime, token: str, limit: int) -> list[Delivery]:
-        parameters = {"c_now": now, "c_until": until, "c_token": token}
-        statement = _claim(self.connection.dialect.name == "postgresql", limit)
+    async def claim_due(
+        self, now: datetime, until: datetime, token: str, limit: int, per_organization: int | None = None
+    ) -> list[Delivery]:
+        parameters = {"c_now": now, "c_until": until, "c_token": token, "c_limit": limit,
+                      "c_cap": NO_CAP if per_organization is None else per_organization}  # fmt: skip
+        statement = _claim(self.connection.dialect.name == "postgresql")
         return sorted((delivery_to_domain(row) for row in await self.connection.execute(statement, parameters)),
                       key=lambda delivery: delivery.order)  # fmt: skip
 

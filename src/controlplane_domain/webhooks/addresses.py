@@ -13,6 +13,7 @@ from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.webhooks.entity import MAX_URL_LENGTH
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+ALLOW_PRIVATE = "CONTROLPLANE_WEBHOOKS_ALLOW_PRIVATE"
 
 METADATA = frozenset(
     ipaddress.ip_address(address)
@@ -66,10 +67,59 @@ def parse_url(url: str, field: str = "url") -> Target:
     return Target(parts.scheme, host, port or (443 if parts.scheme == "https" else 80), literal)
 
 
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+"""The well-known NAT64 prefix (RFC 6052): a translator forwards to the IPv4 address in the last 32 bits."""
+LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+"""Local-use NAT64 prefixes (RFC 8215): where the IPv4 address sits depends on the network's own prefix length,
+and the range is not globally reachable: refused as a whole."""
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+"""Deprecated IPv4-compatible addresses (`::a.b.c.d`, RFC 4291); `::` and `::1` are not among them."""
+IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")
+"""IPv4-translated addresses (`::ffff:0:a.b.c.d`, RFC 2765)."""
+
+
+def embedded_ipv4(address: Address) -> tuple[str, list[ipaddress.IPv4Address]] | None:
+    """The IPv4 addresses an IPv6 address carries, and the form that carries them (a packet to it may reach them:
+    an IPv4-mapped socket, a 6to4 or Teredo relay, a NAT64 translator); None when it carries none."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return None
+    low = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.ipv4_mapped is not None:
+        return "IPv4-mapped", [address.ipv4_mapped]
+    if address.sixtofour is not None:
+        return "6to4", [address.sixtofour]
+    if address.teredo is not None:
+        server, client = address.teredo
+        return "Teredo", [client, server]
+    if address in NAT64:
+        return "NAT64", [low]
+    if address in IPV4_TRANSLATED:
+        return "IPv4-translated", [low]
+    if address in IPV4_COMPATIBLE and int(address) > 1:
+        return "IPv4-compatible", [low]
+    return None
+
+
 def address_problem(address: Address, *, allow_private: bool) -> str | None:
-    """Why a delivery may not go to `address` (None: it may)."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """Why a delivery may not go to `address` (None: it may). An IPv6 address that carries an IPv4 address
+    (embedded_ipv4) is judged by what it carries as well as by itself."""
+    embedded = embedded_ipv4(address)
+    if embedded is not None:
+        form, carried = embedded
+        if form == "IPv4-mapped":
+            return _own_problem(carried[0], allow_private=allow_private)  # (a socket's IPv4 address, written so)
+        for inner in carried:
+            problem = _own_problem(inner, allow_private=allow_private)
+            if problem is not None:
+                return f"{address} ({form}) carries {problem}"
+        if form == "NAT64":
+            return None  # a DNS64 resolver's answer for a public IPv4 host (IPv6-only networks)
+    if address in LOCAL_NAT64 and not allow_private:
+        return f"{address} is a local-use NAT64 address, not a public one ({ALLOW_PRIVATE} allows it)"
+    return _own_problem(address, allow_private=allow_private)
+
+
+def _own_problem(address: Address, *, allow_private: bool) -> str | None:
     if address.is_multicast or address.is_unspecified:
         return f"{address} is not a public address"  # never deliverable, allowed or not
     if address in METADATA:
@@ -86,7 +136,7 @@ def address_problem(address: Address, *, allow_private: bool) -> str | None:
         return None
     if allow_private:
         return None
-    return f"{address} is {kind} (CONTROLPLANE_WEBHOOKS_ALLOW_PRIVATE allows it)"
+    return f"{address} is {kind} ({ALLOW_PRIVATE} allows it)"
 
 
 def target_problem(target: Target, addresses: list[Address], *, allow_private: bool) -> str | None:

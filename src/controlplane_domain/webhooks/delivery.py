@@ -27,8 +27,11 @@ from controlplane_domain.webhooks.listeners import CHANGED
 from controlplane_domain.webhooks.ports import Outcome
 from controlplane_domain.webhooks.usecases import sender
 
-CLAIM_BATCH = 50
-"""Deliveries leased (and sent at once, each to another webhook) a round."""
+CLAIM_BATCH = 16
+"""Deliveries leased (and sent at once, each to another webhook) a round of `deliver_due`: the dispatcher's send
+slots by default (CONTROLPLANE_WEBHOOKS_CONCURRENCY)."""
+ORGANIZATION_CONCURRENCY = 4
+"""Deliveries of one organization leased at once, across nodes (CONTROLPLANE_WEBHOOKS_ORGANIZATION_CONCURRENCY)."""
 ERROR_MAX_CHARACTERS = 1000
 
 
@@ -46,30 +49,35 @@ class Attempted:
 OnAttempt = Callable[[Attempted], None]
 
 
-async def claim(ports: Ports, limit: int = CLAIM_BATCH) -> list[Delivery]:
-    """Lease the deliveries due now (one transaction); each carries the lease's token."""
+async def claim(
+    ports: Ports, limit: int = CLAIM_BATCH, per_organization: int | None = ORGANIZATION_CONCURRENCY
+) -> list[tuple[Delivery, Webhook]]:
+    """Lease the deliveries due now (one transaction; each carries the lease's token), with their webhooks
+    (a delivery whose webhook was deleted meanwhile went with it, and is left out)."""
     now = ports.clock.now()
     token = ports.ids.new_id()
     async with ports.uow() as uow:
-        claimed = await uow.webhooks.claim_due(now, now + LEASE, token, limit)
+        claimed = await uow.webhooks.claim_due(now, now + LEASE, token, limit, per_organization)
         await uow.commit()
-    return claimed
+    if not claimed:
+        return []
+    async with ports.read() as uow:
+        webhooks = {each.id: each for each in await uow.webhooks.webhooks_of(sorted({d.webhook_id for d in claimed}))}
+    return [(delivery, webhooks[delivery.webhook_id]) for delivery in claimed if delivery.webhook_id in webhooks]
 
 
 async def deliver_due(
-    ports: Ports, *, jitter: Callable[[], float], on_attempt: OnAttempt | None = None, limit: int = CLAIM_BATCH
+    ports: Ports,
+    *,
+    jitter: Callable[[], float],
+    on_attempt: OnAttempt | None = None,
+    limit: int = CLAIM_BATCH,
+    per_organization: int | None = ORGANIZATION_CONCURRENCY,
 ) -> int:
-    """One round: lease what is due, send it all at once, settle each. How many were attempted."""
-    claimed = await claim(ports, limit)
-    if not claimed:
-        return 0
-    async with ports.read() as uow:
-        webhooks = {each.id: each for each in await uow.webhooks.webhooks_of(sorted({d.webhook_id for d in claimed}))}
-    attempts = [
-        attempt(ports, delivery, webhooks[delivery.webhook_id], jitter=jitter)
-        for delivery in claimed
-        if delivery.webhook_id in webhooks  # (deleted meanwhile: its deliveries went with it)
-    ]
+    """One round (tests; the dispatcher sends each delivery on its own instead): lease what is due, send it all at
+    once, settle each. How many were attempted."""
+    claimed = await claim(ports, limit, per_organization)
+    attempts = [attempt(ports, delivery, webhook, jitter=jitter) for delivery, webhook in claimed]
     for attempted in await asyncio.gather(*attempts):
         if attempted is not None and on_attempt is not None:
             on_attempt(attempted)

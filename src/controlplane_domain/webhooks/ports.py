@@ -43,11 +43,15 @@ class WebhookRepository(Protocol):
     ) -> tuple[list[Delivery], int]:
         """The webhook's deliveries, newest first ((created_at, position, id) descending), and their total."""
 
-    async def claim_due(self, now: datetime, until: datetime, token: str, limit: int) -> list[Delivery]:
+    async def claim_due(
+        self, now: datetime, until: datetime, token: str, limit: int, per_organization: int | None = None
+    ) -> list[Delivery]:
         """Across organizations (the dispatcher only): lease up to `limit` deliveries due at `now`, each the oldest
         pending delivery of an enabled webhook, whose lease (if any) ran out: `lease_until` and `lease_token` set.
         A delivery is leased by one claimer at a time (Postgres: FOR UPDATE SKIP LOCKED; a compare-and-set
-        elsewhere); a webhook's next delivery waits until the one before it succeeded or failed."""
+        elsewhere); a webhook's next delivery waits until the one before it succeeded or failed. At most
+        `per_organization` deliveries of one organization are leased at once (those leased already count), and
+        fair shares go first: the organization with the fewest leased gets the next one, then the oldest due."""
 
     async def settle(self, delivery: Delivery, token: str) -> bool:
         """Write an attempt's outcome (`delivery` as it now is, its lease released or not) if `token` still holds
