@@ -182,6 +182,7 @@ def create_app(
                 "ports": ports,
                 "rendered_pages": rendered_pages,
                 "stream_options": options,
+                "max_body_bytes": max_body_bytes,
                 METRICS_TOKEN_KEY: metrics_token,
             }
         ),
