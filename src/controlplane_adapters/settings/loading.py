@@ -22,6 +22,7 @@ from controlplane_adapters.settings.values import (
     parse_text,
     redis_url,
 )
+from controlplane_domain.principal import is_identity
 
 MAX_PORT = 65535
 MAX_RATE_PER_MINUTE = 1_000_000
@@ -228,6 +229,10 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     settings = _operations(settings, env)
     if not settings.default_organization.strip():
         raise ConfigError("SERVICE_DEFAULT_ORG must not be empty")
+    if not is_identity(settings.default_organization):
+        raise ConfigError(
+            "SERVICE_DEFAULT_ORG must be 1 to 255 printable ASCII characters without spaces (an organization id)"
+        )
     if not auth.api_key_header.strip():
         raise ConfigError("server.auth.api_key_header must not be empty")
     return replace(settings, auth=auth)
