@@ -33,7 +33,8 @@ from controlplane_http.clients import client_address, networks
 from controlplane_http.templates import payloads
 from tests.conftest import app_settings
 from tests.databases import sqlite_database
-from tests.http.test_agents import assert_validation
+from tests.http.test_agents import assert_validation, create_agent
+from tests.http.test_executions import setup_queue
 from tests.http.test_jobs import create_job
 from tests.support import SERVICE_KEY, bearer, make_jwt
 
@@ -164,6 +165,23 @@ def test_a_job_prompt_rendered_past_its_limit_fails_the_run_naming_the_limit(cli
     run = answer.json()
     assert (run["status"], run["execution_id"]) == ("failed", None)
     assert "200000 characters" in run["skipped_reason"]
+
+
+def test_a_workflow_step_rendered_past_its_limit_fails_naming_the_limit(client: TestClient[Any]) -> None:
+    agent_id = create_agent(client)["id"]
+    _, queue_id = setup_queue(client)
+    steps = [{"id": "a", "agent_id": agent_id, "prompt": "{{input.x}}" * 3, "depends_on": []}]
+    workflow = client.post("/api/v1/workflows", json={"name": "flow", "steps": steps})
+    assert workflow.status_code == 201, workflow.text
+    path = f"/api/v1/workflows/{workflow.json()['id']}/runs"
+    started = concurrently(
+        lambda: client.post(path, json={"worker_queue_id": queue_id, "input": {"x": "y" * 100_000}}),
+        neighbour_reads(client),
+    )
+    assert started.status_code == 201, started.text
+    run = client.get(f"/api/v1/workflow-runs/{started.json()['id']}").json()
+    assert (run["status"], run["steps"][0]["status"], run["steps"][0]["execution_id"]) == ("failed", "failed", None)
+    assert "200000 characters" in run["steps"][0]["error"]
 
 
 def test_rendering_stops_at_the_limit() -> None:
