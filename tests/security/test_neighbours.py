@@ -24,6 +24,7 @@ from controlplane_adapters.settings.model import ConfigError
 from controlplane_adapters.settings.values import parse_networks
 from controlplane_domain.jobs.entity import render_prompt
 from controlplane_domain.rendering import RenderedTooLong
+from controlplane_domain.secrets.references import MAX_REFERENCES
 from controlplane_domain.templates.entity import TemplateKind, TemplateParameter
 from controlplane_domain.templates.placeholders import MAX_PLACEHOLDERS
 from controlplane_domain.templates.rules import check_shape
@@ -182,6 +183,22 @@ def test_a_workflow_step_rendered_past_its_limit_fails_naming_the_limit(client: 
     run = client.get(f"/api/v1/workflow-runs/{started.json()['id']}").json()
     assert (run["status"], run["steps"][0]["status"], run["steps"][0]["execution_id"]) == ("failed", "failed", None)
     assert "200000 characters" in run["steps"][0]["error"]
+
+
+def test_an_environment_of_too_many_secret_references_is_422_naming_the_bound(client: TestClient[Any]) -> None:
+    """A lease replaces each reference by a value of up to 64 KiB: 60,000 references of one secret would have
+    resolved to 3.9 GB at lease time."""
+    made = client.post("/api/v1/secrets", json={"name": "BIG", "value": "v" * 65_536})
+    assert made.status_code == 201, made.text
+    environment = {"env_vars": {"K": "{{secret:BIG}}" * (MAX_REFERENCES + 1)}}
+    answer = concurrently(
+        lambda: client.post("/api/v1/agents", json={"name": "a", "execution_environment": environment}),
+        neighbour_reads(client),
+    )
+    assert_validation(answer, ["body", "execution_environment"])
+    assert "max_secret_references" in answer.json()["error"]["message"]
+    within = {"env_vars": {"K": "{{secret:BIG}}" * MAX_REFERENCES}}
+    assert client.post("/api/v1/agents", json={"name": "a", "execution_environment": within}).status_code == 201
 
 
 def test_rendering_stops_at_the_limit() -> None:
