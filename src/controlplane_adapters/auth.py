@@ -16,7 +16,7 @@ from controlplane_domain.api_keys.entity import KEY_PREFIX
 from controlplane_domain.api_keys.usecases import REVOCATIONS, authenticate_api_key, verify_api_key
 from controlplane_domain.errors import Unauthenticated
 from controlplane_domain.ports import Ports
-from controlplane_domain.principal import ROLE_RANK, Principal, Role
+from controlplane_domain.principal import ROLE_RANK, Principal, Role, is_identity
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,8 @@ class JwtVerifier:
             raise Unauthenticated() from exc
         organization = claims.get("org_id")
         subject = claims.get("sub")
-        if not isinstance(organization, str) or not organization or not isinstance(subject, str) or not subject:
+        if not is_identity(organization) or not is_identity(subject):  # the same shape on every store
+            log.info("JWT rejected: org_id or sub is not 1 to 255 printable ASCII characters")
             raise Unauthenticated()
         try:
             expires = float(claims["exp"])  # pyjwt checked it is a number; one too large for a float is no time

@@ -46,6 +46,20 @@ class ValidationFailed(DomainError):
         self.location = location
 
 
+class TooLarge(DomainError):
+    """What a request would build (a template's expanded body, a rendered prompt) passes a size bound: 413,
+    naming the bound and its value; nothing is kept."""
+
+    code = "PAYLOAD_TOO_LARGE"
+
+    def __init__(self, what: str, bound: str, limit: int, unit: str = "bytes") -> None:
+        super().__init__(
+            f"{what} would exceed {bound} ({limit} {unit})", {"bound": bound, "limit": limit, "unit": unit}
+        )
+        self.bound = bound
+        self.limit = limit
+
+
 class Unauthenticated(DomainError):
     """Missing, malformed, unknown, expired or revoked credentials (always the same message)."""
 

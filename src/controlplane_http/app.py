@@ -147,6 +147,7 @@ def create_app(
     limiter: RateLimiter,
     default_organization: str = "default",
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    trusted_proxies: Sequence[str] = (),
     fast_lane: bool = True,
     stream_options: StreamOptions | None = None,
     backend: str = "memory",
@@ -182,6 +183,7 @@ def create_app(
                 "ports": ports,
                 "rendered_pages": rendered_pages,
                 "stream_options": options,
+                "max_body_bytes": max_body_bytes,
                 METRICS_TOKEN_KEY: metrics_token,
             }
         ),
@@ -205,7 +207,7 @@ def create_app(
     routed: Any = app.asgi_handler
     if fast_lane:
         routed = FastLane(routed, app, HOT_OPERATIONS, max_body_bytes)
-    outer: Any = SecurityMiddleware(routed, verifier, auth, anonymous, limiter, policy, ports)
+    outer: Any = SecurityMiddleware(routed, verifier, auth, anonymous, limiter, policy, ports, trusted_proxies)
     if tracer_provider is not None:  # (imported only then: without tracing, nothing of OpenTelemetry is loaded)
         from controlplane_http.operations.traced import Traced
 

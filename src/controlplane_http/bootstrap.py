@@ -268,6 +268,7 @@ def build_app(
         limiter=RateLimiter(settings.redis_url, settings.redis_namespace),
         default_organization=settings.default_organization,
         max_body_bytes=settings.max_body_bytes,
+        trusted_proxies=settings.trusted_proxies,
         fast_lane=settings.fast_lane,
         stream_options=StreamOptions(
             stopping=stopping,

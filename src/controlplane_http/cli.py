@@ -63,6 +63,9 @@ def _serve(args: argparse.Namespace) -> int:
         # a response's headers and body leave in one system call and one TCP segment (protocol.py)
         "http": "httptools" if args.uncorked else CORKED_HTTP,
         "log_config": log_config,  # every logger in one format (each server process applies it too)
+        # the socket's peer is the client: uvicorn's X-Forwarded-For handling (which trusts loopback by default)
+        # is off; the app believes the header from `trusted_proxies` only (controlplane_http/clients.py)
+        "proxy_headers": False,
     }
     if args.workers > 1:
         if not settings.database_url.startswith("postgresql"):

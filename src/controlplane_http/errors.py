@@ -16,6 +16,7 @@ from controlplane_domain.errors import (
     DomainError,
     Forbidden,
     NotFound,
+    TooLarge,
     TransientFailure,
     Unauthenticated,
     Unavailable,
@@ -34,6 +35,7 @@ DOMAIN_STATUS: dict[type[DomainError], int] = {
     Forbidden: 403,
     Unavailable: 503,
     QuotaExceeded: 413,
+    TooLarge: 413,
 }
 HTTP_CODES = {
     400: "BAD_REQUEST",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -19,6 +19,7 @@ from controlplane_domain.ports import Ports, TokenVerifier
 from controlplane_domain.principal import Principal
 from controlplane_http.audit.context import enter_audit
 from controlplane_http.body import foreign_media_type
+from controlplane_http.clients import client_address, networks
 from controlplane_http.errors import domain_error, envelope, validation_body
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.security import READ_METHODS, authorize
@@ -95,9 +96,10 @@ class SecurityMiddleware:
 
     def __init__(
         self, app: ASGIApp, verifier: TokenVerifier, auth: AuthSettings, anonymous: Principal, limiter: RateLimiter,
-        limits: LimitPolicy, ports: Ports,
+        limits: LimitPolicy, ports: Ports, trusted_proxies: Sequence[str] = (),
     ) -> None:  # fmt: skip
         self.app = app
+        self.trusted = networks(trusted_proxies)
         self.ports = ports
         self.verifier = verifier
         self.auth = auth
@@ -147,11 +149,11 @@ class SecurityMiddleware:
         """Authenticate and count the request: the rate-limit headers to add when it may go on, or None when
         it was answered here (401, 429, 503)."""
         path: str = scope["path"]
-        client = scope.get("client") or ("unknown", 0)
+        client = client_address(scope, self.trusted) or "unknown"  # (the audit context reads the same)
         failure: DomainError | None = None
         principal: Principal | None = None
         if path in PUBLIC_PATHS or path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/"):
-            decision = await self.limiter.hit(f"ip:{client[0]}", self.limits.anonymous_per_minute)
+            decision = await self.limiter.hit(f"ip:{client}", self.limits.anonymous_per_minute)
         elif is_job_webhook(scope["method"], path):
             job = path[len(WEBHOOK_PREFIX) :].strip("/").lower()
             decision = await self.limiter.hit(f"webhook:{job}", self.limits.webhook_per_minute)
@@ -161,7 +163,7 @@ class SecurityMiddleware:
             except DomainError as exc:  # Unauthenticated, or Unavailable while checking a stored key
                 failure = exc
             if principal is None:
-                decision = await self.limiter.hit(f"ip:{client[0]}", self.limits.anonymous_per_minute)
+                decision = await self.limiter.hit(f"ip:{client}", self.limits.anonymous_per_minute)
             else:
                 try:
                     decision = await self._count(principal, scope["method"], path)

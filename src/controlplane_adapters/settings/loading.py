@@ -19,9 +19,11 @@ from controlplane_adapters.settings.values import (
     parse_bool,
     parse_int,
     parse_methods,
+    parse_networks,
     parse_text,
     redis_url,
 )
+from controlplane_domain.principal import is_identity
 
 MAX_PORT = 65535
 MAX_RATE_PER_MINUTE = 1_000_000
@@ -33,7 +35,7 @@ YAML_KEYS: dict[str, frozenset[str]] = {
     "": frozenset({"server", "database", "redis"}),
     "server": frozenset({
         "host", "port", "default_organization", "auth", "rate_limit_per_minute", "worker_rate_limit_per_minute",
-        "max_body_bytes",
+        "max_body_bytes", "trusted_proxies",
     }),
     "server.auth": frozenset({
         "required", "methods", "api_key_header", "jwt_secret", "api_key", "jwt_audience", "jwt_issuer",
@@ -125,6 +127,8 @@ def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
         settings = replace(settings, max_body_bytes=parse_int("server.max_body_bytes", value, maximum=MAX_BODY_BYTES))
     if (value := _dig(data, "redis.url")) is not None:
         settings = replace(settings, redis_url=redis_url("redis.url", parse_text("redis.url", value)))
+    if (value := _dig(data, "server.trusted_proxies")) is not None:
+        settings = replace(settings, trusted_proxies=parse_networks("server.trusted_proxies", value))
     if (value := _dig(data, "server.default_organization")) is not None:
         settings = replace(settings, default_organization=parse_text("server.default_organization", value))
     return replace(settings, auth=auth)
@@ -138,6 +142,9 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     auth = settings.auth
     if "SERVICE_API_KEY" in env:
         settings = replace(settings, service_api_key=env["SERVICE_API_KEY"] or None)
+    if "CONTROLPLANE_TRUSTED_PROXIES" in env:
+        proxies = parse_networks("CONTROLPLANE_TRUSTED_PROXIES", env["CONTROLPLANE_TRUSTED_PROXIES"])
+        settings = replace(settings, trusted_proxies=proxies)
     if "SERVICE_DEFAULT_ORG" in env:
         settings = replace(settings, default_organization=env["SERVICE_DEFAULT_ORG"])
     if "SERVICE_JWT_SECRET" in env:
@@ -243,6 +250,10 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     settings = _operations(settings, env)
     if not settings.default_organization.strip():
         raise ConfigError("SERVICE_DEFAULT_ORG must not be empty")
+    if not is_identity(settings.default_organization):
+        raise ConfigError(
+            "SERVICE_DEFAULT_ORG must be 1 to 255 printable ASCII characters without spaces (an organization id)"
+        )
     if not auth.api_key_header.strip():
         raise ConfigError("server.auth.api_key_header must not be empty")
     return replace(settings, auth=auth)

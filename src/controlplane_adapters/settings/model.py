@@ -45,6 +45,10 @@ class Settings:
     redis_url: str | None = None
     redis_namespace: str = "controlplane"
     max_body_bytes: int = 1024 * 1024
+    trusted_proxies: tuple[str, ...] = ()
+    """CONTROLPLANE_TRUSTED_PROXIES (`server.trusted_proxies`): the addresses or CIDR blocks of the reverse proxies
+    whose `X-Forwarded-For` names the client (for the audit log and the rate limiter); empty: none, the socket's
+    peer is the client."""
     lease_timeout_seconds: int = 60
     max_attempts: int = 3
     sse_keepalive_seconds: float = 15.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,6 +53,24 @@ def parse_methods(name: str, value: Any) -> frozenset[str]:
     if unknown or not methods:
         raise ConfigError(f"{name} must list one or more of api_key, jwt; got {value!r}")
     return methods
+
+
+def parse_networks(name: str, value: Any) -> tuple[str, ...]:
+    """Addresses or CIDR blocks (`10.0.0.0/8`, `::1`), as a comma-separated text or a list: each as its network's
+    text (`10.0.0.1` is `10.0.0.1/32`); an empty text or list is none."""
+    if isinstance(value, str):
+        items = [part.strip() for part in value.split(",")]
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        items = [item.strip() for item in value]
+    else:
+        raise ConfigError(f"{name} must list addresses or CIDR blocks (comma-separated); got {value!r}")
+    networks: list[str] = []
+    for item in filter(None, items):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError as exc:
+            raise ConfigError(f"{name}: {item!r} is not an IP address or a CIDR block") from exc
+    return tuple(networks)
 
 
 def database_url(name: str, value: str) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from controlplane_domain.rendering import PROMPT_LIMIT, render_counted
 from controlplane_domain.secrets.entity import SealedValue
 
 
@@ -117,9 +118,10 @@ def secret_data(organization_id: str, job_id: str) -> bytes:
 PLACEHOLDER = re.compile(r"\{\{\s*payload((?:\.[A-Za-z0-9_\-]+)*)\s*\}\}")
 
 
-def render_prompt(prompt: str, payload: dict[str, Any]) -> str:
+def render_prompt(prompt: str, payload: dict[str, Any], limit: int = PROMPT_LIMIT) -> str:
     """`{{payload.a.b}}` replaced by the payload's value at that path: a string as it is, anything else as JSON; a
-    path the payload does not have renders as the empty string. `{{payload}}` is the whole payload as JSON."""
+    path the payload does not have renders as the empty string. `{{payload}}` is the whole payload as JSON.
+    Rendered as counted (`render_counted`): RenderedTooLong, naming `prompt`, once past `limit` characters."""
 
     def value(match: re.Match[str]) -> str:
         found: Any = payload
@@ -132,4 +134,4 @@ def render_prompt(prompt: str, payload: dict[str, Any]) -> str:
                 return ""
         return found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
 
-    return PLACEHOLDER.sub(value, prompt)
+    return render_counted(PLACEHOLDER, prompt, value, limit=limit, field="prompt")

@@ -143,8 +143,10 @@ async def _fire(
             result = Fired(fired, topics=frozenset(advance.topics))
     else:
         kind = TargetType.AGENT if job.target.kind is TargetKind.AGENT else TargetType.TEAM
-        command = ExecuteCommand(prompt=render_prompt(job.prompt, payload or {}), worker_queue_id=job.worker_queue_id)
-        try:
+        try:  # (a prompt that renders past its limit is a failed run, its reason naming the limit)
+            command = ExecuteCommand(
+                prompt=render_prompt(job.prompt, payload or {}), worker_queue_id=job.worker_queue_id
+            )
             execution = await queue_execution(
                 ports, uow, job.organization_id, kind, job.target.id, command, principal=principal
             )

@@ -16,6 +16,9 @@ from controlplane_domain.ports import UnitOfWork
 from controlplane_domain.secrets.entity import SECRET_NAME
 
 REFERENCE = re.compile(r"\{\{\s*secret:([^{}]*?)\s*\}\}")
+MAX_REFERENCES = 64
+"""Secret references an environment may hold (`secrets` included; 422 beyond): a lease replaces each by a value
+of up to 64 KiB, so an environment resolves to at most 4 MiB of secrets whatever its text repeats."""
 
 
 def _in_text(field: str, text: str) -> Iterator[tuple[str, str]]:
@@ -43,10 +46,13 @@ def referenced_names(environment: ExecutionEnvironment) -> list[str]:
 async def check_secret_references(
     uow: UnitOfWork, organization_id: str, prefix: str, environment: ExecutionEnvironment | None
 ) -> None:
-    """Every name referred to is a valid name of an existing secret of the organization; 422 naming the field."""
+    """Every name referred to is a valid name of an existing secret of the organization, and they are at most
+    MAX_REFERENCES; 422 naming the field."""
     references = [] if environment is None else secret_references(prefix, environment)
     if not references:
         return
+    if len(references) > MAX_REFERENCES:
+        raise ValidationFailed(prefix, f"at most {MAX_REFERENCES} secret references (max_secret_references)")
     for field, name in references:
         if SECRET_NAME.fullmatch(name) is None:
             raise ValidationFailed(field, f"'{name}' is not a valid secret name")

@@ -15,8 +15,14 @@ from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.templates.builtins import BUILTINS, BY_ID
 from controlplane_domain.templates.entity import Template, TemplateKind, TemplateParameter, TemplateScope
-from controlplane_domain.templates.placeholders import substitute
-from controlplane_domain.templates.rules import BodyCheck, check_not_builtin_name, check_template, parameter_values
+from controlplane_domain.templates.placeholders import Budget, substitute
+from controlplane_domain.templates.rules import (
+    BodyCheck,
+    Candidates,
+    check_not_builtin_name,
+    check_template,
+    parameter_values,
+)
 
 T = TypeVar("T")
 Create = Callable[[TemplateKind, JSONObject], Awaitable[T]]
@@ -68,7 +74,14 @@ def _writable(template: Template) -> None:
 
 
 @retry_transient
-async def create_template(ports: Ports, organization_id: str, command: CreateTemplate, check: BodyCheck) -> Template:
+async def create_template(
+    ports: Ports,
+    organization_id: str,
+    command: CreateTemplate,
+    check: BodyCheck,
+    candidates: Candidates | None = None,
+    max_bytes: int | None = None,
+) -> Template:
     now = ports.clock.now()
     template = Template(
         id=ports.ids.new_id(),
@@ -81,7 +94,7 @@ async def create_template(ports: Ports, organization_id: str, command: CreateTem
         created_at=now,
         updated_at=now,
     )
-    check_template(template, check)
+    check_template(template, check, candidates, max_bytes)
     check_not_builtin_name(template.name)
     async with ports.uow() as uow:
         await uow.templates.add(template)
@@ -115,7 +128,13 @@ async def list_templates(
 
 @retry_transient
 async def update_template(
-    ports: Ports, organization_id: str, template_id: str, command: UpdateTemplate, check: BodyCheck
+    ports: Ports,
+    organization_id: str,
+    template_id: str,
+    command: UpdateTemplate,
+    check: BodyCheck,
+    candidates: Candidates | None = None,
+    max_bytes: int | None = None,
 ) -> Template:
     """Change the given fields; the whole template is checked again (a new parameter list must still declare
     every placeholder of the body)."""
@@ -131,7 +150,7 @@ async def update_template(
             body=dict(pick(command.body, template.body)),
             updated_at=ports.clock.now(),
         )
-        check_template(updated, check)
+        check_template(updated, check, candidates, max_bytes)
         if updated.name != template.name:
             check_not_builtin_name(updated.name)
         await uow.templates.update(updated)
@@ -148,13 +167,21 @@ async def delete_template(ports: Ports, organization_id: str, template_id: str) 
 
 
 async def instantiate_template(
-    ports: Ports, organization_id: str, template_id: str, command: Instantiate, create: Create[T]
+    ports: Ports,
+    organization_id: str,
+    template_id: str,
+    command: Instantiate,
+    create: Create[T],
+    max_bytes: int | None = None,
 ) -> T:
     """Create the agent or team a template describes: its placeholders replaced by the parameters' values
     (`placeholders.substitute`), its name by `command.name` when given, then `create`, the same use case as
-    a direct create, with its rules, its 422s and its 409 on a taken name."""
+    a direct create, with its rules, its 422s and its 409 on a taken name. With `max_bytes` (the request body
+    limit), the substitution stops with TooLarge (413) as soon as the body passes it: `create` measures the
+    result exactly, as a body sent directly."""
     template = await get_template(ports, organization_id, template_id)
-    body = substitute(template.body, parameter_values(template.parameters, command.parameters))
+    budget = None if max_bytes is None else Budget(max_bytes, "the instantiated body", "max_body_bytes")
+    body = substitute(template.body, parameter_values(template.parameters, command.parameters), budget)
     if command.name is not None:
         body["name"] = command.name
     return await create(template.kind, body)

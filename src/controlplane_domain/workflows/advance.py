@@ -14,6 +14,7 @@ from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
 from controlplane_domain.executions.execute import applicable_context
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.rendering import RenderedTooLong
 from controlplane_domain.webhooks.events import run_status_changed
 from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workflows.entity import (
@@ -165,14 +166,17 @@ async def start_step(
         missing = f"agent '{definition.agent_id}'"
     elif definition.team_id is not None and await uow.teams.get(organization_id, definition.team_id) is None:
         missing = f"team '{definition.team_id}'"
-    if missing is not None:
-        advance.set_step(
-            replace(
-                step, status=StepStatus.FAILED, attempt=attempt, finished_at=now, error=f"{missing} no longer exists"
-            )
-        )
-        return
     outputs = {each.id: each.output for each in run.steps}
+    error = None if missing is None else f"{missing} no longer exists"
+    prompt = ""
+    if error is None:
+        try:
+            prompt = render(definition.prompt, run.input, outputs)
+        except RenderedTooLong as exc:  # stopped at the limit: nothing more was built
+            error = exc.message
+    if error is not None:
+        advance.set_step(replace(step, status=StepStatus.FAILED, attempt=attempt, finished_at=now, error=error))
+        return
     pending = Execution(
         id=ports.ids.new_id(),
         organization_id=organization_id,
@@ -180,7 +184,7 @@ async def start_step(
         agent_id=definition.agent_id,
         team_id=definition.team_id,
         worker_queue_id=queue_id,
-        prompt=render(definition.prompt, run.input, outputs),
+        prompt=prompt,
         status=S.PENDING,
         max_attempts=ports.max_attempts,
         created_at=now,

@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from controlplane_domain.errors import ValidationFailed
+from controlplane_domain.rendering import render_counted
 from controlplane_domain.workflows.entity import MAX_STEP_ATTEMPTS, MAX_STEPS, StepDefinition
 
 STEP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -130,9 +131,12 @@ def inputs_read(steps: Sequence[StepDefinition]) -> list[tuple[int, str]]:
     ]
 
 
-def render(prompt: str, run_input: Mapping[str, object], outputs: Mapping[str, str | None]) -> str:
+def render(
+    prompt: str, run_input: Mapping[str, object], outputs: Mapping[str, str | None], limit: int = PROMPT_MAX_LENGTH
+) -> str:
     """The prompt with its placeholders replaced: an input's string as is, any other value as JSON; a step's
-    output (empty when it had none)."""
+    output (empty when it had none). Rendered as counted (`render_counted`): RenderedTooLong, naming `prompt`,
+    once past `limit` characters."""
 
     def value(match: re.Match[str]) -> str:
         key, step_id = match.group(1), match.group(2)
@@ -141,4 +145,4 @@ def render(prompt: str, run_input: Mapping[str, object], outputs: Mapping[str, s
             return given if isinstance(given, str) else json.dumps(given)
         return outputs.get(step_id) or ""
 
-    return PLACEHOLDER.sub(value, prompt)
+    return render_counted(PLACEHOLDER, prompt, value, limit=limit, field="prompt")

@@ -16,6 +16,7 @@ from controlplane_adapters.audit.ids import AUDIT_IDS
 from controlplane_domain.audit import context as audit
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal
+from controlplane_http.clients import client_address
 
 Scope = MutableMapping[str, Any]
 
@@ -47,16 +48,17 @@ def request_id(scope: Scope) -> str:
 
 
 def audit_context(scope: Scope, principal: Principal, ports: Ports) -> audit.AuditContext:
-    """Who (the authenticated principal), from where (the client's address as the server saw it, and its user
-    agent) and which request: what the audit log records of the changes this request makes."""
-    client = scope.get("client")
+    """Who (the authenticated principal), from where (the client's address, `clients.client_address`: the
+    socket's peer unless it is a trusted proxy; and its user agent) and which request: what the audit log
+    records of the changes this request makes."""
+    client = client_address(scope)  # the security middleware's answer (trusted proxies considered)
     agent = _header(scope, b"user-agent")
     return audit.AuditContext(
         actor_subject=principal.subject[:SUBJECT_MAX],
         actor_kind=principal.method,
         actor_role=principal.role.value,
         credential_id=principal.credential_id[:SUBJECT_MAX],
-        client_ip=str(client[0])[:64] if client else None,
+        client_ip=client[:64] if client else None,
         user_agent=agent[:USER_AGENT_MAX] if agent else None,
         request_id=request_id(scope),
         now=ports.clock.now,

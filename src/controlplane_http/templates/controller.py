@@ -48,6 +48,12 @@ def template_out(template: DomainTemplate) -> Template:
     )
 
 
+def _max_bytes(scope: Scope) -> int:
+    """The request body limit (`server.max_body_bytes`): an expanded body is held to it as a body sent directly."""
+    limit: int = scope["app"].state["max_body_bytes"]
+    return limit
+
+
 def _parameters(parameters: list[TemplateParameter]) -> tuple[DomainParameter, ...]:
     return tuple(
         DomainParameter(name=p.name, description=p.description, required=p.required, default=p.default)
@@ -69,7 +75,9 @@ class TemplateController(Controller):
             parameters=_parameters(data.parameters),
             body=data.body,
         )
-        template = await usecases.create_template(ports, principal.organization_id, command, payloads.check_body)
+        template = await usecases.create_template(
+            ports, principal.organization_id, command, payloads.check_body, payloads.candidates, _max_bytes(scope)
+        )
         return template_out(template)
 
     @get("/", operation_id="listTemplates", responses=errors())
@@ -100,7 +108,13 @@ class TemplateController(Controller):
             changes["parameters"] = _parameters(changes["parameters"])
         command = usecases.UpdateTemplate(**changes)
         template = await usecases.update_template(
-            ports, principal.organization_id, template_id, command, payloads.check_body
+            ports,
+            principal.organization_id,
+            template_id,
+            command,
+            payloads.check_body,
+            payloads.candidates,
+            _max_bytes(scope),
         )
         return template_out(template)
 
@@ -123,5 +137,6 @@ class TemplateController(Controller):
         ports, principal = caller(scope)
         organization_id = principal.organization_id
         command = usecases.Instantiate(parameters=data.parameters, name=data.name)
-        create = partial(payloads.create, ports, organization_id)
-        return await usecases.instantiate_template(ports, organization_id, template_id, command, create)
+        limit = _max_bytes(scope)
+        create = partial(payloads.create, ports, organization_id, max_bytes=limit)
+        return await usecases.instantiate_template(ports, organization_id, template_id, command, create, limit)
