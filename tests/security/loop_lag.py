@@ -35,6 +35,7 @@ class LoopLag:
         """The most CPU time the loop's thread spent between a sleep's start and its wake-up (seconds)."""
         self.wakeups = 0
         self._task: asyncio.Task[None] | None = None
+        self._started, self._cpu = time.monotonic(), time.thread_time()
 
     async def __aenter__(self) -> Self:
         self._task = asyncio.create_task(self._watch())
@@ -44,15 +45,19 @@ class LoopLag:
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self._record()  # the sleep under way counts too: a loop blocked until the end never woke the monitor
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
+    def _record(self) -> None:
+        self.max_lag = max(self.max_lag, time.monotonic() - self._started - self.interval)
+        self.max_busy = max(self.max_busy, time.thread_time() - self._cpu)
+
     async def _watch(self) -> None:
         while True:
-            started, cpu = time.monotonic(), time.thread_time()
+            self._started, self._cpu = time.monotonic(), time.thread_time()
             await asyncio.sleep(self.interval)
-            self.max_lag = max(self.max_lag, time.monotonic() - started - self.interval)
-            self.max_busy = max(self.max_busy, time.thread_time() - cpu)
+            self._record()
             self.wakeups += 1

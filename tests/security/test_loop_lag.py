@@ -89,7 +89,6 @@ async def test_hostile_requests_do_not_block_the_loop(app: Litestar) -> None:
     assert refused.json()["error"]["details"]["field"].startswith("configuration.allowed_commands")
     assert stopped == "STATEMENT_TIMEOUT"
     assert [response.status_code for response in served] == [200] * 10
-    assert lag.wakeups > 0
     assert lag.max_busy < BOUND, f"the loop's thread was busy {lag.max_busy * 1000:.0f} ms in one 10 ms sleep"
     assert lag.max_lag < 2.0, f"a 10 ms sleep ended {lag.max_lag * 1000:.0f} ms late"
 
