@@ -114,14 +114,20 @@ async def seed(client: Client) -> dict[str, str]:
 
 @asynccontextmanager
 async def seeded_app(
-    database_url: str, *, fast_lane: bool = True, agent_context: bool = False, webhook: bool = False
+    database_url: str,
+    *,
+    fast_lane: bool = True,
+    agent_context: bool = False,
+    webhook: bool = False,
+    statement_timeout_ms: int = 5000,
 ) -> AsyncIterator[tuple[Client, dict[str, str]]]:
     """The app on `database_url`, started (its lifespan) and seeded (`agent_context`: with a context set on the
     agent the round trip executes; `webhook`: with a webhook of every event, whose deliveries are written to the
     outbox but not sent: the app delivers nothing here); stopped on leaving."""
     settings = Settings(database_url=database_url, service_api_key=KEY, rate_limit_per_minute=10**9,
                         worker_rate_limit_per_minute=10**9, fast_lane=fast_lane, webhooks_deliver=False,
-                        secrets_key=WEBHOOK_KEY if webhook else None)  # fmt: skip
+                        secrets_key=WEBHOOK_KEY if webhook else None,
+                        database_statement_timeout_ms=statement_timeout_ms)  # fmt: skip
     app = build_app(settings)
     stop = await lifespan(app)
     try:
@@ -249,7 +255,11 @@ async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
         async with seeded_app(
-            url, fast_lane=not args.no_fast_lane, agent_context=args.agent_context, webhook=args.webhook
+            url,
+            fast_lane=not args.no_fast_lane,
+            agent_context=args.agent_context,
+            webhook=args.webhook,
+            statement_timeout_ms=args.statement_timeout_ms,
         ) as (
             client,
             seeded,
@@ -296,6 +306,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", nargs="*", help="get list create heartbeat team roundtrip")
     parser.add_argument("--no-fast-lane", action="store_true", help="every request through Litestar's router")
+    parser.add_argument("--statement-timeout-ms", type=int, default=5000, help="0: no statement timeout")
     parser.add_argument("--agent-context", action="store_true",
                         help="set a context on the agent (each execute then stores a resolved context)")  # fmt: skip
     parser.add_argument("--webhook", action="store_true",

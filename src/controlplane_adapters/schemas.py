@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from typing import Any
 
@@ -11,6 +12,10 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from controlplane_domain.config import JSONObject
 from controlplane_domain.skills.ports import SchemaProblem
+
+MAX_PROBLEMS = 20
+"""The problems of an instance collected at most (the first is reported): an array of 100,000 wrong items was
+100,000 errors, and seconds of work."""
 
 
 @functools.lru_cache(maxsize=64)
@@ -41,7 +46,7 @@ class JsonSchemaValidator:
 
     def problems(self, schema: JSONObject, instance: Any) -> list[SchemaProblem]:
         validator = _validator(json.dumps(schema, sort_keys=True))
-        errors = list(validator.iter_errors(instance))
+        errors = list(itertools.islice(validator.iter_errors(instance), MAX_PROBLEMS))
         if not errors:
             return []
         first = best_match(errors)

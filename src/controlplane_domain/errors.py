@@ -81,6 +81,13 @@ class Unavailable(DomainError):
     code = "SERVICE_UNAVAILABLE"
 
 
+class StatementTimeout(Unavailable):
+    """A database statement ran past its time limit and was stopped (503: the request asked for more work than
+    one statement may do; a narrower filter or a smaller page may pass)."""
+
+    code = "STATEMENT_TIMEOUT"
+
+
 class TransientFailure(DomainError):
     """A concurrent transaction got in the way (deadlock, serialization failure, busy database); a retry may pass."""
 

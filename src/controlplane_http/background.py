@@ -11,11 +11,11 @@ from collections.abc import Awaitable, Callable
 from controlplane_domain.errors import DomainError
 from controlplane_domain.executions.leases import reap_expired_leases
 from controlplane_domain.idempotency.usecases import PURGE_BATCH, purge_expired_idempotency_records
-from controlplane_domain.jobs.firing import DUE_BATCH, fire_due_jobs
+from controlplane_domain.jobs.firing import fire_due_round
 from controlplane_domain.policies.usecases import flush_decisions
 from controlplane_domain.ports import Ports
 from controlplane_domain.workers.usecases import flush_heartbeats, mark_silent_workers
-from controlplane_domain.workflows.timeouts import TIMEOUT_BATCH, time_out_steps
+from controlplane_domain.workflows.timeouts import time_out_steps
 
 log = logging.getLogger("controlplane.background")
 
@@ -92,23 +92,29 @@ def decision_flusher(ports: Ports, interval_seconds: float = 0.25) -> Periodic:
 
 def job_scheduler(ports: Ports, interval_seconds: float) -> Periodic:
     """Fires the due cron firings of every organization's jobs; every node runs one, and each firing happens once
-    (claimed by a compare-and-set of the job's `next_run_at`, see jobs/firing.py). A full batch goes on at once."""
+    (claimed by a compare-and-set of the job's `next_run_at`, see jobs/firing.py). A round that may have left due
+    firings goes on at once; its rounds are fair between organizations (jobs/firing.py `fire_due_round`)."""
 
     async def tick() -> None:
-        while await fire_due_jobs(ports) >= DUE_BATCH:
+        while (await fire_due_round(ports)).more:
             pass
 
     return Periodic("job scheduler", interval_seconds, tick)
 
 
+SWEEPS_A_TICK = 100
+
+
 def step_timeouts(ports: Ports, interval_seconds: float) -> Periodic:
     """Times out the workflow steps' executions that ran past their step's `timeout_seconds`; every node runs one,
     and each run is checked by one node at a time (a compare-and-set of its next check, see workflows/timeouts.py).
-    A full batch goes on at once."""
+    A sweep that may have left due runs goes on at once (at most SWEEPS_A_TICK of them: a run whose check cannot
+    move is read again by each); its sweeps are fair between organizations."""
 
     async def sweep() -> None:
-        while (await time_out_steps(ports)).runs >= TIMEOUT_BATCH:
-            pass
+        for _ in range(SWEEPS_A_TICK):
+            if not (await time_out_steps(ports)).more:
+                break
 
     return Periodic("step timeouts", interval_seconds, sweep)
 

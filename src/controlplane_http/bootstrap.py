@@ -86,7 +86,8 @@ def _memory_store() -> Store:
 
 
 def _sql_store(settings: Settings) -> Store:
-    engine = create_engine(settings.database_url, pool_size=settings.database_pool_size)
+    limit = settings.database_statement_timeout_ms
+    engine = create_engine(settings.database_url, pool_size=settings.database_pool_size, statement_timeout_ms=limit)
 
     async def prepare_database() -> None:
         await prepare_schema(engine, auto_migrate=settings.auto_migrate)
@@ -102,7 +103,7 @@ def _sql_store(settings: Settings) -> Store:
     path = engine.url.database if backend == "sqlite" else None
     checkpointer = WalCheckpointer(path) if path and path != ":memory:" else None
     work_engine = (
-        create_sqlite_engine(settings.database_url, autocheckpoint=checkpointer is None)
+        create_sqlite_engine(settings.database_url, autocheckpoint=checkpointer is None, statement_timeout_ms=limit)
         if backend == "sqlite"
         else engine
     )

@@ -112,8 +112,8 @@ async def test_a_check_is_claimed_by_compare_and_set(uow: UowFactory) -> None:
     assert await leases.try_lease(ports, ORG, queue_id, "w1") is not None
     clock.advance(30)
     async with uow() as work:
-        (seen,) = await work.workflow_runs.timeouts_due(clock.now(), 10)
-        assert await work.workflow_runs.timeouts_due(clock.now() - timedelta(seconds=1), 10) == []
+        (seen,) = await work.workflow_runs.timeouts_due(clock.now(), 10, per_organization=10)
+        assert await work.workflow_runs.timeouts_due(clock.now() - timedelta(seconds=1), 10, per_organization=10) == []
     assert await check_run(ports, seen, clock.now()) == 1  # one node checks the run as it read it
     assert await check_run(ports, seen, clock.now()) == 0  # another that read it at the same time: its claim fails
     async with uow() as work:

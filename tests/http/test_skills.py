@@ -229,3 +229,31 @@ def test_resolved_skills_layer_environment_team_agent(client: TestClient[Any]) -
     assert_validation(client.get(resolved, params={"team_id": team["id"]}), ["query", "team_id"])
     client.patch(f"/api/v1/skills/{off['id']}", json={"enabled": True})
     assert client.get(resolved).json()["total"] == 3
+
+
+HEAVY = [f"command-{n}" for n in range(2000)]  # over 1,000 values: checked in a worker thread
+
+
+def test_heavy_configurations_are_checked_as_light_ones(client: TestClient[Any]) -> None:
+    """A configuration over the heavy mark is checked off the event loop (docs/api-decisions.md, "Bounds"): the
+    same answers as in place, on create, update and attach with an override."""
+    skill = create_skill(client, "heavy", configuration={"allowed_commands": HEAVY})
+    assert skill["configuration"] == {"allowed_commands": HEAVY}
+    wrong = client.post("/api/v1/skills", json={"name": "wrong", "type": "shell",
+                                                "configuration": {"allowed_commands": [*HEAVY, 7]}})  # fmt: skip
+    assert_validation(wrong, ["body", "configuration", "allowed_commands", len(HEAVY)])
+    patched = client.patch(f"/api/v1/skills/{skill['id']}", json={"configuration": {"denied_commands": HEAVY}})
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["configuration"] == {"denied_commands": HEAVY}
+    refused = client.patch(f"/api/v1/skills/{skill['id']}", json={"type": "docker", "configuration": {"env": {
+        f"K{n}": "v" for n in range(2000)}}})  # fmt: skip
+    assert_validation(refused, ["body", "configuration", "image"])  # the new type's schema
+    agent = create_agent(client, "heavy-agent")
+    attach = f"/api/v1/agents/{agent['id']}/skills/{skill['id']}"
+    override = {"allowed_commands": HEAVY}
+    attached = client.post(attach, json={"configuration_override": override})
+    assert attached.status_code == 200, attached.text
+    assert attached.json()["configuration"] == {"denied_commands": HEAVY, "allowed_commands": HEAVY}
+    bad = client.post(attach, json={"configuration_override": {"allowed_commands": [*HEAVY, 7]}})
+    assert_validation(bad, ["body", "configuration_override", "allowed_commands", len(HEAVY)])
+    assert client.post(attach).status_code == 200  # no override: the skill's own (heavy) configuration

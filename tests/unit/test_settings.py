@@ -169,3 +169,16 @@ redis:
     assert settings.auth.methods == {"api_key"}
     assert (settings.auth.api_key_header, settings.auth.jwt_audience, settings.auth.jwt_issuer) == ("X-Key", "a", "i")
     assert (settings.auth.jwt_secret, settings.service_api_key) == ("s", "k")
+
+
+def test_the_statement_timeout_from_the_environment_or_the_file(tmp_path: Path) -> None:
+    assert load_settings(env={}).database_statement_timeout_ms == 5000
+    env = {"CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS": "250"}
+    assert load_settings(env=env).database_statement_timeout_ms == 250
+    assert load_settings(env={"CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS": "0"}).database_statement_timeout_ms == 0
+    path = tmp_path / "config.yaml"
+    path.write_text("database:\n  statement_timeout_ms: 1500\n")
+    assert load_settings(env={}, config_file=str(path)).database_statement_timeout_ms == 1500
+    for bad in ("-1", "soon", "3600001"):
+        with pytest.raises(ConfigError, match="CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS"):
+            load_settings(env={"CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS": bad})

@@ -9,6 +9,7 @@ from datetime import datetime
 from controlplane_adapters.memory.base import MemoryRepository
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions.entity import Execution
+from controlplane_domain.fairness import in_turns
 from controlplane_domain.jobs.entity import FiringFilter, Job, JobRun
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workflows.entity import WorkflowRun
@@ -42,10 +43,11 @@ class MemoryJobRepository(MemoryRepository[Job]):
     async def get_for_webhook(self, job_id: str) -> Job | None:
         return self.rows.get(job_id)
 
-    async def due(self, now: datetime, limit: int) -> list[Job]:
+    async def due(self, now: datetime, limit: int, *, per_organization: int) -> list[Job]:
         due = [job for job in self.rows.values() if job.enabled and job.next_run_at is not None
                and job.next_run_at <= now]  # fmt: skip
-        return sorted(due, key=lambda job: (job.next_run_at, job.id))[:limit]
+        return in_turns(due, lambda job: job.organization_id, lambda job: (job.next_run_at, job.id), limit=limit,
+                        per_organization=per_organization)  # fmt: skip
 
     async def claim(self, claims: Sequence[tuple[Job, datetime | None]]) -> list[Job]:
         claimed = []

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from controlplane_adapters.executions.table import executions
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.fair import in_turns
 from controlplane_adapters.workflows.sql import workflow_runs
 from controlplane_domain.errors import Conflict
 from controlplane_domain.jobs.entity import (
@@ -168,13 +169,9 @@ class SqlJobRepository(SqlRepository[Job]):
         row = (await self.connection.execute(sa.select(jobs).where(jobs.c.id == job_id))).first()
         return None if row is None else job_to_domain(row)
 
-    async def due(self, now: datetime, limit: int) -> list[Job]:
-        statement = (
-            sa.select(jobs)
-            .where(jobs.c.enabled.is_(True), jobs.c.next_run_at.is_not(None), jobs.c.next_run_at <= now)
-            .order_by(jobs.c.next_run_at, jobs.c.id)
-            .limit(limit)
-        )
+    async def due(self, now: datetime, limit: int, *, per_organization: int) -> list[Job]:
+        due = sa.and_(jobs.c.enabled.is_(True), jobs.c.next_run_at.is_not(None), jobs.c.next_run_at <= now)
+        statement = in_turns(jobs, due, jobs.c.next_run_at, limit=limit, per_organization=per_organization)
         return [job_to_domain(row) for row in await self.connection.execute(statement)]
 
     async def claim(self, claims: Sequence[tuple[Job, datetime | None]]) -> list[Job]:

@@ -29,6 +29,7 @@ MAX_PORT = 65535
 MAX_RATE_PER_MINUTE = 1_000_000
 MAX_BODY_BYTES = 1024**3
 MAX_LEASE_TIMEOUT_SECONDS = 86_400
+MAX_STATEMENT_TIMEOUT_MS = 3_600_000
 # The YAML file's keys, section by section ("" is the top level); any other key is refused (a typo such as
 # `databse:` would otherwise leave the server on its default store without a word).
 YAML_KEYS: dict[str, frozenset[str]] = {
@@ -40,7 +41,7 @@ YAML_KEYS: dict[str, frozenset[str]] = {
     "server.auth": frozenset({
         "required", "methods", "api_key_header", "jwt_secret", "api_key", "jwt_audience", "jwt_issuer",
     }),
-    "database": frozenset({"url", "auto_migrate"}),
+    "database": frozenset({"url", "auto_migrate", "statement_timeout_ms"}),
     "redis": frozenset({"url"}),
 }  # fmt: skip
 OTLP_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -111,6 +112,9 @@ def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
         settings = replace(settings, database_url=database_url("database.url", parse_text("database.url", value)))
     if (value := _dig(data, "database.auto_migrate")) is not None:
         settings = replace(settings, auto_migrate=parse_bool("database.auto_migrate", value))
+    if (value := _dig(data, "database.statement_timeout_ms")) is not None:
+        limit = parse_int("database.statement_timeout_ms", value, minimum=0, maximum=MAX_STATEMENT_TIMEOUT_MS)
+        settings = replace(settings, database_statement_timeout_ms=limit)
     if (value := _dig(data, "server.rate_limit_per_minute")) is not None:
         settings = replace(
             settings,
@@ -235,6 +239,11 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         settings = replace(
             settings, database_pool_size=parse_int("CONTROLPLANE_DATABASE_POOL_SIZE", value, maximum=1000)
         )
+    if (value := env.get("CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS")) is not None:
+        limit = parse_int(
+            "CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS", value, minimum=0, maximum=MAX_STATEMENT_TIMEOUT_MS
+        )
+        settings = replace(settings, database_statement_timeout_ms=limit)
     if (value := env.get("CONTROLPLANE_FAST_LANE")) is not None:
         settings = replace(settings, fast_lane=parse_bool("CONTROLPLANE_FAST_LANE", value))
     if "CONTROLPLANE_REDIS_NAMESPACE" in env:

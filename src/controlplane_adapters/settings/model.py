@@ -54,6 +54,9 @@ class Settings:
     sse_keepalive_seconds: float = 15.0
     heartbeat_flush_ms: int = 500
     database_pool_size: int = 20
+    database_statement_timeout_ms: int = 5000
+    """CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS (`database.statement_timeout_ms`): a request's database statement
+    running longer is stopped, and the request answers 503 STATEMENT_TIMEOUT (0: no limit)."""
     fast_lane: bool = True
     auth: AuthSettings = field(default_factory=AuthSettings)
     secrets_key: str | None = field(default=None, repr=False)

@@ -3,6 +3,7 @@ from an async engine (`AsyncEngineConnection`: Postgres, where hot statements ru
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -10,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from controlplane_adapters.sql.coalesced import KeysRead
+from controlplane_adapters.sql.engine import DeadlineConnection
 from controlplane_adapters.sql.hot import ATOMIC, READ, HotResult, Plan, plan_for
 from controlplane_adapters.sql.pools import (
     LOOP_COALESCERS,
@@ -37,6 +39,7 @@ class LoopConnection:
         self._read_only = read_only
         self._connection: sa.Connection | None = None  # taken with the first statement
         self._driver: Any = None
+        self._seconds: float | None = None  # each statement's limit (DeadlineConnection), None: none
         self.coalesces = False  # point reads: SQLite answers one in less time than a coalesced one waits
 
     @property
@@ -51,7 +54,8 @@ class LoopConnection:
         if connection is None:
             with unavailable_without_connection:
                 connection = self._connection = acquire(self._engine, self._read_only)
-            self._driver = connection.connection.dbapi_connection
+            driver = self._driver = connection.connection.dbapi_connection
+            self._seconds = driver.statement_seconds if isinstance(driver, DeadlineConnection) else None
         return connection
 
     async def coalesced_read(
@@ -66,6 +70,8 @@ class LoopConnection:
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
         connection = self._connection or self._open()
+        if self._seconds is not None:  # the statement's deadline: it is interrupted past it (StatementTimeout)
+            self._driver.deadline = time.monotonic() + self._seconds
         plan = plan_for(statement, self.dialect, parameters)
         if plan is None:
             return connection.execute(statement, parameters)

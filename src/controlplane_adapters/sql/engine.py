@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import sqlite3
+import time
 from typing import Any
 
 import msgspec
@@ -32,12 +35,47 @@ def is_sqlite(url: str | sa.URL) -> bool:
 
 DEFAULT_POOL_SIZE = 20
 POOL_TIMEOUT_SECONDS = 30
+DEFAULT_STATEMENT_TIMEOUT_MS = 5000
+"""A statement running longer is stopped (CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS; 0: no limit)."""
+PROGRESS_STEPS = 10_000
+"""SQLite calls the deadline check every this many virtual machine steps (well under a millisecond of work): a
+point query takes a few hundred steps and never calls it."""
+
+
+class DeadlineConnection(sqlite3.Connection):
+    """A sqlite3 connection whose statements stop at `deadline` (a `time.monotonic()` instant): its progress
+    handler (sqlite3's public `set_progress_handler`) interrupts the statement running past it, which then fails
+    with SQLITE_INTERRUPT. The unit of work's connection (`LoopConnection`) sets the deadline before each
+    statement, `statement_seconds` from then; on a connection without a limit no handler is installed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.statement_seconds: float | None = None
+        self.deadline = math.inf
+
+    def limit(self, seconds: float) -> None:
+        """Stop each statement `seconds` after the deadline is set (by the statement's runner)."""
+        self.statement_seconds = seconds
+        self.set_progress_handler(self._past_deadline, PROGRESS_STEPS)
+
+    def _past_deadline(self) -> int:
+        return 1 if time.monotonic() > self.deadline else 0
 
 
 def create_engine(
-    url: str, *, echo: bool = False, pool_size: int = DEFAULT_POOL_SIZE, pool_timeout: float = POOL_TIMEOUT_SECONDS
+    url: str,
+    *,
+    echo: bool = False,
+    pool_size: int = DEFAULT_POOL_SIZE,
+    pool_timeout: float = POOL_TIMEOUT_SECONDS,
+    statement_timeout_ms: int = 0,
 ) -> AsyncEngine:
-    """An async engine; on SQLite: foreign keys on, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions."""
+    """An async engine; on SQLite: foreign keys on, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions.
+
+    `statement_timeout_ms` (Postgres): the server stops a statement running longer (its `statement_timeout`,
+    set once per connection when it opens: nothing a statement). On SQLite this engine serves migrations, the
+    health probe and the command line, on aiosqlite's thread (not the event loop's): it has no limit; the units of
+    work run on `create_sqlite_engine`'s, which has."""
     if is_sqlite(url):
         # A fixed pool: opening SQLite connections (and their PRAGMAs) per request would cost more than waiting.
         engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30}, pool_size=8, max_overflow=0, **_JSON)
@@ -48,10 +86,21 @@ def create_engine(
     # busy waits for one (up to POOL_TIMEOUT_SECONDS, then 503). No overflow connections: under 32 concurrent
     # requests a pool of 20 with 10 overflow opened and closed a connection (asyncpg's connect, its TLS probe)
     # for nearly every request past the twentieth; get by id 2,591 -> 4,061 req/s, p99 85 -> 33 ms without.
-    return create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=0, pool_timeout=pool_timeout, **_JSON)
+    server = {"statement_timeout": str(statement_timeout_ms)} if statement_timeout_ms > 0 else {}
+    return create_async_engine(
+        url,
+        echo=echo,
+        pool_size=pool_size,
+        max_overflow=0,
+        pool_timeout=pool_timeout,
+        connect_args={"server_settings": server} if server else {},
+        **_JSON,
+    )
 
 
-def create_sqlite_engine(url: str, *, echo: bool = False, autocheckpoint: bool = True) -> sa.Engine:
+def create_sqlite_engine(
+    url: str, *, echo: bool = False, autocheckpoint: bool = True, statement_timeout_ms: int = 0
+) -> sa.Engine:
     """The synchronous engine the SQLite units of work run on, in the event loop's own thread.
 
     SQLite answers a point query in microseconds; handing each statement to a driver thread (aiosqlite) costs
@@ -59,10 +108,14 @@ def create_sqlite_engine(url: str, *, echo: bool = False, autocheckpoint: bool =
     one process never interleave or wait on each other. Other processes on the same file wait in SQLite's
     busy handler (up to 30 s); several processes belong on Postgres.
 
-    `autocheckpoint=False` leaves WAL checkpoints to a `WalCheckpointer` (checkpoint.py), which must then run."""
+    `autocheckpoint=False` leaves WAL checkpoints to a `WalCheckpointer` (checkpoint.py), which must then run.
+
+    `statement_timeout_ms` > 0: a statement running longer is interrupted (`DeadlineConnection`): a statement
+    that walks too many rows holds the event loop no longer than that."""
     sync_url = sa.make_url(url).set(drivername="sqlite")
-    engine = sa.create_engine(sync_url, echo=echo, connect_args={"timeout": 30, "check_same_thread": False}, **_JSON)
-    _configure_sqlite_events(engine, autocheckpoint=autocheckpoint)
+    connect_args: dict[str, Any] = {"timeout": 30, "check_same_thread": False, "factory": DeadlineConnection}
+    engine = sa.create_engine(sync_url, echo=echo, connect_args=connect_args, **_JSON)
+    _configure_sqlite_events(engine, autocheckpoint=autocheckpoint, statement_timeout_ms=statement_timeout_ms)
     return engine
 
 
@@ -70,10 +123,12 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     _configure_sqlite_events(engine.sync_engine)
 
 
-def _configure_sqlite_events(engine: sa.Engine, *, autocheckpoint: bool = True) -> None:
+def _configure_sqlite_events(engine: sa.Engine, *, autocheckpoint: bool = True, statement_timeout_ms: int = 0) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
+        if statement_timeout_ms > 0 and isinstance(dbapi_connection, DeadlineConnection):
+            dbapi_connection.limit(statement_timeout_ms / 1000)
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")

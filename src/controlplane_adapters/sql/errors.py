@@ -5,9 +5,18 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 
-from controlplane_domain.errors import Conflict, DomainError, TransientFailure, Unavailable, ValidationFailed
+from controlplane_domain.errors import (
+    Conflict,
+    DomainError,
+    StatementTimeout,
+    TransientFailure,
+    Unavailable,
+    ValidationFailed,
+)
 
 TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03"})  # serialization failure, deadlock, lock not available
+QUERY_CANCELED = "57014"  # Postgres: statement_timeout (or a cancel)
+TIMED_OUT = "the database statement ran past its time limit and was stopped"
 
 
 def _sqlstate(exc: DBAPIError) -> str | None:
@@ -16,8 +25,15 @@ def _sqlstate(exc: DBAPIError) -> str | None:
     return code if isinstance(code, str) else None
 
 
+def _timed_out(exc: DBAPIError) -> bool:
+    """Postgres's statement_timeout, or SQLite's progress handler (engine.DeadlineConnection) interrupting."""
+    return _sqlstate(exc) == QUERY_CANCELED or getattr(exc.orig, "sqlite_errorname", None) == "SQLITE_INTERRUPT"
+
+
 def translate_driver_error(exc: BaseException) -> DomainError | None:
     """Map a driver error to the domain error a caller can act on, or None to let it through."""
+    if isinstance(exc, DBAPIError) and _timed_out(exc):
+        return StatementTimeout(TIMED_OUT)
     if isinstance(exc, DBAPIError) and (_sqlstate(exc) in TRANSIENT_SQLSTATES or "database is locked" in str(exc.orig)):
         return TransientFailure("a concurrent change got in the way; please retry")
     if isinstance(exc, IntegrityError):

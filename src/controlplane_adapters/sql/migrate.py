@@ -55,6 +55,9 @@ async def upgrade(engine: AsyncEngine) -> None:
     """Bring the schema to the newest revision (on Postgres under an advisory lock, so nodes take turns)."""
     async with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
+            # no statement timeout here (CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS is for requests): an index built
+            # on a large table, or another node's migration holding the lock, takes what it takes
+            await connection.execute(sa.text("SET LOCAL statement_timeout = 0"))
             await connection.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": MIGRATION_LOCK_ID})
         await connection.run_sync(_upgrade)
 

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from controlplane_adapters.memory.base import MemoryRepository
 from controlplane_domain.errors import Conflict
+from controlplane_domain.fairness import in_turns
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workflows.entity import RunEvent, RunStatus, Workflow, WorkflowRun
 
@@ -58,10 +59,10 @@ class MemoryWorkflowRunRepository(MemoryRepository[WorkflowRun]):
             return []
         return [event for event in self.events.get(run_id, ()) if event.seq > after_seq][:limit]
 
-    async def timeouts_due(self, now: datetime, limit: int) -> list[WorkflowRun]:
-        checks = [(run.timeout_check_at, run) for run in self.rows.values()]
-        due = [(check, run) for check, run in checks if check is not None and check <= now]
-        return [run for _, run in sorted(due, key=lambda pair: (pair[0], pair[1].id))][:limit]
+    async def timeouts_due(self, now: datetime, limit: int, *, per_organization: int) -> list[WorkflowRun]:
+        due = [run for run in self.rows.values() if run.timeout_check_at is not None and run.timeout_check_at <= now]
+        return in_turns(due, lambda run: run.organization_id, lambda run: (run.timeout_check_at, run.id), limit=limit,
+                        per_organization=per_organization)  # fmt: skip
 
     async def claim_timeout_check(self, run: WorkflowRun) -> bool:
         # one unit of work at a time: a second node's claim sees the first one's committed check

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.fair import in_turns
 from controlplane_adapters.sql.statements import insert_row
 from controlplane_adapters.workflows.mapping import (
     step_runs_from_json,
@@ -193,14 +194,10 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
         )
         return [run_to_domain(row) for row in rows], total
 
-    async def timeouts_due(self, now: datetime, limit: int) -> list[WorkflowRun]:
+    async def timeouts_due(self, now: datetime, limit: int, *, per_organization: int) -> list[WorkflowRun]:
         t = workflow_runs
-        statement = (
-            sa.select(t)
-            .where(t.c.timeout_check_at.is_not(None), t.c.timeout_check_at <= now)
-            .order_by(t.c.timeout_check_at, t.c.id)
-            .limit(limit)
-        )
+        due = sa.and_(t.c.timeout_check_at.is_not(None), t.c.timeout_check_at <= now)
+        statement = in_turns(t, due, t.c.timeout_check_at, limit=limit, per_organization=per_organization)
         return [run_to_domain(row) for row in await self.connection.execute(statement)]
 
     async def claim_timeout_check(self, run: WorkflowRun) -> bool:

@@ -7,6 +7,7 @@ configuration is replaced as a whole)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,7 +25,7 @@ from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.ports import SecretCipher
 from controlplane_domain.secrets.usecases import require_cipher
 from controlplane_domain.skills.ports import SchemaValidator
-from controlplane_domain.skills.usecases import schema_validator
+from controlplane_domain.skills.usecases import is_heavy, schema_validator
 
 HIDDEN = "is not valid (a secret field's value is not quoted)"
 
@@ -89,12 +90,29 @@ def check_configuration(validator: SchemaValidator, template: IntegrationTemplat
         )
 
 
+async def check_configuration_off_loop(
+    validator: SchemaValidator, template: IntegrationTemplate, configuration: JSONObject
+) -> None:
+    """`check_configuration`, in a worker thread when the configuration is heavy (skills/usecases.py `is_heavy`):
+    never inside a unit of work."""
+    if is_heavy(configuration):
+        await asyncio.to_thread(check_configuration, validator, template, configuration)
+    else:
+        check_configuration(validator, template, configuration)
+
+
 def _split(
-    ports: Ports, template: IntegrationTemplate, integration: Integration, configuration: Mapping[str, Any]
+    ports: Ports,
+    template: IntegrationTemplate,
+    integration: Integration,
+    configuration: Mapping[str, Any],
+    *,
+    checked: bool = False,
 ) -> Integration:
-    """The integration holding `configuration` (checked): plain fields as they are, secret fields sealed (the
-    cipher is needed only when there are some: SecretsKeyMissing otherwise)."""
-    check_configuration(schema_validator(ports), template, dict(configuration))
+    """The integration holding `configuration` (checked here unless `checked`): plain fields as they are, secret
+    fields sealed (the cipher is needed only when there are some: SecretsKeyMissing otherwise)."""
+    if not checked:
+        check_configuration(schema_validator(ports), template, dict(configuration))
     secret = {name: configuration[name] for name in template.secret_fields if name in configuration}
     plain = {name: value for name, value in configuration.items() if name not in secret}
     sealed = None
@@ -152,7 +170,8 @@ async def create_integration(ports: Ports, organization_id: str, command: Create
         created_at=now,
         updated_at=now,
     )
-    integration = _split(ports, template, blank, command.configuration)
+    await check_configuration_off_loop(schema_validator(ports), template, dict(command.configuration))
+    integration = _split(ports, template, blank, command.configuration, checked=True)
     async with ports.uow() as uow:
         await uow.integrations.add(integration)
         await uow.commit()

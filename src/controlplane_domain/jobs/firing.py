@@ -15,6 +15,7 @@ from controlplane_domain.errors import Conflict, DomainError, NotFound, Unauthen
 from controlplane_domain.executions.changes import publish, remember, topic
 from controlplane_domain.executions.entity import Execution, TargetType
 from controlplane_domain.executions.execute import ExecuteCommand, queue_execution
+from controlplane_domain.fairness import more_due
 from controlplane_domain.jobs.entity import (
     Job,
     JobRun,
@@ -40,6 +41,10 @@ from controlplane_domain.workflows.runs import StartRun, begin_run
 MISFIRE_GRACE = timedelta(seconds=60)
 """A cron firing found due later than this after its time was missed (no scheduler ran then): `misfire` decides."""
 DUE_BATCH = 100
+"""Due firings a round of the scheduler reads (its rounds follow each other until none is left)."""
+DUE_PER_ORGANIZATION = 50
+"""Due firings of one organization a round (docs/api-decisions.md, "Bounds"): the round reads every
+organization's earliest due firing before any organization's second (controlplane_domain/fairness.py)."""
 FIRE_BATCH = 50
 """Due firings a transaction (one commit)."""
 WEBHOOK_BODY_MAX_BYTES = 256 * 1024
@@ -184,16 +189,35 @@ async def trigger_job(
     return fired.run
 
 
+@dataclass(frozen=True, slots=True)
+class DueRound:
+    """What one round of the scheduler did: how many due firings it read and fired, and whether it may have left
+    some unread (the next round then follows at once)."""
+
+    read: int
+    fired: int
+    more: bool
+
+
 async def fire_due_jobs(ports: Ports) -> int:
-    """The scheduler's tick (every node runs it): each due cron firing, claimed by moving the job's `next_run_at`
-    (compare-and-set) in the transaction that records the run and creates the execution. How many this node fired.
+    """One round of the scheduler (`fire_due_round`): how many firings this node fired."""
+    return (await fire_due_round(ports)).fired
+
+
+async def fire_due_round(ports: Ports) -> DueRound:
+    """The scheduler's round (every node runs it): each due cron firing, claimed by moving the job's `next_run_at`
+    (compare-and-set) in the transaction that records the run and creates the execution.
+
+    Fair between organizations: the round reads the due firings in turns (`fairness.in_turns`: every
+    organization's earliest first, at most DUE_PER_ORGANIZATION of one), so that one organization's thousand due
+    firings delay another's by at most one firing of each organization read before it.
 
     The due firings go FIRE_BATCH to a transaction (one commit, one wake-up of each queue): 1,000 jobs due in the
     same minute fired one transaction each took 26 s on Postgres (docs/benchmarks.md). A batch whose transaction
     fails is fired again one job a transaction, so that one bad firing holds back no other."""
     now = ports.clock.now()
     async with ports.read() as uow:
-        due = await uow.jobs.due(now, DUE_BATCH)
+        due = await uow.jobs.due(now, DUE_BATCH, per_organization=DUE_PER_ORGANIZATION)
     claimed = 0
     for start in range(0, len(due), FIRE_BATCH):
         batch = due[start : start + FIRE_BATCH]
@@ -202,7 +226,9 @@ async def fire_due_jobs(ports: Ports) -> int:
         except DomainError:
             for job in batch:
                 claimed += await fire_due(ports, job, now)
-    return claimed
+    organizations = (job.organization_id for job in due)
+    more = claimed > 0 and more_due(organizations, limit=DUE_BATCH, per_organization=DUE_PER_ORGANIZATION)
+    return DueRound(len(due), claimed, more)
 
 
 @retry_transient

@@ -32,9 +32,10 @@ class JobRepository(Protocol):
         """The job of any organization with this id: the public webhook route knows no organization before the
         job's signature is checked (its only caller)."""
 
-    async def due(self, now: datetime, limit: int) -> list[Job]:
-        """Scheduler only, across organizations: enabled jobs whose `next_run_at` is at or before `now`, earliest
-        first."""
+    async def due(self, now: datetime, limit: int, *, per_organization: int) -> list[Job]:
+        """Scheduler only, across organizations: enabled jobs whose `next_run_at` is at or before `now`, in turns
+        between organizations (`controlplane_domain.fairness.in_turns`: every organization's earliest first, at
+        most `per_organization` of one), at most `limit`."""
 
     async def claim(self, claims: Sequence[tuple[Job, datetime | None]]) -> list[Job]:
         """For each `(job, next_run_at)`: move the job's `next_run_at` from the value `job` holds to `next_run_at`

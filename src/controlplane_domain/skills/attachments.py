@@ -16,7 +16,13 @@ from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.skills.entity import LAYERS, AttachedSkill, ResolvedSkill, Skill, SkillOwner, merge_patch
-from controlplane_domain.skills.usecases import check_configuration, require_skill, schema_validator
+from controlplane_domain.skills.usecases import (
+    check_configuration,
+    check_configuration_off_loop,
+    is_heavy,
+    require_skill,
+    schema_validator,
+)
 
 OVERRIDE_FIELD = "configuration_override"
 
@@ -107,14 +113,27 @@ async def attach_skill(
     override: JSONObject | None = None,
 ) -> AttachedSkill:
     """Attach the skill with this override (none: the skill's own configuration), replacing an attachment already
-    there. The skill's configuration merged with the override (RFC 7386) must follow the type's schema."""
+    there. The skill's configuration merged with the override (RFC 7386) must follow the type's schema: checked
+    before the unit of work (off the event loop when heavy), merged with the skill as read then, and again in
+    place only if the skill changed meanwhile. Without an override, a heavy configuration of the skill's own is
+    not checked again (it was when it was stored)."""
     validator = schema_validator(ports)
+    checked: Skill | None = None  # the skill whose merge with `override` was checked before the unit of work
+    if override is not None:
+        async with ports.read() as uow:
+            checked = await require_skill(uow, organization_id, skill_id)
+        await check_configuration_off_loop(
+            validator, checked.type, merge_patch(checked.configuration, override), OVERRIDE_FIELD
+        )
     async with ports.uow() as uow:
         skill = await require_skill(uow, organization_id, skill_id, lock=True)
         now = ports.clock.now()
         await _set_owner_skill_ids(uow, organization_id, owner, owner_id, skill_id, None, now)
         merged = skill.configuration if override is None else merge_patch(skill.configuration, override)
-        check_configuration(validator, skill.type, merged, OVERRIDE_FIELD)
+        if override is None and is_heavy(merged):
+            pass  # the skill's own configuration, checked when stored
+        elif checked is None or (checked.type, checked.configuration) != (skill.type, skill.configuration):
+            check_configuration(validator, skill.type, merged, OVERRIDE_FIELD)
         await uow.skills.attach(organization_id, owner, owner_id, skill_id, override, now)
         await uow.commit()
     return AttachedSkill(skill, override, merged)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -14,7 +15,14 @@ from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.skills.catalog import SKILL_TYPES_BY_NAME
 from controlplane_domain.skills.entity import Skill, SkillOwner
-from controlplane_domain.skills.ports import SchemaValidator
+from controlplane_domain.skills.ports import SchemaProblem, SchemaValidator
+
+HEAVY_VALUES = 1000
+"""A configuration holding more values (objects, arrays and scalars, at any depth; a string counts one for each
+HEAVY_STRING_CHARACTERS characters) is checked against its schema in a worker thread, before its unit of work:
+checking takes some 20 us a value in the event loop's thread (a 1 MiB configuration, seconds; a pattern on a long
+string, hundreds of milliseconds). Smaller ones are checked in place, as before (docs/api-decisions.md, "Bounds")."""
+HEAVY_STRING_CHARACTERS = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,16 +50,55 @@ def schema_validator(ports: Ports) -> SchemaValidator:
     return ports.schemas
 
 
-def check_configuration(validator: SchemaValidator, skill_type: str, configuration: Any, field: str) -> None:
-    """The configuration follows the type's schema; else ValidationFailed naming `field.<path>` of the first
-    problem (a missing or unexpected property is named too)."""
+def is_heavy(value: Any, most: int = HEAVY_VALUES) -> bool:
+    """Whether `value` holds more than `most` values, keys and strings weighed by their length (counted until there
+    are more: at most `most` steps)."""
+    pending = [value]
+    seen = 0
+    while pending:
+        item = pending.pop()
+        seen += 1
+        if isinstance(item, dict):
+            pending.extend(item.values())
+            seen += sum(len(key) for key in item) // HEAVY_STRING_CHARACTERS
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str):
+            seen += len(item) // HEAVY_STRING_CHARACTERS
+        if seen > most:
+            return True
+    return False
+
+
+def _kind_schema(skill_type: str) -> dict[str, Any]:
     kind = SKILL_TYPES_BY_NAME.get(skill_type)
     if kind is None:
         raise ValidationFailed("type", f"unknown skill type '{skill_type}'; one of: {', '.join(SKILL_TYPES_BY_NAME)}")
-    problems = validator.problems(kind.configuration_schema, configuration)
+    return kind.configuration_schema
+
+
+def _raise_first(problems: list[SchemaProblem], field: str) -> None:
     if problems:
         first = problems[0]
         raise ValidationFailed(".".join([field, *(str(part) for part in first.path)]), first.message)
+
+
+def check_configuration(validator: SchemaValidator, skill_type: str, configuration: Any, field: str) -> None:
+    """The configuration follows the type's schema; else ValidationFailed naming `field.<path>` of the first
+    problem (a missing or unexpected property is named too)."""
+    _raise_first(validator.problems(_kind_schema(skill_type), configuration), field)
+
+
+async def check_configuration_off_loop(
+    validator: SchemaValidator, skill_type: str, configuration: Any, field: str
+) -> None:
+    """`check_configuration`, in a worker thread when the configuration `is_heavy` (the event loop serves other
+    requests meanwhile). Never inside a unit of work: a SQLite unit of work must not wait (see sql/connection.py)."""
+    schema = _kind_schema(skill_type)
+    if is_heavy(configuration):
+        _raise_first(await asyncio.to_thread(validator.problems, schema, configuration), field)
+    else:
+        _raise_first(validator.problems(schema, configuration), field)
 
 
 def _check_skill(validator: SchemaValidator, skill: Skill) -> None:
@@ -81,7 +128,8 @@ async def create_skill(ports: Ports, organization_id: str, command: CreateSkill)
         created_at=now,
         updated_at=now,
     )
-    _check_skill(schema_validator(ports), skill)
+    check_name("name", skill.name)
+    await check_configuration_off_loop(schema_validator(ports), skill.type, skill.configuration, "configuration")
     async with ports.uow() as uow:
         await uow.skills.add(skill)
         await uow.commit()
@@ -101,8 +149,16 @@ async def list_skills(ports: Ports, organization_id: str, page: PageRequest) -> 
 
 @retry_transient
 async def update_skill(ports: Ports, organization_id: str, skill_id: str, command: UpdateSkill) -> Skill:
-    """Change the given fields; a new type or configuration is checked against the (new) type's schema."""
+    """Change the given fields; a new type or configuration is checked against the (new) type's schema (a heavy
+    configuration before the unit of work, off the event loop, against the type the skill has then: checked
+    again in place only if the type changed meanwhile)."""
     validator = schema_validator(ports)
+    checked: tuple[str, Any] | None = None  # (type, configuration) checked off the loop
+    if not isinstance(command.configuration, Unset) and is_heavy(command.configuration):
+        async with ports.read() as uow:
+            kind = pick(command.type, (await require_skill(uow, organization_id, skill_id)).type)
+        await check_configuration_off_loop(validator, kind, command.configuration, "configuration")
+        checked = (kind, command.configuration)
     async with ports.uow() as uow:
         skill = await require_skill(uow, organization_id, skill_id, lock=True)
         updated = replace(
@@ -114,7 +170,10 @@ async def update_skill(ports: Ports, organization_id: str, skill_id: str, comman
             configuration=pick(command.configuration, skill.configuration),
             updated_at=ports.clock.now(),
         )
-        _check_skill(validator, updated)
+        if checked is not None and checked[0] == updated.type and checked[1] is updated.configuration:
+            check_name("name", updated.name)
+        else:
+            _check_skill(validator, updated)
         await uow.skills.update(updated)
         await uow.commit()
     return updated

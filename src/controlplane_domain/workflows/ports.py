@@ -49,9 +49,10 @@ class WorkflowRunRepository(Protocol):
     async def events_after(self, organization_id: str, run_id: str, after_seq: int, limit: int) -> list[RunEvent]:
         """The run's events after `after_seq`, in order, at most `limit`."""
 
-    async def timeouts_due(self, now: datetime, limit: int) -> list[WorkflowRun]:
-        """Runs of every organization whose `timeout_check_at` is at or before `now`, earliest first, at most
-        `limit` (the timeout sweep's read; an index on the column)."""
+    async def timeouts_due(self, now: datetime, limit: int, *, per_organization: int) -> list[WorkflowRun]:
+        """Runs of every organization whose `timeout_check_at` is at or before `now`, in turns between
+        organizations (`controlplane_domain.fairness.in_turns`: every organization's earliest first, at most
+        `per_organization` of one), at most `limit` (the timeout sweep's read; an index on the column)."""
 
     async def claim_timeout_check(self, run: WorkflowRun) -> bool:
         """Whether this unit of work may check `run`'s timeouts: the stored `timeout_check_at` is still the one

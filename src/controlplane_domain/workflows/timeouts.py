@@ -27,6 +27,7 @@ from controlplane_domain.executions.changes import done_event, publish, remember
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
+from controlplane_domain.fairness import more_due
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.webhooks.events import execution_changed
@@ -36,6 +37,9 @@ from controlplane_domain.workflows.entity import StepStatus, WorkflowRun
 
 S = ExecutionStatus
 TIMEOUT_BATCH = 100
+TIMEOUT_PER_ORGANIZATION = 25
+"""Runs of one organization a sweep checks (docs/api-decisions.md, "Bounds"): the sweep reads every
+organization's earliest due run before any organization's second (controlplane_domain/fairness.py)."""
 RUNNING = frozenset({S.RUNNING, S.WAITING_FOR_INPUT})
 
 
@@ -45,21 +49,28 @@ class Swept:
 
     runs: int
     timed_out: int
+    more: bool = False
+    """Due runs may be left unread (it read a full batch, or the most of one organization): the next sweep follows
+    at once."""
 
 
 def timed_out_error(timeout_seconds: int) -> str:
     return f"timed out: the workflow step's timeout of {timeout_seconds} seconds passed"
 
 
-async def time_out_steps(ports: Ports, limit: int = TIMEOUT_BATCH) -> Swept:
-    """The timeout sweep (every node runs it): each run whose check is due, checked by exactly one node."""
+async def time_out_steps(
+    ports: Ports, limit: int = TIMEOUT_BATCH, per_organization: int = TIMEOUT_PER_ORGANIZATION
+) -> Swept:
+    """The timeout sweep (every node runs it): each run whose check is due, checked by exactly one node; the runs
+    read in turns between organizations (`fairness.in_turns`), at most `per_organization` of one."""
     now = ports.clock.now()
     async with ports.read() as uow:
-        due = await uow.workflow_runs.timeouts_due(now, limit)
+        due = await uow.workflow_runs.timeouts_due(now, limit, per_organization=per_organization)
     timed_out = 0
     for run in due:
         timed_out += await check_run(ports, run, now)
-    return Swept(len(due), timed_out)
+    more = more_due((run.organization_id for run in due), limit=limit, per_organization=per_organization)
+    return Swept(len(due), timed_out, more)
 
 
 @retry_transient
