@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from controlplane_adapters.settings.policies import PolicySettings
 from controlplane_adapters.settings.storage import StorageSettings
 
 AUTH_METHODS = frozenset({"api_key", "jwt"})
@@ -74,3 +75,5 @@ class Settings:
     (and over http to loopback): development only."""
     webhooks_deliver: bool = True
     """CONTROLPLANE_WEBHOOKS_DELIVER: false, this node writes webhook events but delivers none (other nodes do)."""
+    policies: PolicySettings = field(default_factory=PolicySettings)
+    """CONTROLPLANE_POLICY_*: the policy processes' number and limits (settings/policies.py)."""
