@@ -293,21 +293,21 @@ class SandboxedPolicyEngine:
         self._idle.put_nowait(fresh)
 
     async def ask(
-        self, request: Mapping[str, Any], seconds: float, timed_out: str, retry: Mapping[str, Any] | None = None
+        self, request: Mapping[str, Any], seconds: float, timed_out: str, load: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
-        """The answer of an idle process; with `retry` (the same request with the modules) when it answers that it
-        does not know the key. ProcessFailed when the process failed (it is replaced)."""
+        """The answer of an idle process; when it answers that it does not know the key, `load` (the modules) is
+        sent first (with the compile time limit), then `request` again. ProcessFailed when the process failed (it
+        is replaced)."""
         process = await self._acquire()
         try:
             answer = await process.call(request, seconds, timed_out)
-            if retry is not None and answer.get("unknown"):
-                compile_seconds = self.limits.compile_timeout_ms / 1000
-                answer = await process.call(
-                    retry,
-                    seconds + compile_seconds,
-                    f"compiling and evaluating the policies timed out after "
-                    f"{self.limits.compile_timeout_ms + self.limits.evaluation_timeout_ms} ms",
+            if load is not None and answer.get("unknown"):
+                loaded = await process.call(
+                    load,
+                    self.limits.compile_timeout_ms / 1000,
+                    f"compiling the policies timed out after {self.limits.compile_timeout_ms} ms",
                 )
+                answer = loaded if "ok" not in loaded else await process.call(request, seconds, timed_out)
         except Unencodable:
             self._release(process)
             raise
@@ -374,13 +374,13 @@ class SandboxedPolicies:
     async def evaluate(self, document: Mapping[str, Any]) -> list[Outcome]:
         if not self._sent:
             return self._all_failed("the module does not compile")
-        request = {"op": "evaluate", "key": self._key, "input": document, "modules": None}
+        request = {"op": "evaluate", "key": self._key, "input": document}
         try:
             answer = await self._engine.ask(
                 request,
                 self._engine.limits.evaluation_timeout_ms / 1000,
                 self._timed_out,
-                retry={**request, "modules": self._sent},
+                load={"op": "load", "key": self._key, "modules": self._sent},
             )
         except ProcessFailed as failed:
             return self._all_failed(failed.reason)

@@ -7,10 +7,11 @@ requests and their answers:
 
 - `{"op": "check", "rego": ...}`: `{"ok": true}`, or `{"error": {"message", "line", "column"}}` (screen.py's
   refusals and the compiler's errors);
-- `{"op": "evaluate", "key": ..., "input": {...}, "modules": [[id, rego], ...] | null}`: `{"outcomes": [[deny,
-  error], ...]}` in the modules' order, or `{"unknown": true}` when the key names no bundle compiled here and the
-  request carried no modules (the server sends them again: a new process knows nothing). Compiled bundles are kept
-  by key, the last `KEPT` used.
+- `{"op": "load", "key": ..., "modules": [[id, rego], ...]}`: `{"ok": true}`, the modules compiled together and
+  kept under the key (the last `KEPT` keys used);
+- `{"op": "evaluate", "key": ..., "input": {...}}`: `{"outcomes": [[deny, error], ...]}` in the modules' order, or
+  `{"unknown": true}` when the key names no bundle compiled here (the server loads it: a new process knows
+  nothing).
 
 Anything else going wrong answers `{"failed": message}`. Rego-cpp's own output (it has none at `LogLevel.NONE`)
 goes to stderr: the frames have stdout to themselves."""
@@ -65,15 +66,15 @@ def main() -> None:
                 return {"error": {"message": exc.message, "line": exc.line, "column": exc.column}}
             return {"ok": True}
         key = request["key"]
-        prepared = bundles.get(key)
-        if prepared is None:
-            if request.get("modules") is None:
-                return {"unknown": True}
-            prepared = bundles[key] = RegoPrepared([(str(i), rego) for i, rego in request["modules"]])
+        if request["op"] == "load":
+            bundles[key] = RegoPrepared([(str(i), rego) for i, rego in request["modules"]])
             if len(bundles) > KEPT:
                 bundles.popitem(last=False)
-        else:
-            bundles.move_to_end(key)
+            return {"ok": True}
+        prepared = bundles.get(key)
+        if prepared is None:
+            return {"unknown": True}
+        bundles.move_to_end(key)
         outcomes = prepared.evaluate(request["input"])
         return {"outcomes": [[list(outcome.deny), outcome.error] for outcome in outcomes]}
 
