@@ -379,3 +379,23 @@ def test_the_settings_read_the_environment() -> None:
         }
     )
     assert loaded == PolicySettings(processes=3, evaluation_timeout_ms=100, compile_timeout_ms=1500, memory_mb=256)
+
+
+def test_a_stopped_engine_starts_its_processes_again_when_used() -> None:
+    async def scenario() -> tuple[list[int], list[int], Any]:
+        engine = SandboxedPolicyEngine()
+        try:
+            prepared = engine.prepare([policy(ALLOW_ALL)])
+            await prepared.evaluate({"resource": {"type": "agent"}})
+            before = engine.pids()
+            await engine.stop()
+            stopped = engine.pids()
+            (again,) = await prepared.evaluate({"resource": {"type": "robot"}})
+            return before, stopped, again
+        finally:
+            await engine.stop()
+
+    before, stopped, again = asyncio.run(scenario())
+    assert before
+    assert stopped == []
+    assert again.deny == ("no robots",)

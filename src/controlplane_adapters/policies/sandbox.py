@@ -219,7 +219,7 @@ class SandboxedPolicyEngine:
                 process.kill("stopping")
             self._processes.clear()
             self._busy.clear()
-            self._loop, self._idle, self._stopped = loop, asyncio.Queue(), False
+            self._loop, self._idle = loop, asyncio.Queue()
             for _ in range(max(1, self.limits.processes)):
                 self._idle.put_nowait(None)  # a place for a process, started when first taken
         return self._idle
@@ -253,8 +253,6 @@ class SandboxedPolicyEngine:
         return started
 
     async def _acquire(self) -> _Process:
-        if self._stopped:
-            raise ProcessFailed("the policy engine is stopped")
         idle = self._queue()
         process = await idle.get()
         if process is None or process.killed_for is not None or process.process.returncode is not None:
@@ -328,6 +326,7 @@ class SandboxedPolicyEngine:
         self._busy.clear()
         self._idle = None
         self._loop = None
+        self._stopped = False
 
     # The port.
 
