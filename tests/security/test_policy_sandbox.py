@@ -399,3 +399,23 @@ def test_a_stopped_engine_starts_its_processes_again_when_used() -> None:
     assert before
     assert stopped == []
     assert again.deny == ("no robots",)
+
+
+def test_a_policy_process_forgets_bundles_rather_than_outgrow_its_memory_limit() -> None:
+    modules = [f'package m{i}\nimport rego.v1\n\ndeny contains "{"x" * 200}" if input.n == {i}\n' for i in range(10)]
+
+    async def scenario() -> list[Any]:
+        engine = SandboxedPolicyEngine(SandboxLimits(processes=1, memory_mb=128))
+        try:
+            outcomes = []
+            for organization in range(80):  # some 2 MB each, 160 MB kept: over the limit, were they all kept
+                renamed = [module.replace("input.n ==", f"input.n + {organization} ==") for module in modules]
+                prepared = engine.prepare([policy(rego, index) for index, rego in enumerate(renamed)])
+                outcomes += await prepared.evaluate({"n": -1000})
+            return outcomes
+        finally:
+            await engine.stop()
+
+    outcomes = asyncio.run(scenario())
+    assert len(outcomes) == 800
+    assert [outcome for outcome in outcomes if not outcome.allowed] == []

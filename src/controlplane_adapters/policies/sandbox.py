@@ -94,7 +94,8 @@ class _Process:
         self.process = process
         self.limits = limits
         self.killed_for: str | None = None
-        self._pending = False
+        self._call = 0
+        """The number of the call pending (odd), or of the last one over (even)."""
         self._stdin = process.stdin
         self._stdout = process.stdout
 
@@ -108,7 +109,10 @@ class _Process:
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
 
-    def _watch(self, deadline: float, timed_out: str) -> None:
+    def _watch(self, call: int, deadline: float, timed_out: str) -> None:
+        """While call number `call` is pending: kill the process past its deadline or over the memory limit."""
+        if call != self._call:
+            return  # that call is over (a later one has its own watch)
         now = time.monotonic()
         if now >= deadline:
             self.kill(timed_out)
@@ -118,12 +122,8 @@ class _Process:
             self.kill(f"policy process went over its memory limit of {self.limits.memory_mb} MiB")
             return
         asyncio.get_running_loop().call_later(
-            min(WATCH_SECONDS, deadline - now), self._watch_pending, deadline, timed_out
+            min(WATCH_SECONDS, deadline - now), self._watch, call, deadline, timed_out
         )
-
-    def _watch_pending(self, deadline: float, timed_out: str) -> None:
-        if self._pending:
-            self._watch(deadline, timed_out)
 
     async def call(self, request: Mapping[str, Any], seconds: float, timed_out: str) -> dict[str, Any]:
         """The answer to `request`, or ProcessFailed (the process is then dead or being killed)."""
@@ -136,9 +136,9 @@ class _Process:
         except (TypeError, OverflowError, msgspec.EncodeError) as exc:
             raise Unencodable(str(exc)) from None
         deadline = time.monotonic() + seconds
-        self._pending = True
+        self._call += 1
         timer = asyncio.get_running_loop().call_later(
-            min(WATCH_SECONDS, seconds), self._watch_pending, deadline, timed_out
+            min(WATCH_SECONDS, seconds), self._watch, self._call, deadline, timed_out
         )
         try:
             self._stdin.write(len(frame).to_bytes(4, "big") + frame)
@@ -151,7 +151,7 @@ class _Process:
             self.kill("the request was cancelled")
             raise
         finally:
-            self._pending = False
+            self._call += 1
             timer.cancel()
         answer: dict[str, Any] = _DECODER.decode(body)
         return answer
@@ -230,6 +230,7 @@ class SandboxedPolicyEngine:
                 sys.executable,
                 "-m",
                 WORKER,
+                str(self.limits.memory_mb),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 env=minimal_environment(),

@@ -8,7 +8,8 @@ requests and their answers:
 - `{"op": "check", "rego": ...}`: `{"ok": true}`, or `{"error": {"message", "line", "column"}}` (screen.py's
   refusals and the compiler's errors);
 - `{"op": "load", "key": ..., "modules": [[id, rego], ...]}`: `{"ok": true}`, the modules compiled together and
-  kept under the key (the last `KEPT` keys used);
+  kept under the key (the last `KEPT` keys used, fewer when the process's resident memory passes half its limit,
+  the first argument, in MiB: half of those kept are forgotten, the least recently used first);
 - `{"op": "evaluate", "key": ..., "input": {...}}`: `{"outcomes": [[deny, error], ...]}` in the modules' order, or
   `{"unknown": true}` when the key names no bundle compiled here (the server loads it: a new process knows
   nothing).
@@ -26,7 +27,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-KEPT = 256
+KEPT = 128
 MEMORY_EXIT = 75
 """The exit status after a MemoryError (sandbox.py reports it as the memory limit)."""
 
@@ -42,7 +43,16 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
+def _resident_bytes() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def main() -> None:
+    budget = int(sys.argv[1]) * 1024 * 1024 // 2 if len(sys.argv) > 1 else 256 * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash leaves no core file (with the modules in it)
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever else writes to stdout lands on stderr
@@ -68,8 +78,9 @@ def main() -> None:
         key = request["key"]
         if request["op"] == "load":
             bundles[key] = RegoPrepared([(str(i), rego) for i, rego in request["modules"]])
-            if len(bundles) > KEPT:
-                bundles.popitem(last=False)
+            if len(bundles) > KEPT or (len(bundles) > 1 and _resident_bytes() > budget):
+                for _ in range(len(bundles) // 2):
+                    bundles.popitem(last=False)
             return {"ok": True}
         prepared = bundles.get(key)
         if prepared is None:
