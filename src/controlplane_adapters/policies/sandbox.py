@@ -46,6 +46,11 @@ STOP_SECONDS = 2.0
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+WALL_FACTOR = 20
+"""A call also ends at this many times its limit in wall time, at least `WALL_MINIMUM` (a process that gets no CPU
+for that long is as good as hung)."""
+WALL_MINIMUM = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +84,16 @@ def minimal_environment() -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join(sorted(roots)), "LANG": "C.UTF-8", "PYTHONNOUSERSITE": "1"}
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """The process's CPU time so far (user and system), or None where /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _resident_bytes(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/statm", "rb") as statm:
@@ -109,12 +124,21 @@ class _Process:
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
 
-    def _watch(self, call: int, deadline: float, timed_out: str) -> None:
-        """While call number `call` is pending: kill the process past its deadline or over the memory limit."""
+    def _watch(self, call: int, started: float, seconds: float, timed_out: str, first: float | None) -> None:
+        """While call number `call` is pending: kill the process once it has spent `seconds` of CPU on it (counted
+        from the first look, `first`, plus the wall time before it), past the wall-time backstop, or over the
+        memory limit. CPU rather than wall time: on a busy machine a process waiting for a core spends none."""
         if call != self._call:
             return  # that call is over (a later one has its own watch)
         now = time.monotonic()
-        if now >= deadline:
+        cpu = _cpu_seconds(self.pid)
+        if cpu is None:  # (no /proc: wall time)
+            spent = now - started
+        else:
+            if first is None:
+                first = cpu - (now - started)
+            spent = cpu - first
+        if spent >= seconds or now - started >= max(WALL_MINIMUM, seconds * WALL_FACTOR):
             self.kill(timed_out)
             return
         resident = _resident_bytes(self.pid)
@@ -122,7 +146,7 @@ class _Process:
             self.kill(f"policy process went over its memory limit of {self.limits.memory_mb} MiB")
             return
         asyncio.get_running_loop().call_later(
-            min(WATCH_SECONDS, deadline - now), self._watch, call, deadline, timed_out
+            min(WATCH_SECONDS, max(0.001, seconds - spent)), self._watch, call, started, seconds, timed_out, first
         )
 
     async def call(self, request: Mapping[str, Any], seconds: float, timed_out: str) -> dict[str, Any]:
@@ -135,10 +159,9 @@ class _Process:
             frame = _ENCODER.encode(request)
         except (TypeError, OverflowError, msgspec.EncodeError) as exc:
             raise Unencodable(str(exc)) from None
-        deadline = time.monotonic() + seconds
         self._call += 1
         timer = asyncio.get_running_loop().call_later(
-            min(WATCH_SECONDS, seconds), self._watch, self._call, deadline, timed_out
+            min(WATCH_SECONDS, seconds), self._watch, self._call, time.monotonic(), seconds, timed_out, None
         )
         try:
             self._stdin.write(len(frame).to_bytes(4, "big") + frame)
