@@ -30,6 +30,7 @@ from typing import Any
 
 from benchmarks.bare_app import app as bare_app
 from controlplane_adapters.settings.model import Settings
+from controlplane_domain.policies.ports import PolicyEngine
 from controlplane_http.bootstrap import build_app
 
 KEY = "inprocess-bench-key"
@@ -120,6 +121,7 @@ async def seeded_app(
     agent_context: bool = False,
     webhook: bool = False,
     statement_timeout_ms: int = 5000,
+    policy_engine: PolicyEngine | None = None,
 ) -> AsyncIterator[tuple[Client, dict[str, str]]]:
     """The app on `database_url`, started (its lifespan) and seeded (`agent_context`: with a context set on the
     agent the round trip executes; `webhook`: with a webhook of every event, whose deliveries are written to the
@@ -128,7 +130,7 @@ async def seeded_app(
                         worker_rate_limit_per_minute=10**9, fast_lane=fast_lane, webhooks_deliver=False,
                         secrets_key=WEBHOOK_KEY if webhook else None,
                         database_statement_timeout_ms=statement_timeout_ms)  # fmt: skip
-    app = build_app(settings)
+    app = build_app(settings, policy_engine=policy_engine)
     stop = await lifespan(app)
     try:
         client = Client(app)

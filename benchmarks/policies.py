@@ -1,9 +1,12 @@
-"""The latency policies add to execute: 10 enabled policies against none, in process (docs/benchmarks.md).
+"""The latency policies add to execute: 10 enabled policies against none (docs/benchmarks.md), with the policies
+evaluated in the server's process (`inprocess`: regopy called directly, as before the sandbox) and in the policy
+processes (`sandbox`: sandbox.py, what the server runs), in the same run.
 
-Each round sends `--count` executes of one agent one at a time through the ASGI app, alternately with no policy
-and with ten enabled `execute` policies (every one evaluated, none denying: the execute goes through), and keeps
-every request's wall time; the rounds interleave so that a busy machine weighs on both alike. It also times the
-engine alone (the ten policies' evaluation of one input) and the gate with no policy for the action.
+Each round sends `--count` executes of one agent one at a time through the ASGI app (one app per engine),
+alternately with no policy and with ten enabled `execute` policies (every one evaluated, none denying: the execute
+goes through), and keeps every request's wall time; the rounds interleave so that a busy machine weighs on every
+mode alike. It also times each engine alone (the ten policies' evaluation of one input) and the gate with no policy
+for the action.
 
     .venv/bin/python -m benchmarks.policies                       # SQLite file in a temp dir
     .venv/bin/python -m benchmarks.policies --database-url postgresql+asyncpg://postgres@127.0.0.1/bench
@@ -24,8 +27,10 @@ from controlplane_adapters.clock import SystemClock, UuidGenerator
 from controlplane_adapters.memory import MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.policies.rego import RegoPolicyEngine
+from controlplane_adapters.policies.sandbox import SandboxedPolicyEngine
 from controlplane_domain.policies.entity import Action, Enforcement, Policy, Resource
 from controlplane_domain.policies.gate import guard, input_document
+from controlplane_domain.policies.ports import PolicyEngine
 from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.ports import Ports
 from controlplane_http.bootstrap import freeze_heap
@@ -89,48 +94,85 @@ async def set_policies(client: Client, ids: list[str], enabled: bool) -> None:
         assert status == 200, answer
 
 
+ENGINES = ("inprocess", "sandbox")
+
+
 async def end_to_end(database_url: str, count: int, rounds: int) -> tuple[dict[str, list[float]], dict[str, float]]:
-    samples: dict[str, list[float]] = {"none": [], "ten": [], "none cpu": [], "ten cpu": []}
-    elapsed = {"none": 0.0, "ten": 0.0}
-    async with seeded_app(database_url) as (client, seeded):
-        ids = []
-        for index, module in enumerate(policies(seeded["queue"])):
-            body = {"name": f"bench-{index}", "rego": module, "actions": ["execute"], "enabled": False}
-            status, answer = await client.request("POST", "/api/v1/policies", json.dumps(body).encode())
-            assert status == 201, answer
-            ids.append(json.loads(answer)["id"])
-        await execute_round(client, seeded["agent"], seeded["queue"], count // 4)  # warm up
-        freeze_heap()  # as the server does once started (bootstrap.py)
-        for _ in range(rounds):
-            for mode in ("none", "ten"):
-                await set_policies(client, ids, mode == "ten")
-                await execute_round(client, seeded["agent"], seeded["queue"], 20)  # the cache filled again
-                CPU.clear()
-                times, spent = await execute_round(client, seeded["agent"], seeded["queue"], count)
-                samples[mode] += times
-                samples[f"{mode} cpu"] += CPU
-                elapsed[mode] += spent
+    """Per engine and mode (`inprocess none`, `sandbox ten`, ...), each execute's wall and CPU time."""
+    samples: dict[str, list[float]] = {}
+    elapsed: dict[str, float] = {}
+    sandbox = SandboxedPolicyEngine()
+    url = {"inprocess": database_url, "sandbox": database_url.replace("bench.db", "bench-sandbox.db")}
+    try:
+        async with (
+            seeded_app(url["inprocess"], policy_engine=RegoPolicyEngine()) as inprocess,
+            seeded_app(url["sandbox"], policy_engine=sandbox) as sandboxed,
+        ):
+            apps = {"inprocess": inprocess, "sandbox": sandboxed}
+            ids: dict[str, list[str]] = {}
+            for engine, (client, seeded) in apps.items():
+                ids[engine] = []
+                for index, module in enumerate(policies(seeded["queue"])):
+                    body = {"name": f"bench-{index}", "rego": module, "actions": ["execute"], "enabled": False}
+                    status, answer = await client.request("POST", "/api/v1/policies", json.dumps(body).encode())
+                    assert status == 201, answer
+                    ids[engine].append(json.loads(answer)["id"])
+                await execute_round(client, seeded["agent"], seeded["queue"], count // 4)  # warm up
+            freeze_heap()  # as the server does once started (bootstrap.py)
+            for _ in range(rounds):
+                for engine, (client, seeded) in apps.items():
+                    for mode in ("none", "ten"):
+                        await set_policies(client, ids[engine], mode == "ten")
+                        await execute_round(client, seeded["agent"], seeded["queue"], 20)  # the cache filled again
+                        CPU.clear()
+                        times, spent = await execute_round(client, seeded["agent"], seeded["queue"], count)
+                        samples.setdefault(f"{engine} {mode}", []).extend(times)
+                        samples.setdefault(f"{engine} {mode} cpu", []).extend(CPU)
+                        elapsed[f"{engine} {mode}"] = elapsed.get(f"{engine} {mode}", 0.0) + spent
+    finally:
+        await sandbox.stop()
     return samples, elapsed
 
 
-def engine_alone(count: int) -> tuple[list[float], list[float]]:
-    """The ten policies' evaluation of one input (what `guard` adds in CPU), and `guard` with no policy."""
+def stored_policies() -> list[Policy]:
     now = SystemClock().now()
     modules = policies("00000000-0000-0000-0000-000000000000")
-    stored = [
+    return [
         Policy(id=f"p{i}", organization_id="org", name=f"p{i}", description=None, rego=rego, enabled=True,
                enforcement=Enforcement.ENFORCE, actions=(Action.EXECUTE,), created_at=now, updated_at=now)
         for i, rego in enumerate(modules)
     ]  # fmt: skip
-    prepared = RegoPolicyEngine().prepare(stored)
+
+
+async def engine_alone(engine: PolicyEngine, count: int) -> list[float]:
+    """The ten policies' evaluation of one input (what `guard` adds)."""
+    prepared = engine.prepare(stored_policies())
     request = {"prompt": "Summarise the incident report", "worker_queue_id": "q", "stream": False}
     evaluations = []
-    for _ in range(count):
+    for index in range(count + 50):
         started = time.perf_counter()
         document = input_document(Action.EXECUTE, "org", None, Resource("agent", "a"), request, SystemClock().now())
-        outcomes = prepared.evaluate(document)
-        evaluations.append(time.perf_counter() - started)
+        outcomes = await prepared.evaluate(document)
+        if index >= 50:  # (the first ones start the policy processes)
+            evaluations.append(time.perf_counter() - started)
         assert all(outcome.allowed for outcome in outcomes[:-4]), outcomes
+    return evaluations
+
+
+async def engines_alone(count: int) -> dict[str, list[float]]:
+    sandbox = SandboxedPolicyEngine()
+    try:
+        inprocess, sandboxed = [], []
+        for _ in range(4):  # interleaved
+            inprocess += await engine_alone(RegoPolicyEngine(), count // 4)
+            sandboxed += await engine_alone(sandbox, count // 4)
+        return {"inprocess": inprocess, "sandbox": sandboxed}
+    finally:
+        await sandbox.stop()
+
+
+def gate_without_policy(count: int) -> list[float]:
+    request = {"prompt": "Summarise the incident report", "worker_queue_id": "q", "stream": False}
     bus = LocalEventBus()
     ports = Ports(uow=MemoryStore().unit_of_work, clock=SystemClock(), ids=UuidGenerator(), bus=bus,
                   policies=PolicyRuntime(RegoPolicyEngine(), bus))  # fmt: skip
@@ -145,7 +187,7 @@ def engine_alone(count: int) -> tuple[list[float], list[float]]:
             times.append(time.perf_counter() - started)
         return times
 
-    return evaluations, asyncio.run(gates())
+    return asyncio.run(gates())
 
 
 def report(label: str, values: list[float]) -> str:
@@ -157,26 +199,27 @@ def report(label: str, values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", help="default: a SQLite file in a temporary directory")
+    parser.add_argument("--database-url", help="default: SQLite files in a temporary directory (one per engine)")
     parser.add_argument("--count", type=int, default=1000, help="executes a round and mode")
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args()
-    evaluations, gates = engine_alone(args.count * 2)
-    print(report("engine: 10 policies", evaluations))
-    print(report("gate: no policy", gates))
+    for engine, evaluations in asyncio.run(engines_alone(args.count * 2)).items():
+        print(report(f"engine {engine}: 10 policies", evaluations))
+    print(report("gate: no policy", gate_without_policy(args.count * 2)))
     with tempfile.TemporaryDirectory() as directory:
         url = args.database_url or f"sqlite+aiosqlite:///{Path(directory) / 'bench.db'}"
         samples, elapsed = asyncio.run(end_to_end(url, args.count, args.rounds))
-    print(report("execute, no policy", samples["none"]))
-    print(report("execute, 10 policies", samples["ten"]))
-    print(report("execute CPU, no policy", samples["none cpu"]))
-    print(report("execute CPU, 10 policies", samples["ten cpu"]))
-    for kind in ("", " cpu"):
-        for q in (0.5, 0.99):
-            added = (percentile(samples["ten" + kind], q) - percentile(samples["none" + kind], q)) * 1e6
-            print(f"added{kind or ' wall'} at p{int(q * 100)}: {added:.1f} us")
-    per = {mode: elapsed[mode] / len(samples[mode]) * 1e6 for mode in ("none", "ten")}
-    print(f"a round's time per execute, flushes included: none {per['none']:.1f} us, ten {per['ten']:.1f} us")
+    for engine in ENGINES:
+        print(report(f"execute, no policy ({engine})", samples[f"{engine} none"]))
+        print(report(f"execute, 10 policies ({engine})", samples[f"{engine} ten"]))
+        for kind in ("", " cpu"):
+            for q in (0.5, 0.99):
+                ten, none = samples[f"{engine} ten{kind}"], samples[f"{engine} none{kind}"]
+                added = (percentile(ten, q) - percentile(none, q)) * 1e6
+                print(f"{engine}: added{kind or ' wall'} at p{int(q * 100)}: {added:.1f} us")
+        per = {mode: elapsed[f"{engine} {mode}"] / len(samples[f"{engine} {mode}"]) * 1e6 for mode in ("none", "ten")}
+        print(f"{engine}: a round's time per execute, flushes included: none {per['none']:.1f} us,"
+              f" ten {per['ten']:.1f} us")  # fmt: skip
 
 
 if __name__ == "__main__":

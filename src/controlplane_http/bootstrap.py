@@ -20,7 +20,7 @@ from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.operations import metrics
-from controlplane_adapters.policies.rego import RegoPolicyEngine
+from controlplane_adapters.policies.sandbox import SandboxedPolicyEngine, SandboxLimits
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.schemas import JsonSchemaValidator
 from controlplane_adapters.secrets.keys import load_cipher
@@ -40,6 +40,7 @@ from controlplane_adapters.webhooks.sender import HttpSender, Resolver
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
+from controlplane_domain.policies.ports import PolicyEngine
 from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
 from controlplane_domain.webhooks.delivery import Attempted
@@ -184,6 +185,7 @@ def build_app(
     stop_on_signals: bool = False,
     tracer_provider: Any = None,
     webhook_resolver: Resolver | None = None,
+    policy_engine: PolicyEngine | None = None,
 ) -> Litestar:
     """The app on the store `settings.database_url` names: SQL (migrated on start unless told not to) or `memory://`.
 
@@ -192,7 +194,9 @@ def build_app(
     stopping.py), before the ASGI server's own handler waits for them; embedders can call
     `app.state["stream_options"].stopping.stop()` from their own. `tracer_provider` (an OpenTelemetry
     `TracerProvider`) traces requests and executions; by default one exporting over OTLP when `settings.tracing`.
-    `webhook_resolver`: the webhooks sender's DNS (tests; the system's resolver by default)."""
+    `webhook_resolver`: the webhooks sender's DNS (tests; the system's resolver by default).
+    `policy_engine`: by default the policy processes of `settings.policies` (sandbox.py), started when first needed
+    and stopped with the app; an engine given here is its giver's to stop."""
     if not settings.auth.required:
         log.warning(
             "AUTHENTICATION IS OFF (SERVICE_AUTH_REQUIRED=false): anonymous requests act as admin of organization %r."
@@ -201,6 +205,17 @@ def build_app(
         )
     store = _memory_store() if settings.database_url == MEMORY_URL else _sql_store(settings)
     storage, storage_shutdown = build_storage(settings)
+    policy_stop: list[Hook] = []
+    if policy_engine is None:
+        sandboxed = SandboxedPolicyEngine(
+            SandboxLimits(
+                processes=settings.policies.processes,
+                evaluation_timeout_ms=settings.policies.evaluation_timeout_ms,
+                compile_timeout_ms=settings.policies.compile_timeout_ms,
+                memory_mb=settings.policies.memory_mb,
+            )
+        )
+        policy_engine, policy_stop = sandboxed, [sandboxed.stop]
     ports = Ports(
         uow=store.uow,
         clock=clock or SystemClock(),
@@ -218,7 +233,7 @@ def build_app(
         cron=CroniterCalendar(),
         webhooks=StandardWebhooks(),
         storage=storage,
-        policies=PolicyRuntime(RegoPolicyEngine(), store.bus),
+        policies=PolicyRuntime(policy_engine, store.bus),
         webhook_sender=HttpSender(
             allow_private=settings.webhooks_allow_private,
             timeout_seconds=settings.webhooks_timeout_seconds,
@@ -308,6 +323,7 @@ def build_app(
                     dispatcher.stop,
                     flusher.stop,
                     decisions.stop,
+                    *policy_stop,
                     *store.shutdown,
                     *storage_shutdown,
                 ],

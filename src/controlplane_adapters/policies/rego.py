@@ -1,4 +1,6 @@
-"""The policy engine on regopy (rego-cpp): modules compiled on save, evaluated in process.
+"""The policy engine on regopy (rego-cpp): modules compiled on save, evaluated here (in the policy processes of
+sandbox.py: the server itself never loads a module; `RegoPolicyEngine` evaluates in its caller's process, for
+embedders and tests with modules they trust).
 
 Each policy's module is loaded under a package of its own (its `package` line renamed, and its `data.<package>`
 references with it), so that two policies never merge their rules. The policies that guard one action in one
@@ -19,6 +21,7 @@ from typing import Any
 from regopy import Input, Interpreter, LogLevel, RegoError  # type: ignore[import-untyped]
 from regopy import rego_shared as native
 
+from controlplane_adapters.policies.screen import refused_built_in, screen
 from controlplane_domain.policies.entity import Outcome, Policy, PolicyCompileError
 
 _PACKAGE = re.compile(r"^[ \t]*package[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)", re.MULTILINE)
@@ -94,6 +97,14 @@ def _node_message(node: Any) -> str | None:
     return None
 
 
+def _screened(interpreter: Any, rego: str) -> None:
+    """PolicyCompileError when the module is too large, too deep, or names a built-in outside the allowlist."""
+    screen(rego)
+    refused = refused_built_in(rego, interpreter.is_builtin)
+    if refused is not None:
+        raise refused
+
+
 def _query(interpreter: Any, bundle: Any, entrypoint: str | None = None) -> Any:
     """The query's value (the `x` binding or the entrypoint's value), or RegoError with the evaluation's message."""
     if entrypoint is None:
@@ -136,9 +147,12 @@ class RegoPrepared:
         loaded: list[int] = []
         for index, (_, rego) in enumerate(modules):
             try:
+                _screened(self._interpreter, rego)
                 self._interpreter.add_module(f"policy_{index}", _renamed(rego, f"policy_{index}"))
                 loaded.append(index)
-            except (RegoError, PolicyCompileError) as exc:  # stored before an engine change: it fails (closed)
+            except PolicyCompileError as exc:  # stored before an engine change: it fails (closed)
+                self._broken[index] = f"the module does not compile: {exc.message}"
+            except RegoError as exc:
                 self._broken[index] = f"the module does not compile: {_messages(str(exc))[0][0]}"
         lines = [f"package {GATE}"]
         for index in loaded:
@@ -166,21 +180,40 @@ class RegoPrepared:
         return [outcomes[index] for index in range(len(self._ids))]
 
 
+def check_module(rego: str) -> None:
+    """Screen and compile the module alone; PolicyCompileError with the message and line when it does not."""
+    interpreter = _interpreter()
+    _screened(interpreter, rego)
+    renamed = _renamed(rego, "policy_0")
+    try:
+        interpreter.add_module("policy_0", renamed)
+    except RegoError as exc:
+        message, offset = _messages(str(exc))[0]
+        raise _compile_error(renamed, message, offset) from None
+    if _DENY.search(rego) is None:
+        raise PolicyCompileError("the module defines no `deny` rule (the set of messages that deny an action)")
+    outcome = RegoPrepared([("check", rego)]).evaluate({})[0]
+    if outcome.error is not None:  # an error whatever the input (an unknown function, conflicting values)
+        raise _compile_error(renamed, outcome.error, None)
+
+
+class InProcessPolicies:
+    """`PreparedPolicies` evaluated in the caller's process (`RegoPolicyEngine`)."""
+
+    def __init__(self, prepared: RegoPrepared) -> None:
+        self.prepared = prepared
+
+    async def evaluate(self, document: Mapping[str, Any]) -> list[Outcome]:
+        return self.prepared.evaluate(document)
+
+
 class RegoPolicyEngine:
-    """The domain's `PolicyEngine` on regopy."""
+    """The domain's `PolicyEngine` on regopy, in the caller's process: no time or memory limit, so for modules the
+    embedder trusts (the server uses sandbox.py's `SandboxedPolicyEngine`). The allowlist and the size and nesting
+    limits apply all the same."""
 
-    def check(self, rego: str) -> None:
-        renamed = _renamed(rego, "policy_0")
-        try:
-            _interpreter().add_module("policy_0", renamed)
-        except RegoError as exc:
-            message, offset = _messages(str(exc))[0]
-            raise _compile_error(renamed, message, offset) from None
-        if _DENY.search(rego) is None:
-            raise PolicyCompileError("the module defines no `deny` rule (the set of messages that deny an action)")
-        outcome = RegoPrepared([("check", rego)]).evaluate({})[0]
-        if outcome.error is not None:  # an error whatever the input (an unknown function, conflicting values)
-            raise _compile_error(renamed, outcome.error, None)
+    async def check(self, rego: str) -> None:
+        check_module(rego)
 
-    def prepare(self, policies: Sequence[Policy]) -> RegoPrepared:
-        return RegoPrepared([(policy.id, policy.rego) for policy in policies])
+    def prepare(self, policies: Sequence[Policy]) -> InProcessPolicies:
+        return InProcessPolicies(RegoPrepared([(policy.id, policy.rego) for policy in policies]))

@@ -13,6 +13,7 @@ import yaml
 
 from controlplane_adapters.secrets.cipher import parse_key
 from controlplane_adapters.settings.model import LOG_FORMATS, ConfigError, Settings
+from controlplane_adapters.settings.policies_env import policy_settings
 from controlplane_adapters.settings.storage_env import storage_settings
 from controlplane_adapters.settings.values import (
     database_url,
@@ -256,6 +257,7 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     if env.get("CONTROLPLANE_SECRETS_KEY_FILE"):
         settings = replace(settings, secrets_key_file=env["CONTROLPLANE_SECRETS_KEY_FILE"])
     settings = replace(settings, storage=storage_settings(env, settings.storage))
+    settings = replace(settings, policies=policy_settings(env, settings.policies))
     settings = _operations(settings, env)
     if not settings.default_organization.strip():
         raise ConfigError("SERVICE_DEFAULT_ORG must not be empty")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from controlplane_adapters.settings.policies import PolicySettings
 from controlplane_adapters.settings.storage import StorageSettings
 
 AUTH_METHODS = frozenset({"api_key", "jwt"})
@@ -89,3 +90,5 @@ class Settings:
     webhooks_organization_concurrency: int = 4
     """CONTROLPLANE_WEBHOOKS_ORGANIZATION_CONCURRENCY: deliveries of one organization in flight at once, across
     nodes; less than CONTROLPLANE_WEBHOOKS_CONCURRENCY (docs/webhooks.md "Fairness")."""
+    policies: PolicySettings = field(default_factory=PolicySettings)
+    """CONTROLPLANE_POLICY_*: the policy processes' number and limits (settings/policies.py)."""

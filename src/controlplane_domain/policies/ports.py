@@ -36,16 +36,19 @@ class DecisionRepository(Protocol):
 
 
 class PreparedPolicies(Protocol):
-    """Policies compiled together, ready to decide one input after another (not shared between threads)."""
+    """Policies to be compiled together, ready to decide one input after another."""
 
-    def evaluate(self, document: Mapping[str, Any]) -> list[Outcome]:
+    async def evaluate(self, document: Mapping[str, Any]) -> list[Outcome]:
         """Each policy's outcome, in the order the policies were prepared; never raises for a policy's own fault
-        (a module that errors has an `Outcome` with its `error`)."""
+        nor for the engine's (a module that errors, an evaluation that runs out of time or memory, a policy process
+        that crashes: each policy has an `Outcome` with its `error`, which denies)."""
 
 
 class PolicyEngine(Protocol):
-    def check(self, rego: str) -> None:
-        """Compile the module alone; PolicyCompileError with the compiler's message and line when it does not."""
+    async def check(self, rego: str) -> None:
+        """Compile the module alone; PolicyCompileError with the compiler's message and line when it does not (or
+        when it is refused before compiling: too large, too deep, a built-in outside the allowlist)."""
 
     def prepare(self, policies: Sequence[Policy]) -> PreparedPolicies:
-        """The policies' modules compiled together (each in a package of its own)."""
+        """The policies' modules, to be compiled together (each in a package of its own): cheap, the compiling
+        may wait for the first evaluation."""

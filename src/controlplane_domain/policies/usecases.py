@@ -53,7 +53,7 @@ def _runtime(ports: Ports) -> PolicyRuntime:
     return ports.policies
 
 
-def _check_policy(runtime: PolicyRuntime, policy: Policy, *, compile_module: bool) -> None:
+async def _check_policy(runtime: PolicyRuntime, policy: Policy, *, compile_module: bool) -> None:
     check_name("name", policy.name)
     if not policy.actions:
         raise ValidationFailed("actions", "must name at least one action")
@@ -65,7 +65,7 @@ def _check_policy(runtime: PolicyRuntime, policy: Policy, *, compile_module: boo
         raise ValidationFailed("rego", f"must be at most {REGO_MAX_LENGTH} characters")
     if compile_module:
         try:
-            runtime.engine.check(policy.rego)
+            await runtime.engine.check(policy.rego)
         except PolicyCompileError as exc:
             raise compile_failed(exc) from None
 
@@ -107,7 +107,7 @@ async def create_policy(ports: Ports, organization_id: str, command: CreatePolic
         created_at=now,
         updated_at=now,
     )
-    _check_policy(runtime, policy, compile_module=True)
+    await _check_policy(runtime, policy, compile_module=True)
     async with ports.uow() as uow:
         await uow.policies.add(policy)
         await uow.commit()
@@ -141,7 +141,7 @@ async def update_policy(ports: Ports, organization_id: str, policy_id: str, comm
             actions=tuple(pick(command.actions, policy.actions)),
             updated_at=ports.clock.now(),
         )
-        _check_policy(runtime, updated, compile_module=updated.rego != policy.rego)
+        await _check_policy(runtime, updated, compile_module=updated.rego != policy.rego)
         await uow.policies.update(updated)
         await uow.commit()
     await _changed(ports)

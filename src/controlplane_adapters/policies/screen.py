@@ -1,0 +1,281 @@
+"""What a policy's module is refused for before any compiler sees it: its size, its nesting, and the built-ins it
+names outside the allowlist (docs/policies.md, "The sandbox").
+
+The size and the nesting are checked in the server's process (a module nested thousands deep took the compiler tens
+of seconds, and crashed it deeper still); the built-ins in the policy process (`refused_built_in` asks rego-cpp
+which names are built-ins: any built-in not on `ALLOWED` is refused, and so is any name under `opa`, `http`, `net`,
+`print` and `trace`, whether this rego-cpp knows it or not).
+
+The scan reads the module as the compiler would: comments are skipped, strings are not code, and a reference is
+followed through dots and string keys whatever the spacing (`opa . runtime()`, `opa["runtime"]()`, `import
+opa.runtime as r` all name `opa.runtime`)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from controlplane_domain.policies.entity import PolicyCompileError
+
+MAX_MODULE_BYTES = 64 * 1024
+MAX_NESTING = 32
+
+FORBIDDEN_ROOTS = frozenset({"opa", "http", "net", "print", "trace"})
+"""Names under these are refused even when this rego-cpp does not know them (the environment, the network, the
+log)."""
+
+ALLOWED = frozenset(
+    (
+        "abs",
+        "ceil",
+        "floor",
+        "round",
+        "numbers.range",
+        "numbers.range_step",
+        "count",
+        "sum",
+        "product",
+        "max",
+        "min",
+        "sort",
+        "all",
+        "any",
+        "array.concat",
+        "array.slice",
+        "array.reverse",
+        "intersection",
+        "union",
+        "object.get",
+        "object.keys",
+        "object.remove",
+        "object.subset",
+        "object.union",
+        "object.union_n",
+        "object.filter",
+        "json.filter",
+        "json.remove",
+        "json.patch",
+        "json.marshal",
+        "json.marshal_with_options",
+        "json.unmarshal",
+        "json.is_valid",
+        "concat",
+        "contains",
+        "endswith",
+        "format_int",
+        "indexof",
+        "indexof_n",
+        "lower",
+        "replace",
+        "split",
+        "sprintf",
+        "startswith",
+        "substring",
+        "trim",
+        "trim_left",
+        "trim_prefix",
+        "trim_right",
+        "trim_suffix",
+        "trim_space",
+        "upper",
+        "strings.any_prefix_match",
+        "strings.any_suffix_match",
+        "strings.count",
+        "strings.replace_n",
+        "strings.reverse",
+        "regex.match",
+        "regex.is_valid",
+        "regex.split",
+        "regex.find_n",
+        "regex.find_all_string_submatch_n",
+        "regex.replace",
+        "regex.template_match",
+        "regex.globs_match",
+        "re_match",
+        "glob.match",
+        "glob.quote_meta",
+        "bits.and",
+        "bits.or",
+        "bits.xor",
+        "bits.negate",
+        "bits.lsh",
+        "bits.rsh",
+        "to_number",
+        "is_number",
+        "is_string",
+        "is_boolean",
+        "is_array",
+        "is_set",
+        "is_object",
+        "is_null",
+        "type_name",
+        "base64.encode",
+        "base64.decode",
+        "base64.is_valid",
+        "base64url.encode",
+        "base64url.encode_no_pad",
+        "base64url.decode",
+        "urlquery.encode",
+        "urlquery.encode_object",
+        "urlquery.decode",
+        "urlquery.decode_object",
+        "hex.encode",
+        "hex.decode",
+        "yaml.marshal",
+        "yaml.unmarshal",
+        "yaml.is_valid",
+        "time.now_ns",
+        "time.parse_ns",
+        "time.parse_rfc3339_ns",
+        "time.parse_duration_ns",
+        "time.format",
+        "time.date",
+        "time.clock",
+        "time.weekday",
+        "time.add_date",
+        "time.diff",
+        "semver.is_valid",
+        "semver.compare",
+        "units.parse",
+        "units.parse_bytes",
+        "uuid.parse",
+        "crypto.md5",
+        "crypto.sha1",
+        "crypto.sha256",
+        "crypto.hmac.md5",
+        "crypto.hmac.sha1",
+        "crypto.hmac.sha256",
+        "crypto.hmac.sha512",
+        "crypto.hmac.equal",
+        "io.jwt.decode",
+        "io.jwt.decode_verify",
+        "io.jwt.verify_hs256",
+        "io.jwt.verify_hs384",
+        "io.jwt.verify_hs512",
+        "io.jwt.verify_rs256",
+        "io.jwt.verify_rs384",
+        "io.jwt.verify_rs512",
+        "io.jwt.verify_ps256",
+        "io.jwt.verify_ps384",
+        "io.jwt.verify_ps512",
+        "io.jwt.verify_es256",
+        "io.jwt.verify_es384",
+        "io.jwt.verify_es512",
+        "walk",
+        "graph.reachable",
+        "graph.reachable_paths",
+    )
+)
+"""The built-ins a policy may call: pure functions of their arguments (and `time.now_ns`). Not on it, among others:
+`opa.runtime` (the process's environment), `http.send`, `net.*`, `print`, `trace`, `rand.intn`, `uuid.rfc4122`,
+`rego.parse_module`, `crypto.x509.*`."""
+
+_TOKEN = re.compile(
+    r"""(?P<space>[ \t\r\n]+)|(?P<comment>\#[^\n]*)|(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<raw>`[^`]*`)"""
+    r"""|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<number>[0-9][0-9.eE+\-]*)|(?P<other>.)""",
+    re.DOTALL,
+)
+_OPENING = "([{"
+_CLOSING = ")]}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    kind: str
+    text: str
+    offset: int
+
+
+def _tokens(source: str) -> Iterator[_Token]:
+    for match in _TOKEN.finditer(source):
+        kind = match.lastgroup or "other"
+        if kind not in ("space", "comment"):
+            yield _Token(kind, match.group(), match.start())
+
+
+def _position(source: str, offset: int) -> tuple[int, int]:
+    line = source.count("\n", 0, offset) + 1
+    return line, offset - (source.rfind("\n", 0, offset) + 1) + 1
+
+
+def screen(source: str, *, max_bytes: int = MAX_MODULE_BYTES, max_nesting: int = MAX_NESTING) -> None:
+    """PolicyCompileError when the module is over `max_bytes` (UTF-8) or nests brackets, braces and parentheses
+    deeper than `max_nesting` (strings and comments aside)."""
+    size = len(source.encode())
+    if size > max_bytes:
+        raise PolicyCompileError(f"the module is {size} bytes, over the limit of {max_bytes}")
+    depth = 0
+    for token in _tokens(source):
+        if token.kind != "other":
+            continue
+        if token.text in _OPENING:
+            depth += 1
+            if depth > max_nesting:
+                raise PolicyCompileError(
+                    f"the module nests brackets deeper than {max_nesting}", *_position(source, token.offset)
+                )
+        elif token.text in _CLOSING:
+            depth = max(0, depth - 1)
+
+
+def _key(token: _Token) -> str | None:
+    """A string key's text (`["runtime"]`, `[`runtime`]`), or None."""
+    if token.kind == "raw":
+        return token.text[1:-1]
+    if token.kind == "string":
+        try:
+            value = json.loads(token.text)
+        except ValueError:
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def references(source: str) -> Iterator[tuple[str, int]]:
+    """Each reference's dotted name (`opa.runtime`) and offset: a name not after a dot, then `.name` and `["key"]`
+    parts; a part that is not a constant key ends it with a `[` (`opa[`), which names no built-in but is refused
+    under a forbidden root."""
+    tokens = list(_tokens(source))
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        after_dot = index > 0 and tokens[index - 1].text == "."
+        if token.kind != "name" or after_dot:
+            index += 1
+            continue
+        parts = [token.text]
+        index += 1
+        while index < len(tokens):
+            if tokens[index].text == "." and index + 1 < len(tokens) and tokens[index + 1].kind == "name":
+                parts.append(tokens[index + 1].text)
+                index += 2
+            elif tokens[index].text == "[":
+                key = _key(tokens[index + 1]) if index + 1 < len(tokens) else None
+                if key is not None and index + 2 < len(tokens) and tokens[index + 2].text == "]":
+                    parts.append(key)
+                    index += 3
+                else:
+                    parts.append("[")
+                    break
+            else:
+                break
+        yield ".".join(parts), token.offset
+
+
+def refused_built_in(source: str, is_built_in: Callable[[str], bool]) -> PolicyCompileError | None:
+    """The error naming the first built-in the module names outside `ALLOWED` (and its line), or None."""
+    for name, offset in references(source):
+        parts = name.split(".")
+        for end in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:end])
+            if prefix in ALLOWED:
+                break
+            if parts[0] in FORBIDDEN_ROOTS or (parts[end - 1] != "[" and is_built_in(prefix)):
+                shown = prefix if parts[0] not in FORBIDDEN_ROOTS else name.replace(".[", "[")
+                return PolicyCompileError(
+                    f"the built-in `{shown}` is not allowed in a policy (docs/policies.md lists those that are)",
+                    *_position(source, offset),
+                )
+    return None
