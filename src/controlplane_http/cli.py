@@ -12,6 +12,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ def _serve(args: argparse.Namespace) -> int:
         sys.stderr.write(NO_CREDENTIAL + "\n")
     host = args.host or settings.host
     port = args.port or settings.port
+    settings = replace(settings, host=host, port=port)  # (the public URL's default is the address bound)
     options: dict[str, Any] = {
         "host": host,
         "port": port,

@@ -74,3 +74,14 @@ class Settings:
     (and over http to loopback): development only."""
     webhooks_deliver: bool = True
     """CONTROLPLANE_WEBHOOKS_DELIVER: false, this node writes webhook events but delivers none (other nodes do)."""
+    public_url: str | None = None
+    """CONTROLPLANE_PUBLIC_URL (`server.public_url`): the service's address as callers reach it, the base of the
+    URLs it hands out (a webhook job's `webhook_url`); unset, `http://<host>:<port>` (`public_base_url`)."""
+
+    @property
+    def public_base_url(self) -> str:
+        """`public_url`, else the bound address (a wildcard host as 127.0.0.1), never the request's `Host`."""
+        if self.public_url:
+            return self.public_url
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(self.host, self.host)  # noqa: S104
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"

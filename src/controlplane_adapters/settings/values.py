@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -88,3 +89,22 @@ def parse_text(name: str, value: Any) -> str:
     if isinstance(value, (Mapping, list)):
         raise ConfigError(f"{name} must be a single value, got {value!r}")
     return str(value)
+
+
+def public_url(name: str, value: str) -> str | None:
+    """`value` without its trailing slash if it is an absolute http(s) URL (a path prefix allowed, no query or
+    fragment); empty means the default (`Settings.public_base_url`)."""
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - (a port that is not a number raises here)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ConfigError(
+            f"{name} must be an absolute http:// or https:// URL without query or fragment"
+            f" (such as https://controlplane.example.com), got {value!r}"
+        )
+    return value.rstrip("/")
