@@ -84,7 +84,11 @@ def _launch(tmp_path: Path, env: dict[str, str], token: str, args: list[str]) ->
         except httpx.TransportError:
             return False
 
-    wait_until(ready, timeout=60)
+    try:
+        wait_until(ready, timeout=60)
+    except BaseException:
+        stop_server(server)  # (no server left running after a start that failed)
+        raise
     return server
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from controlplane_adapters.settings.environment import secret_values, withdraw_secrets
 from controlplane_adapters.settings.loading import load_settings
+from controlplane_adapters.settings.model import ConfigError
 from tests.support import SECRETS_KEY
 
 KEEP = {"PATH": "/usr/bin:/bin", "HOME": "/home/cp", "CONTROLPLANE_PORT": "9000", "CONTROLPLANE_LOG_FORMAT": "json"}
@@ -91,3 +94,14 @@ def test_the_key_file_text_is_a_secret_and_short_secrets_match_whole_values_only
     settings = withdraw_secrets(load_settings(env), env)
     assert SECRETS_KEY in secret_values(settings)
     assert env == {**KEEP, "CONTROLPLANE_SECRETS_KEY_FILE": str(key_file)}
+
+
+def test_a_refused_url_is_quoted_without_its_password() -> None:
+    for env in (
+        {"CONTROLPLANE_DATABASE_URL": "postgresql+asyncpg://cp:hunter2-secret@db:54x2/cp"},
+        {"CONTROLPLANE_REDIS_URL": "http://:hunter2-secret@cache:6379"},
+    ):
+        with pytest.raises(ConfigError) as refused:
+            load_settings(env)
+        assert "hunter2-secret" not in str(refused.value)
+        assert ":***@" in str(refused.value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,6 +19,12 @@ DATABASE_DRIVERS = {
     "postgresql+asyncpg": "postgresql+asyncpg://USER:PASS@HOST:PORT/DB",
 }
 REDIS_SCHEMES = ("redis://", "rediss://")
+_PASSWORD = re.compile(r"(://[^/@:]*:)[^@/]*@")
+
+
+def _shown(url: str) -> str:
+    """`url` fit for an error message: its password, if any, masked."""
+    return repr(_PASSWORD.sub(r"\1***@", url))
 
 
 def parse_bool(name: str, value: Any) -> bool:
@@ -64,14 +71,14 @@ def database_url(name: str, value: str) -> str:
     try:
         url = make_url(value)
     except (ArgumentError, ValueError):  # (ValueError: a port that is not a number)
-        raise ConfigError(f"{name} must be a database URL ({expected}), got {value!r}") from None
+        raise ConfigError(f"{name} must be a database URL ({expected}), got {_shown(value)}") from None
     if url.drivername not in DATABASE_DRIVERS:
         raise ConfigError(
             f"{name} must use one of the drivers {', '.join(DATABASE_DRIVERS)} ({expected}); got {url.drivername!r}"
         )
     if url.drivername.startswith("sqlite") and url.database in (None, "", ":memory:"):
         raise ConfigError(
-            f"{name} must name a SQLite file (for a store that is not kept, use {MEMORY_URL}); got {value!r}"
+            f"{name} must name a SQLite file (for a store that is not kept, use {MEMORY_URL}); got {_shown(value)}"
         )
     return value
 
@@ -81,7 +88,7 @@ def redis_url(name: str, value: str) -> str | None:
     if not value:
         return None
     if not value.startswith(REDIS_SCHEMES):
-        raise ConfigError(f"{name} must start with redis:// or rediss://, got {value!r}")
+        raise ConfigError(f"{name} must start with redis:// or rediss://, got {_shown(value)}")
     return value
 
 
