@@ -34,7 +34,7 @@ from controlplane_http.executions.controller import ExecuteController, Execution
 from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.fastlane.lane import FastLane
 from controlplane_http.fastlane.routes import HOT_OPERATIONS
-from controlplane_http.handlers import provide_principal
+from controlplane_http.handlers import DEFAULT_PUBLIC_URL, PUBLIC_URL_KEY, provide_principal
 from controlplane_http.health.controller import Diagnostics, HealthController
 from controlplane_http.idempotency import Idempotency, IdempotencyMiddleware
 from controlplane_http.integrations.controller import IntegrationController, IntegrationTemplateController
@@ -157,9 +157,10 @@ def create_app(
     debug: bool = False,
     metrics_token: str | None = None,
     tracer_provider: Any = None,
+    public_url: str = DEFAULT_PUBLIC_URL,
 ) -> Litestar:
     """Build the HTTP app around the given adapters (`tracer_provider`: an OpenTelemetry `TracerProvider`, or None
-    for no tracing at all)."""
+    for no tracing at all; `public_url`: the base of the URLs answers hand out, never taken from a request)."""
     diagnostics = Diagnostics(health_probe, backend)
     options = stream_options or StreamOptions()
     anonymous = Principal(default_organization, "anonymous", Role.ADMIN, "none", "anonymous")
@@ -185,6 +186,7 @@ def create_app(
                 "stream_options": options,
                 "max_body_bytes": max_body_bytes,
                 METRICS_TOKEN_KEY: metrics_token,
+                PUBLIC_URL_KEY: public_url.rstrip("/"),
             }
         ),
         request_max_body_size=max_body_bytes,

@@ -332,6 +332,7 @@ def build_app(
         ],
         metrics_token=settings.metrics_token,
         tracer_provider=tracer_provider,
+        public_url=settings.public_base_url,
     )
     app.state["webhook_dispatcher"] = dispatcher  # (its `on_attempt` is the metrics' hook)
     return app

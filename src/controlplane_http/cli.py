@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import logging.config
 import os
@@ -12,10 +13,12 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from controlplane_adapters.operations.logs import logging_config
+from controlplane_adapters.settings.environment import secret_values, withdraw_secrets
 from controlplane_adapters.settings.loading import load_settings
 from controlplane_adapters.settings.model import MEMORY_URL, ConfigError, Settings, StartupFailed
 from controlplane_domain.errors import DomainError
@@ -23,6 +26,7 @@ from controlplane_http.secrets.cli import add_commands as add_secrets_commands
 
 CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's multiprocess mode (operations/metrics.py)
+WORKER_HEALTHCHECK_SECONDS = 30
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 
 
@@ -39,6 +43,8 @@ def _serve(args: argparse.Namespace) -> int:
     if args.log_level not in LOG_LEVELS:  # (argparse checks the flag, not a default from the environment)
         raise ConfigError(f"CONTROLPLANE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {args.log_level!r}")
     settings = load_settings(config_file=args.config)  # (before the server's imports: a bad setting says so at once)
+    # its secrets out of the environment, before any code that could read it runs (settings/environment.py)
+    settings = withdraw_secrets(settings, os.environ)
 
     import uvicorn
     from uvicorn.config import STARTUP_FAILURE
@@ -54,6 +60,7 @@ def _serve(args: argparse.Namespace) -> int:
         sys.stderr.write(NO_CREDENTIAL + "\n")
     host = args.host or settings.host
     port = args.port or settings.port
+    settings = replace(settings, host=host, port=port)  # (the public URL's default is the address bound)
     options: dict[str, Any] = {
         "host": host,
         "port": port,
@@ -73,10 +80,8 @@ def _serve(args: argparse.Namespace) -> int:
                 "--workers above 1 needs Postgres: on SQLite (or memory) wake-ups, streams and rate counters "
                 "live in one process"
             )
-        if args.config:
-            os.environ["CONTROLPLANE_CONFIG"] = args.config
         with metrics_directory():  # the server processes' metrics, summed by whichever answers a scrape
-            uvicorn.run("controlplane_http.asgi:create", factory=True, workers=args.workers, **options)
+            _serve_processes(settings, args.workers, options)
         return 0  # (uvicorn's supervisor stops its server processes on SIGTERM or SIGINT, then returns)
     # uvicorn.run's single-process path, on a server whose stop by signal exits 0 (uvicorn's raises the signal again)
     app = build_app(settings, freeze_after_start=True, stop_on_signals=True)
@@ -86,10 +91,31 @@ def _serve(args: argparse.Namespace) -> int:
     return 0 if server.started else STARTUP_FAILURE
 
 
+def _serve_processes(settings: Settings, workers: int, options: dict[str, Any]) -> None:
+    """uvicorn.run's `workers` path, each server process handed the settings (secrets included) in its start-up
+    pickle, over the pipe multiprocessing's spawn reads them from, rather than left in the environment for it to
+    read again: the environment the processes inherit no longer holds them (nor then anything they start)."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from controlplane_http.asgi import create
+
+    config = uvicorn.Config(
+        functools.partial(create, settings),
+        factory=True,
+        workers=workers,
+        # a process still importing on a busy host is not a dead one (uvicorn's 5 s restarted them in a loop)
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+        **options,
+    )
+    sock = config.bind_socket()
+    with contextlib.suppress(KeyboardInterrupt):
+        Multiprocess(config, sockets=[sock]).run()
+
+
 def secrets_of(settings: Settings) -> list[str]:
     """The configured secrets, which no log line may show."""
-    candidates = [settings.service_api_key, settings.auth.jwt_secret, settings.secrets_key, settings.metrics_token]
-    return [secret for secret in candidates if secret]
+    return secret_values(settings)
 
 
 @contextlib.contextmanager

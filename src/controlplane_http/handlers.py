@@ -25,6 +25,8 @@ ProjectFilter = Annotated[
 Offset = Annotated[
     int, Parameter(ge=0, le=MAX_OFFSET, description="items to skip", schema_extra={"minimum": 0, "maximum": MAX_OFFSET})
 ]
+PUBLIC_URL_KEY = "public_url"  # the app state's key of the base of the URLs answers hand out (CONTROLPLANE_PUBLIC_URL)
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8001"  # (the default bind's; the server passes its settings' own)
 ADMIN = {"role": "admin"}  # a controller's `opt` when only admins may call it (security.py reads it)
 
 _DESCRIPTIONS = {

@@ -22,6 +22,7 @@ from controlplane_adapters.settings.values import (
     parse_methods,
     parse_networks,
     parse_text,
+    public_url,
     redis_url,
 )
 from controlplane_domain.principal import is_identity
@@ -37,7 +38,7 @@ YAML_KEYS: dict[str, frozenset[str]] = {
     "": frozenset({"server", "database", "redis"}),
     "server": frozenset({
         "host", "port", "default_organization", "auth", "rate_limit_per_minute", "worker_rate_limit_per_minute",
-        "max_body_bytes", "trusted_proxies",
+        "max_body_bytes", "trusted_proxies", "public_url",
     }),
     "server.auth": frozenset({
         "required", "methods", "api_key_header", "jwt_secret", "api_key", "jwt_audience", "jwt_issuer",
@@ -134,6 +135,8 @@ def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
         settings = replace(settings, redis_url=redis_url("redis.url", parse_text("redis.url", value)))
     if (value := _dig(data, "server.trusted_proxies")) is not None:
         settings = replace(settings, trusted_proxies=parse_networks("server.trusted_proxies", value))
+    if (value := _dig(data, "server.public_url")) is not None:
+        settings = replace(settings, public_url=public_url("server.public_url", parse_text("server.public_url", value)))
     if (value := _dig(data, "server.default_organization")) is not None:
         settings = replace(settings, default_organization=parse_text("server.default_organization", value))
     return replace(settings, auth=auth)
@@ -247,6 +250,8 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         settings = replace(settings, database_statement_timeout_ms=limit)
     if (value := env.get("CONTROLPLANE_FAST_LANE")) is not None:
         settings = replace(settings, fast_lane=parse_bool("CONTROLPLANE_FAST_LANE", value))
+    if "CONTROLPLANE_PUBLIC_URL" in env:
+        settings = replace(settings, public_url=public_url("CONTROLPLANE_PUBLIC_URL", env["CONTROLPLANE_PUBLIC_URL"]))
     if "CONTROLPLANE_REDIS_NAMESPACE" in env:
         settings = replace(settings, redis_namespace=env["CONTROLPLANE_REDIS_NAMESPACE"] or "controlplane")
     if "CONTROLPLANE_REDIS_URL" in env:

@@ -92,3 +92,14 @@ class Settings:
     nodes; less than CONTROLPLANE_WEBHOOKS_CONCURRENCY (docs/webhooks.md "Fairness")."""
     policies: PolicySettings = field(default_factory=PolicySettings)
     """CONTROLPLANE_POLICY_*: the policy processes' number and limits (settings/policies.py)."""
+    public_url: str | None = None
+    """CONTROLPLANE_PUBLIC_URL (`server.public_url`): the service's address as callers reach it, the base of the
+    URLs it hands out (a webhook job's `webhook_url`); unset, `http://<host>:<port>` (`public_base_url`)."""
+
+    @property
+    def public_base_url(self) -> str:
+        """`public_url`, else the bound address (a wildcard host as 127.0.0.1), never the request's `Host`."""
+        if self.public_url:
+            return self.public_url
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(self.host, self.host)  # noqa: S104
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"

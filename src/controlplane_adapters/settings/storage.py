@@ -23,6 +23,9 @@ class StorageSettings:
     s3_region: str | None = None
     s3_access_key_id: str | None = None
     s3_secret_access_key: str | None = field(default=None, repr=False)
+    s3_session_token: str | None = field(default=None, repr=False)
+    """boto3's AWS_SESSION_TOKEN, taken with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY out of the environment
+    at start (settings/environment.py)."""
     s3_prefix: str = ""
     durable: bool = True
     """Whether the local backend syncs files to disk before a row names them (tests may turn it off)."""

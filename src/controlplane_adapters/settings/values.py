@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -18,6 +20,12 @@ DATABASE_DRIVERS = {
     "postgresql+asyncpg": "postgresql+asyncpg://USER:PASS@HOST:PORT/DB",
 }
 REDIS_SCHEMES = ("redis://", "rediss://")
+_PASSWORD = re.compile(r"(://[^/@:]*:)[^@/]*@")
+
+
+def _shown(url: str) -> str:
+    """`url` fit for an error message: its password, if any, masked."""
+    return repr(_PASSWORD.sub(r"\1***@", url))
 
 
 def parse_bool(name: str, value: Any) -> bool:
@@ -82,14 +90,14 @@ def database_url(name: str, value: str) -> str:
     try:
         url = make_url(value)
     except (ArgumentError, ValueError):  # (ValueError: a port that is not a number)
-        raise ConfigError(f"{name} must be a database URL ({expected}), got {value!r}") from None
+        raise ConfigError(f"{name} must be a database URL ({expected}), got {_shown(value)}") from None
     if url.drivername not in DATABASE_DRIVERS:
         raise ConfigError(
             f"{name} must use one of the drivers {', '.join(DATABASE_DRIVERS)} ({expected}); got {url.drivername!r}"
         )
     if url.drivername.startswith("sqlite") and url.database in (None, "", ":memory:"):
         raise ConfigError(
-            f"{name} must name a SQLite file (for a store that is not kept, use {MEMORY_URL}); got {value!r}"
+            f"{name} must name a SQLite file (for a store that is not kept, use {MEMORY_URL}); got {_shown(value)}"
         )
     return value
 
@@ -99,7 +107,7 @@ def redis_url(name: str, value: str) -> str | None:
     if not value:
         return None
     if not value.startswith(REDIS_SCHEMES):
-        raise ConfigError(f"{name} must start with redis:// or rediss://, got {value!r}")
+        raise ConfigError(f"{name} must start with redis:// or rediss://, got {_shown(value)}")
     return value
 
 
@@ -107,3 +115,22 @@ def parse_text(name: str, value: Any) -> str:
     if isinstance(value, (Mapping, list)):
         raise ConfigError(f"{name} must be a single value, got {value!r}")
     return str(value)
+
+
+def public_url(name: str, value: str) -> str | None:
+    """`value` without its trailing slash if it is an absolute http(s) URL (a path prefix allowed, no query or
+    fragment); empty means the default (`Settings.public_base_url`)."""
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - (a port that is not a number raises here)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ConfigError(
+            f"{name} must be an absolute http:// or https:// URL without query or fragment"
+            f" (such as https://controlplane.example.com), got {value!r}"
+        )
+    return value.rstrip("/")

@@ -41,6 +41,7 @@ def s3_store(settings: StorageSettings) -> S3BlobStore:
         region_name=settings.s3_region,
         aws_access_key_id=settings.s3_access_key_id,
         aws_secret_access_key=settings.s3_secret_access_key,
+        aws_session_token=settings.s3_session_token,
         config=Config(
             s3={"addressing_style": "path"} if settings.s3_endpoint_url else None,
             retries={"max_attempts": 3, "mode": "standard"},

@@ -15,7 +15,7 @@ from controlplane_domain.jobs import firing, usecases
 from controlplane_domain.jobs.entity import JobRun as DomainRun
 from controlplane_domain.jobs.entity import Target, TargetKind, Trigger, TriggerType
 from controlplane_http.configuration import given_fields
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import PUBLIC_URL_KEY, Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.jobs.wire import (
     CronTrigger,
     Job,
@@ -58,11 +58,10 @@ def _trigger_out(trigger: Trigger) -> JobTrigger:
 
 
 def _base_url(scope: Scope) -> str:
-    host = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"host"), None)
-    if host is None:
-        server = scope.get("server") or ("localhost", None)
-        host = server[0] if server[1] in (None, 80, 443) else f"{server[0]}:{server[1]}"
-    return f"{scope.get('scheme', 'http')}://{host}"
+    """The configured public URL (`CONTROLPLANE_PUBLIC_URL`), never the request's `Host`: a caller choosing the
+    header must not choose where the answer tells others to send a job's webhooks."""
+    base: str = scope["app"].state[PUBLIC_URL_KEY]
+    return base
 
 
 def job_out(view: usecases.JobView, scope: Scope) -> Job:
