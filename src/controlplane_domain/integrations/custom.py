@@ -111,10 +111,10 @@ def check_env_vars(env_vars: dict[str, str]) -> None:
         raise ValidationFailed("env_vars", f"at most {MAX_ENV_VARS} variables")
     for name, value in env_vars.items():
         if ENV_VAR_NAME.fullmatch(name) is None or len(name) > MAX_ENV_VAR_NAME:
-            raise ValidationFailed(f"env_vars.{name}", f"names are a letter or _, then letters, digits or _ (at "
+            raise ValidationFailed(("env_vars", name), f"names are a letter or _, then letters, digits or _ (at "
                                    f"most {MAX_ENV_VAR_NAME})")  # fmt: skip
         if len(value) > MAX_ENV_VAR_VALUE or "\x00" in value:
-            raise ValidationFailed(f"env_vars.{name}", f"values are at most {MAX_ENV_VAR_VALUE} characters, no NUL")
+            raise ValidationFailed(("env_vars", name), f"values are at most {MAX_ENV_VAR_VALUE} characters, no NUL")
 
 
 def check_setup_commands(commands: Sequence[str]) -> None:

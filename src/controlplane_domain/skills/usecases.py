@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from controlplane_domain.config import JSONObject
-from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.errors import NotFound, ValidationFailed, dotted_path
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
@@ -51,7 +51,7 @@ def check_configuration(validator: SchemaValidator, skill_type: str, configurati
     problems = validator.problems(kind.configuration_schema, configuration)
     if problems:
         first = problems[0]
-        raise ValidationFailed(".".join([field, *(str(part) for part in first.path)]), first.message)
+        raise ValidationFailed((*dotted_path(field), *first.path), first.message)
 
 
 def _check_skill(validator: SchemaValidator, skill: Skill) -> None:

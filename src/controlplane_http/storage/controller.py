@@ -76,7 +76,7 @@ def _file_path(scope: Scope, routed: str) -> str:
 
 def _declared_size(request: Request[Any, Any, Any]) -> int | None:
     value = request.headers.get("content-length")
-    return int(value) if value is not None and value.isdigit() else None
+    return int(value) if value is not None and value.isascii() and value.isdigit() else None
 
 
 async def _download(scope: Scope, request: Request[Any, Any, Any], path: str) -> ASGIResponse:
