@@ -28,7 +28,6 @@ from controlplane_domain.principal import Principal, Role
 from controlplane_domain.projects import usecases as projects
 from controlplane_domain.secrets import usecases as secrets
 from controlplane_domain.skills import usecases as skills
-from controlplane_domain.storage import usecases as storage
 from controlplane_domain.task_plans import usecases as task_plans
 from controlplane_domain.teams import usecases as teams
 from controlplane_domain.templates import usecases as templates
@@ -49,6 +48,8 @@ async def _organization_visible(ports: Ports, principal: Principal, organization
 
 
 # How to tell whether the object a path parameter names is visible to the caller (NotFound when it is not).
+# (No `path`: a storage path always names a file of the caller's own organization, existing or not, so a viewer's
+# PUT or DELETE of a file is 403 whether or not the file is there: docs/storage.md.)
 VISIBILITY: dict[str, Probe] = {
     "agent_id": lambda ports, who, object_id: agents.get_agent(ports, who.organization_id, object_id),
     "team_id": lambda ports, who, object_id: teams.get_team(ports, who.organization_id, object_id),
@@ -74,7 +75,6 @@ VISIBILITY: dict[str, Probe] = {
         ports, who.organization_id, object_id
     ),
     "plan_id": lambda ports, who, object_id: task_plans.get_plan(ports, who.organization_id, object_id),
-    "path": lambda ports, who, path: storage.get_file(ports, who.organization_id, path.removeprefix("/")),
     "policy_id": lambda ports, who, object_id: policies.get_policy(ports, who.organization_id, object_id),
     "event_id": lambda ports, who, object_id: audit.get_audit_event(ports, who.organization_id, object_id),
     "node_id": lambda ports, who, object_id: context_graph.get_node(ports, who.organization_id, object_id),
