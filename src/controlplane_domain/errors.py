@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -34,14 +34,29 @@ class Conflict(DomainError):
     code = "CONFLICT"
 
 
+def dotted_path(field: str) -> tuple[str | int, ...]:
+    """The parts of a dotted field name: a part of ASCII digits only is a list index, anything else a key. (Not
+    `str.isdigit`, which also holds for "²" or Arabic-Indic digits: such a key is a key, named as it was sent.)"""
+    return tuple(int(part) if part.isascii() and part.isdigit() else part for part in field.split(".") if part)
+
+
 class ValidationFailed(DomainError):
-    """Input breaks a rule; `field` is a dotted path into the request `location` (body, query, header)."""
+    """Input breaks a rule. `field` is where, in the request `location` (body, query, header): a dotted path
+    ("steps.0.prompt": ASCII digits are indexes), or the parts themselves (keys and indexes) when a part is a key
+    the caller chose, which may hold a dot or digits: `("configuration", key)`. `path` is then the parts, as the
+    422's `loc` names them after the location, and `field` their dotted text."""
 
     code = "VALIDATION_ERROR"
 
-    def __init__(self, field: str, issue: str, location: str = "body") -> None:
+    def __init__(self, field: str | Sequence[str | int], issue: str, location: str = "body") -> None:
+        if isinstance(field, str):
+            path = dotted_path(field) if location == "body" else ((field,) if field else ())
+        else:
+            path = tuple(field)
+            field = ".".join(str(part) for part in path)
         super().__init__(f"{field}: {issue}" if field else issue, {"field": field, "issue": issue})
         self.field = field
+        self.path = path
         self.issue = issue
         self.location = location
 

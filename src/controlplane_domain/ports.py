@@ -218,7 +218,7 @@ class Ports:
     secrets_cipher: SecretCipher | None = None
     """Seals and opens secret values; None when no key is configured (value writes are 503 SECRETS_KEY_MISSING)."""
     cron: CronCalendar | None = None
-    """Cron expressions and time zones (jobs): `controlplane_adapters.jobs.cron.CroniterCalendar`."""
+    """Cron expressions and time zones (jobs): `controlplane_adapters.jobs.cron.CronsimCalendar`."""
     webhooks: WebhookSignatures | None = None
     """Standard Webhooks secrets and signatures (jobs): `controlplane_adapters.jobs.webhooks.StandardWebhooks`."""
     storage: Storage | None = None

@@ -14,7 +14,7 @@ from litestar import Litestar
 
 from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher, StoredKeyVerifier
 from controlplane_adapters.clock import SystemClock, UuidGenerator
-from controlplane_adapters.jobs.cron import CroniterCalendar
+from controlplane_adapters.jobs.cron import CronsimCalendar
 from controlplane_adapters.jobs.webhooks import StandardWebhooks
 from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
@@ -230,7 +230,7 @@ def build_app(
         schemas=JsonSchemaValidator(),
         secrets_cipher=load_cipher(settings),
         contexts_seen=ContextPresence(store.bus),
-        cron=CroniterCalendar(),
+        cron=CronsimCalendar(),
         webhooks=StandardWebhooks(),
         storage=storage,
         policies=PolicyRuntime(policy_engine, store.bus),

@@ -114,8 +114,7 @@ def _litestar_validation(exc: ValidationException) -> list[tuple[list[str | int]
 def domain_error(exc: DomainError) -> tuple[int, dict[str, Any], dict[str, str] | None]:
     """Status, body and extra headers of the response to a domain error."""
     if isinstance(exc, ValidationFailed):
-        parts = exc.field.split(".") if exc.location == "body" else [exc.field]
-        loc: list[str | int] = [exc.location, *(int(p) if p.isdigit() else p for p in parts if p)]
+        loc: list[str | int] = [exc.location, *exc.path]
         body = validation_body(loc, exc.issue)
         body["error"]["details"].update((k, v) for k, v in exc.details.items() if k not in ("field", "issue"))
         return 422, body, None

@@ -49,6 +49,8 @@ async def _organization_visible(ports: Ports, principal: Principal, organization
 
 
 # How to tell whether the object a path parameter names is visible to the caller (NotFound when it is not).
+# (A route whose `opt["writes_anywhere"]` is set skips them: a storage upload names a file of the caller's own
+# organization, existing or not, so a viewer's PUT is 403 whether or not a file is there: docs/storage.md.)
 VISIBILITY: dict[str, Probe] = {
     "agent_id": lambda ports, who, object_id: agents.get_agent(ports, who.organization_id, object_id),
     "team_id": lambda ports, who, object_id: teams.get_team(ports, who.organization_id, object_id),
@@ -115,6 +117,8 @@ async def require_role(
     needed = Role(handler.opt.get("role", default))
     if principal.can(needed):
         return
+    if handler.opt.get("writes_anywhere"):
+        raise Forbidden(f"role '{principal.role}' may not perform this action; '{needed}' is required")
     for name, value in path_params.items():
         probe = VISIBILITY.get(name)
         if probe is not None:

@@ -247,14 +247,14 @@ async def test_an_event_is_delivered_only_with_the_change_that_causes_it(uow: Uo
     """On Postgres an event written first is held and written by the change's own statement (one atomic statement:
     sql/connection.py `hold_outbox`); a change that does not happen (its compare-and-set fails) writes no delivery
     of its event, and one that happens writes it. Every store answers alike."""
-    from controlplane_adapters.jobs.cron import CroniterCalendar
+    from controlplane_adapters.jobs.cron import CronsimCalendar
     from controlplane_domain.executions.entity import ExecutionStatus, TargetType
     from controlplane_domain.executions.execute import ExecuteCommand, execute
     from tests.contract.test_jobs import cron_job
 
     clock = ManualClock(START)
     ports = ports_on(uow, clock, ScriptedReceiver())
-    ports = replace(ports, cron=CroniterCalendar())
+    ports = replace(ports, cron=CronsimCalendar())
     job = await cron_job(ports, "0 * * * *")  # (an agent and a queue)
     listening = await hook(ports, "https://a.example/1", "execution.failed")
     assert job.job.worker_queue_id is not None

@@ -46,17 +46,11 @@ def owners(client: TestClient[Any]) -> dict[str, str]:
 
 def test_put_get_and_delete_on_every_kind_of_owner(client: TestClient[Any]) -> None:
     for owner_type, url in owners(client).items():
-        empty = client.get(f"{url}/context")
-        assert empty.status_code == 200, empty.text
-        assert set(empty.json()) == CONTEXT_FIELDS
-        assert empty.json()["owner_type"] == owner_type
-        assert (empty.json()["instructions"], empty.json()["knowledge"], empty.json()["variables"]) == ("", [], {})
-        assert (empty.json()["storage_paths"], empty.json()["created_at"], empty.json()["updated_at"]) == (
-            [],
-            None,
-            None,
-        )
+        none = client.get(f"{url}/context")
+        assert none.status_code == 404, none.text  # no context yet (tests/security/test_context_delete.py)
+        assert none.json()["error"]["details"] == {"resource": "context", "id": url.rsplit("/", 1)[1]}
         stored = put_context(client, url, FULL)
+        assert set(stored) == CONTEXT_FIELDS
         assert {key: stored[key] for key in FULL} == FULL
         assert (stored["owner_type"], stored["owner_id"]) == (owner_type, url.rsplit("/", 1)[1])
         assert stored["organization_id"] == "default"
@@ -67,7 +61,7 @@ def test_put_get_and_delete_on_every_kind_of_owner(client: TestClient[Any]) -> N
         assert replaced["variables"] == {"ONLY": "this"}
         assert replaced["created_at"] == stored["created_at"]
         assert client.delete(f"{url}/context").status_code == 204
-        assert client.get(f"{url}/context").json()["created_at"] is None
+        assert client.get(f"{url}/context").status_code == 404
         assert client.delete(f"{url}/context").status_code == 204
 
 
@@ -92,7 +86,7 @@ def test_bad_contexts_are_422_naming_the_field(client: TestClient[Any]) -> None:
     assert_validation(client.put(url, json={"storage_paths": ["a", "a"]}), ["body", "storage_paths", 1])
     assert client.put(url, json={"storage_paths": [""]}).status_code == 422
     assert client.put(url, json={"instructions": "x", "owner_id": "mine"}).status_code == 422
-    assert client.get(url).json()["created_at"] is None  # nothing was stored
+    assert client.get(url).status_code == 404  # nothing was stored
 
 
 def test_unknown_owner_is_404(client: TestClient[Any]) -> None:
@@ -210,7 +204,7 @@ def test_a_deleted_owner_takes_its_context_with_it(client: TestClient[Any]) -> N
     assert client.delete(f"/api/v1/agents/{agent['id']}").status_code == 204
     assert client.get(f"/api/v1/agents/{agent['id']}/context").status_code == 404
     assert client.get(f"/api/v1/executions/{before['id']}/context").json()["instructions"] == "old"
-    assert client.get(f"/api/v1/agents/{other['id']}/context").json()["created_at"] is None
+    assert client.get(f"/api/v1/agents/{other['id']}/context").json()["error"]["details"]["resource"] == "context"
 
 
 def test_another_organizations_execution_context_is_404(client: TestClient[Any]) -> None:

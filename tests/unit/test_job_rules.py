@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from controlplane_adapters.jobs.cron import CroniterCalendar
+from controlplane_adapters.jobs.cron import CronsimCalendar
 from controlplane_adapters.jobs.webhooks import StandardWebhooks, sign
 from controlplane_domain.jobs.entity import render_prompt
 
@@ -22,7 +22,7 @@ def test_placeholders_take_the_payloads_values() -> None:
 
 
 def test_cron_expressions_and_zones_are_checked() -> None:
-    calendar = CroniterCalendar()
+    calendar = CronsimCalendar()
     assert calendar.problem("*/5 * * * 1-5", "Europe/Paris") is None
     for expression in ("", "* * * *", "* * * * * *", "61 * * * *", "* * 32 * *", "hello world x y z"):
         assert calendar.problem(expression, "UTC") is not None
@@ -32,7 +32,7 @@ def test_cron_expressions_and_zones_are_checked() -> None:
 
 
 def test_the_next_firing_is_strictly_after() -> None:
-    calendar = CroniterCalendar()
+    calendar = CronsimCalendar()
     midnight = datetime(2026, 1, 1, tzinfo=UTC)
     assert calendar.next_after("0 0 * * *", "UTC", midnight) == midnight + timedelta(days=1)
     assert calendar.next_after("0 0 * * *", "Asia/Tokyo", midnight) == datetime(2026, 1, 1, 15, tzinfo=UTC)

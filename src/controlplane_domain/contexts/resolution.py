@@ -93,11 +93,11 @@ def check_context(context: Context) -> None:
     for name, value in context.variables.items():
         if len(name) > VARIABLE_NAME_MAX_LENGTH or VARIABLE_NAME.fullmatch(name) is None:
             raise ValidationFailed(
-                f"variables.{name}",
+                ("variables", name),
                 f"a name is a letter or _ then letters, digits or _ (at most {VARIABLE_NAME_MAX_LENGTH})",
             )
         if len(value) > VARIABLE_VALUE_MAX_LENGTH:
-            raise ValidationFailed(f"variables.{name}", f"must be at most {VARIABLE_VALUE_MAX_LENGTH} characters")
+            raise ValidationFailed(("variables", name), f"must be at most {VARIABLE_VALUE_MAX_LENGTH} characters")
     _check_paths(context.storage_paths)
 
 

@@ -17,7 +17,7 @@ from controlplane_domain.retry import retry_transient
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ContextView:
-    """An owner's context as answered: an owner without one has the empty context and no timestamps."""
+    """An owner's context as answered."""
 
     organization_id: str
     owner_type: OwnerType
@@ -27,9 +27,7 @@ class ContextView:
     updated_at: datetime | None = None
 
 
-def _view(organization_id: str, owner_type: OwnerType, owner_id: str, owned: OwnedContext | None) -> ContextView:
-    if owned is None:
-        return ContextView(organization_id=organization_id, owner_type=owner_type, owner_id=owner_id, context=Context())
+def _view(owned: OwnedContext) -> ContextView:
     return ContextView(
         organization_id=owned.organization_id,
         owner_type=owned.owner_type,
@@ -56,10 +54,14 @@ async def require_owner(uow: UnitOfWork, organization_id: str, owner_type: Owner
 
 
 async def get_context(ports: Ports, organization_id: str, owner_type: OwnerType, owner_id: str) -> ContextView:
+    """The owner's context; NotFound naming the owner when it does not exist, naming the context when the owner has
+    none (never set, or deleted: a GET after a DELETE is 404, as for any resource)."""
     async with ports.read() as uow:
         await require_owner(uow, organization_id, owner_type, owner_id)
         owned = await uow.contexts.get(organization_id, owner_type, owner_id)
-    return _view(organization_id, owner_type, owner_id, owned)
+    if owned is None:
+        raise NotFound("context", owner_id)
+    return _view(owned)
 
 
 @retry_transient
@@ -84,7 +86,7 @@ async def put_context(
         await uow.contexts.put(owned)
         await uow.commit()
     await _changed(ports)
-    return _view(organization_id, owner_type, owner_id, owned)
+    return _view(owned)
 
 
 @retry_transient

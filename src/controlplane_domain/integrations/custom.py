@@ -3,7 +3,6 @@ files and setup commands."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -11,6 +10,7 @@ from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.integrations.entity import (
     DEFAULT_MODE,
     ENV_VAR_NAME,
+    FILE_PATH,
     MAX_ENV_VAR_NAME,
     MAX_ENV_VAR_VALUE,
     MAX_ENV_VARS,
@@ -21,6 +21,7 @@ from controlplane_domain.integrations.entity import (
     MAX_SECRET_NAMES,
     MAX_SETUP_COMMAND,
     MAX_SETUP_COMMANDS,
+    MODE_TEXT,
     CustomIntegration,
     IntegrationFile,
 )
@@ -31,12 +32,10 @@ from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SECRET_NAME
 
-OCTAL_MODE = re.compile(r"(?:0o)?[0-7]{1,4}")
-
 
 @dataclass(frozen=True, slots=True)
 class FileSpec:
-    """A file as given: `mode` an int (0 to 0o7777) or a string of octal digits ("644", "0644", "0o644")."""
+    """A file as given: `mode` an int (0 to 0o777) or a string of octal digits ("644", "0644", "0o644")."""
 
     path: str
     content: str
@@ -66,26 +65,35 @@ class UpdateCustomIntegration:
 
 
 def parse_mode(field_name: str, mode: int | str) -> int:
-    """A file mode from an int or a string of octal digits; 422 naming the field otherwise."""
+    """A file mode from an int or a string of octal digits, permission bits only (no setuid, setgid or sticky
+    bit); 422 naming the field otherwise."""
     if isinstance(mode, str):
-        if OCTAL_MODE.fullmatch(mode) is None:
-            raise ValidationFailed(field_name, 'must be octal digits ("0644", "755") or an integer from 0 to 4095')
+        if MODE_TEXT.fullmatch(mode) is None:
+            raise ValidationFailed(field_name, 'must be octal digits from "0" to "0777" ("0644", "755"), or an '
+                                   "integer from 0 to 511: no setuid, setgid or sticky bit")  # fmt: skip
         mode = int(mode.removeprefix("0o"), 8)
     if isinstance(mode, bool) or not 0 <= mode <= MAX_MODE:
-        raise ValidationFailed(field_name, "must be a file mode from 0 to 0o7777 (4095)")
+        raise ValidationFailed(field_name, "must be a file mode from 0 to 0o777 (511): no setuid, setgid or sticky bit")
     return mode
 
 
 def check_path(field_name: str, path: str) -> None:
-    """An absolute path, without NUL and without a `..` segment."""
+    """A normalised absolute path (FILE_PATH): no empty, '.' or '..' segment, no '%', no control character."""
+    if len(path) > MAX_PATH:
+        raise ValidationFailed(field_name, f"must be at most {MAX_PATH} characters")
     if not path.startswith("/"):
         raise ValidationFailed(field_name, "must be an absolute path (starting with /)")
-    if "\x00" in path:
-        raise ValidationFailed(field_name, "must not contain NUL")
-    if ".." in path.split("/"):
-        raise ValidationFailed(field_name, "must not contain a '..' segment")
-    if len(path) > MAX_PATH or path.rstrip("/") == "":
-        raise ValidationFailed(field_name, f"must name a file, in at most {MAX_PATH} characters")
+    if any(ord(character) < 0x20 or character == "\x7f" for character in path):
+        raise ValidationFailed(field_name, "must not contain NUL or another control character")
+    if "%" in path:
+        raise ValidationFailed(field_name, "must not contain '%': give the path as it is, not percent-encoded")
+    segments = path.split("/")[1:]
+    if "" in segments:
+        raise ValidationFailed(field_name, "must be normalised: no '//' and no trailing '/'")
+    if "." in segments or ".." in segments:
+        raise ValidationFailed(field_name, "must be normalised: no '.' or '..' segment")
+    if FILE_PATH.fullmatch(path) is None:  # (the same rule in one expression: the wire's pattern)
+        raise ValidationFailed(field_name, "must be a normalised absolute path")
 
 
 def files_of(specs: Sequence[FileSpec]) -> list[IntegrationFile]:
@@ -111,10 +119,10 @@ def check_env_vars(env_vars: dict[str, str]) -> None:
         raise ValidationFailed("env_vars", f"at most {MAX_ENV_VARS} variables")
     for name, value in env_vars.items():
         if ENV_VAR_NAME.fullmatch(name) is None or len(name) > MAX_ENV_VAR_NAME:
-            raise ValidationFailed(f"env_vars.{name}", f"names are a letter or _, then letters, digits or _ (at "
+            raise ValidationFailed(("env_vars", name), f"names are a letter or _, then letters, digits or _ (at "
                                    f"most {MAX_ENV_VAR_NAME})")  # fmt: skip
         if len(value) > MAX_ENV_VAR_VALUE or "\x00" in value:
-            raise ValidationFailed(f"env_vars.{name}", f"values are at most {MAX_ENV_VAR_VALUE} characters, no NUL")
+            raise ValidationFailed(("env_vars", name), f"values are at most {MAX_ENV_VAR_VALUE} characters, no NUL")
 
 
 def check_setup_commands(commands: Sequence[str]) -> None:

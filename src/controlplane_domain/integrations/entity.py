@@ -23,8 +23,14 @@ MAX_FILES_BYTES = 1024 * 1024
 MAX_PATH = 4096
 MAX_SETUP_COMMANDS = 100
 MAX_SETUP_COMMAND = 16 * 1024
-MAX_MODE = 0o7777
+MAX_MODE = 0o777
+"""Permission bits only: no setuid (0o4000), setgid (0o2000) or sticky (0o1000) bit on a file a worker writes."""
 DEFAULT_MODE = 0o644
+MODE_TEXT = re.compile(r"(?:0o)?0?[0-7]{1,3}")
+"""A mode as octal digits ("644", "0644", "0o644"): at most 0o777."""
+FILE_PATH = re.compile(r"(?:/(?!\.\.?(?:/|$))[^/%\x00-\x1f\x7f]+)+")
+"""A normalised absolute path: segments after each '/', none empty ('//', a trailing '/'), none '.' or '..', and no
+'%' (no percent-escape to decode differently later) nor control character in any."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from controlplane_domain.integrations.catalog import BY_KIND
-from controlplane_domain.integrations.entity import IntegrationFile
+from controlplane_domain.integrations.entity import MAX_MODE, IntegrationFile
 from controlplane_domain.integrations.sealing import open_fields
 from controlplane_domain.ports import UnitOfWork
 from controlplane_domain.secrets.entity import SecretsKeyMissing
@@ -80,7 +80,8 @@ async def resolve_integrations(
         env_vars.update(item.env_vars)
         for file in item.files:
             files.pop(file.path, None)  # a later file at the same path takes the later place
-            files[file.path] = file
+            # (permission bits only, even of a file stored before the special bits were refused)
+            files[file.path] = file if file.mode <= MAX_MODE else replace(file, mode=file.mode & MAX_MODE)
         secret_names.extend(name for name in item.secret_names if name not in secret_names)
         setup_commands.extend(item.setup_commands)
     return ResolvedIntegrations(

@@ -85,9 +85,7 @@ def check_configuration(validator: SchemaValidator, template: IntegrationTemplat
     if problems:
         first = problems[0]
         secrets = [configuration[name] for name in template.secret_fields if name in configuration]
-        raise ValidationFailed(
-            ".".join(["configuration", *(str(part) for part in first.path)]), _hidden(first.message, secrets)
-        )
+        raise ValidationFailed(("configuration", *first.path), _hidden(first.message, secrets))
 
 
 async def check_configuration_off_loop(
@@ -130,7 +128,7 @@ def _unmasked(
         return dict(given)
     for name in masked:
         if name not in stored.secret_fields:
-            raise ValidationFailed(f"configuration.{name}", f"{MASK} keeps a stored value, and none is stored")
+            raise ValidationFailed(("configuration", name), f"{MASK} keeps a stored value, and none is stored")
     assert cipher is not None
     values = open_fields(cipher, stored)
     return {**given, **{name: values[name] for name in masked}}
@@ -156,7 +154,7 @@ async def create_integration(ports: Ports, organization_id: str, command: Create
     template = require_template(command.kind)
     for name in template.secret_fields:
         if command.configuration.get(name) == MASK:
-            raise ValidationFailed(f"configuration.{name}", f"{MASK} keeps a stored value, and none is stored")
+            raise ValidationFailed(("configuration", name), f"{MASK} keeps a stored value, and none is stored")
     now = ports.clock.now()
     blank = Integration(
         id=ports.ids.new_id(),

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 from controlplane_domain.config import ExecutionEnvironment, MCPServerConfig
-from controlplane_domain.errors import ValidationFailed
+from controlplane_domain.errors import ValidationFailed, dotted_path
 from controlplane_domain.ports import UnitOfWork
 from controlplane_domain.secrets.entity import SECRET_NAME
 
@@ -21,20 +21,24 @@ MAX_REFERENCES = 64
 of up to 64 KiB, so an environment resolves to at most 4 MiB of secrets whatever its text repeats."""
 
 
-def _in_text(field: str, text: str) -> Iterator[tuple[str, str]]:
+Where = tuple[str | int, ...]  # a field's parts: keys (as given) and indexes
+
+
+def _in_text(field: Where, text: str) -> Iterator[tuple[Where, str]]:
     for match in REFERENCE.finditer(text):
         yield field, match.group(1)
 
 
-def secret_references(prefix: str, environment: ExecutionEnvironment) -> list[tuple[str, str]]:
+def secret_references(prefix: str, environment: ExecutionEnvironment) -> list[tuple[Where, str]]:
     """Every (field, name) the environment refers to, in the order of its fields."""
-    found = [(f"{prefix}.secrets.{index}", name) for index, name in enumerate(environment.secrets)]
+    at = dotted_path(prefix)
+    found: list[tuple[Where, str]] = [((*at, "secrets", index), name) for index, name in enumerate(environment.secrets)]
     for key, value in environment.env_vars.items():
-        found.extend(_in_text(f"{prefix}.env_vars.{key}", value))
+        found.extend(_in_text((*at, "env_vars", key), value))
     for server_name, server in environment.mcp_servers.items():
         for part, values in (("env", server.env), ("headers", server.headers)):
             for key, value in (values or {}).items():
-                found.extend(_in_text(f"{prefix}.mcp_servers.{server_name}.{part}.{key}", value))
+                found.extend(_in_text((*at, "mcp_servers", server_name, part, key), value))
     return found
 
 

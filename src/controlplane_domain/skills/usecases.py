@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from controlplane_domain.config import JSONObject
-from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.errors import NotFound, ValidationFailed, dotted_path
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
@@ -80,7 +80,7 @@ def _kind_schema(skill_type: str) -> dict[str, Any]:
 def _raise_first(problems: list[SchemaProblem], field: str) -> None:
     if problems:
         first = problems[0]
-        raise ValidationFailed(".".join([field, *(str(part) for part in first.path)]), first.message)
+        raise ValidationFailed((*dotted_path(field), *first.path), first.message)
 
 
 def check_configuration(validator: SchemaValidator, skill_type: str, configuration: Any, field: str) -> None:

@@ -155,7 +155,7 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
     """Change the given fields; configuration fields merge; `member_ids` replaces the membership."""
     unknown = set(command.settings_changes) - _SETTINGS_FIELDS
     if unknown:
-        raise ValidationFailed(f"configuration.{sorted(unknown)[0]}", "unknown configuration field")
+        raise ValidationFailed(("configuration", sorted(unknown)[0]), "unknown configuration field")
     async with ports.uow() as uow:
         team = await require_team(uow, organization_id, team_id, lock=True)
         updated = replace(

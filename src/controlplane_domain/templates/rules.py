@@ -101,7 +101,7 @@ def check_shape(
         except ValidationFailed as failed:
             position = _failing_position(failed.field, by_name)
             if position is None or tried.get(position, 0) + 1 >= len(options[position]):
-                raise ValidationFailed(f"body.{failed.field}".rstrip("."), failed.issue) from failed
+                raise ValidationFailed(("body", *failed.path), failed.issue) from failed
             tried[position] = tried.get(position, 0) + 1
             put(sample, position, copy.deepcopy(options[position][tried[position]]))
 
@@ -138,14 +138,14 @@ def parameter_values(parameters: Sequence[TemplateParameter], given: Mapping[str
     for name in sorted(given):
         if name not in declared:
             known = ", ".join(sorted(declared)) or "none"
-            raise ValidationFailed(f"parameters.{name}", f"unknown parameter (this template declares: {known})")
+            raise ValidationFailed(("parameters", name), f"unknown parameter (this template declares: {known})")
     values: dict[str, Any] = {}
     for parameter in parameters:
         if parameter.name in given:
             check_depth(f"parameters.{parameter.name}", given[parameter.name])
             values[parameter.name] = given[parameter.name]
         elif parameter.required:
-            raise ValidationFailed(f"parameters.{parameter.name}", "required parameter is missing")
+            raise ValidationFailed(("parameters", parameter.name), "required parameter is missing")
         else:
             values[parameter.name] = parameter.default
     return values

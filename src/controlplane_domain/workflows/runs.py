@@ -99,7 +99,7 @@ async def begin_run(
     workflow = await require_workflow(uow, organization_id, workflow_id, lock=True)
     for _, key in inputs_read(workflow.steps):
         if key not in command.input:
-            raise ValidationFailed(f"input.{key}", "a step's prompt reads this input, which was not given")
+            raise ValidationFailed(("input", key), "a step's prompt reads this input, which was not given")
     if await uow.queues.get(organization_id, command.worker_queue_id) is None:
         raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
     await may_run(ports, uow, workflow, command, principal)

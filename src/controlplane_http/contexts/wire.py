@@ -51,7 +51,9 @@ class Knowledge(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class Context(msgspec.Struct, kw_only=True):
-    """An owner's context; one without a context answers the empty context, `created_at` and `updated_at` null."""
+    """An owner's context (an owner without one, never set or deleted, answers 404). `created_at` and `updated_at`
+    are always set; they stay nullable in the document for clients written when an owner without a context
+    answered the empty one."""
 
     organization_id: str
     owner_type: OwnerType

@@ -47,7 +47,7 @@ class StreamOptions:
 def parse_last_event_id(header: str | None, query: int | None) -> int:
     """The sequence number to resume after: the `Last-Event-ID` header wins over the query parameter. (A number past
     the execution's last event is taken as its last: see `event_stream`.)"""
-    if header is not None and header.strip().isdigit():
+    if header is not None and header.strip().isascii() and header.strip().isdigit():
         digits = header.strip()
         return int(digits) if len(digits) <= 18 else 10**18  # (int() refuses thousands of digits)
     return query or 0

@@ -6,10 +6,11 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
+from litestar.openapi.spec import OpenAPIType, Schema
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.integrations.catalog import BY_KIND, MASK
-from controlplane_domain.integrations.entity import MAX_FILES_BYTES
+from controlplane_domain.integrations.entity import FILE_PATH, MAX_FILES_BYTES, MAX_MODE, MAX_PATH, MODE_TEXT
 from controlplane_http.wire import Request
 
 Name = Annotated[str, Meta(min_length=1, max_length=255)]
@@ -28,9 +29,33 @@ EnvVars = Annotated[
 SecretName = Annotated[str, Meta(pattern="^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 Mode = Annotated[
     int | str,
-    Meta(description='a file mode: octal digits as a string ("0644", "755") or an integer from 0 to 4095'),
+    Meta(
+        extra_json_schema={
+            "description": "a file mode, permission bits only (no setuid, setgid or sticky bit): an integer from 0 to "
+            '511 (0o777), or octal digits as a string from "0" to "0777" ("0644", "755", "0o600")',
+            "extra": {
+                "one_of": [
+                    Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=MAX_MODE),
+                    Schema(type=OpenAPIType.STRING, pattern=f"^{MODE_TEXT.pattern}$"),
+                ]
+            },
+        }
+    ),
 ]
-Path = Annotated[str, Meta(min_length=2, max_length=4096, description="absolute, without a '..' segment or NUL")]
+"""(The domain checks it, naming what is wrong: `parse_mode`; the document states the same rule.)"""
+Path = Annotated[
+    str,
+    Meta(
+        min_length=2,
+        max_length=MAX_PATH,
+        extra_json_schema={
+            "description": "a normalised absolute path: no empty ('//', a trailing '/'), '.' or '..' segment, no '%' "
+            "and no control character",
+            "extra": {"pattern": f"^{FILE_PATH.pattern}$"},
+        },
+    ),
+]
+"""(The domain checks the pattern, naming which part of it fails: `check_path`; the document states it.)"""
 
 
 class TemplateEnvVar(msgspec.Struct, kw_only=True):
@@ -96,7 +121,14 @@ class FileIn(Request, kw_only=True):
 class FileOut(msgspec.Struct, kw_only=True):
     path: str
     content: str
-    mode: Annotated[str, Meta(description='four octal digits, e.g. "0644"')]
+    mode: Annotated[
+        str,
+        Meta(
+            description='four octal digits, e.g. "0644" (a file stored before the modes were '
+            "limited to 0777 may show a setuid, setgid or sticky bit: it is dropped from a lease's "
+            "files)"
+        ),
+    ]
 
 
 class CustomIntegrationCreate(Request, kw_only=True):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import msgspec
 from litestar import Controller, HttpMethod, Request, Response, delete, get, put, route
@@ -43,11 +43,31 @@ def file_out(stored: DomainFile) -> StoredFile:
     )
 
 
+INLINE_TYPES = frozenset(
+    {"text/plain", "application/json", "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"}
+)
+"""The media types a download may be shown inline: a browser renders them as inert text or pixels (with `nosniff`
+it never reads them as anything else). Every other type (text/html, image/svg+xml, application/xml, JavaScript,
+PDF, application/octet-stream, anything unknown) is answered as an attachment: saved, never rendered in the
+service's origin, where a page could run script with the caller's session."""
+
+
+def disposition(stored: DomainFile) -> str:
+    """`inline` for the types in INLINE_TYPES, else `attachment`; with the file's last segment as its name
+    (RFC 6266 `filename*`, percent-encoded UTF-8: no quote or line break reaches the header)."""
+    essence = stored.content_type.split(";", 1)[0].strip().lower()
+    kind = "inline" if essence in INLINE_TYPES else "attachment"
+    return f"{kind}; filename*=UTF-8''{quote(stored.path.rsplit('/', 1)[-1], safe='')}"
+
+
 def _headers(stored: DomainFile) -> dict[str, str]:
     return {
         "etag": etag(stored.sha256),
         "accept-ranges": "bytes",
         "last-modified": stored.updated_at.strftime("%a, %d %b %Y %H:%M:%S GMT"),
+        "x-content-type-options": "nosniff",
+        "content-disposition": disposition(stored),
+        "content-security-policy": "default-src 'none'; sandbox",
     }
 
 
@@ -76,7 +96,7 @@ def _file_path(scope: Scope, routed: str) -> str:
 
 def _declared_size(request: Request[Any, Any, Any]) -> int | None:
     value = request.headers.get("content-length")
-    return int(value) if value is not None and value.isdigit() else None
+    return int(value) if value is not None and value.isascii() and value.isdigit() else None
 
 
 async def _download(scope: Scope, request: Request[Any, Any, Any], path: str) -> ASGIResponse:
@@ -114,6 +134,7 @@ class StorageController(Controller):
         status_code=201,
         request_max_body_size=None,
         operation_class=UploadOperation,
+        opt={"writes_anywhere": True},  # a viewer's upload is 403 on every path (security.require_role)
         responses={**errors(413), **PUT_RESPONSES},
     )
     async def put_file(

@@ -42,6 +42,10 @@ _HEADERS = {
     "content-length": "Bytes in this response's body",
     "accept-ranges": "bytes",
     "last-modified": "When the file was last written",
+    "x-content-type-options": "nosniff: the Content-Type is never second-guessed",
+    "content-disposition": "inline for text/plain, application/json and raster images (png, jpeg, gif, webp, avif); "
+    "attachment for every other type; filename* is the path's last segment",
+    "content-security-policy": "default-src 'none'; sandbox (a file rendered anyway runs nothing)",
 }
 _REQUEST_HEADERS = {
     "range": "One byte range: bytes=START-END, bytes=START- or bytes=-SUFFIX (others are ignored: 200, whole)",
