@@ -26,6 +26,10 @@ Offset = Annotated[
     int, Parameter(ge=0, le=MAX_OFFSET, description="items to skip", schema_extra={"minimum": 0, "maximum": MAX_OFFSET})
 ]
 ADMIN = {"role": "admin"}  # a controller's `opt` when only admins may call it (security.py reads it)
+# A route's `opt` when it is part of the worker protocol: worker keys may call it as well (and nothing else).
+WORKER_PROTOCOL = {"worker_protocol": True}
+# The lease's `opt`: it hands out secret values, so only worker keys and the service key may call it.
+WORKERS_ONLY = {"worker_protocol": True, "workers_only": True}
 
 _DESCRIPTIONS = {
     400: "Malformed request (unparseable JSON body)",
