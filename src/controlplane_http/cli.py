@@ -233,7 +233,11 @@ def parser() -> argparse.ArgumentParser:
     worker = commands.add_parser("worker", help="run the reference worker against a queue")
     env = os.environ.get
     worker.add_argument("--api-url", default=env("CONTROLPLANE_API_URL"), help="control plane base URL")
-    worker.add_argument("--api-key", default=env("CONTROLPLANE_API_KEY"), help="API key or JWT")
+    worker.add_argument(
+        "--api-key",
+        default=env("CONTROLPLANE_API_KEY"),
+        help="a worker key (`api-keys create --role worker`) or the service key: no other key may lease",
+    )
     worker.add_argument("--queue-id", default=env("CONTROLPLANE_QUEUE_ID"), help="worker queue to lease from")
     worker.add_argument("--worker-id", default=env("CONTROLPLANE_WORKER_ID"), help="default: host-pid-random")
     worker.add_argument("--environment", default=env("CONTROLPLANE_ENVIRONMENT", "default"))

@@ -43,8 +43,10 @@ class ApiKeyController(Controller):
         scope: Scope,
         policy: NamedDependency[LimitPolicy],
     ) -> ApiKeyCreated:
-        """Issue a key; the response is the only time the key itself is shown. A `worker` key (admins issue it) may
-        call the worker protocol and nothing else; `environment_ids` and `queue_ids` bind it to those queues."""
+        """Issue a key; the response is the only time the key itself is shown.
+
+        A `worker` key (admins issue it) may call the worker protocol and nothing else; `environment_ids` and
+        `queue_ids` bind it to those environments' queues and those queues."""
         ports, principal = caller(scope)
         command = api_keys.CreateApiKey(
             name=data.name,

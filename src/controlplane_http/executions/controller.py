@@ -272,8 +272,9 @@ class LeaseController(Controller):
         scope: Scope,
         request: Request[Any, Any, Any],
     ) -> Response[Lease | None]:
-        """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204. Only a worker key
-        (one bound to queues or environments: for those only) or the service key may lease: the answer carries the
+        """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204.
+
+        Only a worker key (a bound one: on its queues only) or the service key may lease: the answer carries the
         secret values the execution needs."""
         ports, principal = caller(scope)
         if principal.bound:

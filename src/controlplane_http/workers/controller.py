@@ -45,9 +45,10 @@ class WorkerController(Controller):
         responses=errors(400, 415),
     )
     async def heartbeat(self, data: JSONBody[WorkerHeartbeat], scope: Scope) -> HeartbeatResponse:
-        """Worker protocol: register the worker (an unknown `worker_id`), renew the leases it holds, and answer the
-        commands for it. A bound worker key's heartbeat is refused (403) for a worker that was last on, or holds
-        executions of, a queue outside its bindings."""
+        """Worker protocol: register the worker, renew the leases it holds, answer the commands for it.
+
+        An unknown `worker_id` registers. A bound worker key's heartbeat is refused (403) for a worker that was
+        last on, or holds executions of, a queue outside its bindings."""
         ports, principal = caller(scope)
         if principal.bound:
             await bindings.check_worker(ports, principal, data.worker_id)
