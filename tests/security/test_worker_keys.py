@@ -51,7 +51,7 @@ def lease_with(client: TestClient[Any], queue_id: str, headers: dict[str, str], 
 
 
 def forbidden(response: Any) -> bool:
-    return response.status_code == 403 and response.json()["error"]["code"] == "FORBIDDEN"
+    return bool(response.status_code == 403 and response.json()["error"]["code"] == "FORBIDDEN")
 
 
 def with_secret(client: TestClient[Any]) -> tuple[str, str]:
