@@ -29,13 +29,18 @@ def looks_like_jwt(token: str) -> bool:
     return token.count(".") == 2
 
 
+_LADDER = frozenset(role.value for role in ROLE_RANK)  # the roles a JWT may claim
+
+
 def _role_from_claims(claims: dict[str, object]) -> Role:
-    """Highest recognised role in `roles` (list or string); absent means member, unrecognised means viewer."""
+    """Highest recognised role in `roles` (list or string); absent means member, unrecognised means viewer.
+
+    Only the ladder's roles are recognised: `worker` is a kind of API key, never a user's claim."""
     raw = claims.get("roles", claims.get("role"))
     if raw is None:
         return Role.MEMBER
     names = [raw] if isinstance(raw, str) else list(raw) if isinstance(raw, list) else []
-    known = [Role(name) for name in names if isinstance(name, str) and name in Role._value2member_map_]
+    known = [Role(name) for name in names if isinstance(name, str) and name in _LADDER]
     return max(known, key=ROLE_RANK.__getitem__) if known else Role.VIEWER
 
 

@@ -98,7 +98,7 @@ class AsyncOperations(CallAsync):
         return cast('Worker', await self._call('GET', f'/api/v1/workers/{_path(worker_id)}', Worker, params=None, body=None))
 
     async def worker_heartbeat(self, body: WorkerHeartbeat | Mapping[str, Any], *, idempotency_key: str | None = None) -> HeartbeatResponse:
-        """Heartbeat (`POST /api/v1/workers/heartbeat`)."""
+        """Worker protocol: register the worker, renew the leases it holds, answer the commands for it. (`POST /api/v1/workers/heartbeat`)."""
         return cast('HeartbeatResponse', await self._call('POST', '/api/v1/workers/heartbeat', HeartbeatResponse, params=None, body=body, idempotency_key=idempotency_key))
 
     async def list_workers(self, *, limit: int | None = None, offset: int | None = None) -> WorkerList:
@@ -798,7 +798,7 @@ class Operations(CallSync):
         return cast('Worker', self._call('GET', f'/api/v1/workers/{_path(worker_id)}', Worker, params=None, body=None))
 
     def worker_heartbeat(self, body: WorkerHeartbeat | Mapping[str, Any], *, idempotency_key: str | None = None) -> HeartbeatResponse:
-        """Heartbeat (`POST /api/v1/workers/heartbeat`)."""
+        """Worker protocol: register the worker, renew the leases it holds, answer the commands for it. (`POST /api/v1/workers/heartbeat`)."""
         return cast('HeartbeatResponse', self._call('POST', '/api/v1/workers/heartbeat', HeartbeatResponse, params=None, body=body, idempotency_key=idempotency_key))
 
     def list_workers(self, *, limit: int | None = None, offset: int | None = None) -> WorkerList:

@@ -188,7 +188,13 @@ def _create_api_key(args: argparse.Namespace) -> int:
             await prepare_schema(engine, auto_migrate=settings.auto_migrate)  # as `serve` would
             ports = Ports(uow=lambda: SqlUnitOfWork(engine), clock=SystemClock(), ids=UuidGenerator())
             operator = Principal(args.org, "cli", Role.ADMIN, "cli", "cli", operator=True)
-            command = CreateApiKey(name=args.name, role=Role(args.role), expires_at=expires_at)
+            command = CreateApiKey(
+                name=args.name,
+                role=Role(args.role),
+                expires_at=expires_at,
+                environment_ids=tuple(args.environment_id),
+                queue_ids=tuple(args.queue_id),
+            )
             issued = await create_api_key(ports, Sha256SecretHasher(), operator, command)
             return issued.plaintext
         finally:
@@ -256,7 +262,11 @@ def parser() -> argparse.ArgumentParser:
     worker = commands.add_parser("worker", help="run the reference worker against a queue")
     env = os.environ.get
     worker.add_argument("--api-url", default=env("CONTROLPLANE_API_URL"), help="control plane base URL")
-    worker.add_argument("--api-key", default=env("CONTROLPLANE_API_KEY"), help="API key or JWT")
+    worker.add_argument(
+        "--api-key",
+        default=env("CONTROLPLANE_API_KEY"),
+        help="a worker key (`api-keys create --role worker`) or the service key: no other key may lease",
+    )
     worker.add_argument("--queue-id", default=env("CONTROLPLANE_QUEUE_ID"), help="worker queue to lease from")
     worker.add_argument("--worker-id", default=env("CONTROLPLANE_WORKER_ID"), help="default: host-pid-random")
     worker.add_argument("--environment", default=env("CONTROLPLANE_ENVIRONMENT", "default"))
@@ -282,7 +292,19 @@ def parser() -> argparse.ArgumentParser:
     create = keys.add_parser("create", help="issue a key and print it (shown only this once)")
     create.add_argument("--org", required=True, help="organization id")
     create.add_argument("--name", required=True, help="a name to recognise the key by")
-    create.add_argument("--role", default="admin", choices=["viewer", "member", "admin"])
+    create.add_argument(
+        "--role",
+        default="admin",
+        choices=["viewer", "member", "admin", "worker"],
+        help="worker: the worker protocol only (what `controlplane worker` needs); default admin",
+    )
+    for flag, what in (("--environment-id", "environment"), ("--queue-id", "worker queue")):
+        create.add_argument(
+            flag,
+            action="append",
+            default=[],
+            help=f"a worker key only: bind it to this {what} (repeat); unbound, it works on any queue of the org",
+        )
     create.add_argument("--expires-at", default=None, help="ISO 8601 date-time with timezone")
     create.set_defaults(run=_create_api_key)
     add_secrets_commands(commands)

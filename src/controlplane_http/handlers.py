@@ -28,6 +28,10 @@ Offset = Annotated[
 PUBLIC_URL_KEY = "public_url"  # the app state's key of the base of the URLs answers hand out (CONTROLPLANE_PUBLIC_URL)
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8001"  # (the default bind's; the server passes its settings' own)
 ADMIN = {"role": "admin"}  # a controller's `opt` when only admins may call it (security.py reads it)
+# A route's `opt` when it is part of the worker protocol: worker keys may call it as well (and nothing else).
+WORKER_PROTOCOL = {"worker_protocol": True}
+# The lease's `opt`: it hands out secret values, so only worker keys and the service key may call it.
+WORKERS_ONLY = {"worker_protocol": True, "workers_only": True}
 
 _DESCRIPTIONS = {
     400: "Malformed request (unparseable JSON body)",

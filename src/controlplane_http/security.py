@@ -1,4 +1,5 @@
-"""Authorization: reads need `viewer`, writes `member`, routes may ask for `admin`; unknown query parameters are 422."""
+"""Authorization: reads need `viewer`, writes `member`, routes may ask for `admin`; worker keys call the worker
+protocol only, and only they and the service key lease; unknown query parameters are 422."""
 
 from __future__ import annotations
 
@@ -105,17 +106,39 @@ def lowercase_ids(path_params: dict[str, Any]) -> None:
             path_params[name] = value.lower()
 
 
+WORKER_PROTOCOL = "worker_protocol"
+"""A route's `opt` key: the route is part of the worker protocol (worker keys may call it; they may call no other)."""
+WORKERS_ONLY = "workers_only"
+"""A route's `opt` key: only a caller that `may_lease` (a worker key, the service key) may call it: the lease."""
+
+
+def refusal(principal: Principal, opt: dict[str, Any], method: str) -> str | None:
+    """Why the caller may not call a route with this `opt`, or None when it may.
+
+    Reads need `viewer`, writes `member`, unless the route's `opt["role"]` asks for more. A worker key is not on
+    that ladder: it may call the worker protocol's routes (`opt[WORKER_PROTOCOL]`) and nothing else. The lease
+    (`opt[WORKERS_ONLY]`) hands out secret values: only worker keys and the service key may call it."""
+    if principal.role is Role.WORKER:
+        return None if opt.get(WORKER_PROTOCOL) else "a worker key may call the worker protocol only"
+    if opt.get(WORKERS_ONLY) and not principal.may_lease:
+        return "a lease carries secret values: only a worker key or the service key may lease"
+    default = Role.VIEWER if method in READ_METHODS else Role.MEMBER
+    needed = Role(opt.get("role", default))
+    if principal.can(needed):
+        return None
+    return f"role '{principal.role}' may not perform this action; '{needed}' is required"
+
+
 async def require_role(
     ports: Ports, principal: Principal, method: str, handler: BaseRouteHandler, path_params: dict[str, Any]
 ) -> None:
-    """Reads need `viewer`, writes `member`, unless the route's `opt["role"]` asks for more.
+    """Forbidden when the caller may not call the route (`refusal`).
 
     A caller whose role falls short learns 403 only about objects it can see: another organization's object is
     404 whatever the role, so the objects named in the path are looked up first.
     """
-    default = Role.VIEWER if method in READ_METHODS else Role.MEMBER
-    needed = Role(handler.opt.get("role", default))
-    if principal.can(needed):
+    reason = refusal(principal, handler.opt, method)
+    if reason is None:
         return
     if handler.opt.get("writes_anywhere"):
         raise Forbidden(f"role '{principal.role}' may not perform this action; '{needed}' is required")
@@ -123,7 +146,7 @@ async def require_role(
         probe = VISIBILITY.get(name)
         if probe is not None:
             await probe(ports, principal, str(value))
-    raise Forbidden(f"role '{principal.role}' may not perform this action; '{needed}' is required")
+    raise Forbidden(reason)
 
 
 _RESERVED = frozenset({"data", "request", "state", "scope", "headers", "cookies", "query", "body"})

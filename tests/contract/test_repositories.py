@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from controlplane_domain.agents.entity import Agent, AgentStatus
+from controlplane_domain.api_keys.entity import ApiKey
 from controlplane_domain.config import (
     ExecutionEnvironment,
     LLMConfig,
@@ -19,6 +20,7 @@ from controlplane_domain.config import (
 from controlplane_domain.errors import Conflict
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.principal import Role
 from controlplane_domain.teams.entity import Team, TeamStatus
 from controlplane_domain.workers.entity import Worker, WorkerStatus
 from tests.contract.conftest import UowFactory
@@ -372,3 +374,21 @@ async def test_a_workers_queue_changes_only_by_a_move(uow: UowFactory) -> None:
         stored = await work.workers.get("org-a", "w")
     assert stored is not None
     assert (stored.queue_id, stored.tasks_processed) == ("q2", 6)
+
+
+async def test_api_keys_keep_a_worker_keys_bindings(uow: UowFactory) -> None:
+    """A worker key's environments and queues round-trip in order; every other key has none (NULL in SQL)."""
+    common = {"organization_id": "org-a", "secret_hash": "h", "created_by": "admin", "created_at": T0,
+              "expires_at": None}  # fmt: skip
+    bound = ApiKey(id="k1", name="w", role=Role.WORKER, environment_ids=("e2", "e1"), queue_ids=("q1",), **common)
+    unbound = ApiKey(id="k2", name="w2", role=Role.WORKER, **common)
+    member = ApiKey(id="k3", name="m", role=Role.MEMBER, **common)
+    async with uow() as work:
+        for key in (bound, unbound, member):
+            await work.api_keys.add(key)
+        await work.commit()
+    async with uow() as work:
+        assert await work.api_keys.get("org-a", "k1") == bound
+        assert await work.api_keys.find_for_authentication("k2") == unbound
+        assert await work.api_keys.get("org-a", "k3") == member
+        assert await work.api_keys.get("org-b", "k1") is None

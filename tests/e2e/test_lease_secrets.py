@@ -27,7 +27,10 @@ def test_a_secret_reaches_the_model_call_and_no_client(tmp_path: Path, server: S
         context = {"instructions": "Answer in French.", "knowledge": [{"name": "kb", "text": "Paris is the capital."}]}
         assert client.put(f"/api/v1/agents/{agent_id}/context", json=context).status_code == 200
         execution = run(client, agent_id, queue_id, "hello")
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-secret")
+        issued = client.post("/api/v1/api-keys", json={"name": "worker", "role": "worker", "queue_ids": [queue_id]})
+        assert issued.status_code == 201, issued.text
+        worker_key = issued.json()["key"]  # the worker's own key: the lease takes no person's
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-secret", "--api-key", worker_key)
         try:
             result = finished(client, execution["id"])
         finally:
@@ -55,3 +58,4 @@ def test_a_secret_reaches_the_model_call_and_no_client(tmp_path: Path, server: S
         assert [(a["worker_id"], a["execution_id"]) for a in accesses] == [("w-secret", execution["id"])]
     assert SECRET not in server.log.read_text()
     assert SECRET not in worker.log.read_text()
+    assert worker_key not in server.log.read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -150,6 +151,45 @@ def test_a_worker_with_a_wrong_key_exits_saying_so(tmp_path: Path, server: Serve
     assert "the control plane refused this worker" in result.stderr
     assert "401" in result.stderr
     httpx.get(server.url)  # (the server is still up)
+
+
+def test_the_worker_runs_with_a_worker_key_from_the_cli_and_not_with_a_member_key(
+    tmp_path: Path, server: Server, fake_llm: str
+) -> None:
+    """A lease carries secret values: a worker on a member key is refused at its first lease and exits 2 naming
+    the key it needs; one on a worker key issued by `controlplane api-keys create --role worker`, bound to its
+    queue, runs the execution."""
+    with server.client() as client:
+        queue_id = make_queue(client)
+        execution = run(client, make_agent(client), queue_id, "hello")
+        member = client.post("/api/v1/api-keys", json={"name": "people", "role": "member"}).json()["key"]
+    refused = subprocess.run(
+        [sys.executable, "-m", "controlplane_http.cli", "worker", "--api-url", server.url, "--api-key", member,
+         "--queue-id", queue_id, "--llm-base-url", fake_llm, "--worker-id", "w-member"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 2, refused.stderr
+    assert "403" in refused.stderr
+    assert "--role worker" in refused.stderr
+    created = subprocess.run(
+        [sys.executable, "-m", "controlplane_http.cli", "api-keys", "create", "--org", "default", "--name", "w",
+         "--role", "worker", "--queue-id", queue_id],
+        env={**os.environ, "CONTROLPLANE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'exec.db'}"},
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip().splitlines()[-1]
+    worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-key", "--api-key", key)
+    try:
+        with server.client() as client:
+            result = finished(client, execution["id"])
+            assert (result["status"], result["worker_id"]) == ("completed", "w-key"), result
+            shown = client.get("/api/v1/api-keys").json()["items"]
+            assert [(k["name"], k["role"], k["queue_ids"]) for k in shown if k["role"] == "worker"] == [
+                ("w", "worker", [queue_id])
+            ]
+    finally:
+        assert worker.stop() == 0, worker.log.read_text()
 
 
 def test_a_task_whose_events_the_server_refuses_is_failed_saying_why(tmp_path: Path, fake_llm: str) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column
+from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column
 from controlplane_domain.api_keys.entity import ApiKey
 from controlplane_domain.principal import Role
 
@@ -23,6 +23,9 @@ api_keys = sa.Table(
     sa.Column("created_at", UtcDateTime(), nullable=False),
     sa.Column("expires_at", UtcDateTime(), nullable=True),
     sa.Column("revoked_at", UtcDateTime(), nullable=True),
+    # A worker key's bindings: lists of ids, NULL for an unbound key (and every other key).
+    sa.Column("environment_ids", Json, nullable=True),
+    sa.Column("queue_ids", Json, nullable=True),
     sa.Index("ix_api_keys_org_created", "organization_id", "created_at", "id"),
 )
 
@@ -38,6 +41,8 @@ def api_key_to_row(key: ApiKey) -> dict[str, Any]:
         "created_at": key.created_at,
         "expires_at": key.expires_at,
         "revoked_at": key.revoked_at,
+        "environment_ids": list(key.environment_ids) or None,
+        "queue_ids": list(key.queue_ids) or None,
     }
 
 
@@ -52,6 +57,8 @@ def api_key_to_domain(row: Any) -> ApiKey:
         created_at=row.created_at,
         expires_at=row.expires_at,
         revoked_at=row.revoked_at,
+        environment_ids=tuple(row.environment_ids or ()),
+        queue_ids=tuple(row.queue_ids or ()),
     )
 
 

@@ -23,6 +23,10 @@ class ApiKey:
     created_at: datetime
     expires_at: datetime | None
     revoked_at: datetime | None = None
+    # A worker key's bindings (empty for every other key): it works only on these queues and the queues of these
+    # environments; unbound, on any queue of its organization.
+    environment_ids: tuple[str, ...] = ()
+    queue_ids: tuple[str, ...] = ()
 
     def is_usable(self, now: datetime) -> bool:
         return self.revoked_at is None and (self.expires_at is None or now < self.expires_at)

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from controlplane_domain.api_keys.entity import ApiKey, format_key, parse_key
 from controlplane_domain.audit.usecases import record
+from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
@@ -14,12 +15,16 @@ from controlplane_domain.ports import Ports, SecretHasher, UnitOfWork
 from controlplane_domain.principal import Principal, Role
 from controlplane_domain.retry import retry_transient
 
+MAX_BINDINGS = 100  # environments, and queues, a worker key may be bound to
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateApiKey:
     name: str
     role: Role = Role.MEMBER
     expires_at: datetime | None = None
+    environment_ids: tuple[str, ...] = ()  # a worker key's bindings (see ApiKey)
+    queue_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +39,12 @@ class IssuedApiKey:
 async def create_api_key(
     ports: Ports, hasher: SecretHasher, principal: Principal, command: CreateApiKey
 ) -> IssuedApiKey:
-    """Issue a key of at most the caller's own role."""
+    """Issue a key of at most the caller's own role; worker keys are issued by admins, bound or not."""
     check_name("name", command.name)
-    if not principal.can(command.role):
+    if not principal.can(Role.ADMIN if command.role is Role.WORKER else command.role):
         raise Forbidden(f"a {principal.role} may not issue {command.role} keys")
+    environment_ids = _bindings("environment_ids", command.environment_ids, command.role)
+    queue_ids = _bindings("queue_ids", command.queue_ids, command.role)
     now = ports.clock.now()
     if command.expires_at is not None and command.expires_at.utcoffset() is None:
         raise ValidationFailed("expires_at", "must carry a UTC offset (e.g. 2030-01-01T00:00:00Z)")
@@ -53,12 +60,41 @@ async def create_api_key(
         created_by=principal.subject,
         created_at=now,
         expires_at=command.expires_at,
+        environment_ids=environment_ids,
+        queue_ids=queue_ids,
     )
     async with ports.uow() as uow:
+        await _check_bindings(uow, key)
         await uow.api_keys.add(key)
-        await _record(uow, key, "create", {"name": key.name, "role": key.role.value})
+        details = {"name": key.name, "role": key.role.value}
+        if key.environment_ids:
+            details["environment_ids"] = ",".join(key.environment_ids)
+        if key.queue_ids:
+            details["queue_ids"] = ",".join(key.queue_ids)
+        await _record(uow, key, "create", details)
         await uow.commit()
     return IssuedApiKey(key, format_key(key_id, secret))
+
+
+def _bindings(field: str, ids: tuple[str, ...], role: Role) -> tuple[str, ...]:
+    """A worker key's bindings of one kind: ids in lowercase (they are UUIDs), each once, in the order given."""
+    if ids and role is not Role.WORKER:
+        raise ValidationFailed(field, "only a worker key is bound to environments or queues")
+    if len(ids) > MAX_BINDINGS:
+        raise ValidationFailed(field, f"at most {MAX_BINDINGS} ids")
+    return tuple(dict.fromkeys(value.lower() for value in ids))
+
+
+async def _check_bindings(uow: UnitOfWork, key: ApiKey) -> None:
+    """Each environment and queue a key is bound to is one of its organization's."""
+    for index, environment_id in enumerate(key.environment_ids):
+        if not is_uuid(environment_id) or await uow.environments.get(key.organization_id, environment_id) is None:
+            raise ValidationFailed(
+                f"environment_ids[{index}]", f"no environment {environment_id!r} in the organization"
+            )
+    for index, queue_id in enumerate(key.queue_ids):
+        if not is_uuid(queue_id) or await uow.queues.get(key.organization_id, queue_id) is None:
+            raise ValidationFailed(f"queue_ids[{index}]", f"no worker queue {queue_id!r} in the organization")
 
 
 async def _record(uow: UnitOfWork, key: ApiKey, verb: str, details: dict[str, str] | None = None) -> None:
@@ -118,7 +154,15 @@ async def verify_api_key(ports: Ports, hasher: SecretHasher, token: str) -> tupl
         key = await uow.api_keys.find_for_authentication(key_id)
     if key is None or not hasher.verify(secret, key.secret_hash) or not key.is_usable(ports.clock.now()):
         raise Unauthenticated()
-    principal = Principal(key.organization_id, f"api-key:{key.id}", key.role, "api_key", f"key:{key.id}")
+    principal = Principal(
+        key.organization_id,
+        f"api-key:{key.id}",
+        key.role,
+        "api_key",
+        f"key:{key.id}",
+        environment_ids=frozenset(key.environment_ids),
+        queue_ids=frozenset(key.queue_ids),
+    )
     return principal, key.expires_at
 
 

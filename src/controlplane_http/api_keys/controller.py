@@ -26,6 +26,8 @@ def key_out(key: DomainKey) -> ApiKey:
         created_at=key.created_at,
         expires_at=key.expires_at,
         revoked_at=key.revoked_at,
+        environment_ids=list(key.environment_ids),
+        queue_ids=list(key.queue_ids),
     )
 
 
@@ -41,9 +43,18 @@ class ApiKeyController(Controller):
         scope: Scope,
         policy: NamedDependency[LimitPolicy],
     ) -> ApiKeyCreated:
-        """Issue a key; the response is the only time the key itself is shown."""
+        """Issue a key; the response is the only time the key itself is shown.
+
+        A `worker` key (admins issue it) may call the worker protocol and nothing else; `environment_ids` and
+        `queue_ids` bind it to those environments' queues and those queues."""
         ports, principal = caller(scope)
-        command = api_keys.CreateApiKey(name=data.name, role=data.role, expires_at=data.expires_at)
+        command = api_keys.CreateApiKey(
+            name=data.name,
+            role=data.role,
+            expires_at=data.expires_at,
+            environment_ids=tuple(data.environment_ids),
+            queue_ids=tuple(data.queue_ids),
+        )
         issued = await api_keys.create_api_key(ports, policy.hasher, principal, command)
         shown = key_out(issued.key)
         return ApiKeyCreated(**{f: getattr(shown, f) for f in shown.__struct_fields__}, key=issued.plaintext)

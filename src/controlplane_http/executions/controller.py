@@ -17,6 +17,7 @@ from controlplane_domain.executions.entity import Execution as DomainExecution
 from controlplane_domain.executions.entity import ExecutionEvent as DomainEvent
 from controlplane_domain.executions.entity import ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.executions.ports import ExecutionFilter
+from controlplane_domain.workers import bindings
 from controlplane_http.agents.controller import agent_out
 from controlplane_http.executions.leased import resolved_out
 from controlplane_http.executions.streaming import StreamOptions, event_stream, parse_last_event_id
@@ -33,7 +34,16 @@ from controlplane_http.executions.wire import (
     LeaseRequest,
     ServerSentEvent,
 )
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import (
+    WORKER_PROTOCOL,
+    WORKERS_ONLY,
+    Limit,
+    Offset,
+    caller,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_http.operations.tracing import execution_step, trace_parent
 from controlplane_http.teams.controller import team_out
 
@@ -203,6 +213,7 @@ class ExecutionController(Controller):
         "/{execution_id:str}/events",
         operation_id="appendExecutionEvents",
         status_code=200,
+        opt=WORKER_PROTOCOL,
         responses=errors(404, 409, 415),
     )
     async def append_events(
@@ -210,6 +221,8 @@ class ExecutionController(Controller):
     ) -> EventsAppended:
         """Worker protocol: append a batch of events to the current attempt (409 for a stale attempt)."""
         ports, principal = caller(scope)
+        if principal.bound:
+            await bindings.check_execution(ports, principal, execution_id)
         events = [NewEvent(type=e.type, data=e.data) for e in data.events]
         execution = await completion.append_events(
             ports, principal.organization_id, execution_id, data.worker_id, data.attempt, events
@@ -220,11 +233,14 @@ class ExecutionController(Controller):
         "/{execution_id:str}/complete",
         operation_id="completeExecution",
         status_code=200,
+        opt=WORKER_PROTOCOL,
         responses=errors(404, 409, 415),
     )
     async def complete(self, execution_id: FromPath[str], data: JSONBody[CompleteRequest], scope: Scope) -> Execution:
         """Worker protocol: finish the current attempt; the same completion again is harmless, a stale one 409."""
         ports, principal = caller(scope)
+        if principal.bound:
+            await bindings.check_execution(ports, principal, execution_id)
         command = completion.CompleteCommand(
             worker_id=data.worker_id,
             attempt=data.attempt,
@@ -246,6 +262,7 @@ class LeaseController(Controller):
         "/{queue_id:str}/lease",
         operation_id="leaseExecution",
         status_code=200,
+        opt=WORKERS_ONLY,
         responses={**errors(404, 415), 204: ResponseSpec(None, description="No work arrived within wait_seconds")},
     )
     async def lease(
@@ -255,8 +272,13 @@ class LeaseController(Controller):
         scope: Scope,
         request: Request[Any, Any, Any],
     ) -> Response[Lease | None]:
-        """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204."""
+        """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204.
+
+        Only a worker key (a bound one: on its queues only) or the service key may lease: the answer carries the
+        secret values the execution needs."""
         ports, principal = caller(scope)
+        if principal.bound:
+            await bindings.check_queue(ports, principal, queue_id)
         organization_id = principal.organization_id
         stopping = stream_options(scope).stopping
         # Work waiting is leased at once; only an empty queue starts the long poll (a task, and another that

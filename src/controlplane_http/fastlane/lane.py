@@ -10,8 +10,10 @@ by Litestar's own serializer).
 
 It serves only the plain case and hands everything else, untouched, to Litestar: a query parameter it does
 not know or cannot read exactly, a body that is not plain JSON of the route's type, an `Idempotency-Key`, a
-caller whose role falls short, a trailing slash, HEAD. Errors raised by the handler are answered by the app's
-own exception handler (`errors.handle_exception`), so a 404 or a 422 reads the same whichever path served it.
+caller who may not call the route (its role short of the route's, a worker key off the worker protocol, a lease
+by a key that is neither a worker's nor the service's: each route's frozenset of the roles that may call it, built
+at start), a trailing slash, HEAD. Errors raised by the handler are answered by the app's own exception handler
+(`errors.handle_exception`), so a 404 or a 422 reads the same whichever path served it.
 Authentication and rate limits ran before (SecurityMiddleware wraps this lane). `tests/http/test_fast_lane.py`
 sends the same requests with and without the lane and compares the answers.
 """
@@ -105,10 +107,13 @@ class FastLane:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         matched = self._match(scope) if scope["type"] == "http" and not scope.get("root_path") else None
         principal = scope.get("user")
-        if matched is None or not isinstance(principal, Principal) or not principal.can(matched[0].role):
+        if matched is None or not isinstance(principal, Principal):
             await self.app(scope, receive, send)
             return
         lane, value = matched
+        if principal.role not in lane.roles and not (lane.workers_only and principal.may_lease):
+            await self.app(scope, receive, send)  # Litestar's path answers the 403 (or 404: security.require_role)
+            return
         scope["path_template"] = lane.template  # as Litestar's router does (the metrics read it)
         kwargs: dict[str, Any] = {"scope": scope}
         if value is not None:

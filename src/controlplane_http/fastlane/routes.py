@@ -11,9 +11,9 @@ from litestar import Litestar
 from litestar.routes import HTTPRoute
 from litestar.types import Empty
 
-from controlplane_domain.principal import Role
+from controlplane_domain.principal import ROLE_RANK, Role
 from controlplane_http.body import StrictJSONBody
-from controlplane_http.security import READ_METHODS, is_caseless
+from controlplane_http.security import READ_METHODS, WORKER_PROTOCOL, WORKERS_ONLY, is_caseless
 
 # The routes the lane serves, by operation id: the reads and the heartbeat, then the execution round trip.
 HOT_OPERATIONS = (
@@ -41,7 +41,8 @@ class Lane:
     parameter: str | None  # the name of the path's one `str` parameter
     caseless: bool  # the parameter is a server-made id, read in lowercase (security.is_caseless)
     call: Callable[..., Awaitable[Any]]
-    role: Role
+    roles: frozenset[Role]  # the roles that may call it (security.refusal's rule, at start)
+    workers_only: bool  # the lease: the service key (`Principal.may_lease`) may call it too
     status: int
     query: dict[str, Bound]
     body: Any  # the JSON body's type, or None
@@ -95,6 +96,11 @@ def describe(route: HTTPRoute, method: str, handler: Any) -> Lane:
             raise ValueError(f"{name}: the fast lane cannot pass the parameter {argument!r}")
         query[argument] = Bound(argument, definition.ge, definition.le)
     default = Role.VIEWER if method in READ_METHODS else Role.MEMBER
+    needed = Role(handler.opt.get("role", default))
+    workers_only = bool(handler.opt.get(WORKERS_ONLY))
+    roles = {role for role, rank in ROLE_RANK.items() if rank >= ROLE_RANK[needed] and not workers_only}
+    if handler.opt.get(WORKER_PROTOCOL):
+        roles.add(Role.WORKER)
     return Lane(
         method=method,
         prefix=prefix,
@@ -102,7 +108,8 @@ def describe(route: HTTPRoute, method: str, handler: Any) -> Lane:
         parameter=parameter,
         caseless=parameter is not None and is_caseless(parameter),
         call=handler.fn,
-        role=Role(handler.opt.get("role", default)),
+        roles=frozenset(roles),
+        workers_only=workers_only,
         status=handler.status_code,
         query=query,
         body=body,

@@ -81,7 +81,7 @@ class ControlPlane:
                 if not _worth_retrying(response):
                     if response.status_code < 400 or response.status_code == 409:
                         return response
-                    raise Refused(f"{path}: {response.status_code} {response.text[:500]}")
+                    raise refused(path, response)
                 reason = f"{response.status_code} {response.text[:200]}"
                 delay = max(delay, _retry_after(response))
             wait = delay * random.uniform(0.5, 1.0)  # noqa: S311 - jitter, not crypto
@@ -94,7 +94,7 @@ class ControlPlane:
         is not one raises: msgspec's DecodeError or ValidationError)."""
         response = await self._send("/api/v1/workers/heartbeat", report)
         if response.status_code >= 400 and not _worth_retrying(response):
-            raise Refused(f"heartbeat: {response.status_code} {response.text[:500]}")
+            raise refused("heartbeat", response)
         response.raise_for_status()
         return heartbeat_answer(response)
 
@@ -105,6 +105,18 @@ class ControlPlane:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+FORBIDDEN_HINT = (
+    "the worker needs a worker key (`controlplane api-keys create --role worker`, bound to this queue or its"
+    " environment if bound at all) or the service key (SERVICE_API_KEY): other keys may not lease"
+)
+
+
+def refused(what: str, response: httpx.Response) -> Refused:
+    """The refusal of a request, with what to do about a 403 (the wrong kind of key)."""
+    hint = f" ({FORBIDDEN_HINT})" if response.status_code == 403 else ""
+    return Refused(f"{what}: {response.status_code} {response.text[:500]}{hint}")
 
 
 def heartbeat_answer(response: httpx.Response) -> HeartbeatResponse:

@@ -7,10 +7,10 @@ from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.ports import Clock
-from controlplane_domain.workers import usecases
+from controlplane_domain.workers import bindings, usecases
 from controlplane_domain.workers.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.workers.entity import Worker as DomainWorker
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import WORKER_PROTOCOL, Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.wire import to_domain
 from controlplane_http.workers.wire import HeartbeatResponse, Worker, WorkerCommandOut, WorkerHeartbeat, WorkerList
 
@@ -37,9 +37,21 @@ class WorkerController(Controller):
     path = "/api/v1/workers"
     tags = ["workers"]
 
-    @post("/heartbeat", operation_id="workerHeartbeat", status_code=200, responses=errors(400, 415))
+    @post(
+        "/heartbeat",
+        operation_id="workerHeartbeat",
+        status_code=200,
+        opt=WORKER_PROTOCOL,
+        responses=errors(400, 415),
+    )
     async def heartbeat(self, data: JSONBody[WorkerHeartbeat], scope: Scope) -> HeartbeatResponse:
+        """Worker protocol: register the worker, renew the leases it holds, answer the commands for it.
+
+        An unknown `worker_id` registers. A bound worker key's heartbeat is refused (403) for a worker that was
+        last on, or holds executions of, a queue outside its bindings."""
         ports, principal = caller(scope)
+        if principal.bound:
+            await bindings.check_worker(ports, principal, data.worker_id)
         command = to_domain(data, usecases.RecordHeartbeat)
         receipt = await usecases.record_heartbeat(ports, principal.organization_id, command)
         worker = receipt.worker
