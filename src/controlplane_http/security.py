@@ -140,8 +140,8 @@ async def require_role(
     reason = refusal(principal, handler.opt, method)
     if reason is None:
         return
-    if handler.opt.get("writes_anywhere"):
-        raise Forbidden(f"role '{principal.role}' may not perform this action; '{needed}' is required")
+    if handler.opt.get("writes_anywhere"):  # a write that may name a new object (a storage upload): no probe
+        raise Forbidden(reason)
     for name, value in path_params.items():
         probe = VISIBILITY.get(name)
         if probe is not None:
