@@ -44,6 +44,7 @@ from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
 from controlplane_http.operations.controller import METRICS_TOKEN_KEY, MetricsController
+from controlplane_http.openapi import RequestBodySchemas
 from controlplane_http.operations.requests import Observed
 from controlplane_http.organizations.controller import OrganizationController
 from controlplane_http.policies.controller import PolicyController, PolicyDecisionController
@@ -191,6 +192,7 @@ def create_app(
         response_class=FastResponse,
         return_dto=None,
         openapi_config=openapi_config(),
+        plugins=[RequestBodySchemas()],
         on_startup=list(on_startup),
         on_shutdown=list(on_shutdown),
         debug=debug,
