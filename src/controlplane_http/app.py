@@ -43,8 +43,8 @@ from controlplane_http.jobs.controller import JobController, JobWebhookControlle
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
-from controlplane_http.operations.controller import METRICS_TOKEN_KEY, MetricsController
 from controlplane_http.openapi import RequestBodySchemas
+from controlplane_http.operations.controller import METRICS_TOKEN_KEY, MetricsController
 from controlplane_http.operations.requests import Observed
 from controlplane_http.organizations.controller import OrganizationController
 from controlplane_http.policies.controller import PolicyController, PolicyDecisionController

@@ -66,8 +66,12 @@ def _schema_of(truth: dict[str, Any]) -> Schema:
 
 def _add_constraints(schema: Schema, truth: dict[str, Any]) -> None:
     for keyword, attribute in _KEYWORDS.items():
-        if keyword in truth and getattr(schema, attribute) is None:
-            setattr(schema, attribute, truth[keyword])
+        if keyword not in truth:
+            continue
+        given, exact = getattr(schema, attribute), truth[keyword]
+        # (Litestar keeps numeric bounds as floats: 2**63 - 1 would read 2**63, which the decoder refuses)
+        if given is None or (isinstance(exact, int) and isinstance(given, float) and given == float(exact)):
+            setattr(schema, attribute, exact)
 
 
 def merge(schema: Schema | Reference, truth: dict[str, Any]) -> None:
@@ -99,7 +103,18 @@ def merge(schema: Schema | Reference, truth: dict[str, Any]) -> None:
         schema.property_names = _schema_of(names)
     for name, property_truth in (truth.get("properties") or {}).items():
         if schema.properties and name in schema.properties:
+            schema.properties[name] = narrowed(schema.properties[name], property_truth)
             merge(schema.properties[name], property_truth)
+
+
+def narrowed(schema: Schema | Reference, truth: dict[str, Any]) -> Schema | Reference:
+    """A reference to an enum narrowed where it is used (`Annotated[AnEnum, Meta(extra_json_schema={"enum":
+    [...]})]`: the values a request may give) becomes those values."""
+    values = truth.get("enum")
+    if isinstance(schema, Schema) or values is None or "$ref" not in truth:
+        return schema
+    kinds = {type(value) for value in values}
+    return Schema(type=OpenAPIType.STRING if kinds == {str} else None, enum=list(values))
 
 
 def struct_truth(kind: type[msgspec.Struct]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from controlplane_domain.executions.entity import MAX_ATTEMPT, EventType, ExecutionStatus, TargetType
+from controlplane_domain.executions.entity import MAX_ATTEMPT, SERVER_EVENTS, EventType, ExecutionStatus, TargetType
 from controlplane_http.agents.wire import Agent
 from controlplane_http.configuration import MCPServerConfig
 from controlplane_http.contexts.wire import ExecutionContext
@@ -172,8 +172,12 @@ class Lease(msgspec.Struct, kw_only=True):
     resolved: Resolved
 
 
+WORKER_EVENTS = [kind.value for kind in EventType if kind not in SERVER_EVENTS]
+
+
 class NewEvent(Request, kw_only=True):
-    type: EventType
+    # (documented as the types a worker may write; the service's own are refused by the use case, which says so)
+    type: Annotated[EventType, Meta(extra_json_schema={"enum": WORKER_EVENTS})]
     data: dict[str, Any] = {}
 
 

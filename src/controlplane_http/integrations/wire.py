@@ -13,7 +13,13 @@ from controlplane_domain.integrations.entity import MAX_FILES_BYTES
 from controlplane_http.wire import Request
 
 Name = Annotated[str, Meta(min_length=1, max_length=255)]
-Kind = Annotated[str, Meta(description=f"one of: {', '.join(BY_KIND)} (GET /api/v1/integration-templates)")]
+Kind = Annotated[
+    str,
+    Meta(
+        description=f"one of: {', '.join(BY_KIND)} (GET /api/v1/integration-templates)",
+        extra_json_schema={"enum": list(BY_KIND)},
+    ),
+]
 Configuration = Annotated[
     dict[str, Any],
     Meta(

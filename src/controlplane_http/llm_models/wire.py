@@ -8,6 +8,7 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
+from controlplane_http.runtimes.wire import RuntimeId
 from controlplane_http.wire import Request
 
 Text255 = Annotated[str, Meta(min_length=1, max_length=255)]
@@ -23,7 +24,7 @@ class ModelCreate(Request, kw_only=True):
     provider: Text255
     description: str | None = None
     enabled: bool = True
-    compatible_runtimes: list[str] | None = None
+    compatible_runtimes: list[RuntimeId] | None = None
     input_cost_per_million: Price | None = None
     output_cost_per_million: Price | None = None
 
@@ -34,7 +35,7 @@ class ModelUpdate(Request, kw_only=True):
     provider: Text255 | UnsetType = UNSET
     description: str | UnsetType | None = UNSET
     enabled: bool | UnsetType = UNSET
-    compatible_runtimes: list[str] | UnsetType = UNSET
+    compatible_runtimes: list[RuntimeId] | UnsetType = UNSET
     input_cost_per_million: Price | UnsetType | None = UNSET
     output_cost_per_million: Price | UnsetType | None = UNSET
 

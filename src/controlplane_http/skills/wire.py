@@ -13,7 +13,13 @@ from controlplane_domain.skills.entity import SkillOwner
 from controlplane_http.wire import Request
 
 Name = Annotated[str, Meta(min_length=1, max_length=255)]
-SkillTypeName = Annotated[str, Meta(description=f"one of: {', '.join(SKILL_TYPES_BY_NAME)} (GET /api/v1/skills/types)")]
+SkillTypeName = Annotated[
+    str,
+    Meta(
+        description=f"one of: {', '.join(SKILL_TYPES_BY_NAME)} (GET /api/v1/skills/types)",
+        extra_json_schema={"enum": list(SKILL_TYPES_BY_NAME)},
+    ),
+]
 Configuration = Annotated[
     dict[str, Any], Meta(description="follows the JSON Schema of the skill's type (GET /api/v1/skills/types)")
 ]
