@@ -80,7 +80,9 @@ def merge(schema: Schema | Reference, truth: dict[str, Any]) -> None:
     if isinstance(schema, Reference) or "$ref" in truth:
         return
     branches = truth.get("anyOf") or truth.get("oneOf")
-    if branches is not None:
+    if branches is not None or schema.one_of or schema.any_of:
+        # (Litestar keeps a one-branch `oneOf` for `X | UnsetType`: msgspec's X is that branch's truth)
+        branches = branches if branches is not None else [truth]
         for branch in schema.one_of or schema.any_of or ():
             if isinstance(branch, Schema):
                 twin = next((item for item in branches if _truth_types(item) & _types(branch)), None)

@@ -41,7 +41,9 @@ class ContextPut(Request, kw_only=True):
     instructions: Annotated[str, Meta(max_length=bounds.INSTRUCTIONS_MAX_LENGTH)] = ""
     knowledge: Annotated[list[KnowledgeIn], Meta(max_length=bounds.KNOWLEDGE_MAX_ITEMS)] = []
     variables: Annotated[dict[VariableName, VariableValue], Meta(max_length=bounds.VARIABLES_MAX_ITEMS)] = {}
-    storage_paths: Annotated[list[StoragePath], Meta(max_length=bounds.STORAGE_PATHS_MAX_ITEMS)] = []
+    storage_paths: Annotated[
+        list[StoragePath], Meta(max_length=bounds.STORAGE_PATHS_MAX_ITEMS, extra_json_schema={"uniqueItems": True})
+    ] = []
 
 
 class Knowledge(msgspec.Struct, kw_only=True, omit_defaults=True):

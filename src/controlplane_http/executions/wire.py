@@ -9,12 +9,13 @@ import msgspec
 from msgspec import Meta
 
 from controlplane_domain.executions.entity import MAX_ATTEMPT, SERVER_EVENTS, EventType, ExecutionStatus, TargetType
+from controlplane_domain.executions.execute import PROMPT_MAX_LENGTH
 from controlplane_http.agents.wire import Agent
 from controlplane_http.configuration import MCPServerConfig
 from controlplane_http.contexts.wire import ExecutionContext
 from controlplane_http.skills.wire import ResolvedSkill
 from controlplane_http.teams.wire import TeamWithAgentsResponse
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK, Request
 
 WorkerId = Annotated[str, Meta(min_length=1, max_length=255)]
 Attempt = Annotated[int, Meta(ge=1, le=MAX_ATTEMPT)]
@@ -23,7 +24,8 @@ Attempt = Annotated[int, Meta(ge=1, le=MAX_ATTEMPT)]
 class ExecuteRequest(Request, kw_only=True):
     """The spec's execution payload."""
 
-    prompt: str
+    # (documented only: the use case's checks say what is wrong)
+    prompt: Annotated[str, Meta(extra_json_schema={"pattern": NOT_BLANK, "maxLength": PROMPT_MAX_LENGTH})]
     worker_queue_id: str
     stream: bool = False
 

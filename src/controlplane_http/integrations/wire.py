@@ -9,8 +9,8 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.integrations.catalog import BY_KIND, MASK
-from controlplane_domain.integrations.entity import MAX_FILES_BYTES
-from controlplane_http.wire import Request
+from controlplane_domain.integrations.entity import MAX_FILES_BYTES, MAX_SETUP_COMMAND, MAX_SETUP_COMMANDS
+from controlplane_http.wire import NOT_BLANK, Request
 
 Name = Annotated[str, Meta(min_length=1, max_length=255)]
 Kind = Annotated[
@@ -36,6 +36,9 @@ Mode = Annotated[
     int | str,
     Meta(description='a file mode: octal digits as a string ("0644", "755") or an integer from 0 to 4095'),
 ]
+# (documented only: the use case's check says what is wrong)
+SetupCommand = Annotated[str, Meta(extra_json_schema={"pattern": NOT_BLANK, "maxLength": MAX_SETUP_COMMAND})]
+SetupCommands = Annotated[list[SetupCommand], Meta(extra_json_schema={"maxItems": MAX_SETUP_COMMANDS})]
 Path = Annotated[str, Meta(min_length=2, max_length=4096, description="absolute, without a '..' segment or NUL")]
 
 
@@ -111,7 +114,7 @@ class CustomIntegrationCreate(Request, kw_only=True):
     env_vars: EnvVars = {}
     secret_names: list[SecretName] = []
     files: list[FileIn] = []
-    setup_commands: list[str] = []
+    setup_commands: SetupCommands = []
     enabled: bool = True
 
 
@@ -121,7 +124,7 @@ class CustomIntegrationUpdate(Request, kw_only=True):
     env_vars: EnvVars | UnsetType = UNSET
     secret_names: list[SecretName] | UnsetType = UNSET
     files: list[FileIn] | UnsetType = UNSET
-    setup_commands: list[str] | UnsetType = UNSET
+    setup_commands: SetupCommands | UnsetType = UNSET
     enabled: bool | UnsetType = UNSET
 
 

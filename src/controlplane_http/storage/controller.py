@@ -63,10 +63,20 @@ async def _body(request: Request[Any, Any, Any]) -> AsyncIterator[bytes]:
 
 # The rules `normalise_path` checks, as a pattern (documented only: its checks say what is wrong): segments of no
 # control character, backslash or '/', none of them '..', and '.' only where dropping it leaves no empty path or
-# segment. Byte lengths (a segment, the path) cannot be said in characters: the description gives them.
+# segment. Byte lengths (a segment, the path) are bounded in characters, which UTF-8 may exceed: the description
+# gives them in bytes.
 _CHARACTER = r"[^/\\\x00-\x1f\x7f]"
 _FIRST = r"[^./\\\x00-\x1f\x7f]"
-_SEGMENT = rf"(?:{_FIRST}{_CHARACTER}*|\.{_FIRST}{_CHARACTER}*|\.\.{_CHARACTER}+)"
+_MOST = MAX_SEGMENT_BYTES  # (in characters: never more than the bytes allowed, so never stricter than the rule)
+_SEGMENT = "(?:{})".format(
+    "|".join(
+        (
+            rf"{_FIRST}{_CHARACTER}{{0,{_MOST - 1}}}",
+            rf"\.{_FIRST}{_CHARACTER}{{0,{_MOST - 2}}}",
+            rf"\.\.{_CHARACTER}{{1,{_MOST - 2}}}",
+        )
+    )
+)
 FilePath = Annotated[
     str,
     Parameter(

@@ -21,6 +21,7 @@ class TaskPlanCreate(Request, kw_only=True):
             Meta(
                 min_length=1,
                 max_length=MAX_AGENT_IDS,
+                extra_json_schema={"uniqueItems": True},
                 description="the only agents the plan's steps may use (then no team); all of the organization's "
                 "agents and teams when left out",
             ),
