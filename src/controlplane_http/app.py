@@ -102,7 +102,8 @@ def openapi_config() -> OpenAPIConfig:
     return OpenAPIConfig(
         title=API_TITLE,
         version=OPENAPI_VERSION,
-        description=f"Multi-tenant control plane for AI agents, teams, workers and executions (API {API_VERSION}).",
+        description=f"Multi-tenant control plane for AI agents, teams, workers and executions (API {API_VERSION}). "
+        "Request bodies are JSON objects without unknown fields; no text may hold U+0000 (NUL): both are 422.",
         path="/api",
         render_plugins=[SwaggerRenderPlugin(path="/docs")],
         servers=[Server(url="/")],

@@ -8,7 +8,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.config import LLM_BOUNDS, REASONING_BOUNDS
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
 
 
 def _meta(bounds: Any, name: str) -> Meta:
@@ -61,7 +61,7 @@ class SessionConfig(Request, kw_only=True):
 class MCPServerConfig(Request, kw_only=True):
     """Exactly one transport: `command` (stdio) or `url` with `transport_type` (http, sse)."""
 
-    command: str | None = None
+    command: Annotated[str, Meta(extra_json_schema=NOT_BLANK_SCHEMA)] | None = None
     args: list[str] | None = None
     env: dict[str, str] | None = None
     transport_type: Literal["http", "sse"] | None = None

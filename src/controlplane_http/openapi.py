@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from litestar.openapi.spec import OpenAPIType, Reference, Schema
+from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Reference, Schema
 from litestar.plugins import OpenAPISchemaPlugin
 
 from controlplane_http.wire import Request
@@ -37,6 +37,7 @@ _KEYWORDS = {
     "minProperties": "min_properties",
     "maxProperties": "max_properties",
     "enum": "enum",
+    "format": "format",
 }
 
 
@@ -69,6 +70,8 @@ def _add_constraints(schema: Schema, truth: dict[str, Any]) -> None:
         if keyword not in truth:
             continue
         given, exact = getattr(schema, attribute), truth[keyword]
+        if keyword == "format":
+            exact = OpenAPIFormat(exact)
         # (Litestar keeps numeric bounds as floats: 2**63 - 1 would read 2**63, which the decoder refuses)
         if given is None or (isinstance(exact, int) and isinstance(given, float) and given == float(exact)):
             setattr(schema, attribute, exact)

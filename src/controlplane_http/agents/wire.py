@@ -11,9 +11,9 @@ from msgspec import UNSET, Meta, UnsetType
 from controlplane_domain.agents.entity import AgentStatus
 from controlplane_http.configuration import ExecutionEnvironment
 from controlplane_http.runtimes.wire import RuntimeId
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255)]
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 
 
 class AgentCreate(Request, kw_only=True):

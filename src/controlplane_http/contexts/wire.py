@@ -10,12 +10,18 @@ from msgspec import Meta
 
 from controlplane_domain.contexts import entity as bounds
 from controlplane_domain.contexts.entity import OwnerType
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK, Request
 
 KnowledgeName = Annotated[str, Meta(min_length=1, max_length=bounds.KNOWLEDGE_NAME_MAX_LENGTH)]
 KnowledgeText = Annotated[str, Meta(max_length=bounds.KNOWLEDGE_TEXT_MAX_LENGTH)]
 KnowledgeUri = Annotated[
-    str, Meta(min_length=1, max_length=bounds.KNOWLEDGE_URI_MAX_LENGTH, description="an absolute URI (scheme:...)")
+    str,
+    Meta(
+        min_length=1,
+        max_length=bounds.KNOWLEDGE_URI_MAX_LENGTH,
+        description="an absolute URI (scheme:...)",
+        extra_json_schema={"pattern": f"^[A-Za-z][A-Za-z0-9+.-]*:{NOT_BLANK}+$"},
+    ),
 ]
 VariableName = Annotated[
     str,

@@ -15,7 +15,7 @@ from controlplane_http.configuration import MCPServerConfig
 from controlplane_http.contexts.wire import ExecutionContext
 from controlplane_http.skills.wire import ResolvedSkill
 from controlplane_http.teams.wire import TeamWithAgentsResponse
-from controlplane_http.wire import NOT_BLANK, Request
+from controlplane_http.wire import NOT_BLANK, UUID_SCHEMA, Request
 
 WorkerId = Annotated[str, Meta(min_length=1, max_length=255)]
 Attempt = Annotated[int, Meta(ge=1, le=MAX_ATTEMPT)]
@@ -26,7 +26,7 @@ class ExecuteRequest(Request, kw_only=True):
 
     # (documented only: the use case's checks say what is wrong)
     prompt: Annotated[str, Meta(extra_json_schema={"pattern": NOT_BLANK, "maxLength": PROMPT_MAX_LENGTH})]
-    worker_queue_id: str
+    worker_queue_id: Annotated[str, Meta(extra_json_schema=UUID_SCHEMA)]
     stream: bool = False
 
 

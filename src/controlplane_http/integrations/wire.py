@@ -39,7 +39,15 @@ Mode = Annotated[
 # (documented only: the use case's check says what is wrong)
 SetupCommand = Annotated[str, Meta(extra_json_schema={"pattern": NOT_BLANK, "maxLength": MAX_SETUP_COMMAND})]
 SetupCommands = Annotated[list[SetupCommand], Meta(extra_json_schema={"maxItems": MAX_SETUP_COMMANDS})]
-Path = Annotated[str, Meta(min_length=2, max_length=4096, description="absolute, without a '..' segment or NUL")]
+Path = Annotated[
+    str,
+    Meta(
+        min_length=2,
+        max_length=4096,
+        description="absolute, without a '..' segment or NUL",
+        extra_json_schema={"pattern": "^/"},
+    ),
+]
 
 
 class TemplateEnvVar(msgspec.Struct, kw_only=True):

@@ -9,9 +9,9 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.jobs.entity import Misfire, Overlap, RunStatus, TriggerType
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255)]
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Cron = Annotated[str, Meta(min_length=1, max_length=255, description="five fields: minute hour day month weekday")]
 TimeZone = Annotated[str, Meta(min_length=1, max_length=64, description="an IANA time zone (default UTC)")]
 Id = Annotated[str, Meta(max_length=64)]

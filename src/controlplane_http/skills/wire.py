@@ -10,9 +10,9 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.skills.catalog import SKILL_TYPES_BY_NAME
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255)]
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 SkillTypeName = Annotated[
     str,
     Meta(

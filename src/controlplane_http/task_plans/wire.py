@@ -9,12 +9,14 @@ import msgspec
 from msgspec import Meta
 
 from controlplane_domain.task_plans.entity import MAX_AGENT_IDS, TASK_MAX_LENGTH, PlanStatus
-from controlplane_http.wire import Request
+from controlplane_http.wire import UUID_SCHEMA, Request
 
 
 class TaskPlanCreate(Request, kw_only=True):
     task: Annotated[str, Meta(min_length=1, max_length=TASK_MAX_LENGTH, description="the task, in plain words")]
-    worker_queue_id: Annotated[str, Meta(description="where the planning runs, and later the plan's run")]
+    worker_queue_id: Annotated[
+        str, Meta(description="where the planning runs, and later the plan's run", extra_json_schema=UUID_SCHEMA)
+    ]
     agent_ids: (
         Annotated[
             list[str],
