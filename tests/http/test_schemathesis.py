@@ -94,7 +94,13 @@ class Accepted:
 
 
 ACCEPTED = (
-    Accepted(r"GET /api/v1/.*", "from|to", "span at most|be before|be after", "a relation between two parameters"),
+    Accepted(
+        r"GET /api/v1/.*",
+        "from|to",
+        "span at most|be before|be after",
+        "a relation between two parameters",
+    ),
+    Accepted(r"GET /api/v1/.*", "from|to", "must be from 1971 to 9998", "a year `format: date-time` cannot bound"),
     Accepted(r"\w+ /api/v1/storage/files/\{path\}", "path", r"bytes \(UTF-8\)", "bytes, not characters"),
     Accepted(
         ".*",
@@ -109,12 +115,24 @@ ACCEPTED = (
         "a schema chosen by another field",
     ),
     Accepted(r"\w+ /api/v1/templates.*", ".*", ".", "a template's body is a creation payload"),
-    Accepted(".*", ".*", r"no \w+ of this organization|no node .* in the organization", "a reference to nothing"),
+    Accepted(
+        ".*",
+        ".*",
+        r"no [\w ]+ of this organization|no node .* in the organization|unknown id",
+        "a reference to nothing",
+    ),
     Accepted("POST /api/v1/api-keys", "expires_at", "in the future", "the clock"),
     Accepted(r"\w+ /api/v1/policies.*", "rego", ".", "a Rego module's grammar"),
     Accepted(r"\w+ /api/v1/jobs.*", r"trigger\.cron", ".", "a cron expression's grammar"),
-    Accepted(r"\w+ /api/v1/(webhooks|jobs).*", "url|webhook_url", "URL", "where deliveries may go (configuration)"),
-    Accepted(".*", ".*", "Expected `int`, got `float`", "1.0: an integer to JSON Schema, a float to the decoder"),
+    Accepted(
+        r"\w+ /api/v1/(webhooks|jobs).*",
+        "url|webhook_url",
+        "URL|spaces or control",
+        "where deliveries may go (configuration)",
+    ),
+    Accepted(
+        ".*", ".*", r"Expected `int( \| null)?`, got `float`", "1.0: an integer to JSON Schema, a float to the decoder"
+    ),
 )
 POSITIVE: Counter[int] = Counter()
 

@@ -92,3 +92,19 @@ def test_nested_values_carry_their_constraints(document: dict[str, Any]) -> None
     variables = schemas["ContextPut"]["properties"]["variables"]
     assert variables["propertyNames"]["pattern"] == "^[A-Za-z_][A-Za-z0-9_]*$"
     assert variables["additionalProperties"]["maxLength"] == 8192
+
+
+def test_integer_bounds_are_exact(document: dict[str, Any]) -> None:
+    """A bound of 2**63 - 1 is that integer, not the float 2**63 (a value the decoder refuses)."""
+    tasks = document["components"]["schemas"]["WorkerHeartbeat"]["properties"]["tasks_processed"]
+    assert tasks["maximum"] == 2**63 - 1
+    assert isinstance(tasks["maximum"], int)
+
+
+def test_update_fields_carry_the_constraints_of_their_value(document: dict[str, Any]) -> None:
+    """`X | UNSET` (a PATCH field) documents X's constraints, as the create's field does."""
+    schemas = document["components"]["schemas"]
+    (labels,) = schemas["NodeUpdate"]["properties"]["labels"]["oneOf"]
+    assert labels["items"]["pattern"] == schemas["NodeCreate"]["properties"]["labels"]["items"]["pattern"]
+    (runtimes,) = schemas["ModelUpdate"]["properties"]["compatible_runtimes"]["oneOf"]
+    assert runtimes["items"]["enum"] == ["default", "sdk_code"]

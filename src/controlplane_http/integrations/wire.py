@@ -10,9 +10,9 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.integrations.catalog import BY_KIND, MASK
 from controlplane_domain.integrations.entity import MAX_FILES_BYTES, MAX_SETUP_COMMAND, MAX_SETUP_COMMANDS
-from controlplane_http.wire import NOT_BLANK, Request
+from controlplane_http.wire import NOT_BLANK, NOT_BLANK_SCHEMA, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255)]
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Kind = Annotated[
     str,
     Meta(
@@ -45,7 +45,7 @@ Path = Annotated[
         min_length=2,
         max_length=4096,
         description="absolute, without a '..' segment or NUL",
-        extra_json_schema={"pattern": "^/"},
+        extra_json_schema={"pattern": "^/.*[^/]$"},
     ),
 ]
 

@@ -17,6 +17,8 @@ Price = Annotated[
     Meta(ge=0, le=1_000_000, description="the price of a million tokens (the organization's currency); null: unpriced"),
 ]
 
+Runtimes = Annotated[list[RuntimeId], Meta(extra_json_schema={"uniqueItems": True})]
+
 
 class ModelCreate(Request, kw_only=True):
     value: Text255
@@ -24,7 +26,7 @@ class ModelCreate(Request, kw_only=True):
     provider: Text255
     description: str | None = None
     enabled: bool = True
-    compatible_runtimes: list[RuntimeId] | None = None
+    compatible_runtimes: Runtimes | None = None
     input_cost_per_million: Price | None = None
     output_cost_per_million: Price | None = None
 
@@ -35,7 +37,7 @@ class ModelUpdate(Request, kw_only=True):
     provider: Text255 | UnsetType = UNSET
     description: str | UnsetType | None = UNSET
     enabled: bool | UnsetType = UNSET
-    compatible_runtimes: list[RuntimeId] | UnsetType = UNSET
+    compatible_runtimes: Runtimes | UnsetType = UNSET
     input_cost_per_million: Price | UnsetType | None = UNSET
     output_cost_per_million: Price | UnsetType | None = UNSET
 
