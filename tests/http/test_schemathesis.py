@@ -89,7 +89,7 @@ class Accepted:
         return bool(
             re.fullmatch(self.operations, operation)
             and re.fullmatch(self.field, field)
-            and re.search(self.issue, issue)
+            and re.search(self.issue, issue, re.DOTALL)
         )
 
 
@@ -122,6 +122,13 @@ ACCEPTED = (
         "a reference to nothing",
     ),
     Accepted("POST /api/v1/api-keys", "expires_at", "in the future", "the clock"),
+    Accepted(".*", "body", "must not contain NUL", "stated once, in info.description (the coverage phase sends it)"),
+    Accepted(
+        r"\w+ /api/v1/custom-integrations.*",
+        r"env_vars\..*|files\.\d+\.mode",
+        ".",
+        "custom integration files and variables: their rules are being reworked (issue #31), to declare there",
+    ),
     Accepted(r"\w+ /api/v1/policies.*", "rego", ".", "a Rego module's grammar"),
     Accepted(r"\w+ /api/v1/jobs.*", r"trigger\.cron", ".", "a cron expression's grammar"),
     Accepted(
