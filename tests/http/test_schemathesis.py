@@ -118,7 +118,7 @@ ACCEPTED = (
     Accepted(
         ".*",
         ".*",
-        r"no [\w ]+ of this organization|no node .* in the organization|unknown id|unknown secret",
+        r"no [\w ]+ of this organization|no node .* in the organization|unknown (\w+ )?id|unknown secret",
         "a reference to nothing",
     ),
     Accepted("POST /api/v1/api-keys", "expires_at", "in the future", "the clock"),
