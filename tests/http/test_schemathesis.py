@@ -118,7 +118,8 @@ ACCEPTED = (
     Accepted(
         ".*",
         ".*",
-        r"no [\w ]+ of this organization|no node .* in the organization|unknown (\w+ )?id|unknown secret",
+        r"no [\w ]+ of this organization|no node .* in the organization|unknown (\w+ )?id|unknown secret"
+        r"|does not exist",
         "a reference to nothing",
     ),
     Accepted("POST /api/v1/api-keys", "expires_at", "in the future", "the clock"),
