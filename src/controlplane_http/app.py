@@ -43,6 +43,7 @@ from controlplane_http.jobs.controller import JobController, JobWebhookControlle
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
+from controlplane_http.openapi import RequestBodySchemas
 from controlplane_http.operations.controller import METRICS_TOKEN_KEY, MetricsController
 from controlplane_http.operations.requests import Observed
 from controlplane_http.organizations.controller import OrganizationController
@@ -101,7 +102,8 @@ def openapi_config() -> OpenAPIConfig:
     return OpenAPIConfig(
         title=API_TITLE,
         version=OPENAPI_VERSION,
-        description=f"Multi-tenant control plane for AI agents, teams, workers and executions (API {API_VERSION}).",
+        description=f"Multi-tenant control plane for AI agents, teams, workers and executions (API {API_VERSION}). "
+        "Request bodies are JSON objects without unknown fields; no text may hold U+0000 (NUL): both are 422.",
         path="/api",
         render_plugins=[SwaggerRenderPlugin(path="/docs")],
         servers=[Server(url="/")],
@@ -195,6 +197,7 @@ def create_app(
         response_class=FastResponse,
         return_dto=None,
         openapi_config=openapi_config(),
+        plugins=[RequestBodySchemas()],
         on_startup=list(on_startup),
         on_shutdown=list(on_shutdown),
         debug=debug,

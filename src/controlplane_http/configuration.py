@@ -8,7 +8,8 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.config import LLM_BOUNDS, REASONING_BOUNDS
-from controlplane_http.wire import Request
+from controlplane_domain.secrets.entity import SECRET_NAME
+from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
 
 
 def _meta(bounds: Any, name: str) -> Meta:
@@ -30,6 +31,9 @@ FrequencyPenalty = Annotated[float, _meta(LLM_BOUNDS, "frequency_penalty")]
 PresencePenalty = Annotated[float, _meta(LLM_BOUNDS, "presence_penalty")]
 MinSteps = Annotated[int, _meta(REASONING_BOUNDS, "min_steps")]
 MaxSteps = Annotated[int, _meta(REASONING_BOUNDS, "max_steps")]
+
+# (documented only: the use case's check names the secret)
+SecretName = Annotated[str, Meta(extra_json_schema={"pattern": f"^{SECRET_NAME.pattern}$"})]
 
 
 class ReasoningConfig(Request, kw_only=True):
@@ -61,7 +65,7 @@ class SessionConfig(Request, kw_only=True):
 class MCPServerConfig(Request, kw_only=True):
     """Exactly one transport: `command` (stdio) or `url` with `transport_type` (http, sse)."""
 
-    command: str | None = None
+    command: Annotated[str, Meta(extra_json_schema=NOT_BLANK_SCHEMA)] | None = None
     args: list[str] | None = None
     env: dict[str, str] | None = None
     transport_type: Literal["http", "sse"] | None = None
@@ -72,7 +76,7 @@ class MCPServerConfig(Request, kw_only=True):
 class ExecutionEnvironment(Request, kw_only=True):
     working_dir: str | None = None
     env_vars: dict[str, str] = {}
-    secrets: list[str] = []
+    secrets: list[SecretName] = []
     integration_ids: list[str] = []
     custom_integration_ids: list[str] = []
     mcp_servers: dict[str, MCPServerConfig] = {}

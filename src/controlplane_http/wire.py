@@ -8,6 +8,14 @@ import msgspec
 
 T = TypeVar("T")
 
+# A character that `str.strip()` keeps (Python's white space, spelled for JSON Schema's regular expressions too):
+# a text the domain refuses as blank has none. Stated in the document only (`extra_json_schema`), so that the
+# domain's check keeps its message.
+NOT_BLANK = "[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+NOT_BLANK_SCHEMA: dict[str, Any] = {"pattern": NOT_BLANK}
+# An id the use case checks is a UUID (`is_uuid`; it reads every form `uuid.UUID` does, the canonical one among them).
+UUID_SCHEMA: dict[str, Any] = {"format": "uuid"}
+
 
 class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Base of request bodies: unknown fields are a validation error."""

@@ -10,16 +10,17 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.agents.entity import AgentStatus
 from controlplane_http.configuration import ExecutionEnvironment
-from controlplane_http.wire import Request
+from controlplane_http.runtimes.wire import RuntimeId
+from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255)]
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 
 
 class AgentCreate(Request, kw_only=True):
     name: Name
     description: str | None = None
     status: AgentStatus = AgentStatus.ACTIVE
-    runtime: str = "default"
+    runtime: RuntimeId = "default"
     model_id: str | None = None
     system_prompt: str | None = None
     team_id: str | None = None
@@ -33,7 +34,7 @@ class AgentUpdate(Request, kw_only=True):
     name: Name | UnsetType = UNSET
     description: str | UnsetType | None = UNSET
     status: AgentStatus | UnsetType = UNSET
-    runtime: str | UnsetType = UNSET
+    runtime: RuntimeId | UnsetType = UNSET
     model_id: str | UnsetType | None = UNSET
     system_prompt: str | UnsetType | None = UNSET
     team_id: str | UnsetType | None = UNSET

@@ -6,6 +6,7 @@ from typing import Annotated
 from urllib.parse import parse_qsl
 
 from litestar import Controller, delete, get, patch, post
+from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.types import Scope
 
@@ -15,6 +16,7 @@ from controlplane_domain.context_graph.entity import (
     MAX_NEIGHBOR_DEPTH,
     MAX_PATH_DEPTH,
     MAX_RESULT_LIMIT,
+    NAME,
     Direction,
     PropertyFilter,
     Reached,
@@ -51,7 +53,12 @@ ResultLimit = Annotated[
         ge=1, le=MAX_RESULT_LIMIT, description=f"at most this many nodes and this many edges (1 to {MAX_RESULT_LIMIT})"
     ),
 ]
-EdgeType = Annotated[str | None, QueryParameter(description="only edges of this type (every type when absent)")]
+# What the use cases check a label or edge type query for (documented only: their checks say what is wrong).
+NAME_SCHEMA = {"pattern": f"^{NAME.pattern}$", "maxLength": 64}
+EdgeType = Annotated[
+    str | None,
+    QueryParameter(description="only edges of this type (every type when absent)", schema_extra=NAME_SCHEMA),
+]
 Walk = Annotated[Direction, QueryParameter(description="out: source to target; in: target to source; both: either")]
 
 
@@ -122,7 +129,11 @@ class ContextGraphController(Controller):
         # (an array, not "an array or null": Schemathesis takes `label=0.5`, a one-item array on the wire, for a
         # value outside `oneOf: [array, null]` and expects it refused)
         label: Annotated[
-            tuple[str, ...], QueryParameter(description="only nodes with this label (repeat: all of them)")
+            tuple[str, ...],
+            QueryParameter(
+                description="only nodes with this label (repeat: all of them)",
+                schema_extra={"items": Schema(type=OpenAPIType.STRING, pattern=NAME_SCHEMA["pattern"], max_length=64)},
+            ),
         ] = (),
         limit: Limit = 50,
         offset: Offset = 0,

@@ -19,7 +19,12 @@ Name = Annotated[
         description="a letter or digit, then up to 63 of letters, digits and _ . : / -",
     ),
 ]
-Labels = Annotated[list[Name], Meta(max_length=MAX_LABELS, description=f"at most {MAX_LABELS}, each once")]
+Labels = Annotated[
+    list[Name],
+    Meta(
+        max_length=MAX_LABELS, description=f"at most {MAX_LABELS}, each once", extra_json_schema={"uniqueItems": True}
+    ),
+]
 Properties = Annotated[dict[str, Any], Meta(description="any JSON object, at most 16 KiB as compact JSON")]
 NodeId = Annotated[str, Meta(min_length=1, max_length=64)]
 

@@ -10,12 +10,18 @@ from msgspec import Meta
 
 from controlplane_domain.contexts import entity as bounds
 from controlplane_domain.contexts.entity import OwnerType
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK, Request
 
 KnowledgeName = Annotated[str, Meta(min_length=1, max_length=bounds.KNOWLEDGE_NAME_MAX_LENGTH)]
 KnowledgeText = Annotated[str, Meta(max_length=bounds.KNOWLEDGE_TEXT_MAX_LENGTH)]
 KnowledgeUri = Annotated[
-    str, Meta(min_length=1, max_length=bounds.KNOWLEDGE_URI_MAX_LENGTH, description="an absolute URI (scheme:...)")
+    str,
+    Meta(
+        min_length=1,
+        max_length=bounds.KNOWLEDGE_URI_MAX_LENGTH,
+        description="an absolute URI (scheme:...)",
+        extra_json_schema={"pattern": f"^[A-Za-z][A-Za-z0-9+.-]*:{NOT_BLANK}+$"},
+    ),
 ]
 VariableName = Annotated[
     str,
@@ -41,7 +47,9 @@ class ContextPut(Request, kw_only=True):
     instructions: Annotated[str, Meta(max_length=bounds.INSTRUCTIONS_MAX_LENGTH)] = ""
     knowledge: Annotated[list[KnowledgeIn], Meta(max_length=bounds.KNOWLEDGE_MAX_ITEMS)] = []
     variables: Annotated[dict[VariableName, VariableValue], Meta(max_length=bounds.VARIABLES_MAX_ITEMS)] = {}
-    storage_paths: Annotated[list[StoragePath], Meta(max_length=bounds.STORAGE_PATHS_MAX_ITEMS)] = []
+    storage_paths: Annotated[
+        list[StoragePath], Meta(max_length=bounds.STORAGE_PATHS_MAX_ITEMS, extra_json_schema={"uniqueItems": True})
+    ] = []
 
 
 class Knowledge(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -196,7 +196,9 @@ class ExecutionController(Controller):
         execution_id: FromPath[str],
         scope: Scope,
         last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
-        last_event_id: Annotated[int | None, Parameter(ge=0, description="resume after this sequence number")] = None,
+        last_event_id: Annotated[
+            int | None, Parameter(ge=0, description="resume after this sequence number", schema_extra={"minimum": 0})
+        ] = None,
     ) -> Stream:
         """Server-sent events from the first (or after `Last-Event-ID`) to the terminal `done` event."""
         ports, principal = caller(scope)

@@ -8,13 +8,14 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from controlplane_domain.executions.entity import MAX_ATTEMPT, EventType, ExecutionStatus, TargetType
+from controlplane_domain.executions.entity import MAX_ATTEMPT, SERVER_EVENTS, EventType, ExecutionStatus, TargetType
+from controlplane_domain.executions.execute import PROMPT_MAX_LENGTH
 from controlplane_http.agents.wire import Agent
 from controlplane_http.configuration import MCPServerConfig
 from controlplane_http.contexts.wire import ExecutionContext
 from controlplane_http.skills.wire import ResolvedSkill
 from controlplane_http.teams.wire import TeamWithAgentsResponse
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK, UUID_SCHEMA, Request
 
 WorkerId = Annotated[str, Meta(min_length=1, max_length=255)]
 Attempt = Annotated[int, Meta(ge=1, le=MAX_ATTEMPT)]
@@ -23,8 +24,9 @@ Attempt = Annotated[int, Meta(ge=1, le=MAX_ATTEMPT)]
 class ExecuteRequest(Request, kw_only=True):
     """The spec's execution payload."""
 
-    prompt: str
-    worker_queue_id: str
+    # (documented only: the use case's checks say what is wrong)
+    prompt: Annotated[str, Meta(extra_json_schema={"pattern": NOT_BLANK, "maxLength": PROMPT_MAX_LENGTH})]
+    worker_queue_id: Annotated[str, Meta(extra_json_schema=UUID_SCHEMA)]
     stream: bool = False
 
 
@@ -172,8 +174,12 @@ class Lease(msgspec.Struct, kw_only=True):
     resolved: Resolved
 
 
+WORKER_EVENTS = [kind.value for kind in EventType if kind not in SERVER_EVENTS]
+
+
 class NewEvent(Request, kw_only=True):
-    type: EventType
+    # (documented as the types a worker may write; the service's own are refused by the use case, which says so)
+    type: Annotated[EventType, Meta(extra_json_schema={"enum": WORKER_EVENTS})]
     data: dict[str, Any] = {}
 
 

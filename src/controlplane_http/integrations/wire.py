@@ -10,11 +10,25 @@ from litestar.openapi.spec import OpenAPIType, Schema
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.integrations.catalog import BY_KIND, MASK
-from controlplane_domain.integrations.entity import FILE_PATH, MAX_FILES_BYTES, MAX_MODE, MAX_PATH, MODE_TEXT
-from controlplane_http.wire import Request
+from controlplane_domain.integrations.entity import (
+    FILE_PATH,
+    MAX_FILES_BYTES,
+    MAX_MODE,
+    MAX_PATH,
+    MAX_SETUP_COMMAND,
+    MAX_SETUP_COMMANDS,
+    MODE_TEXT,
+)
+from controlplane_http.wire import NOT_BLANK, NOT_BLANK_SCHEMA, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255)]
-Kind = Annotated[str, Meta(description=f"one of: {', '.join(BY_KIND)} (GET /api/v1/integration-templates)")]
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
+Kind = Annotated[
+    str,
+    Meta(
+        description=f"one of: {', '.join(BY_KIND)} (GET /api/v1/integration-templates)",
+        extra_json_schema={"enum": list(BY_KIND)},
+    ),
+]
 Configuration = Annotated[
     dict[str, Any],
     Meta(
@@ -43,6 +57,9 @@ Mode = Annotated[
     ),
 ]
 """(The domain checks it, naming what is wrong: `parse_mode`; the document states the same rule.)"""
+# (documented only: the use case's check says what is wrong)
+SetupCommand = Annotated[str, Meta(extra_json_schema={"pattern": NOT_BLANK, "maxLength": MAX_SETUP_COMMAND})]
+SetupCommands = Annotated[list[SetupCommand], Meta(extra_json_schema={"maxItems": MAX_SETUP_COMMANDS})]
 Path = Annotated[
     str,
     Meta(
@@ -51,7 +68,7 @@ Path = Annotated[
         extra_json_schema={
             "description": "a normalised absolute path: no empty ('//', a trailing '/'), '.' or '..' segment, no '%' "
             "and no control character",
-            "extra": {"pattern": f"^{FILE_PATH.pattern}$"},
+            "pattern": f"^{FILE_PATH.pattern}$",
         },
     ),
 ]
@@ -137,7 +154,7 @@ class CustomIntegrationCreate(Request, kw_only=True):
     env_vars: EnvVars = {}
     secret_names: list[SecretName] = []
     files: list[FileIn] = []
-    setup_commands: list[str] = []
+    setup_commands: SetupCommands = []
     enabled: bool = True
 
 
@@ -147,7 +164,7 @@ class CustomIntegrationUpdate(Request, kw_only=True):
     env_vars: EnvVars | UnsetType = UNSET
     secret_names: list[SecretName] | UnsetType = UNSET
     files: list[FileIn] | UnsetType = UNSET
-    setup_commands: list[str] | UnsetType = UNSET
+    setup_commands: SetupCommands | UnsetType = UNSET
     enabled: bool | UnsetType = UNSET
 
 

@@ -9,12 +9,13 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.jobs.entity import Misfire, Overlap, RunStatus, TriggerType
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK_SCHEMA, UUID_SCHEMA, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255)]
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Cron = Annotated[str, Meta(min_length=1, max_length=255, description="five fields: minute hour day month weekday")]
 TimeZone = Annotated[str, Meta(min_length=1, max_length=64, description="an IANA time zone (default UTC)")]
 Id = Annotated[str, Meta(max_length=64)]
+TargetId = Annotated[str, Meta(max_length=64, extra_json_schema=UUID_SCHEMA)]  # (documented: the use case checks)
 Prompt = Annotated[str, Meta(min_length=1, description="may use {{payload.x}}: the webhook's or trigger's payload")]
 
 
@@ -37,9 +38,9 @@ JobTrigger = CronTrigger | WebhookTrigger | ManualTrigger
 class JobTarget(Request, kw_only=True, omit_defaults=True):
     """Exactly one of `agent_id`, `team_id`, `workflow_id`."""
 
-    agent_id: Id | None = None
-    team_id: Id | None = None
-    workflow_id: Id | None = None
+    agent_id: TargetId | None = None
+    team_id: TargetId | None = None
+    workflow_id: TargetId | None = None
 
 
 class JobCreate(Request, kw_only=True):

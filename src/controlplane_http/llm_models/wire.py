@@ -8,6 +8,7 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
+from controlplane_http.runtimes.wire import RuntimeId
 from controlplane_http.wire import Request
 
 Text255 = Annotated[str, Meta(min_length=1, max_length=255)]
@@ -16,6 +17,8 @@ Price = Annotated[
     Meta(ge=0, le=1_000_000, description="the price of a million tokens (the organization's currency); null: unpriced"),
 ]
 
+Runtimes = Annotated[list[RuntimeId], Meta(extra_json_schema={"uniqueItems": True})]
+
 
 class ModelCreate(Request, kw_only=True):
     value: Text255
@@ -23,7 +26,7 @@ class ModelCreate(Request, kw_only=True):
     provider: Text255
     description: str | None = None
     enabled: bool = True
-    compatible_runtimes: list[str] | None = None
+    compatible_runtimes: Runtimes | None = None
     input_cost_per_million: Price | None = None
     output_cost_per_million: Price | None = None
 
@@ -34,7 +37,7 @@ class ModelUpdate(Request, kw_only=True):
     provider: Text255 | UnsetType = UNSET
     description: str | UnsetType | None = UNSET
     enabled: bool | UnsetType = UNSET
-    compatible_runtimes: list[str] | UnsetType = UNSET
+    compatible_runtimes: Runtimes | UnsetType = UNSET
     input_cost_per_million: Price | UnsetType | None = UNSET
     output_cost_per_million: Price | UnsetType | None = UNSET
 

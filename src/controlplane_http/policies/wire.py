@@ -9,11 +9,19 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.policies.entity import REGO_MAX_LENGTH, Action, Enforcement
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255)]
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Rego = Annotated[str, Meta(min_length=1, max_length=REGO_MAX_LENGTH, description="a Rego module with a `deny` rule")]
-Actions = Annotated[list[Action], Meta(min_length=1, max_length=len(Action), description="the actions it guards")]
+Actions = Annotated[
+    list[Action],
+    Meta(
+        min_length=1,
+        max_length=len(Action),
+        description="the actions it guards",
+        extra_json_schema={"uniqueItems": True},
+    ),
+]
 
 
 class PolicyCreate(Request, kw_only=True):

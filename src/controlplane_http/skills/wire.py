@@ -10,10 +10,16 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.skills.catalog import SKILL_TYPES_BY_NAME
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255)]
-SkillTypeName = Annotated[str, Meta(description=f"one of: {', '.join(SKILL_TYPES_BY_NAME)} (GET /api/v1/skills/types)")]
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
+SkillTypeName = Annotated[
+    str,
+    Meta(
+        description=f"one of: {', '.join(SKILL_TYPES_BY_NAME)} (GET /api/v1/skills/types)",
+        extra_json_schema={"enum": list(SKILL_TYPES_BY_NAME)},
+    ),
+]
 Configuration = Annotated[
     dict[str, Any], Meta(description="follows the JSON Schema of the skill's type (GET /api/v1/skills/types)")
 ]

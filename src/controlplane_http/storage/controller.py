@@ -13,14 +13,14 @@ from urllib.parse import quote, unquote
 import msgspec
 from litestar import Controller, HttpMethod, Request, Response, delete, get, put, route
 from litestar.exceptions import InternalServerException
-from litestar.params import FromPath, Parameter
+from litestar.params import Parameter
 from litestar.response.base import ASGIResponse
 from litestar.response.streaming import ASGIStreamingResponse
 from litestar.types import Scope
 
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.storage import usecases
-from controlplane_domain.storage.entity import BlobMissing, UploadInterrupted
+from controlplane_domain.storage.entity import MAX_PATH_BYTES, MAX_SEGMENT_BYTES, BlobMissing, UploadInterrupted
 from controlplane_domain.storage.entity import StoredFile as DomainFile
 from controlplane_http.errors import envelope
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
@@ -81,6 +81,32 @@ async def _body(request: Request[Any, Any, Any]) -> AsyncIterator[bytes]:
         raise UploadInterrupted() from exc
 
 
+# The rules `normalise_path` checks, as a pattern (documented only: its checks say what is wrong): segments of no
+# control character, backslash or '/', none of them '..', and '.' only where dropping it leaves no empty path or
+# segment. Byte lengths (a segment, the path) are bounded in characters, which UTF-8 may exceed: the description
+# gives them in bytes.
+_CHARACTER = r"[^/\\\x00-\x1f\x7f]"
+_FIRST = r"[^./\\\x00-\x1f\x7f]"
+_MOST = MAX_SEGMENT_BYTES  # (in characters: never more than the bytes allowed, so never stricter than the rule)
+_SEGMENT = "(?:{})".format(
+    "|".join(
+        (
+            rf"{_FIRST}{_CHARACTER}{{0,{_MOST - 1}}}",
+            rf"\.{_FIRST}{_CHARACTER}{{0,{_MOST - 2}}}",
+            rf"\.\.{_CHARACTER}{{1,{_MOST - 2}}}",
+        )
+    )
+)
+FilePath = Annotated[
+    str,
+    Parameter(
+        description=f"relative, '/'-separated; at most {MAX_PATH_BYTES} bytes (UTF-8), a segment at most "
+        f"{MAX_SEGMENT_BYTES}; no '..' segment, backslash or control character",
+        schema_extra={"pattern": rf"^(?:\./)*{_SEGMENT}(?:/(?:{_SEGMENT}|\.))*$", "maxLength": MAX_PATH_BYTES},
+    ),
+]
+
+
 def _file_path(scope: Scope, routed: str) -> str:
     """The file's path as the client wrote it: from the raw request path (the router merges `//` and drops a trailing
     `/`, which would turn paths the rules refuse into others), percent-decoded as UTF-8."""
@@ -137,9 +163,7 @@ class StorageController(Controller):
         opt={"writes_anywhere": True},  # a viewer's upload is 403 on every path (security.require_role)
         responses={**errors(413), **PUT_RESPONSES},
     )
-    async def put_file(
-        self, path: FromPath[str], request: Request[Any, Any, Any], scope: Scope
-    ) -> Response[StoredFile]:
+    async def put_file(self, path: FilePath, request: Request[Any, Any, Any], scope: Scope) -> Response[StoredFile]:
         """Upload a file (the raw body; its Content-Type is kept): 201 when new, 200 when it replaced the file at the
         path. Streamed, hashed as it comes, committed whole or not at all; past the quota: 413 and nothing kept."""
         ports, principal = caller(scope)
@@ -158,7 +182,7 @@ class StorageController(Controller):
         operation_class=DownloadOperation,
         responses={**errors(404), **FILE_RESPONSES},
     )
-    async def get_file(self, path: FromPath[str], request: Request[Any, Any, Any], scope: Scope) -> ASGIResponse:
+    async def get_file(self, path: FilePath, request: Request[Any, Any, Any], scope: Scope) -> ASGIResponse:
         """Download a file (HEAD: its headers only). ETag is its SHA-256: If-None-Match answers 304; one Range
         (`bytes=a-b`, `a-`, `-n`) answers 206 with Content-Range, 416 when it starts past the end."""
         for _ in range(usecases.READ_ATTEMPTS):  # again when the version read was replaced before its bytes opened
@@ -169,7 +193,7 @@ class StorageController(Controller):
         raise usecases.too_busy()
 
     @delete("/files/{path:path}", operation_id="deleteFile", status_code=204, responses=errors(404))
-    async def delete_file(self, path: FromPath[str], scope: Scope) -> None:
+    async def delete_file(self, path: FilePath, scope: Scope) -> None:
         """Delete a file: gone for everyone once answered; its bytes are removed after."""
         ports, principal = caller(scope)
         await usecases.delete_file(ports, principal.organization_id, _file_path(scope, path))

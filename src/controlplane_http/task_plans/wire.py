@@ -9,18 +9,21 @@ import msgspec
 from msgspec import Meta
 
 from controlplane_domain.task_plans.entity import MAX_AGENT_IDS, TASK_MAX_LENGTH, PlanStatus
-from controlplane_http.wire import Request
+from controlplane_http.wire import UUID_SCHEMA, Request
 
 
 class TaskPlanCreate(Request, kw_only=True):
     task: Annotated[str, Meta(min_length=1, max_length=TASK_MAX_LENGTH, description="the task, in plain words")]
-    worker_queue_id: Annotated[str, Meta(description="where the planning runs, and later the plan's run")]
+    worker_queue_id: Annotated[
+        str, Meta(description="where the planning runs, and later the plan's run", extra_json_schema=UUID_SCHEMA)
+    ]
     agent_ids: (
         Annotated[
             list[str],
             Meta(
                 min_length=1,
                 max_length=MAX_AGENT_IDS,
+                extra_json_schema={"uniqueItems": True},
                 description="the only agents the plan's steps may use (then no team); all of the organization's "
                 "agents and teams when left out",
             ),

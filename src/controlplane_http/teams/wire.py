@@ -11,6 +11,7 @@ from msgspec import UNSET, UnsetType
 from controlplane_domain.teams.entity import TeamStatus
 from controlplane_http.agents.wire import Agent, Name
 from controlplane_http.configuration import ExecutionEnvironment, TeamConfiguration, TeamConfigurationUpdate
+from controlplane_http.runtimes.wire import RuntimeId
 from controlplane_http.wire import Request
 
 
@@ -18,7 +19,7 @@ class TeamCreate(Request, kw_only=True):
     name: Name
     description: str | None = None
     status: TeamStatus = TeamStatus.ACTIVE
-    runtime: str = "default"
+    runtime: RuntimeId = "default"
     configuration: TeamConfiguration = msgspec.field(default_factory=TeamConfiguration)
     skill_ids: list[str] | None = None
     execution_environment: ExecutionEnvironment | None = None
@@ -28,7 +29,7 @@ class TeamUpdate(Request, kw_only=True):
     name: Name | UnsetType = UNSET
     description: str | UnsetType | None = UNSET
     status: TeamStatus | UnsetType = UNSET
-    runtime: str | UnsetType = UNSET
+    runtime: RuntimeId | UnsetType = UNSET
     configuration: TeamConfigurationUpdate | UnsetType = UNSET
     skill_ids: list[str] | UnsetType | None = UNSET
     execution_environment: ExecutionEnvironment | UnsetType | None = UNSET

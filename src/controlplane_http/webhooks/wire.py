@@ -8,7 +8,7 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from controlplane_domain.webhooks.entity import MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH, DeliveryStatus
+from controlplane_domain.webhooks.entity import EVENT_NAMES, MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH, DeliveryStatus
 from controlplane_domain.webhooks.usecases import MAX_EVENTS
 from controlplane_http.wire import Request
 
@@ -22,6 +22,7 @@ EventName = Annotated[
         max_length=64,
         description="execution.completed, execution.failed, workflow_run.status_changed, worker.status_changed, "
         "error, job.fired, or * (every event)",
+        extra_json_schema={"enum": sorted(EVENT_NAMES)},
     ),
 ]
 Events = Annotated[list[EventName], Meta(min_length=1, max_length=MAX_EVENTS)]

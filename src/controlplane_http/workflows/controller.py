@@ -249,7 +249,9 @@ class WorkflowRunController(Controller):
         run_id: FromPath[str],
         scope: Scope,
         last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
-        last_event_id: Annotated[int | None, Parameter(ge=0, description="resume after this sequence number")] = None,
+        last_event_id: Annotated[
+            int | None, Parameter(ge=0, description="resume after this sequence number", schema_extra={"minimum": 0})
+        ] = None,
     ) -> Stream:
         """Server-sent events of the run's and its steps' transitions, from the first (or after `Last-Event-ID`)
         to the run's end."""

@@ -10,9 +10,9 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.workflows.entity import MAX_STEP_ATTEMPTS, MAX_STEPS, RunEventType, RunStatus, StepStatus
 from controlplane_domain.workflows.graph import TIMEOUT_MAX_SECONDS
-from controlplane_http.wire import Request
+from controlplane_http.wire import NOT_BLANK_SCHEMA, UUID_SCHEMA, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255)]
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 StepId = Annotated[str, Meta(pattern="^[A-Za-z0-9_-]{1,64}$", description="unique in the workflow")]
 Prompt = Annotated[
     str,
@@ -75,7 +75,7 @@ class WorkflowList(msgspec.Struct, kw_only=True):
 
 
 class RunCreate(Request, kw_only=True):
-    worker_queue_id: str
+    worker_queue_id: Annotated[str, Meta(extra_json_schema=UUID_SCHEMA)]
     input: dict[str, Any] = {}
 
 
