@@ -79,7 +79,7 @@ class ExecutionEnvironment(Request, kw_only=True):
     secrets: list[SecretName] = []
     integration_ids: list[str] = []
     custom_integration_ids: list[str] = []
-    mcp_servers: dict[str, MCPServerConfig] = {}
+    mcp_servers: dict[Annotated[str, Meta(extra_json_schema=NOT_BLANK_SCHEMA)], MCPServerConfig] = {}  # not blank
 
 
 class TeamConfiguration(Request, kw_only=True):
