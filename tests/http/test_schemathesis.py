@@ -123,7 +123,9 @@ ACCEPTED = (
         "a reference to nothing",
     ),
     Accepted("POST /api/v1/api-keys", "expires_at", "in the future", "the clock"),
-    Accepted("POST /api/v1/api-keys", "environment_ids|queue_ids", "only a worker key is bound", "a rule between fields"),
+    Accepted(
+        "POST /api/v1/api-keys", "environment_ids|queue_ids", "only a worker key is bound", "a rule between fields"
+    ),
     Accepted(".*", "body", "must not contain NUL", "stated once, in info.description (the coverage phase sends it)"),
     Accepted(
         r"\w+ /api/v1/custom-integrations.*",
@@ -140,7 +142,10 @@ ACCEPTED = (
         "where deliveries may go (configuration)",
     ),
     Accepted(
-        ".*", ".*", r"Expected `int( \| (null|str))?`, got `float`", "1.0: an integer to JSON Schema, a float to the decoder"
+        ".*",
+        ".*",
+        r"Expected `int( \| (null|str))?`, got `float`",
+        "1.0: an integer to JSON Schema, a float to the decoder",
     ),
 )
 POSITIVE: Counter[int] = Counter()

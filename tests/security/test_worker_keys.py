@@ -95,7 +95,7 @@ def test_bindings_are_a_worker_keys_and_name_the_organizations_own(client: TestC
     ]
     assert [response.status_code for response in refused] == [422] * len(refused), [r.text for r in refused]
     assert all(response.json()["error"]["code"] == "VALIDATION_ERROR" for response in refused)
-    assert "environment_ids[1]" in refused[3].json()["error"]["message"]
+    assert refused[3].json()["detail"][0]["loc"] == ["body", "environment_ids", 1]
 
 
 def test_only_worker_keys_and_the_service_key_lease(client: TestClient[Any]) -> None:

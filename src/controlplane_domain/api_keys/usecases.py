@@ -89,12 +89,10 @@ async def _check_bindings(uow: UnitOfWork, key: ApiKey) -> None:
     """Each environment and queue a key is bound to is one of its organization's."""
     for index, environment_id in enumerate(key.environment_ids):
         if not is_uuid(environment_id) or await uow.environments.get(key.organization_id, environment_id) is None:
-            raise ValidationFailed(
-                f"environment_ids[{index}]", f"no environment {environment_id!r} in the organization"
-            )
+            raise ValidationFailed(("environment_ids", index), "no environment of this organization has this id")
     for index, queue_id in enumerate(key.queue_ids):
         if not is_uuid(queue_id) or await uow.queues.get(key.organization_id, queue_id) is None:
-            raise ValidationFailed(f"queue_ids[{index}]", f"no worker queue {queue_id!r} in the organization")
+            raise ValidationFailed(("queue_ids", index), "no worker queue of this organization has this id")
 
 
 async def _record(uow: UnitOfWork, key: ApiKey, verb: str, details: dict[str, str] | None = None) -> None:
