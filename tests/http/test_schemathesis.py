@@ -88,7 +88,7 @@ class Accepted:
     def covers(self, operation: str, field: str, issue: str) -> bool:
         return bool(
             re.fullmatch(self.operations, operation)
-            and re.fullmatch(self.field, field)
+            and re.fullmatch(self.field, field, re.DOTALL)  # (a key the request chose may hold a newline)
             and re.search(self.issue, issue, re.DOTALL)
         )
 
@@ -105,7 +105,8 @@ ACCEPTED = (
     Accepted(
         ".*",
         ".*",
-        "exactly one|specify exactly one transport|is required for the http and sse|needs its own figure",
+        "exactly one|specify exactly one transport|is required for the http and sse|needs its own figure"
+        "|must not exceed",
         "a rule between fields",
     ),
     Accepted(
