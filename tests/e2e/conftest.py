@@ -59,14 +59,18 @@ def start_server(
         "CONTROLPLANE_DATABASE_URL": database_url,
         **extra_env,
     }
+    return launch(tmp_path, env, token, ["--host", "127.0.0.1", "--port", str(port), *args], port=port)
+
+
+def launch(
+    tmp_path: Path, env: dict[str, str], token: str, args: Sequence[str], *, port: int, timeout: float = 30
+) -> Server:
+    """`controlplane serve *args` with exactly `env`, once its health answers `token`; a server whose start
+    failed is stopped, never left running."""
     log = tmp_path / f"server-{port}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            cli("serve", "--host", "127.0.0.1", "--port", str(port), *args, env=env, cwd=tmp_path),
-            env=env,
-            cwd=tmp_path,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
+            cli("serve", *args, env=env, cwd=tmp_path), env=env, cwd=tmp_path, stdout=sink, stderr=subprocess.STDOUT
         )
     server = Server(f"http://127.0.0.1:{port}", process, log)
 
@@ -78,7 +82,11 @@ def start_server(
         except httpx.TransportError:
             return False
 
-    wait_until(ready, timeout=30)
+    try:
+        wait_until(ready, timeout=timeout)
+    except BaseException:
+        stop_server(server)
+        raise
     return server
 
 

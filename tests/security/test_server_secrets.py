@@ -12,7 +12,6 @@ import asyncio
 import base64
 import os
 import secrets
-import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ import sqlalchemy as sa
 
 from controlplane_adapters.settings.environment import SECRET_VARIABLES
 from tests.databases import truncate
-from tests.e2e.conftest import Server, cli, free_port, stop_server
+from tests.e2e.conftest import Server, free_port, launch, stop_server
 from tests.s3 import REGION, new_bucket
 from tests.support import bearer, make_jwt, wait_until
 
@@ -69,27 +68,8 @@ def _environment(extra: dict[str, str]) -> dict[str, str]:
 
 def _launch(tmp_path: Path, env: dict[str, str], token: str, args: list[str]) -> Server:
     port = free_port()
-    log = tmp_path / f"server-{port}.log"
-    command = cli("serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "debug", "--access-log",
-                  *args, env=env, cwd=tmp_path)  # fmt: skip
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=sink, stderr=subprocess.STDOUT)
-    server = Server(f"http://127.0.0.1:{port}", process, log)
-
-    def ready() -> bool:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            return httpx.get(f"{server.url}/api/health", headers=bearer(token), timeout=1).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        wait_until(ready, timeout=60)
-    except BaseException:
-        stop_server(server)  # (no server left running after a start that failed)
-        raise
-    return server
+    arguments = ["--host", "127.0.0.1", "--port", str(port), "--log-level", "debug", "--access-log", *args]
+    return launch(tmp_path, env, token, arguments, port=port, timeout=60)
 
 
 def start_in_environment(tmp_path: Path, postgres_url: str, s3_endpoint: str) -> Start:
