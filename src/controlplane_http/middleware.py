@@ -211,11 +211,13 @@ class SecurityMiddleware:
         return decision.raw_headers()
 
     async def _count(self, principal: Principal, method: str, path: str) -> RateDecision:
-        if is_worker_traffic(method, path):
-            per_minute = await self.limits.worker(principal.organization_id)
-            return await self.limiter.hit(f"worker:{principal.credential_id}", per_minute)
-        per_minute = await self.limits.api(principal.organization_id)
-        return await self.limiter.hit(f"api:{principal.credential_id}", per_minute)
+        worker = is_worker_traffic(method, path)
+        bucket = f"{'worker' if worker else 'api'}:{principal.credential_id}"
+        if principal.operator:  # the service key: its own figure, never a tenant tier (docs/api-decisions.md)
+            return await self.limiter.hit(bucket, self.limits.service())
+        organization = principal.organization_id
+        per_minute = await (self.limits.worker(organization) if worker else self.limits.api(organization))
+        return await self.limiter.hit(bucket, per_minute)
 
 
 class AuthorizationMiddleware:
