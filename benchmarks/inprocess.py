@@ -127,7 +127,8 @@ async def seeded_app(
     agent the round trip executes; `webhook`: with a webhook of every event, whose deliveries are written to the
     outbox but not sent: the app delivers nothing here); stopped on leaving."""
     settings = Settings(database_url=database_url, service_api_key=KEY, rate_limit_per_minute=10**9,
-                        worker_rate_limit_per_minute=10**9, fast_lane=fast_lane, webhooks_deliver=False,
+                        worker_rate_limit_per_minute=10**9, service_rate_limit_per_minute=10**9,
+                        fast_lane=fast_lane, webhooks_deliver=False,
                         secrets_key=WEBHOOK_KEY if webhook else None,
                         database_statement_timeout_ms=statement_timeout_ms)  # fmt: skip
     app = build_app(settings, policy_engine=policy_engine)

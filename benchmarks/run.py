@@ -148,6 +148,7 @@ def server_env(database_url: str) -> dict[str, str]:
         "CONTROLPLANE_DATABASE_URL": database_url,
         "CONTROLPLANE_RATE_LIMIT_PER_MINUTE": "1000000",
         "CONTROLPLANE_WORKER_RATE_LIMIT_PER_MINUTE": "1000000",
+        "CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE": "1000000",  # (the load calls with the service key)
         "CONTROLPLANE_LOG_LEVEL": "warning",
     }
 

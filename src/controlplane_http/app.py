@@ -10,7 +10,6 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Server
 from litestar.routes import HTTPRoute
 
@@ -22,6 +21,7 @@ from controlplane_domain.principal import Principal, Role
 from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION
 from controlplane_http.agents.controller import AgentController
 from controlplane_http.analytics.controller import AnalyticsController
+from controlplane_http.api_docs.controller import SwaggerAssetController, swagger_page
 from controlplane_http.api_keys.controller import ApiKeyController
 from controlplane_http.audit.controller import AuditEventController
 from controlplane_http.body import StrictJSONBody
@@ -94,6 +94,7 @@ CONTROLLERS = [
     AuditEventController,
     ContextGraphController,
     MetricsController,
+    SwaggerAssetController,
 ]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
@@ -105,7 +106,7 @@ def openapi_config() -> OpenAPIConfig:
         description=f"Multi-tenant control plane for AI agents, teams, workers and executions (API {API_VERSION}). "
         "Request bodies are JSON objects without unknown fields; no text may hold U+0000 (NUL): both are 422.",
         path="/api",
-        render_plugins=[SwaggerRenderPlugin(path="/docs")],
+        render_plugins=[swagger_page("/docs")],  # (its assets from the package: api_docs/)
         servers=[Server(url="/")],
         components=Components(
             security_schemes={

@@ -274,6 +274,7 @@ def build_app(
         worker_per_minute=settings.worker_rate_limit_per_minute,
         anonymous_per_minute=settings.rate_limit_per_minute,
         webhook_per_minute=settings.webhook_rate_limit_per_minute,
+        service_per_minute=settings.service_rate_limit_per_minute,
     )
     app = create_app(
         ports=ports,

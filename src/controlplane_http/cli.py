@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from controlplane_adapters.settings.environment import secret_values, withdraw_s
 from controlplane_adapters.settings.loading import load_settings
 from controlplane_adapters.settings.model import MEMORY_URL, ConfigError, Settings, StartupFailed
 from controlplane_domain.errors import DomainError
+from controlplane_http import API_VERSION
 from controlplane_http.secrets.cli import add_commands as add_secrets_commands
 
 CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
@@ -238,8 +240,18 @@ def _worker(args: argparse.Namespace) -> int:
     return run_worker(config)
 
 
+def version() -> str:
+    """What `controlplane --version` prints: the installed package's version and the API's."""
+    try:
+        installed = metadata.version("agent-control-plane")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        installed = "unknown"
+    return f"controlplane {installed} (API {API_VERSION})"
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="controlplane", description="Agent Control Plane")
+    root.add_argument("--version", action="version", version=version())
     root.add_argument("--config", default=None, help="YAML configuration file (or CONTROLPLANE_CONFIG)")
     commands = root.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the HTTP server")

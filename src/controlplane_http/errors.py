@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
+import msgspec.inspect as types
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
@@ -54,6 +56,10 @@ HTTP_CODES = {
 _AT = re.compile(r"^(?P<msg>.*?)(?: - at `(?P<path>\$[^`]*)`)?$", re.DOTALL)
 _PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[\.\.\.\]")
 _FIELD_IN_MSG = re.compile(r"(?:unknown|required) field `([^`]+)`")
+# msgspec's words for a value outside an enum, a Literal, or a tagged union's tags
+_NOT_A_CHOICE = re.compile(r"^Invalid (?:enum )?value ")
+_FIELDS = (types.StructType, types.TypedDictType, types.DataclassType)
+_ITEMS = (types.ListType, types.SetType, types.FrozenSetType, types.VarTupleType)
 
 
 def envelope(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -75,11 +81,16 @@ def validation_body(loc: list[str | int], message: str, *more: tuple[list[str | 
     }
 
 
-def validation_response(items: list[tuple[list[str | int], str, str]]) -> Response[Any]:
-    """422 with the spec's `detail` list and the envelope naming the first failing field."""
+def validation_response(
+    items: list[tuple[list[str | int], str, str]], allowed: list[Any] | None = None
+) -> Response[Any]:
+    """422 with the spec's `detail` list and the envelope naming the first failing field (and, when its value is
+    not one of a closed set, that set in `details.allowed`)."""
     (first_loc, first_msg, first_kind), *rest = items
     body = validation_body(first_loc, first_msg, *rest)
     body["detail"][0]["type"] = first_kind
+    if allowed is not None:
+        body["error"]["details"]["allowed"] = allowed
     return _json(422, body)
 
 
@@ -111,6 +122,94 @@ def _litestar_validation(exc: ValidationException) -> list[tuple[list[str | int]
     return items or [(["request"], exc.detail or "invalid request", "value_error")]
 
 
+def allowed_values(kind: Any, path: Sequence[str | int]) -> list[Any] | None:
+    """The values a value of type `kind` may hold at `path` (msgspec's error path, as JSON names and indexes), when
+    they are a closed set: an Enum's, a Literal's, a tagged union's tags, or those an `extra_json_schema` enum
+    narrows them to (what the OpenAPI document lists). None when the type there is no such set."""
+    try:
+        info = types.type_info(kind)
+    except Exception:  # (not a type msgspec knows: nothing to add; a 422 stays a 422, whatever happens here)
+        return None
+    return _allowed(info, list(path))
+
+
+def _allowed(info: types.Type, path: list[str | int]) -> list[Any] | None:
+    narrowed: list[Any] | None = None
+    while isinstance(info, types.Metadata):
+        listed = (info.extra_json_schema or {}).get("enum")
+        narrowed = list(listed) if isinstance(listed, list) else narrowed
+        info = info.type
+    if not path:
+        if narrowed is not None:
+            return narrowed
+        if isinstance(info, types.EnumType):
+            return [member.value for member in info.cls]
+        if isinstance(info, types.LiteralType):
+            return list(info.values)
+        branches = info.types if isinstance(info, types.UnionType) else ()
+        return next((found for branch in branches if (found := _allowed(branch, [])) is not None), None)
+    step, rest = path[0], path[1:]
+    if isinstance(info, types.UnionType):
+        tagged = [branch for branch in info.types if isinstance(branch, types.StructType) and branch.tag_field]
+        if tagged and not rest and all(branch.tag_field == step for branch in tagged):
+            return [branch.tag for branch in tagged]
+        return next((found for branch in info.types if (found := _allowed(branch, path)) is not None), None)
+    if isinstance(info, types.StructType) and info.tag_field == step and not rest:
+        return [info.tag]
+    if isinstance(info, _FIELDS):
+        field = next((field for field in info.fields if field.encode_name == step), None)
+        return None if field is None else _allowed(field.type, rest)
+    if isinstance(info, _ITEMS) and isinstance(step, int):
+        return _allowed(info.item_type, rest)
+    if isinstance(info, types.TupleType) and isinstance(step, int) and step < len(info.item_types):
+        return _allowed(info.item_types[step], rest)
+    if isinstance(info, types.DictType) and isinstance(step, str):
+        return _allowed(info.value_type, rest)
+    return None
+
+
+def _quoted(value: Any) -> str:
+    return f"'{value}'" if isinstance(value, str) else str(value)
+
+
+def teaching(message: str, kind: Any, path: Sequence[str | int]) -> tuple[str, list[Any] | None]:
+    """msgspec's message for a value outside a closed set, with the set named (`Invalid enum value 'x': expected
+    one of 'a', 'b'`), and the set; other messages as they are."""
+    if not _NOT_A_CHOICE.match(message) or kind is None:
+        return message, None
+    allowed = allowed_values(kind, path)
+    if not allowed:
+        return message, None
+    return f"{message}: expected one of {', '.join(_quoted(value) for value in allowed)}", allowed
+
+
+def _parameter_type(request: Request[Any, Any, Any], name: str) -> Any:
+    """The annotation of the route's parameter `name` (`data`: its body), or None."""
+    handler = request.scope.get("route_handler")
+    field = None if handler is None else handler.parsed_fn_signature.parameters.get(name)
+    return None if field is None else field.annotation
+
+
+def _taught(
+    request: Request[Any, Any, Any], items: list[tuple[list[str | int], str, str]]
+) -> tuple[list[tuple[list[str | int], str, str]], list[Any] | None]:
+    """The 422 items with each enum error's allowed values named: a body's (`["body", *path]`), resolved against
+    the route's body type, or a query parameter's (`["query", name, *path]`) against its declared type; and the
+    first item's values."""
+    named: list[tuple[list[str | int], str, str]] = []
+    first: list[Any] | None = None
+    for index, (loc, message, kind) in enumerate(items):
+        allowed = None
+        if loc and loc[0] == "body":
+            message, allowed = teaching(message, _parameter_type(request, "data"), loc[1:])
+        elif len(loc) > 1 and loc[0] == "query":
+            message, allowed = teaching(message, _parameter_type(request, str(loc[1])), loc[2:])
+        if index == 0:
+            first = allowed
+        named.append((loc, message, kind))
+    return named, first
+
+
 def domain_error(exc: DomainError) -> tuple[int, dict[str, Any], dict[str, str] | None]:
     """Status, body and extra headers of the response to a domain error."""
     if isinstance(exc, ValidationFailed):
@@ -134,11 +233,11 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
         return _domain_response(exc)
     if isinstance(exc, msgspec.ValidationError):
         loc, message = _msgspec_loc(exc)
-        return validation_response([(loc, message, "value_error")])
+        return validation_response(*_taught(request, [(loc, message, "value_error")]))
     if isinstance(exc, msgspec.DecodeError):
         return _json(400, envelope(400, "BAD_REQUEST", f"malformed JSON body: {exc}"))
     if isinstance(exc, ValidationException):
-        return validation_response(_litestar_validation(exc))
+        return validation_response(*_taught(request, _litestar_validation(exc)))
     if isinstance(exc, HTTPException) and exc.status_code < 500:
         status = exc.status_code
         message = exc.detail if exc.detail else HTTP_CODES.get(status, "error").replace("_", " ").lower()

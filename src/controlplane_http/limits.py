@@ -1,4 +1,5 @@
-"""Which per-minute figure applies to a request: the standard tier, or the organization's own (cached briefly)."""
+"""Which per-minute figure applies to a request: the standard tier, or the organization's own (cached briefly);
+the service key has its own."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ class LimitPolicy:
     anonymous_per_minute: int = 100
     webhook_per_minute: int = 60
     """Deliveries a minute to one job's webhook (counted per job, whoever sends them)."""
+    service_per_minute: int = 100_000
+    """The service key's own figure (the operator's: no tenant tier applies to it), API and worker traffic apart."""
     _cache: dict[str, tuple[float, OrganizationSettings]] = field(default_factory=dict)
 
     async def _settings(self, organization_id: str) -> OrganizationSettings:
@@ -36,6 +39,10 @@ class LimitPolicy:
 
     def forget(self, organization_id: str) -> None:
         self._cache.pop(organization_id, None)
+
+    def service(self) -> int:
+        """The service key's figure: its own, whatever its organization's tier."""
+        return self.service_per_minute
 
     async def api(self, organization_id: str) -> int:
         return (await self._settings(organization_id)).api_limit(self.standard_per_minute)

@@ -17,6 +17,7 @@ from controlplane_domain.audit.context import leave as leave_audit
 from controlplane_domain.errors import DomainError, Unauthenticated
 from controlplane_domain.ports import Ports, TokenVerifier
 from controlplane_domain.principal import Principal
+from controlplane_http.api_docs.controller import ASSETS_PREFIX as DOCS_ASSETS_PREFIX
 from controlplane_http.audit.context import enter_audit
 from controlplane_http.body import foreign_media_type
 from controlplane_http.clients import client_address, networks
@@ -33,15 +34,25 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-# The OpenAPI document and its Swagger page: the only paths served without credentials (exactly these); the
-# metrics, which check their own (operations/controller.py: the metrics token, or loopback callers only); and the
-# dashboard's page and assets (under DASHBOARD_PREFIX: they hold no data; the page asks the API with a key).
+# The OpenAPI document and its Swagger page: the only paths served without credentials (exactly these), with the
+# page's assets (under DOCS_ASSETS_PREFIX); the metrics, which check their own (operations/controller.py: the
+# metrics token, or loopback callers only); and the dashboard's page and assets (under DASHBOARD_PREFIX: they hold
+# no data; the page asks the API with a key).
 PUBLIC_PATHS = frozenset({"/api/openapi.json", "/api/docs", "/api/docs/", "/metrics"})
 DASHBOARD_PREFIX = "/dashboard"
 # Job webhooks: no bearer (the Standard Webhooks signature authenticates a delivery, checked by the route), counted
 # per job (`webhook:<job id>`), whoever sends them. Exactly `POST /api/v1/webhooks/jobs/<one segment>`: the
 # webhooks area's routes (`/api/v1/webhooks/{webhook_id}/...`, bearer required) share the prefix `/api/v1/webhooks/`.
 WEBHOOK_PREFIX = "/api/v1/webhooks/jobs/"
+
+
+def is_public(path: str) -> bool:
+    """A path served without credentials (counted per client address)."""
+    return (
+        path in PUBLIC_PATHS
+        or path == DASHBOARD_PREFIX
+        or path.startswith((DASHBOARD_PREFIX + "/", DOCS_ASSETS_PREFIX))
+    )
 
 
 def is_job_webhook(method: str, path: str) -> bool:
@@ -152,7 +163,7 @@ class SecurityMiddleware:
         client = client_address(scope, self.trusted) or "unknown"  # (the audit context reads the same)
         failure: DomainError | None = None
         principal: Principal | None = None
-        if path in PUBLIC_PATHS or path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/"):
+        if is_public(path):
             decision = await self.limiter.hit(f"ip:{client}", self.limits.anonymous_per_minute)
         elif is_job_webhook(scope["method"], path):
             job = path[len(WEBHOOK_PREFIX) :].strip("/").lower()
@@ -200,11 +211,13 @@ class SecurityMiddleware:
         return decision.raw_headers()
 
     async def _count(self, principal: Principal, method: str, path: str) -> RateDecision:
-        if is_worker_traffic(method, path):
-            per_minute = await self.limits.worker(principal.organization_id)
-            return await self.limiter.hit(f"worker:{principal.credential_id}", per_minute)
-        per_minute = await self.limits.api(principal.organization_id)
-        return await self.limiter.hit(f"api:{principal.credential_id}", per_minute)
+        worker = is_worker_traffic(method, path)
+        bucket = f"{'worker' if worker else 'api'}:{principal.credential_id}"
+        if principal.operator:  # the service key: its own figure, never a tenant tier (docs/api-decisions.md)
+            return await self.limiter.hit(bucket, self.limits.service())
+        organization = principal.organization_id
+        per_minute = await (self.limits.worker(organization) if worker else self.limits.api(organization))
+        return await self.limiter.hit(bucket, per_minute)
 
 
 class AuthorizationMiddleware:

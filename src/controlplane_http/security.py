@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from litestar.handlers.base import BaseRouteHandler
-from litestar.params import QueryParameter
+from litestar.params import CookieParameter, HeaderParameter, ParameterKwarg, QueryParameter
 
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.api_keys import usecases as api_keys
@@ -163,11 +163,19 @@ def _query_alias(handler: BaseRouteHandler, name: str) -> str | None:
     return alias if isinstance(alias, str) else None
 
 
+def _elsewhere(handler: BaseRouteHandler, name: str) -> bool:
+    """Whether the parameter is read from a header or a cookie (`HeaderParameter(name="Last-Event-ID")`)."""
+    definition = handler.parsed_fn_signature.parameters[name].kwarg_definition
+    if isinstance(definition, HeaderParameter | CookieParameter):
+        return True
+    return isinstance(definition, ParameterKwarg) and bool(definition.header or definition.cookie)
+
+
 def _declared_query(handler: BaseRouteHandler) -> frozenset[str]:
     """The query parameters the handler declares, kept in its `opt` (its `handler_id` is rebuilt per access)."""
     names: frozenset[str] | None = handler.opt.get(_QUERY_NAMES)
     if names is None:
-        parameters = set(handler.parsed_fn_signature.parameters)
+        parameters = {name for name in handler.parsed_fn_signature.parameters if not _elsewhere(handler, name)}
         dependencies = set(handler.resolve_dependencies())
         path_names = {name.split(":")[0] for path in handler.paths for name in re.findall(r"{([^}]+)}", path)}
         declared = parameters - dependencies - path_names - _RESERVED
@@ -181,12 +189,18 @@ QUERY_PREFIXES = "query_prefixes"
 
 
 def reject_unknown_query(query_string: bytes, handler: BaseRouteHandler) -> None:
-    """A query parameter the route does not declare is a validation error, like an unknown body field."""
+    """A query parameter the route does not declare is a validation error, like an unknown body field; the error
+    names the ones it declares."""
     names = {name for name, _ in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)}
     prefixes: tuple[str, ...] = handler.opt.get(QUERY_PREFIXES, ())
-    unknown = sorted(name for name in names - _declared_query(handler) if not name.startswith(prefixes))
+    declared = _declared_query(handler)
+    unknown = sorted(name for name in names - declared if not name.startswith(prefixes))
     if unknown:
-        raise ValidationFailed(unknown[0], "unknown query parameter", "query")
+        known = [*sorted(declared), *(f"{prefix}<key>" for prefix in prefixes)]
+        named = f"known: {', '.join(known)}" if known else "this route takes none"
+        error = ValidationFailed(unknown[0], f"unknown query parameter ({named})", "query")
+        error.details["known"] = known  # (the 422's `details.known`: the same names, for a program)
+        raise error
 
 
 async def authorize(ports: Ports, scope: MutableMapping[str, Any], principal: Principal | None) -> None:

@@ -104,7 +104,9 @@ async def test_the_async_stream_resumes_too(sqlite_server: Server) -> None:
 
 def test_a_429_whose_retry_after_exceeds_the_cap_is_raised_at_once(tmp_path: Path) -> None:
     limited = start_server(
-        tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'limited.db'}", CONTROLPLANE_RATE_LIMIT_PER_MINUTE="3"
+        tmp_path,
+        f"sqlite+aiosqlite:///{tmp_path / 'limited.db'}",
+        CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE="3",  # (the client calls with the service key)
     )
     waits: list[float] = []
     try:

@@ -1,6 +1,7 @@
 """The operator dashboard in a real headless Chromium (Debian's package, driven by Playwright), against a real
 server: sign in with a key, watch an execution live over its SSE stream, see workers, queues, jobs and runs.
-Screenshots are kept in `test-artifacts/dashboard/` (or $CONTROLPLANE_TEST_ARTIFACTS) for a person to look at."""
+Screenshots are kept in `test-artifacts/dashboard/` (or $CONTROLPLANE_TEST_ARTIFACTS) for a person to look at.
+The API's Swagger page (`/api/docs`) is driven the same way, with every request off loopback refused."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -140,3 +142,41 @@ def test_the_dashboard_is_public_strict_and_outside_the_api_document(sqlite_serv
     document = httpx.get(f"{sqlite_server.url}/api/openapi.json", timeout=5).json()
     assert not any(path.startswith("/dashboard") for path in document["paths"])
     assert httpx.get(f"{sqlite_server.url}/api/v1/executions", timeout=5).status_code == 401, "the API stays closed"
+
+
+def test_the_api_docs_render_without_internet(sqlite_server: Server, browser: Any) -> None:
+    """Swagger UI comes from the package: with every request that leaves loopback refused, none is even tried,
+    and the page lists the operations of the document and opens one."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    requested: list[str] = []
+    refused: list[str] = []
+
+    def only_loopback(route: Any) -> None:
+        url = route.request.url
+        requested.append(url)
+        if urlsplit(url).hostname == "127.0.0.1" or url.startswith("data:"):
+            route.continue_()
+        else:
+            refused.append(url)
+            route.abort("internetdisconnected")
+
+    context.route("**/*", only_loopback)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(f"{sqlite_server.url}/api/docs")
+        expect(page.locator(".swagger-ui .info .title")).to_contain_text("Agent Control Plane API")
+        listing = page.locator("#operations-agents-listAgents")
+        expect(listing).to_contain_text("GET")
+        expect(listing).to_contain_text("/api/v1/agents")
+        listing.locator(".opblock-summary-control").click()  # opens the operation: its parameters, as documented
+        expect(listing.locator(".parameters-container")).to_contain_text("limit")
+        shot(page, "06-api-docs-offline")
+    finally:
+        context.close()
+    assert refused == [], f"the page reached outside the service: {refused}"
+    assert any("/api/docs/assets/" in url for url in requested), requested
+    assert errors == [], f"the page raised: {errors}"

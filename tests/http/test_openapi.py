@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
+from importlib import resources
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
+from controlplane_http.api_docs.controller import SWAGGER_UI_VERSION
 from tests.support import BEFORE_THE_STORE
 
 pytestmark = BEFORE_THE_STORE  # (the document is the app's: the same on every store)
@@ -91,6 +95,38 @@ def test_docs_ui_is_served(client: TestClient[Any]) -> None:
     assert response.status_code == 200
     assert "swagger" in response.text.lower()
     assert "Agent Control Plane API" in response.text
+
+
+def test_the_docs_page_loads_only_what_the_service_serves(client: TestClient[Any]) -> None:
+    client.headers.pop("Authorization", None)
+    page = client.get("/api/docs").text
+    loaded = re.findall(r"""(?:src|href)=["']([^"']+)["']""", page)
+    assert len(loaded) == 4, loaded  # the bundle, the standalone preset, the stylesheet, the icon: all of ours
+    for url in loaded:
+        assert url.startswith(f"/api/docs/assets/swagger-ui-{SWAGGER_UI_VERSION}/"), url
+        asset = client.get(url)
+        assert asset.status_code == 200, url
+        assert asset.headers["content-type"].split(";")[0] in {"text/javascript", "text/css", "image/png"}
+        assert asset.headers["x-content-type-options"] == "nosniff"
+        assert len(asset.content) > 500, url
+    # what is served is the swagger-ui-dist release the URLs name, under its license
+    shipped = resources.files("controlplane_http.api_docs") / "static" / "swagger-ui"
+    package = json.loads((shipped / "package.json").read_text())
+    assert (package["name"], package["version"]) == ("swagger-ui-dist", SWAGGER_UI_VERSION)
+    assert (shipped / "LICENSE").read_text().startswith("\n                                 Apache License")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/api/docs/assets/swagger-ui-{SWAGGER_UI_VERSION}/package.json",
+        f"/api/docs/assets/swagger-ui-{SWAGGER_UI_VERSION}/..%2F..%2Fcontroller.py",
+        "/api/docs/assets/swagger-ui-0.0.1/swagger-ui.css",
+    ],
+)
+def test_nothing_else_is_served_as_a_docs_asset(client: TestClient[Any], path: str) -> None:
+    client.headers.pop("Authorization", None)
+    assert client.get(path).status_code == 404
 
 
 @pytest.mark.parametrize("path", ["/api/openapi.json", "/api/docs"])

@@ -13,7 +13,7 @@ from controlplane_http.bootstrap import build_app
 from tests.conftest import app_settings
 from tests.http.test_agents import create_agent
 from tests.http.test_failures import ExplodingPolicy, app_failing_with
-from tests.support import BEFORE_THE_STORE, SERVICE_KEY, bearer
+from tests.support import BEFORE_THE_STORE, DEFAULT_ORG, SERVICE_KEY, bearer, make_jwt
 
 GENERATED = re.compile(r"^[0-9a-f]{32}$")
 
@@ -61,7 +61,7 @@ def test_the_longest_client_id_is_kept(client: TestClient[Any]) -> None:
 
 def test_a_rate_limited_answer_carries_it() -> None:
     with TestClient(build_app(app_settings("memory://", rate_limit=2))) as client:
-        client.headers.update(bearer(SERVICE_KEY))
+        client.headers.update(bearer(make_jwt(DEFAULT_ORG)))  # (a tenant's key: the service key has its own figure)
         answers = [client.get("/api/v1/teams", headers={"X-Request-ID": f"r-{i}"}) for i in range(3)]
     assert [a.status_code for a in answers] == [200, 200, 429]
     assert [a.headers["x-request-id"] for a in answers] == ["r-0", "r-1", "r-2"]

@@ -27,6 +27,7 @@ def conformance_app() -> Litestar:
         service_api_key=SERVICE_KEY,
         rate_limit_per_minute=1_000_000,
         worker_rate_limit_per_minute=1_000_000,
+        service_rate_limit_per_minute=1_000_000,
         auth=AuthSettings(jwt_secret=JWT_SECRET),
     )
     return build_app(settings, clock=SystemClock())

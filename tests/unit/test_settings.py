@@ -182,3 +182,16 @@ def test_the_statement_timeout_from_the_environment_or_the_file(tmp_path: Path) 
     for bad in ("-1", "soon", "3600001"):
         with pytest.raises(ConfigError, match="CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS"):
             load_settings(env={"CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS": bad})
+
+
+def test_the_service_keys_figure_from_the_environment_or_the_file(tmp_path: Path) -> None:
+    assert load_settings(env={}).service_rate_limit_per_minute == 100_000
+    env = {"CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE": "5000"}
+    assert load_settings(env=env).service_rate_limit_per_minute == 5000
+    path = tmp_path / "config.yaml"
+    path.write_text("server:\n  service_rate_limit_per_minute: 2500\n")
+    assert load_settings(env={}, config_file=str(path)).service_rate_limit_per_minute == 2500
+    assert load_settings(env=env, config_file=str(path)).service_rate_limit_per_minute == 5000
+    for bad in ("0", "many", "1000001"):
+        with pytest.raises(ConfigError, match="CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE"):
+            load_settings(env={"CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE": bad})

@@ -38,7 +38,7 @@ YAML_KEYS: dict[str, frozenset[str]] = {
     "": frozenset({"server", "database", "redis"}),
     "server": frozenset({
         "host", "port", "default_organization", "auth", "rate_limit_per_minute", "worker_rate_limit_per_minute",
-        "max_body_bytes", "trusted_proxies", "public_url",
+        "service_rate_limit_per_minute", "max_body_bytes", "trusted_proxies", "public_url",
     }),
     "server.auth": frozenset({
         "required", "methods", "api_key_header", "jwt_secret", "api_key", "jwt_audience", "jwt_issuer",
@@ -129,6 +129,13 @@ def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
                 "server.worker_rate_limit_per_minute", value, maximum=MAX_RATE_PER_MINUTE
             ),
         )
+    if (value := _dig(data, "server.service_rate_limit_per_minute")) is not None:
+        settings = replace(
+            settings,
+            service_rate_limit_per_minute=parse_int(
+                "server.service_rate_limit_per_minute", value, maximum=MAX_RATE_PER_MINUTE
+            ),
+        )
     if (value := _dig(data, "server.max_body_bytes")) is not None:
         settings = replace(settings, max_body_bytes=parse_int("server.max_body_bytes", value, maximum=MAX_BODY_BYTES))
     if (value := _dig(data, "redis.url")) is not None:
@@ -195,6 +202,9 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
     if (value := env.get("CONTROLPLANE_WORKER_RATE_LIMIT_PER_MINUTE")) is not None:
         rate = parse_int("CONTROLPLANE_WORKER_RATE_LIMIT_PER_MINUTE", value, maximum=MAX_RATE_PER_MINUTE)
         settings = replace(settings, worker_rate_limit_per_minute=rate)
+    if (value := env.get("CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE")) is not None:
+        rate = parse_int("CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE", value, maximum=MAX_RATE_PER_MINUTE)
+        settings = replace(settings, service_rate_limit_per_minute=rate)
     if (value := env.get("CONTROLPLANE_MAX_BODY_BYTES")) is not None:
         settings = replace(
             settings, max_body_bytes=parse_int("CONTROLPLANE_MAX_BODY_BYTES", value, maximum=MAX_BODY_BYTES)

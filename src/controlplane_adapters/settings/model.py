@@ -43,6 +43,10 @@ class Settings:
     worker_heartbeat_interval_seconds: int = 30
     rate_limit_per_minute: int = 100
     worker_rate_limit_per_minute: int = 1200
+    service_rate_limit_per_minute: int = 100_000
+    """CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE (`server.service_rate_limit_per_minute`): the service key's
+    (SERVICE_API_KEY's) own requests a minute, for its API calls and, apart, its worker-protocol calls. The
+    operator's key is never held to a tenant tier (its organization's or the standard figures)."""
     redis_url: str | None = None
     redis_namespace: str = "controlplane"
     max_body_bytes: int = 1024 * 1024

@@ -70,7 +70,12 @@ class MemoryWorkerRepository:
     async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
         counts: dict[str, int] = {}
         for (org, _), worker in self.rows.items():
-            if org == organization_id and worker.queue_id in queue_ids and worker.last_heartbeat_at >= since:
+            if (
+                org == organization_id
+                and worker.queue_id in queue_ids
+                and worker.status is not WorkerStatus.OFFLINE
+                and worker.last_heartbeat_at >= since
+            ):
                 queue_id = worker.queue_id or ""
                 counts[queue_id] = counts.get(queue_id, 0) + 1
         return counts

@@ -175,6 +175,7 @@ class SqlWorkerRepository:
             .where(
                 t.c.organization_id == organization_id,
                 t.c.queue_id.in_(list(queue_ids)),
+                t.c.status != WorkerStatus.OFFLINE.value,
                 t.c.last_heartbeat_at >= since,
             )
             .group_by(t.c.queue_id)

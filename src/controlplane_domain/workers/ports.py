@@ -44,4 +44,5 @@ class WorkerRepository(Protocol):
         True when this call changed it (of two nodes' sweeps, exactly one)."""
 
     async def count_active(self, organization_id: str, queue_ids: Sequence[str], since: datetime) -> dict[str, int]:
-        """Workers per queue whose last heartbeat is at or after `since`."""
+        """Workers per queue not stored as `offline` (a worker that reported it is out at once) whose last heartbeat
+        is at or after `since`."""
