@@ -20,7 +20,7 @@ from controlplane_http.reference_worker.config import WorkerConfig, check_worker
 from controlplane_http.reference_worker.control_plane import ControlPlane, Refused, Stale, heartbeat_answer
 from controlplane_http.reference_worker.model import ChatModel
 from controlplane_http.reference_worker.tasks import Outcome, Task, TaskRun
-from controlplane_http.workers.wire import HeartbeatResponse
+from controlplane_wire.workers import HeartbeatResponse
 
 log = logging.getLogger("controlplane.worker")
 

@@ -10,7 +10,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.skills.catalog import SKILL_TYPES_BY_NAME
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
+from controlplane_wire.base import NOT_BLANK_SCHEMA, Request
 
 Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 SkillTypeName = Annotated[

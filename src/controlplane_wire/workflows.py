@@ -10,7 +10,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.workflows.entity import MAX_STEP_ATTEMPTS, MAX_STEPS, RunEventType, RunStatus, StepStatus
 from controlplane_domain.workflows.graph import TIMEOUT_MAX_SECONDS
-from controlplane_http.wire import NOT_BLANK_SCHEMA, UUID_SCHEMA, Request
+from controlplane_wire.base import NOT_BLANK_SCHEMA, UUID_SCHEMA, Request
 
 Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 StepId = Annotated[str, Meta(pattern="^[A-Za-z0-9_-]{1,64}$", description="unique in the workflow")]

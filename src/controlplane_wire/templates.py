@@ -9,8 +9,8 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.templates.entity import TemplateKind
-from controlplane_http.agents.wire import Name
-from controlplane_http.wire import Request
+from controlplane_wire.agents import Name
+from controlplane_wire.base import Request
 
 ParameterName = Annotated[
     str, Meta(pattern="^[A-Za-z_][A-Za-z0-9_]*$", max_length=64, description="an identifier, unique in the template")

@@ -9,7 +9,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.jobs.entity import Misfire, Overlap, RunStatus, TriggerType
-from controlplane_http.wire import NOT_BLANK_SCHEMA, UUID_SCHEMA, Request
+from controlplane_wire.base import NOT_BLANK_SCHEMA, UUID_SCHEMA, Request
 
 Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Cron = Annotated[str, Meta(min_length=1, max_length=255, description="five fields: minute hour day month weekday")]

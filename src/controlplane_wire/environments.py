@@ -9,8 +9,8 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.environments.entity import MAX_QUEUE_WORKERS, EnvironmentStatus, QueueStatus
-from controlplane_http.agents.wire import Name
-from controlplane_http.wire import Request
+from controlplane_wire.agents import Name
+from controlplane_wire.base import Request
 
 Interval = Annotated[int, Meta(ge=1, le=3600)]
 MaxWorkers = Annotated[int, Meta(ge=1, le=MAX_QUEUE_WORKERS)]

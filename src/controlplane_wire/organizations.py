@@ -9,7 +9,7 @@ import msgspec
 from msgspec import Meta
 
 from controlplane_domain.organizations.entity import Tier
-from controlplane_http.wire import Request
+from controlplane_wire.base import Request
 
 PerMinute = Annotated[int, Meta(ge=1, le=1_000_000)]
 QuotaBytes = Annotated[int, Meta(ge=0, le=2**63 - 1, description="bytes of files the organization may keep")]

@@ -19,7 +19,7 @@ from controlplane_domain.integrations.entity import (
     MAX_SETUP_COMMANDS,
     MODE_TEXT,
 )
-from controlplane_http.wire import NOT_BLANK, NOT_BLANK_SCHEMA, Request
+from controlplane_wire.base import NOT_BLANK, NOT_BLANK_SCHEMA, Request
 
 Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Kind = Annotated[

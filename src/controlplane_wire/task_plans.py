@@ -9,7 +9,7 @@ import msgspec
 from msgspec import Meta
 
 from controlplane_domain.task_plans.entity import MAX_AGENT_IDS, TASK_MAX_LENGTH, PlanStatus
-from controlplane_http.wire import UUID_SCHEMA, Request
+from controlplane_wire.base import UUID_SCHEMA, Request
 
 
 class TaskPlanCreate(Request, kw_only=True):

@@ -8,8 +8,8 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from controlplane_http.runtimes.wire import RuntimeId
-from controlplane_http.wire import Request
+from controlplane_wire.base import Request
+from controlplane_wire.runtimes import RuntimeId
 
 Text255 = Annotated[str, Meta(min_length=1, max_length=255)]
 Price = Annotated[

@@ -10,7 +10,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.webhooks.entity import EVENT_NAMES, MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH, DeliveryStatus
 from controlplane_domain.webhooks.usecases import MAX_EVENTS
-from controlplane_http.wire import Request
+from controlplane_wire.base import Request
 
 Url = Annotated[
     str, Meta(min_length=1, max_length=MAX_URL_LENGTH, description="https (http only to loopback in development)")

@@ -9,10 +9,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from controlplane_domain.teams.entity import TeamStatus
-from controlplane_http.agents.wire import Agent, Name
-from controlplane_http.configuration import ExecutionEnvironment, TeamConfiguration, TeamConfigurationUpdate
-from controlplane_http.runtimes.wire import RuntimeId
-from controlplane_http.wire import Request
+from controlplane_wire.agents import Agent, Name
+from controlplane_wire.base import Request
+from controlplane_wire.configuration import ExecutionEnvironment, TeamConfiguration, TeamConfigurationUpdate
+from controlplane_wire.runtimes import RuntimeId
 
 
 class TeamCreate(Request, kw_only=True):

@@ -9,7 +9,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.config import LLM_BOUNDS, REASONING_BOUNDS
 from controlplane_domain.secrets.entity import SECRET_NAME
-from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
+from controlplane_wire.base import NOT_BLANK_SCHEMA, Request
 
 
 def _meta(bounds: Any, name: str) -> Meta:

@@ -9,9 +9,9 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.agents.entity import AgentStatus
-from controlplane_http.configuration import ExecutionEnvironment
-from controlplane_http.runtimes.wire import RuntimeId
-from controlplane_http.wire import NOT_BLANK_SCHEMA, Request
+from controlplane_wire.base import NOT_BLANK_SCHEMA, Request
+from controlplane_wire.configuration import ExecutionEnvironment
+from controlplane_wire.runtimes import RuntimeId
 
 Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 

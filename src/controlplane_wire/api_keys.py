@@ -10,7 +10,7 @@ from msgspec import Meta
 
 from controlplane_domain.api_keys.usecases import MAX_BINDINGS
 from controlplane_domain.principal import Role
-from controlplane_http.wire import Request
+from controlplane_wire.base import Request
 
 Bindings = Annotated[
     list[Annotated[str, Meta(min_length=1, max_length=64)]],

@@ -10,12 +10,12 @@ from msgspec import Meta
 
 from controlplane_domain.executions.entity import MAX_ATTEMPT, SERVER_EVENTS, EventType, ExecutionStatus, TargetType
 from controlplane_domain.executions.execute import PROMPT_MAX_LENGTH
-from controlplane_http.agents.wire import Agent
-from controlplane_http.configuration import MCPServerConfig
-from controlplane_http.contexts.wire import ExecutionContext
-from controlplane_http.skills.wire import ResolvedSkill
-from controlplane_http.teams.wire import TeamWithAgentsResponse
-from controlplane_http.wire import NOT_BLANK, UUID_SCHEMA, Request
+from controlplane_wire.agents import Agent
+from controlplane_wire.base import NOT_BLANK, UUID_SCHEMA, Request
+from controlplane_wire.configuration import MCPServerConfig
+from controlplane_wire.contexts import ExecutionContext
+from controlplane_wire.skills import ResolvedSkill
+from controlplane_wire.teams import TeamWithAgentsResponse
 
 WorkerId = Annotated[str, Meta(min_length=1, max_length=255)]
 Attempt = Annotated[int, Meta(ge=1, le=MAX_ATTEMPT)]

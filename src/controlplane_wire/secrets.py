@@ -9,7 +9,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.secrets.entity import MAX_VALUE_BYTES
-from controlplane_http.wire import Request
+from controlplane_wire.base import Request
 
 SecretName = Annotated[
     str,

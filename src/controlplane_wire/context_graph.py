@@ -9,7 +9,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.context_graph.entity import MAX_LABELS, NAME, Direction
-from controlplane_http.wire import Request
+from controlplane_wire.base import Request
 
 Name = Annotated[
     str,

@@ -9,8 +9,8 @@ import msgspec
 from msgspec import Meta
 
 from controlplane_domain.workers.entity import MAX_TASKS_PROCESSED, WorkerStatus
-from controlplane_http.configuration import zero_edges
-from controlplane_http.wire import Request
+from controlplane_wire.base import Request
+from controlplane_wire.configuration import zero_edges
 
 
 class WorkerHeartbeat(Request, kw_only=True):

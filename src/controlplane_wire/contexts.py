@@ -10,7 +10,7 @@ from msgspec import Meta
 
 from controlplane_domain.contexts import entity as bounds
 from controlplane_domain.contexts.entity import OwnerType
-from controlplane_http.wire import NOT_BLANK, Request
+from controlplane_wire.base import NOT_BLANK, Request
 
 KnowledgeName = Annotated[str, Meta(min_length=1, max_length=bounds.KNOWLEDGE_NAME_MAX_LENGTH)]
 KnowledgeText = Annotated[str, Meta(max_length=bounds.KNOWLEDGE_TEXT_MAX_LENGTH)]
