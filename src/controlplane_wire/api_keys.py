@@ -8,7 +8,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from controlplane_domain.api_keys.usecases import MAX_BINDINGS
+from controlplane_domain.api_keys.entity import MAX_BINDINGS
 from controlplane_domain.principal import Role
 from controlplane_wire.base import Request
 

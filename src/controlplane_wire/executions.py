@@ -8,8 +8,14 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from controlplane_domain.executions.entity import MAX_ATTEMPT, SERVER_EVENTS, EventType, ExecutionStatus, TargetType
-from controlplane_domain.executions.execute import PROMPT_MAX_LENGTH
+from controlplane_domain.executions.entity import (
+    MAX_ATTEMPT,
+    PROMPT_MAX_LENGTH,
+    SERVER_EVENTS,
+    EventType,
+    ExecutionStatus,
+    TargetType,
+)
 from controlplane_wire.agents import Agent
 from controlplane_wire.base import NOT_BLANK, UUID_SCHEMA, Request
 from controlplane_wire.configuration import MCPServerConfig

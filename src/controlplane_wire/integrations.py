@@ -6,7 +6,6 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
-from litestar.openapi.spec import OpenAPIType, Schema
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.integrations.catalog import BY_KIND, MASK
@@ -49,8 +48,8 @@ Mode = Annotated[
             '511 (0o777), or octal digits as a string from "0" to "0777" ("0644", "755", "0o600")',
             "extra": {
                 "one_of": [
-                    Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=MAX_MODE),
-                    Schema(type=OpenAPIType.STRING, pattern=f"^{MODE_TEXT.pattern}$"),
+                    {"type": "integer", "minimum": 0, "maximum": MAX_MODE},
+                    {"type": "string", "pattern": f"^{MODE_TEXT.pattern}$"},
                 ]
             },
         }

@@ -8,8 +8,13 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from controlplane_domain.webhooks.entity import EVENT_NAMES, MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH, DeliveryStatus
-from controlplane_domain.webhooks.usecases import MAX_EVENTS
+from controlplane_domain.webhooks.entity import (
+    EVENT_NAMES,
+    MAX_DESCRIPTION_LENGTH,
+    MAX_EVENTS,
+    MAX_URL_LENGTH,
+    DeliveryStatus,
+)
 from controlplane_wire.base import Request
 
 Url = Annotated[

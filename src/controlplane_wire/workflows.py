@@ -8,8 +8,14 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from controlplane_domain.workflows.entity import MAX_STEP_ATTEMPTS, MAX_STEPS, RunEventType, RunStatus, StepStatus
-from controlplane_domain.workflows.graph import TIMEOUT_MAX_SECONDS
+from controlplane_domain.workflows.entity import (
+    MAX_STEP_ATTEMPTS,
+    MAX_STEPS,
+    TIMEOUT_MAX_SECONDS,
+    RunEventType,
+    RunStatus,
+    StepStatus,
+)
 from controlplane_wire.base import NOT_BLANK_SCHEMA, UUID_SCHEMA, Request
 
 Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]

@@ -12,6 +12,7 @@ from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import Conflict
 
 MAX_ATTEMPT = 2**31 - 1  # attempts are signed 32-bit numbers in every store
+PROMPT_MAX_LENGTH = 200_000  # an execution's prompt, in characters
 
 
 class ExecutionStatus(StrEnum):

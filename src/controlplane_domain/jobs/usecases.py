@@ -7,7 +7,7 @@ from datetime import datetime
 
 from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
-from controlplane_domain.executions.execute import PROMPT_MAX_LENGTH
+from controlplane_domain.executions.entity import PROMPT_MAX_LENGTH
 from controlplane_domain.jobs.entity import (
     Job,
     JobRun,
