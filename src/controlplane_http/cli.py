@@ -205,8 +205,8 @@ def _create_api_key(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from controlplane_http.reference_worker.config import WorkerConfig, check_worker_config, parse_env_header
-    from controlplane_http.reference_worker.worker import run_worker
+    from controlplane_worker.config import WorkerConfig, check_worker_config, parse_env_header
+    from controlplane_worker.worker import run_worker
 
     missing = [name for name in ("api_url", "api_key", "queue_id") if not getattr(args, name)]
     if missing:

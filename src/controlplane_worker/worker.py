@@ -16,11 +16,11 @@ from typing import Any
 
 import httpx
 
-from controlplane_http.reference_worker.config import WorkerConfig, check_worker_config
-from controlplane_http.reference_worker.control_plane import ControlPlane, Refused, Stale, heartbeat_answer
-from controlplane_http.reference_worker.model import ChatModel
-from controlplane_http.reference_worker.tasks import Outcome, Task, TaskRun
 from controlplane_wire.workers import HeartbeatResponse
+from controlplane_worker.config import WorkerConfig, check_worker_config
+from controlplane_worker.control_plane import ControlPlane, Refused, Stale, heartbeat_answer
+from controlplane_worker.model import ChatModel
+from controlplane_worker.tasks import Outcome, Task, TaskRun
 
 log = logging.getLogger("controlplane.worker")
 

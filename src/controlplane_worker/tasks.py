@@ -10,9 +10,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from controlplane_http.reference_worker.config import WorkerConfig
-from controlplane_http.reference_worker.control_plane import ControlPlane, Stale, events_answer
-from controlplane_http.reference_worker.model import ChatModel, LlmError
+from controlplane_worker.config import WorkerConfig
+from controlplane_worker.control_plane import ControlPlane, Stale, events_answer
+from controlplane_worker.model import ChatModel, LlmError
 
 log = logging.getLogger("controlplane.worker")
 

@@ -18,9 +18,9 @@ import httpx
 
 from controlplane_client import ApiError, AsyncClient
 from controlplane_client._core import decode
-from controlplane_http.reference_worker.config import WorkerConfig
 from controlplane_wire.executions import EventsAppended
 from controlplane_wire.workers import HeartbeatResponse
+from controlplane_worker.config import WorkerConfig
 
 log = logging.getLogger("controlplane.worker")
 

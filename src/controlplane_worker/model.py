@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from controlplane_http.reference_worker.config import WorkerConfig
+from controlplane_worker.config import WorkerConfig
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]  # an event of the running task: its type and data
 
