@@ -2,8 +2,8 @@
 (`controlplane_client.AsyncClient`: base URL, key, the error envelope): a POST tried again until the service
 answers for good, the single-try heartbeat, the last (offline) heartbeat, and what an answer means (worth another
 try, refused, stale). The client's own retries are off (`max_retries=0`): this loop retries without a bound, as a
-worker outliving an outage of the control plane must. The answers the loop acts on are the client's typed results
-(`HeartbeatResponse`, `EventsAppended`, decoded as the client decodes them); the lease's JSON stays a dict, which
+worker outliving an outage of the control plane must. The answers the loop acts on are wire types
+(`HeartbeatResponse`, `EventsAppended`, decoded strictly by msgspec); the lease's JSON stays a dict, which
 the tasks read leniently (a lease the worker understands in part still runs, or fails with what was missing)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import random
 from typing import Any
 
 import httpx
+import msgspec
 
 from controlplane_client import ApiError, AsyncClient
-from controlplane_client._core import decode
 from controlplane_wire.executions import EventsAppended
 from controlplane_wire.workers import HeartbeatResponse
 from controlplane_worker.config import WorkerConfig
@@ -120,13 +120,11 @@ def refused(what: str, response: httpx.Response) -> Refused:
 
 
 def heartbeat_answer(response: httpx.Response) -> HeartbeatResponse:
-    answer: HeartbeatResponse = decode(response, HeartbeatResponse)
-    return answer
+    return msgspec.json.decode(response.content, type=HeartbeatResponse)
 
 
 def events_answer(response: httpx.Response) -> EventsAppended:
-    answer: EventsAppended = decode(response, EventsAppended)
-    return answer
+    return msgspec.json.decode(response.content, type=EventsAppended)
 
 
 def _worth_retrying(response: httpx.Response) -> bool:
