@@ -47,7 +47,11 @@ from controlplane_domain.webhooks.delivery import Attempted
 from controlplane_domain.webhooks.listeners import WebhookListeners
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app
-from controlplane_http.background import (
+from controlplane_http.executions.streaming import StreamOptions
+from controlplane_http.limits import LimitPolicy
+from controlplane_http.schema import prepare_schema
+from controlplane_http.stopping import Stopping
+from controlplane_runtime.periodic import (
     Periodic,
     decision_flusher,
     heartbeat_flusher,
@@ -56,11 +60,7 @@ from controlplane_http.background import (
     lease_reaper,
     step_timeouts,
 )
-from controlplane_http.executions.streaming import StreamOptions
-from controlplane_http.limits import LimitPolicy
-from controlplane_http.schema import prepare_schema
-from controlplane_http.stopping import Stopping
-from controlplane_http.webhooks.dispatcher import WebhookDispatcher
+from controlplane_runtime.webhook_dispatcher import WebhookDispatcher
 
 log = logging.getLogger("controlplane")
 
