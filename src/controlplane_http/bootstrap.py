@@ -51,16 +51,8 @@ from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.schema import prepare_schema
 from controlplane_http.stopping import Stopping
-from controlplane_runtime.periodic import (
-    Periodic,
-    decision_flusher,
-    heartbeat_flusher,
-    idempotency_purger,
-    job_scheduler,
-    lease_reaper,
-    step_timeouts,
-)
-from controlplane_runtime.webhook_dispatcher import WebhookDispatcher
+from controlplane_runtime.periodic import Periodic
+from controlplane_runtime.tasks import background_tasks
 
 log = logging.getLogger("controlplane")
 
@@ -242,25 +234,12 @@ def build_app(
         webhook_listeners=WebhookListeners(store.bus),
     )
     stopping = Stopping()
-    reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
-    flusher = heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000)
-    purger = idempotency_purger(ports)
-    scheduler = job_scheduler(ports, settings.scheduler_interval_ms / 1000)
-    timeouts = step_timeouts(ports, settings.scheduler_interval_ms / 1000)
-    decisions = decision_flusher(ports)
+    tasks = background_tasks(ports, settings, on_attempt=_count_webhook_attempt)
     if tracer_provider is None and settings.tracing:
         from controlplane_adapters.operations.tracing import otlp_provider
 
         tracer_provider = otlp_provider()
     operations_start, operations_stop = _operations_hooks(tracer_provider)
-    dispatcher = WebhookDispatcher(
-        ports,
-        interval_seconds=settings.scheduler_interval_ms / 1000,
-        on_attempt=_count_webhook_attempt,
-        slots=settings.webhooks_concurrency,
-        per_organization=settings.webhooks_organization_concurrency,
-    )
-    deliver = [dispatcher.start] if settings.webhooks_deliver else []
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -300,14 +279,8 @@ def build_app(
         rendered_pages=store.backend == "postgresql" or (store.backend == "sqlite" and sqlite_can_render()),
         on_startup=[
             *store.startup,
-            reaper.start,
-            flusher.start,
-            purger.start,
-            scheduler.start,
-            timeouts.start,
-            decisions.start,
+            *tasks.starts,
             *operations_start,
-            *deliver,
             *([freeze_heap] if freeze_after_start else []),
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
@@ -316,13 +289,7 @@ def build_app(
             *map(
                 _bounded,
                 [
-                    reaper.stop,
-                    purger.stop,
-                    scheduler.stop,
-                    timeouts.stop,
-                    dispatcher.stop,
-                    flusher.stop,
-                    decisions.stop,
+                    *tasks.stops,
                     *policy_stop,
                     *store.shutdown,
                     *storage_shutdown,
@@ -334,7 +301,7 @@ def build_app(
         tracer_provider=tracer_provider,
         public_url=settings.public_base_url,
     )
-    app.state["webhook_dispatcher"] = dispatcher  # (its `on_attempt` is the metrics' hook)
+    app.state["webhook_dispatcher"] = tasks.dispatcher  # (its `on_attempt` is the metrics' hook)
     return app
 
 
