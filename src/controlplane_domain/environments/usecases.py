@@ -10,6 +10,7 @@ from datetime import timedelta
 from controlplane_domain.config import JSONObject
 from controlplane_domain.environments.entity import (
     MAX_QUEUE_WORKERS,
+    MISSED_HEARTBEATS_BEFORE_OFFLINE,
     Environment,
     EnvironmentStatus,
     QueueStatus,
@@ -22,7 +23,6 @@ from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
-from controlplane_domain.workers.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from controlplane_domain.config import JSONObject
+from controlplane_domain.environments.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.executions.leases import WENT_IDLE, WENT_OFFLINE, release_held
@@ -19,7 +20,6 @@ from controlplane_domain.webhooks.events import worker_status_changed
 from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workers.entity import (
     MAX_TASKS_PROCESSED,
-    MISSED_HEARTBEATS_BEFORE_OFFLINE,
     Worker,
     WorkerStatus,
 )
