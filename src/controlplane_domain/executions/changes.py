@@ -16,8 +16,8 @@ from controlplane_domain.executions.entity import (
     TargetType,
 )
 from controlplane_domain.executions.entity import numbered as _numbered
+from controlplane_domain.executions.webhook_events import execution_changed
 from controlplane_domain.ports import Ports, UnitOfWork
-from controlplane_domain.webhooks.events import execution_changed
 from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus

@@ -29,12 +29,12 @@ from controlplane_domain.executions.changes import (
 from controlplane_domain.executions.entity import Execution, ExecutionStatus, LeaseTerms, TargetType
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.executions.webhook_events import execution_changed
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable
 from controlplane_domain.task_plans.planning import planning_task
 from controlplane_domain.teams.entity import TeamView
-from controlplane_domain.webhooks.events import execution_changed
 from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus

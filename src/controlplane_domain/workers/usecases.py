@@ -16,7 +16,6 @@ from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
-from controlplane_domain.webhooks.events import worker_status_changed
 from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workers.entity import (
     MAX_TASKS_PROCESSED,
@@ -24,6 +23,7 @@ from controlplane_domain.workers.entity import (
     WorkerStatus,
 )
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
+from controlplane_domain.workers.webhook_events import worker_status_changed
 
 log = logging.getLogger("controlplane.heartbeats")
 
