@@ -7,9 +7,8 @@ from datetime import datetime
 
 from controlplane_domain.api_keys.entity import MAX_BINDINGS, ApiKey, format_key, parse_key
 from controlplane_domain.audit.usecases import record
-from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
-from controlplane_domain.names import check_name
+from controlplane_domain.names import check_name, is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, SecretHasher, UnitOfWork
 from controlplane_domain.principal import Principal, Role

@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from controlplane_domain.agents.entity import Agent
-from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import DomainError, NotFound, TransientFailure
 from controlplane_domain.executions import resolution
 from controlplane_domain.executions.changes import (
@@ -30,6 +29,7 @@ from controlplane_domain.executions.entity import Execution, ExecutionStatus, Le
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
 from controlplane_domain.executions.webhook_events import execution_changed
+from controlplane_domain.names import is_uuid
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable

@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
