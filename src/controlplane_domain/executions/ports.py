@@ -12,7 +12,6 @@ from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.workers.entity import Worker
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -23,13 +22,21 @@ class ExecutionFilter:
     worker_queue_id: str | None = None
 
 
+class LeasingWorker(Protocol):
+    """What a lease needs to know of the worker that asks (a `workers.entity.Worker` is one)."""
+
+    @property
+    def queue_id(self) -> str | None:
+        """The queue it last leased from (a lease from another moves it there)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Leased:
     """What a lease found and did: the queue, the worker as stored, the execution as leased (None: nothing was
     leased) and its agent."""
 
     queue: WorkerQueue | None
-    worker: Worker | None
+    worker: LeasingWorker | None
     execution: Execution | None
     agent: Agent | None
 
