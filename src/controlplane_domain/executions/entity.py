@@ -53,6 +53,28 @@ class TargetType(StrEnum):
     """The planning of a task plan (no agent, no team): its lease's `resolved.planning` says what to plan."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """An agent or a team a step may use."""
+
+    id: str
+    name: str
+    description: str | None = None
+    capabilities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanningTask:
+    """What a planning execution's lease carries as `resolved.planning` (task_plans/planning.py builds it)."""
+
+    plan_id: str
+    task: str
+    agents: tuple[Candidate, ...]
+    teams: tuple[Candidate, ...]
+    instructions: str
+    plan_schema: JSONObject
+
+
 class EventType(StrEnum):
     STATUS = "status"
     MESSAGE_CHUNK = "message_chunk"

@@ -21,6 +21,7 @@ from controlplane_domain.executions.changes import (
     change,
     done_event,
     owner_ended,
+    owners,
     publish,
     remember,
     topic,
@@ -33,7 +34,6 @@ from controlplane_domain.names import is_uuid
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable
-from controlplane_domain.task_plans.planning import planning_task
 from controlplane_domain.teams.entity import TeamView
 from controlplane_domain.webhooks.listeners import DUE
 
@@ -109,7 +109,7 @@ async def _lease_one(
                 uow, organization_id, running.id, environment_id, outcome.agent, team, ports.secrets_cipher
             )
             if running.target_type is TargetType.PLAN:  # a task plan's planning: what to plan, with whom
-                needs = replace(needs, planning=await planning_task(uow, running))
+                needs = replace(needs, planning=await owners(ports).planning(uow, running))
         await uow.commit()
     if running is not None:
         remember(ports, running)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane_domain.executions import resolution
-from controlplane_domain.task_plans.planning import Candidate, PlanningTask
+from controlplane_domain.executions.entity import Candidate, PlanningTask
 from controlplane_http.contexts.controller import execution_context_out
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import MCPServerConfig
