@@ -12,6 +12,7 @@ import pytest
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.memory import MemoryStore
 from controlplane_adapters.schemas import JsonSchemaValidator
+from controlplane_domain.owners import OWNERS
 from controlplane_domain.ports import Clock, Ports
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 
@@ -31,6 +32,7 @@ def memory_ports(clock: Clock | None = None, heartbeat_interval: int = 30, *, wr
         worker_heartbeat_interval_seconds=heartbeat_interval,
         heartbeats=HeartbeatBuffer() if write_behind else None,
         schemas=JsonSchemaValidator(),
+        owners=OWNERS,
     )
 
 

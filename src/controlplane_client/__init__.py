@@ -2,7 +2,7 @@
 
 from controlplane_client import Client, iterate
 with Client("http://127.0.0.1:8000", "cpk_...") as client:
-    agent = client.create_agent({"name": "triage"})        # controlplane_http.agents.wire.Agent
+    agent = client.create_agent({"name": "triage"})        # controlplane_wire.agents.Agent
     for each in iterate(client.list_agents):
         ...
 """

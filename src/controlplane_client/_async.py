@@ -24,7 +24,7 @@ from controlplane_client._core import (
 )
 from controlplane_client._operations import AsyncOperations
 from controlplane_client._streams import RunEvent, execution_ended, execution_event, run_ended, run_event
-from controlplane_http.executions.wire import ExecutionEvent
+from controlplane_wire.executions import ExecutionEvent
 
 E = TypeVar("E")
 

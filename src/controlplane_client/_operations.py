@@ -7,32 +7,32 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, cast
 
-from controlplane_http.agents.wire import Agent, AgentCreate, AgentList, AgentUpdate
-from controlplane_http.analytics.wire import AgentAnalyticsList, AnalyticsSummary, AnalyticsTimeseries
-from controlplane_http.api_keys.wire import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList
-from controlplane_http.audit.wire import AuditEvent, AuditEventList
-from controlplane_http.context_graph.wire import Edge, EdgeCreate, EdgeList, Neighborhood, Node, NodeCreate, NodeList, NodeUpdate, Path
-from controlplane_http.contexts.wire import Context, ContextPut, ExecutionContext
-from controlplane_http.environments.wire import Environment, EnvironmentCreate, EnvironmentList, EnvironmentUpdate, WorkerQueue, WorkerQueueCreate, WorkerQueueList, WorkerQueueUpdate
-from controlplane_http.executions.wire import CompleteRequest, EventsAppend, EventsAppended, ExecuteRequest, Execution, ExecutionEventList, ExecutionList, Lease, LeaseRequest
-from controlplane_http.health.wire import Health
-from controlplane_http.integrations.wire import CustomIntegration, CustomIntegrationCreate, CustomIntegrationList, CustomIntegrationUpdate, Integration, IntegrationCreate, IntegrationList, IntegrationTemplate, IntegrationTemplateList, IntegrationUpdate
-from controlplane_http.jobs.wire import Job, JobCreate, JobList, JobRun, JobRunList, JobUpdate, TriggerRequest
-from controlplane_http.llm_models.wire import Model, ModelCreate, ModelList, ModelUpdate
-from controlplane_http.organizations.wire import OrganizationSettings, OrganizationSettingsUpdate
-from controlplane_http.policies.wire import EvaluateRequest, Evaluation, Policy, PolicyCreate, PolicyDecisionList, PolicyList, PolicyUpdate
-from controlplane_http.projects.wire import Project, ProjectCreate, ProjectList, ProjectUpdate
-from controlplane_http.runners.wire import Runner, RunnerList
-from controlplane_http.runtimes.wire import RuntimeList
-from controlplane_http.secrets.wire import Secret, SecretAccessList, SecretCreate, SecretList, SecretUpdate
-from controlplane_http.skills.wire import AttachedSkill, AttachedSkillList, ResolvedSkillList, Skill, SkillAttach, SkillCreate, SkillList, SkillTypeList, SkillUpdate
-from controlplane_http.storage.wire import StorageUsage, StoredFile, StoredFileList
-from controlplane_http.task_plans.wire import TaskPlan, TaskPlanCreate, TaskPlanList
-from controlplane_http.teams.wire import TeamCreate, TeamList, TeamUpdate, TeamWithAgentsResponse
-from controlplane_http.templates.wire import Template, TemplateCreate, TemplateInstantiate, TemplateList, TemplateUpdate
-from controlplane_http.webhooks.wire import Delivery, DeliveryList, Webhook, WebhookCreate, WebhookList, WebhookUpdate
-from controlplane_http.workers.wire import HeartbeatResponse, Worker, WorkerHeartbeat, WorkerList
-from controlplane_http.workflows.wire import RunCreate, Workflow, WorkflowCreate, WorkflowList, WorkflowRun, WorkflowRunList, WorkflowUpdate
+from controlplane_wire.agents import Agent, AgentCreate, AgentList, AgentUpdate
+from controlplane_wire.analytics import AgentAnalyticsList, AnalyticsSummary, AnalyticsTimeseries
+from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList
+from controlplane_wire.audit import AuditEvent, AuditEventList
+from controlplane_wire.context_graph import Edge, EdgeCreate, EdgeList, Neighborhood, Node, NodeCreate, NodeList, NodeUpdate, Path
+from controlplane_wire.contexts import Context, ContextPut, ExecutionContext
+from controlplane_wire.environments import Environment, EnvironmentCreate, EnvironmentList, EnvironmentUpdate, WorkerQueue, WorkerQueueCreate, WorkerQueueList, WorkerQueueUpdate
+from controlplane_wire.executions import CompleteRequest, EventsAppend, EventsAppended, ExecuteRequest, Execution, ExecutionEventList, ExecutionList, Lease, LeaseRequest
+from controlplane_wire.health import Health
+from controlplane_wire.integrations import CustomIntegration, CustomIntegrationCreate, CustomIntegrationList, CustomIntegrationUpdate, Integration, IntegrationCreate, IntegrationList, IntegrationTemplate, IntegrationTemplateList, IntegrationUpdate
+from controlplane_wire.jobs import Job, JobCreate, JobList, JobRun, JobRunList, JobUpdate, TriggerRequest
+from controlplane_wire.llm_models import Model, ModelCreate, ModelList, ModelUpdate
+from controlplane_wire.organizations import OrganizationSettings, OrganizationSettingsUpdate
+from controlplane_wire.policies import EvaluateRequest, Evaluation, Policy, PolicyCreate, PolicyDecisionList, PolicyList, PolicyUpdate
+from controlplane_wire.projects import Project, ProjectCreate, ProjectList, ProjectUpdate
+from controlplane_wire.runners import Runner, RunnerList
+from controlplane_wire.runtimes import RuntimeList
+from controlplane_wire.secrets import Secret, SecretAccessList, SecretCreate, SecretList, SecretUpdate
+from controlplane_wire.skills import AttachedSkill, AttachedSkillList, ResolvedSkillList, Skill, SkillAttach, SkillCreate, SkillList, SkillTypeList, SkillUpdate
+from controlplane_wire.storage import StorageUsage, StoredFile, StoredFileList
+from controlplane_wire.task_plans import TaskPlan, TaskPlanCreate, TaskPlanList
+from controlplane_wire.teams import TeamCreate, TeamList, TeamUpdate, TeamWithAgentsResponse
+from controlplane_wire.templates import Template, TemplateCreate, TemplateInstantiate, TemplateList, TemplateUpdate
+from controlplane_wire.webhooks import Delivery, DeliveryList, Webhook, WebhookCreate, WebhookList, WebhookUpdate
+from controlplane_wire.workers import HeartbeatResponse, Worker, WorkerHeartbeat, WorkerList
+from controlplane_wire.workflows import RunCreate, Workflow, WorkflowCreate, WorkflowList, WorkflowRun, WorkflowRunList, WorkflowUpdate
 from controlplane_client._core import CallAsync, CallSync, path_segment as _path
 
 __all__ = ["AsyncOperations", "Operations"]

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from controlplane_client._core import SseEvent
-from controlplane_http.executions.wire import ExecutionEvent
+from controlplane_wire.executions import ExecutionEvent
 
 
 class RunEvent(msgspec.Struct, kw_only=True):

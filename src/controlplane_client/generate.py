@@ -36,15 +36,11 @@ def openapi_document() -> dict[str, Any]:
 
 
 def wire_types() -> dict[str, tuple[str, str]]:
-    """Schema name -> (module, class name) of every msgspec Struct and enum in `controlplane_http`'s wire modules."""
-    import controlplane_http
+    """Schema name -> (module, class name) of every msgspec Struct in the wire package's modules."""
+    import controlplane_wire
 
     found: dict[str, tuple[str, str]] = {}
-    names = ["controlplane_http.wire"] + [
-        info.name
-        for info in pkgutil.walk_packages(controlplane_http.__path__, "controlplane_http.")
-        if info.name.endswith(".wire")
-    ]
+    names = [info.name for info in pkgutil.walk_packages(controlplane_wire.__path__, "controlplane_wire.")]
     for name in sorted(names):
         module = importlib.import_module(name)
         for attribute, value in vars(module).items():

@@ -20,7 +20,7 @@ from controlplane_domain.context_graph.ports import ContextGraphRepository
 from controlplane_domain.contexts.ports import ContextRepository
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.environments.ports import EnvironmentRepository, QueueRepository
-from controlplane_domain.executions.ports import ExecutionRepository
+from controlplane_domain.executions.ports import ExecutionOwners, ExecutionRepository
 from controlplane_domain.executions.recent import RecentExecutions
 from controlplane_domain.idempotency.ports import IdempotencyRepository
 from controlplane_domain.integrations.ports import CustomIntegrationRepository, IntegrationRepository
@@ -231,6 +231,10 @@ class Ports:
     webhook_listeners: WebhookListeners | None = None
     """Which event types each organization's webhooks listen to (webhooks/listeners.py): an event nobody listens to
     is not written. Needs the bus that carries `listeners.CHANGED` to every node; None tries every event's insert."""
+    owners: ExecutionOwners | None = None
+    """What executions work for (executions/ports.py): `controlplane_domain.owners.OWNERS`, workflow runs' steps and
+    task plans' planning. None: an execution of a workflow run or a task plan cannot be leased or end (RuntimeError);
+    every other works."""
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from controlplane_domain.errors import ValidationFailed
 
 PROMPT_LIMIT = 200_000
-"""An execution's prompt, in characters (`executions.execute.PROMPT_MAX_LENGTH`): what a rendered prompt may be."""
+"""An execution's prompt, in characters (`executions.entity.PROMPT_MAX_LENGTH`): what a rendered prompt may be."""
 
 
 class RenderedTooLong(ValidationFailed):

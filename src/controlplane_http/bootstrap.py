@@ -40,6 +40,7 @@ from controlplane_adapters.webhooks.sender import HttpSender, Resolver
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
+from controlplane_domain.owners import OWNERS
 from controlplane_domain.policies.ports import PolicyEngine
 from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
@@ -47,20 +48,12 @@ from controlplane_domain.webhooks.delivery import Attempted
 from controlplane_domain.webhooks.listeners import WebhookListeners
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app
-from controlplane_http.background import (
-    Periodic,
-    decision_flusher,
-    heartbeat_flusher,
-    idempotency_purger,
-    job_scheduler,
-    lease_reaper,
-    step_timeouts,
-)
 from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.schema import prepare_schema
 from controlplane_http.stopping import Stopping
-from controlplane_http.webhooks.dispatcher import WebhookDispatcher
+from controlplane_runtime.periodic import Periodic
+from controlplane_runtime.tasks import background_tasks
 
 log = logging.getLogger("controlplane")
 
@@ -240,27 +233,15 @@ def build_app(
             resolve=webhook_resolver,
         ),
         webhook_listeners=WebhookListeners(store.bus),
+        owners=OWNERS,
     )
     stopping = Stopping()
-    reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
-    flusher = heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000)
-    purger = idempotency_purger(ports)
-    scheduler = job_scheduler(ports, settings.scheduler_interval_ms / 1000)
-    timeouts = step_timeouts(ports, settings.scheduler_interval_ms / 1000)
-    decisions = decision_flusher(ports)
+    tasks = background_tasks(ports, settings, on_attempt=_count_webhook_attempt)
     if tracer_provider is None and settings.tracing:
         from controlplane_adapters.operations.tracing import otlp_provider
 
         tracer_provider = otlp_provider()
     operations_start, operations_stop = _operations_hooks(tracer_provider)
-    dispatcher = WebhookDispatcher(
-        ports,
-        interval_seconds=settings.scheduler_interval_ms / 1000,
-        on_attempt=_count_webhook_attempt,
-        slots=settings.webhooks_concurrency,
-        per_organization=settings.webhooks_organization_concurrency,
-    )
-    deliver = [dispatcher.start] if settings.webhooks_deliver else []
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(
         settings.auth,
@@ -301,14 +282,8 @@ def build_app(
         rendered_pages=store.backend == "postgresql" or (store.backend == "sqlite" and sqlite_can_render()),
         on_startup=[
             *store.startup,
-            reaper.start,
-            flusher.start,
-            purger.start,
-            scheduler.start,
-            timeouts.start,
-            decisions.start,
+            *tasks.starts,
             *operations_start,
-            *deliver,
             *([freeze_heap] if freeze_after_start else []),
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
@@ -317,13 +292,7 @@ def build_app(
             *map(
                 _bounded,
                 [
-                    reaper.stop,
-                    purger.stop,
-                    scheduler.stop,
-                    timeouts.stop,
-                    dispatcher.stop,
-                    flusher.stop,
-                    decisions.stop,
+                    *tasks.stops,
                     *policy_stop,
                     *store.shutdown,
                     *storage_shutdown,
@@ -335,7 +304,7 @@ def build_app(
         tracer_provider=tracer_provider,
         public_url=settings.public_base_url,
     )
-    app.state["webhook_dispatcher"] = dispatcher  # (its `on_attempt` is the metrics' hook)
+    app.state["webhook_dispatcher"] = tasks.dispatcher  # (its `on_attempt` is the metrics' hook)
     return app
 
 

@@ -25,6 +25,8 @@ from controlplane_adapters.settings.model import MEMORY_URL, ConfigError, Settin
 from controlplane_domain.errors import DomainError
 from controlplane_http import API_VERSION
 from controlplane_http.secrets.cli import add_commands as add_secrets_commands
+from controlplane_worker.cli import UsageError as WorkerUsageError
+from controlplane_worker.cli import add_command as add_worker_command
 
 CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's multiprocess mode (operations/metrics.py)
@@ -206,40 +208,6 @@ def _create_api_key(args: argparse.Namespace) -> int:
     return 0
 
 
-def _worker(args: argparse.Namespace) -> int:
-    from controlplane_http.reference_worker.config import WorkerConfig, check_worker_config, parse_env_header
-    from controlplane_http.reference_worker.worker import run_worker
-
-    missing = [name for name in ("api_url", "api_key", "queue_id") if not getattr(args, name)]
-    if missing:
-        flags = ", ".join("--" + name.replace("_", "-") for name in missing)
-        raise ConfigError(
-            f"the worker needs {flags} (or CONTROLPLANE_API_URL, CONTROLPLANE_API_KEY, CONTROLPLANE_QUEUE_ID)"
-        )
-    config = WorkerConfig(
-        api_url=args.api_url,
-        api_key=args.api_key,
-        queue_id=args.queue_id,
-        environment=args.environment,
-        llm_base_url=args.llm_base_url,
-        llm_api_key=args.llm_api_key,
-        default_model=args.default_model,
-        wait_seconds=args.wait_seconds,
-        llm_timeout_seconds=args.llm_timeout_seconds,
-    )
-    try:
-        config.llm_env_headers = dict(parse_env_header(text) for text in args.llm_header)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    if args.worker_id:
-        config.worker_id = args.worker_id
-    try:
-        check_worker_config(config)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    return run_worker(config)
-
-
 def version() -> str:
     """What `controlplane --version` prints: the installed package's version and the API's."""
     try:
@@ -271,35 +239,7 @@ def parser() -> argparse.ArgumentParser:
     migrate = commands.add_parser("migrate", help="upgrade the database schema to the newest revision")
     migrate.add_argument("--sql", action="store_true", help="print the SQL instead of running it")
     migrate.set_defaults(run=_migrate)
-    worker = commands.add_parser("worker", help="run the reference worker against a queue")
-    env = os.environ.get
-    worker.add_argument("--api-url", default=env("CONTROLPLANE_API_URL"), help="control plane base URL")
-    worker.add_argument(
-        "--api-key",
-        default=env("CONTROLPLANE_API_KEY"),
-        help="a worker key (`api-keys create --role worker`) or the service key: no other key may lease",
-    )
-    worker.add_argument("--queue-id", default=env("CONTROLPLANE_QUEUE_ID"), help="worker queue to lease from")
-    worker.add_argument("--worker-id", default=env("CONTROLPLANE_WORKER_ID"), help="default: host-pid-random")
-    worker.add_argument("--environment", default=env("CONTROLPLANE_ENVIRONMENT", "default"))
-    worker.add_argument("--llm-base-url", default=env("OPENAI_BASE_URL", "https://api.openai.com/v1"))
-    worker.add_argument("--llm-api-key", default=env("OPENAI_API_KEY"))
-    worker.add_argument("--default-model", default=env("CONTROLPLANE_DEFAULT_MODEL", "gpt-4o-mini"))
-    worker.add_argument("--wait-seconds", type=float, default=20.0, help="long-poll wait per lease request (0-60)")
-    worker.add_argument(
-        "--llm-timeout-seconds",
-        type=float,
-        default=env("CONTROLPLANE_LLM_TIMEOUT_SECONDS", "120"),  # (argparse applies `type` to a text default)
-        help="the longest a model may take over one answer, start to end",
-    )
-    worker.add_argument(
-        "--llm-header",
-        action="append",
-        default=[],
-        metavar="NAME=VARIABLE",
-        help="send header NAME on each model call with VARIABLE of the run's environment, when it has it (repeat)",
-    )
-    worker.set_defaults(run=_worker)
+    add_worker_command(commands)
     keys = commands.add_parser("api-keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", help="issue a key and print it (shown only this once)")
     create.add_argument("--org", required=True, help="organization id")
@@ -330,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     try:
         code: int = args.run(args)
-    except (ConfigError, DomainError) as exc:
+    except (ConfigError, DomainError, WorkerUsageError) as exc:
         print(f"controlplane: configuration error: {exc}", file=sys.stderr)
         return 2
     except StartupFailed as exc:

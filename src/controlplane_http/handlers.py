@@ -15,7 +15,7 @@ from litestar.types import Scope
 from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal
-from controlplane_http.wire import ErrorResponse, HTTPValidationError
+from controlplane_wire.base import ErrorResponse, HTTPValidationError
 
 PrincipalDep = NamedDependency[Principal]
 Limit = Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description=f"page size (1 to {MAX_LIMIT})")]

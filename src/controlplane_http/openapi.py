@@ -15,7 +15,7 @@ import msgspec
 from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Reference, Schema
 from litestar.plugins import OpenAPISchemaPlugin
 
-from controlplane_http.wire import Request
+from controlplane_wire.base import Request
 
 if TYPE_CHECKING:
     from litestar._openapi.schema_generation import SchemaCreator

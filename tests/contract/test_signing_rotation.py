@@ -15,10 +15,11 @@ from controlplane_adapters.secrets.cipher import AesGcmCipher
 from controlplane_domain.jobs import usecases as jobs
 from controlplane_domain.jobs.entity import Trigger, TriggerType
 from controlplane_domain.jobs.firing import receive_webhook
+from controlplane_domain.jobs.signing import rotate_signing_keys as rotate_jobs
 from controlplane_domain.secrets.entity import SecretUnreadable
-from controlplane_domain.secrets.signing import rotate_signing_keys
 from controlplane_domain.webhooks.delivery import deliver_due
 from controlplane_domain.webhooks.ports import Outcome
+from controlplane_domain.webhooks.signing import rotate_signing_keys as rotate_webhooks
 from tests.contract import test_jobs
 from tests.contract.conftest import UowFactory
 from tests.contract.test_webhooks import ORG, ScriptedReceiver, event, hook
@@ -53,10 +54,12 @@ async def test_a_rotation_reseals_every_signing_secret_and_keeps_each_one(uow: U
     job = await jobs.create_job(old_ports, ORG, command, principal=None)
     assert job.secret is not None
 
-    assert await rotate_signing_keys(old_ports.uow, OLD, NEW, batch=2) == (3, 1)
-    assert await rotate_signing_keys(old_ports.uow, OLD, NEW) == (0, 0)  # run again: nothing left to do
-    with pytest.raises(SecretUnreadable):  # a third key finds secrets neither it nor `old` sealed
-        await rotate_signing_keys(old_ports.uow, AesGcmCipher(b"x" * 32), AesGcmCipher(b"y" * 32))
+    assert await rotate_webhooks(old_ports.uow, OLD, NEW, batch=2) == 3
+    assert await rotate_jobs(old_ports.uow, OLD, NEW, batch=2) == 1
+    assert (await rotate_webhooks(old_ports.uow, OLD, NEW), await rotate_jobs(old_ports.uow, OLD, NEW)) == (0, 0)
+    for rotate in (rotate_webhooks, rotate_jobs):  # a third key finds secrets neither it nor `old` sealed
+        with pytest.raises(SecretUnreadable):
+            await rotate(old_ports.uow, AesGcmCipher(b"x" * 32), AesGcmCipher(b"y" * 32))
 
     new_ports = replace(old_ports, secrets_cipher=NEW)
     await event(new_ports, "webhook.test", message="after the rotation")

@@ -20,6 +20,7 @@ from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.executions import completion, leases
 from controlplane_domain.executions.entity import ExecutionStatus, TargetType
+from controlplane_domain.owners import OWNERS
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.task_plans import usecases
@@ -83,7 +84,7 @@ async def test_plans_round_trip_and_are_scoped(uow: UowFactory) -> None:
 def _ports(uow: UowFactory, clock: ManualClock | None = None, *, schemas: bool = True) -> Ports:
     return Ports(
         uow=uow, clock=clock or ManualClock(T0), ids=UuidGenerator(), max_attempts=2,
-        schemas=JsonSchemaValidator() if schemas else None,
+        schemas=JsonSchemaValidator() if schemas else None, owners=OWNERS,
     )  # fmt: skip
 
 

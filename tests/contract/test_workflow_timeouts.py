@@ -17,6 +17,7 @@ from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.executions import completion, leases
 from controlplane_domain.executions.changes import StaleAttempt
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
+from controlplane_domain.owners import OWNERS
 from controlplane_domain.ports import Ports
 from controlplane_domain.workers.usecases import RecordHeartbeat, record_heartbeat
 from controlplane_domain.workflows import runs
@@ -167,7 +168,9 @@ async def test_two_engines_on_one_postgres_time_out_each_step_once(
         clock = ManualClock(T0)
 
         def node(engine: AsyncEngine) -> Ports:
-            return Ports(uow=lambda: SqlUnitOfWork(engine), clock=clock, ids=UuidGenerator(), max_attempts=2)
+            return Ports(
+                uow=lambda: SqlUnitOfWork(engine), clock=clock, ids=UuidGenerator(), max_attempts=2, owners=OWNERS
+            )
 
         nodes = [node(postgres_engine), node(other)]
         run, queue_id = await _start(nodes[0])

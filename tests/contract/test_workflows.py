@@ -19,6 +19,7 @@ from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions import completion, leases
 from controlplane_domain.executions.entity import ExecutionStatus
+from controlplane_domain.owners import OWNERS
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.workflows import runs, usecases
@@ -117,7 +118,7 @@ async def _setup(ports: Ports, steps: tuple[StepDefinition, ...]) -> tuple[str, 
 
 
 def _ports(uow: UowFactory, clock: ManualClock | None = None) -> Ports:
-    return Ports(uow=uow, clock=clock or ManualClock(T0), ids=UuidGenerator(), max_attempts=2)
+    return Ports(uow=uow, clock=clock or ManualClock(T0), ids=UuidGenerator(), max_attempts=2, owners=OWNERS)
 
 
 DIAMOND = (
@@ -174,7 +175,7 @@ async def test_the_reapers_failure_of_the_last_attempt_ends_the_step(uow: UowFac
 async def test_two_parallel_steps_ending_at_once_start_their_join_once(
     postgres_engine: AsyncEngine, postgres_url: str
 ) -> None:
-    ports = Ports(uow=lambda: SqlUnitOfWork(postgres_engine), clock=ManualClock(T0), ids=UuidGenerator())
+    ports = Ports(uow=lambda: SqlUnitOfWork(postgres_engine), clock=ManualClock(T0), ids=UuidGenerator(), owners=OWNERS)
     workflow_id, queue_id = await _setup(ports, DIAMOND)
     run = await runs.start_run(ports, ORG, workflow_id, runs.StartRun(worker_queue_id=queue_id, input={"x": 1}))
     first = await leases.try_lease(ports, ORG, queue_id, "w1")

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from controlplane_client import ApiError, AsyncClient, Client, aiterate, iterate
-from controlplane_http.agents.wire import Agent, AgentCreate, AgentUpdate
-from controlplane_http.executions.wire import CompleteRequest, EventsAppend, LeaseRequest, NewEvent
-from controlplane_http.workers.wire import WorkerHeartbeat
+from controlplane_wire.agents import Agent, AgentCreate, AgentUpdate
+from controlplane_wire.executions import CompleteRequest, EventsAppend, LeaseRequest, NewEvent
+from controlplane_wire.workers import WorkerHeartbeat
 from tests.e2e.conftest import Server, start_server, stop_server
 from tests.support import SERVICE_KEY
 

@@ -129,16 +129,19 @@ def test_a_worker_started_before_the_control_plane_waits_for_it(tmp_path: Path, 
         stop_server(server)
 
 
+@pytest.mark.parametrize("command", [["controlplane_http.cli", "worker"], ["controlplane_worker.cli"]])
 @pytest.mark.parametrize(("flag", "value"), [("--wait-seconds", "90"), ("--wait-seconds", "-1"),
-                                             ("--llm-timeout-seconds", "0")])  # fmt: skip
-def test_worker_settings_out_of_range_are_refused(tmp_path: Path, flag: str, value: str) -> None:
+                                             ("--llm-timeout-seconds", "0"), ("--llm-header", "X-Only")])  # fmt: skip
+def test_worker_settings_out_of_range_are_refused(tmp_path: Path, command: list[str], flag: str, value: str) -> None:
+    """`controlplane worker` and `controlplane-worker` (the worker alone) read the same flags."""
     result = subprocess.run(
-        [sys.executable, "-m", "controlplane_http.cli", "worker", "--api-url", "http://127.0.0.1:9",
+        [sys.executable, "-m", *command, "--api-url", "http://127.0.0.1:9",
          "--api-key", SERVICE_KEY, "--queue-id", "q", flag, value],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
     assert flag in result.stderr
+    assert "configuration error" in result.stderr
 
 
 def test_a_worker_with_a_wrong_key_exits_saying_so(tmp_path: Path, server: Server, fake_llm: str) -> None:

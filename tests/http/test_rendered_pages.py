@@ -17,8 +17,8 @@ from litestar.testing import TestClient
 from controlplane_adapters.agents import sql as agents_sql
 from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.sql import rendered
-from controlplane_http.agents.wire import Agent
 from controlplane_http.bootstrap import build_app
+from controlplane_wire.agents import Agent
 from tests.conftest import app_settings
 from tests.support import SERVICE_KEY, bearer, make_jwt
 

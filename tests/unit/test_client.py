@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from controlplane_client import ApiError, AsyncClient, Client, generate
-from controlplane_http.agents.wire import Agent
+from controlplane_wire.agents import Agent
 
 
 def answers(*responses: httpx.Response) -> tuple[list[httpx.Request], httpx.MockTransport]:

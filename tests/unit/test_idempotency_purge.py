@@ -12,7 +12,7 @@ from controlplane_domain.idempotency.usecases import (
     begin_idempotent_request,
     finish_idempotent_request,
 )
-from controlplane_http.background import purge_expired
+from controlplane_runtime.periodic import purge_expired
 from tests.support import memory_ports
 
 

@@ -7,7 +7,7 @@ import uuid
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controlplane_domain.environments.usecases import is_uuid
+from controlplane_domain.names import is_uuid
 
 
 def reads(value: str) -> bool:

@@ -12,10 +12,10 @@ import httpx
 import msgspec
 import pytest
 
-from controlplane_http.reference_worker import control_plane
-from controlplane_http.reference_worker.config import WorkerConfig
-from controlplane_http.reference_worker.tasks import Task, TaskRun, plan_json
-from controlplane_http.reference_worker.worker import VERSION, ReferenceWorker
+from controlplane_worker import control_plane
+from controlplane_worker.config import WorkerConfig
+from controlplane_worker.tasks import Task, TaskRun, plan_json
+from controlplane_worker.worker import VERSION, ReferenceWorker
 
 Answer = Callable[[httpx.Request], httpx.Response]
 

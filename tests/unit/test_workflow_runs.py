@@ -19,6 +19,7 @@ from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.executions import completion, leases
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
+from controlplane_domain.owners import OWNERS
 from controlplane_domain.ports import Ports
 from controlplane_domain.workflows import runs, usecases
 from controlplane_domain.workflows.entity import RunStatus, StepDefinition, StepStatus
@@ -64,7 +65,14 @@ class Watch:
 
 async def _scenario(steps: list[StepDefinition], fates: dict[str, list[str]], order: list[int]) -> Watch:
     clock = ManualClock(datetime(2026, 1, 1, tzinfo=UTC))
-    ports = Ports(uow=MemoryStore().unit_of_work, clock=clock, ids=UuidGenerator(), bus=LocalEventBus(), max_attempts=1)
+    ports = Ports(
+        uow=MemoryStore().unit_of_work,
+        clock=clock,
+        ids=UuidGenerator(),
+        bus=LocalEventBus(),
+        max_attempts=1,
+        owners=OWNERS,
+    )
     agent = await agents.create_agent(ports, ORG, agents.CreateAgent(name="a"))
     environment = await environments.create_environment(ports, ORG, environments.CreateEnvironment(name="e"))
     queue = (await environments.create_queue(ports, ORG, environment.id, environments.CreateQueue(name="q"))).queue

@@ -8,6 +8,7 @@ from datetime import datetime
 from controlplane_domain.principal import Role
 
 KEY_PREFIX = "cpk_"
+MAX_BINDINGS = 100  # environments, and queues, a worker key may be bound to
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

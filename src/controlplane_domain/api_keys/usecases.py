@@ -5,17 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from controlplane_domain.api_keys.entity import ApiKey, format_key, parse_key
+from controlplane_domain.api_keys.entity import MAX_BINDINGS, ApiKey, format_key, parse_key
 from controlplane_domain.audit.usecases import record
-from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
-from controlplane_domain.names import check_name
+from controlplane_domain.names import check_name, is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, SecretHasher, UnitOfWork
 from controlplane_domain.principal import Principal, Role
 from controlplane_domain.retry import retry_transient
-
-MAX_BINDINGS = 100  # environments, and queues, a worker key may be bound to
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

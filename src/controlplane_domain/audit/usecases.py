@@ -111,12 +111,11 @@ async def list_audit_events(
     ports: Ports, organization_id: str, page: PageRequest, where: AuditFilter
 ) -> Page[AuditEvent]:
     """The organization's events that `where` keeps, newest first (this node's policy denials waiting to be
-    written are written first: a client reads its own)."""
+    written are written first, through the port `Ports.policies`: a client reads its own)."""
     check_filter(where)
-    from controlplane_domain.policies.usecases import flush_decisions  # (policies import the audit log)
-
-    with contextlib.suppress(DomainError):  # the store refused them: they wait for the next flush
-        await flush_decisions(ports)
+    if ports.policies is not None:
+        with contextlib.suppress(DomainError):  # the store refused them: they wait for the next flush
+            await ports.policies.flush(ports.uow)
     async with ports.read() as uow:
         items, total = await uow.audit_events.list_page(organization_id, page, where)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)

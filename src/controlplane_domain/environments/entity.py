@@ -9,6 +9,8 @@ from enum import StrEnum
 from controlplane_domain.config import JSONObject
 
 MAX_QUEUE_WORKERS = 2**31 - 1  # a signed 32-bit count: what every store keeps
+MISSED_HEARTBEATS_BEFORE_OFFLINE = 3
+"""A queue's workers heartbeat every `heartbeat_interval_seconds`; one silent for this many intervals is offline."""
 
 
 class EnvironmentStatus(StrEnum):

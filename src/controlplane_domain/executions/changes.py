@@ -13,11 +13,11 @@ from controlplane_domain.executions.entity import (
     ExecutionEvent,
     ExecutionStatus,
     NewEvent,
-    TargetType,
 )
 from controlplane_domain.executions.entity import numbered as _numbered
+from controlplane_domain.executions.ports import ExecutionOwners
+from controlplane_domain.executions.webhook_events import execution_changed
 from controlplane_domain.ports import Ports, UnitOfWork
-from controlplane_domain.webhooks.events import execution_changed
 from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus
@@ -118,15 +118,15 @@ async def owner_ended(
     """The end of an execution that works for something (`Execution.has_owner`), recorded with what its end
     changes in the unit of work (a slower path of several statements: the owner locked, the execution written,
     the owner changed): (recorded, the topics to publish after the commit). A workflow step's execution advances
-    its run (workflows/advance.py); a planning execution decides its task plan (task_plans/outcome.py)."""
-    # (imported here: both build on this module)
-    if after.target_type is TargetType.PLAN:
-        from controlplane_domain.task_plans.outcome import record_planning_end
+    its run; a planning execution decides its task plan: the port `Ports.owners` (executions/ports.py)."""
+    return await owners(ports).ended(ports, uow, before, after, rows)
 
-        return await record_planning_end(ports, uow, before, after, rows)
-    from controlplane_domain.workflows.advance import record_step_end
 
-    return await record_step_end(ports, uow, before, after, rows)
+def owners(ports: Ports) -> ExecutionOwners:
+    """`ports.owners`, which an execution of a workflow run or a task plan needs."""
+    if ports.owners is None:
+        raise RuntimeError("Ports.owners is not wired: an execution of a workflow run or a task plan needs it")
+    return ports.owners
 
 
 def remember(ports: Ports, execution: Execution) -> None:

@@ -12,6 +12,7 @@ from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import Conflict
 
 MAX_ATTEMPT = 2**31 - 1  # attempts are signed 32-bit numbers in every store
+PROMPT_MAX_LENGTH = 200_000  # an execution's prompt, in characters
 
 
 class ExecutionStatus(StrEnum):
@@ -50,6 +51,28 @@ class TargetType(StrEnum):
     TEAM = "team"
     PLAN = "plan"
     """The planning of a task plan (no agent, no team): its lease's `resolved.planning` says what to plan."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """An agent or a team a step may use."""
+
+    id: str
+    name: str
+    description: str | None = None
+    capabilities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanningTask:
+    """What a planning execution's lease carries as `resolved.planning` (task_plans/planning.py builds it)."""
+
+    plan_id: str
+    task: str
+    agents: tuple[Candidate, ...]
+    teams: tuple[Candidate, ...]
+    instructions: str
+    plan_schema: JSONObject
 
 
 class EventType(StrEnum):

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from controlplane_domain.contexts.entity import NO_CONTEXT, ResolvedContext
 from controlplane_domain.contexts.resolution import resolve
-from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.executions.changes import publish, remember, topic
-from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
+from controlplane_domain.executions.entity import PROMPT_MAX_LENGTH, Execution, ExecutionStatus, TargetType
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.names import is_uuid
 from controlplane_domain.policies.entity import Action, Resource
 from controlplane_domain.policies.gate import guard
 from controlplane_domain.ports import Ports, UnitOfWork
@@ -21,7 +21,6 @@ from controlplane_domain.retry import retry_transient
 from controlplane_domain.teams.usecases import require_team
 
 S = ExecutionStatus
-PROMPT_MAX_LENGTH = 200_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,13 +9,12 @@ from controlplane_domain.agents.entity import Agent
 from controlplane_domain.environments.entity import QueueStatus, WorkerQueue
 from controlplane_domain.errors import TransientFailure
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, LeaseTerms, leased
-from controlplane_domain.executions.ports import Leased
-from controlplane_domain.workers.entity import Worker
+from controlplane_domain.executions.ports import Leased, LeasingWorker
 
 
 async def lease_in_steps(
     queue: WorkerQueue | None,
-    worker: Worker | None,
+    worker: LeasingWorker | None,
     execution: Execution | None,
     agent: Agent | None,
     terms: LeaseTerms,

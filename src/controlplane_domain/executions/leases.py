@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from controlplane_domain.agents.entity import Agent
-from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import DomainError, NotFound, TransientFailure
 from controlplane_domain.executions import resolution
 from controlplane_domain.executions.changes import (
@@ -22,6 +21,7 @@ from controlplane_domain.executions.changes import (
     change,
     done_event,
     owner_ended,
+    owners,
     publish,
     remember,
     topic,
@@ -29,12 +29,12 @@ from controlplane_domain.executions.changes import (
 from controlplane_domain.executions.entity import Execution, ExecutionStatus, LeaseTerms, TargetType
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.executions.webhook_events import execution_changed
+from controlplane_domain.names import is_uuid
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable
-from controlplane_domain.task_plans.planning import planning_task
 from controlplane_domain.teams.entity import TeamView
-from controlplane_domain.webhooks.events import execution_changed
 from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus
@@ -109,7 +109,7 @@ async def _lease_one(
                 uow, organization_id, running.id, environment_id, outcome.agent, team, ports.secrets_cipher
             )
             if running.target_type is TargetType.PLAN:  # a task plan's planning: what to plan, with whom
-                needs = replace(needs, planning=await planning_task(uow, running))
+                needs = replace(needs, planning=await owners(ports).planning(uow, running))
         await uow.commit()
     if running is not None:
         remember(ports, running)

@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue
-from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
+from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms, PlanningTask
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.workers.entity import Worker
+
+if TYPE_CHECKING:
+    from controlplane_domain.ports import Ports, UnitOfWork
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -23,15 +25,37 @@ class ExecutionFilter:
     worker_queue_id: str | None = None
 
 
+class LeasingWorker(Protocol):
+    """What a lease needs to know of the worker that asks (a `workers.entity.Worker` is one)."""
+
+    @property
+    def queue_id(self) -> str | None:
+        """The queue it last leased from (a lease from another moves it there)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Leased:
     """What a lease found and did: the queue, the worker as stored, the execution as leased (None: nothing was
     leased) and its agent."""
 
     queue: WorkerQueue | None
-    worker: Worker | None
+    worker: LeasingWorker | None
     execution: Execution | None
     agent: Agent | None
+
+
+class ExecutionOwners(Protocol):
+    """What executions work for (`Execution.has_owner`: a workflow run's step, a task plan's planning), as the
+    executions' use cases reach it: `Ports.owners` (the domain's own is `controlplane_domain.owners.OWNERS`)."""
+
+    async def ended(
+        self, ports: Ports, uow: UnitOfWork, before: Execution, after: Execution, rows: Sequence[ExecutionEvent]
+    ) -> tuple[bool, set[str]]:
+        """`executions.record` of an execution with an owner that ends, and what its end changes for its owner,
+        in the unit of work: (recorded, the topics to publish once committed)."""
+
+    async def planning(self, uow: UnitOfWork, execution: Execution) -> PlanningTask | None:
+        """A leased planning execution's task, read in the lease's unit of work (None when its plan is gone)."""
 
 
 @dataclass(frozen=True, slots=True)

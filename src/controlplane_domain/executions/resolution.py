@@ -21,7 +21,7 @@ from controlplane_domain.config import ExecutionEnvironment, MCPServerConfig
 from controlplane_domain.contexts.entity import NO_CONTEXT, ResolvedContext
 from controlplane_domain.errors import NotFound
 from controlplane_domain.executions.changes import Change, change, done_event
-from controlplane_domain.executions.entity import Execution, ExecutionStatus, status_event
+from controlplane_domain.executions.entity import Execution, ExecutionStatus, PlanningTask, status_event
 from controlplane_domain.integrations.entity import IntegrationFile
 from controlplane_domain.integrations.resolve import ResolvedIntegrations
 from controlplane_domain.integrations.resolve import resolve_integrations as resolve_integration_ids
@@ -33,7 +33,6 @@ from controlplane_domain.secrets.references import referenced_names, resolve_ref
 from controlplane_domain.secrets.reveal import reveal_for_lease
 from controlplane_domain.skills.attachments import resolved_skills
 from controlplane_domain.skills.entity import ResolvedSkill
-from controlplane_domain.task_plans.planning import PlanningTask
 from controlplane_domain.teams.entity import Team, TeamView
 
 NO_INTEGRATIONS = ResolvedIntegrations()
@@ -109,7 +108,7 @@ class Resolved:
     run: ResolvedRun = ResolvedRun()
     members: tuple[ResolvedRun, ...] = ()
     planning: PlanningTask | None = None
-    """A planning execution's task (task_plans/planning.py); None for any other."""
+    """A planning execution's task (`Ports.owners`); None for any other."""
 
 
 NOTHING_RESOLVED = Resolved()

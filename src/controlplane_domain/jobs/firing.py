@@ -29,12 +29,12 @@ from controlplane_domain.jobs.entity import (
 )
 from controlplane_domain.jobs.guard import JobAction, guard
 from controlplane_domain.jobs.usecases import next_run, require_job, signatures
+from controlplane_domain.jobs.webhook_events import jobs_fired
 from controlplane_domain.policies.entity import PolicyDenied
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.usecases import require_cipher
-from controlplane_domain.webhooks.events import jobs_fired
 from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workflows.runs import StartRun, begin_run
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
-from controlplane_domain.executions.execute import PROMPT_MAX_LENGTH
+from controlplane_domain.executions.entity import PROMPT_MAX_LENGTH
 from controlplane_domain.jobs.entity import (
     Job,
     JobRun,
@@ -21,7 +20,7 @@ from controlplane_domain.jobs.entity import (
 )
 from controlplane_domain.jobs.guard import JobAction, guard
 from controlplane_domain.jobs.ports import CronCalendar, WebhookSignatures
-from controlplane_domain.names import check_name
+from controlplane_domain.names import check_name, is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from controlplane_domain.environments.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.executions.entity import ExecutionStatus
 from controlplane_domain.operations.entity import FleetGauges
 from controlplane_domain.ports import Ports
-from controlplane_domain.workers.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE, WorkerStatus
+from controlplane_domain.workers.entity import WorkerStatus
 
 LIVE_STATUSES = (ExecutionStatus.QUEUED, ExecutionStatus.RUNNING, ExecutionStatus.WAITING_FOR_INPUT)
 

@@ -159,24 +159,9 @@ async def delete_policy(ports: Ports, organization_id: str, policy_id: str) -> N
 
 
 async def flush_decisions(ports: Ports) -> int:
-    """Write every decision waiting in this node's log in one transaction; how many. On a failure they wait for
-    the next flush (the service flushes every quarter second and at stop)."""
-    runtime = ports.policies
-    if runtime is None or not len(runtime.log):
-        return 0
-    decisions = runtime.log.drain()
-    denials = runtime.log.drain_denials()
-    try:
-        async with ports.uow() as uow:
-            await uow.policy_decisions.add_many(decisions)
-            for event in denials:  # the audit log's record of each refused action (audit/usecases.py)
-                await uow.audit_events.add(event)
-            await uow.commit()
-    except BaseException:
-        runtime.log.restore(decisions)
-        runtime.log.restore_denials(denials)
-        raise
-    return len(decisions) + len(denials)
+    """Write every decision (and denial) waiting in this node's log in one transaction; how many
+    (`PolicyRuntime.flush`)."""
+    return 0 if ports.policies is None else await ports.policies.flush(ports.uow)
 
 
 async def list_decisions(

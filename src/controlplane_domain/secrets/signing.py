@@ -1,4 +1,5 @@
-"""Re-sealing the signing secrets of webhooks and webhook jobs with a new key (`controlplane secrets rotate-key`).
+"""Re-sealing signing secrets with a new key (`controlplane secrets rotate-key`): each area that keeps some calls
+`reseal_all` with its repository (webhooks/signing.py, jobs/signing.py).
 
 Like the secrets' rotation (secrets/reveal.py), a batch a transaction, and only what another key sealed: a
 rotation that stopped halfway runs again to its end. `updated_at` stays: the secrets did not change."""
@@ -9,11 +10,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from controlplane_domain.jobs.entity import secret_data as job_secret_data
 from controlplane_domain.ports import UnitOfWork
 from controlplane_domain.secrets.entity import SealedValue, SecretUnreadable
 from controlplane_domain.secrets.ports import SecretCipher
-from controlplane_domain.webhooks.entity import secret_data as webhook_secret_data
 
 ROTATION_BATCH = 100
 
@@ -24,25 +23,17 @@ def _resealed(old: SecretCipher, new: SecretCipher, sealed: SealedValue, bound_t
     return SealedValue(new.key_id, new.encrypt(old.decrypt(sealed.data, bound_to), bound_to))
 
 
-async def rotate_signing_keys(
-    uow: Callable[[], UnitOfWork], old: SecretCipher, new: SecretCipher, *, batch: int = ROTATION_BATCH
-) -> tuple[int, int]:
-    """Seal every webhook's and every webhook job's signing secret with `new` (opened with `old`); how many of
-    each were sealed anew. A secret `old` cannot open raises the cipher's error (nothing of its batch changes)."""
-    hooks = await _reseal_all(uow, lambda work: work.webhooks, webhook_secret_data, old, new, batch)
-    jobs = await _reseal_all(uow, lambda work: work.jobs, job_secret_data, old, new, batch)
-    return hooks, jobs
-
-
-async def _reseal_all(
+async def reseal_all(
     uow: Callable[[], UnitOfWork],
     area: Callable[[UnitOfWork], Any],
     bound_to: Callable[[str, str], bytes],
     old: SecretCipher,
     new: SecretCipher,
-    batch: int,
+    batch: int = ROTATION_BATCH,
 ) -> int:
-    """One area's signing secrets (`area`: its repository in a unit of work), a batch a transaction."""
+    """Seal one area's signing secrets with `new` (opened with `old`), a batch a transaction; how many were sealed
+    anew. `area`: its repository in a unit of work (`sealed_elsewhere`, `update`); `bound_to`: what each item's
+    secret is bound to. A secret `old` cannot open raises the cipher's error (nothing of its batch changes)."""
     done = 0
     while True:
         async with uow() as work:

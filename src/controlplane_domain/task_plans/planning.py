@@ -3,37 +3,11 @@ task to plan with what to answer (the instructions and the plan's JSON Schema) a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from controlplane_domain.config import JSONObject
-from controlplane_domain.executions.entity import Execution
+from controlplane_domain.executions.entity import Candidate, Execution, PlanningTask
 from controlplane_domain.paging import MAX_LIMIT, PageRequest
 from controlplane_domain.ports import UnitOfWork
 from controlplane_domain.task_plans.checks import INSTRUCTIONS, PLAN_SCHEMA
 from controlplane_domain.teams.entity import Team
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Candidate:
-    """An agent or a team a step may use."""
-
-    id: str
-    name: str
-    description: str | None = None
-    capabilities: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlanningTask:
-    """What a planning execution's lease carries as `resolved.planning`."""
-
-    plan_id: str
-    task: str
-    agents: tuple[Candidate, ...]
-    teams: tuple[Candidate, ...]
-    instructions: str = INSTRUCTIONS
-    plan_schema: JSONObject
-
 
 CATALOG_LIMIT = MAX_LIMIT
 """The most agents (and teams) a planning lease lists: the plan's `agent_ids`, or the organization's first ones."""
@@ -60,5 +34,6 @@ async def planning_task(uow: UnitOfWork, execution: Execution) -> PlanningTask |
             for a in sorted(agents, key=lambda agent: (agent.created_at, agent.id))
         ),
         teams=tuple(Candidate(id=t.id, name=t.name, description=t.description) for t in teams),
+        instructions=INSTRUCTIONS,
         plan_schema=PLAN_SCHEMA,
     )

@@ -48,6 +48,7 @@ LEASE = timedelta(seconds=60)
 after this when the first died."""
 MAX_URL_LENGTH = 2048
 MAX_DESCRIPTION_LENGTH = 1024
+MAX_EVENTS = 16  # event types a webhook may listen to
 
 
 def backoff(attempts: int, jitter: float) -> timedelta:

@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from controlplane_domain.environments.usecases import is_uuid
 from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
@@ -20,6 +20,7 @@ from controlplane_domain.webhooks.entity import (
     EVENT_NAMES,
     EVERY_EVENT,
     MAX_DESCRIPTION_LENGTH,
+    MAX_EVENTS,
     TEST_EVENT,
     Delivery,
     DeliveryStatus,
@@ -29,8 +30,6 @@ from controlplane_domain.webhooks.entity import (
 )
 from controlplane_domain.webhooks.listeners import CHANGED, DUE
 from controlplane_domain.webhooks.ports import WebhookSender
-
-MAX_EVENTS = 16
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from controlplane_domain.config import JSONObject
+from controlplane_domain.environments.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
 
-MISSED_HEARTBEATS_BEFORE_OFFLINE = 3
 MAX_TASKS_PROCESSED = 2**63 - 1  # a signed 64-bit count: what every store keeps
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from controlplane_domain.config import JSONObject
+from controlplane_domain.environments.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.executions.leases import WENT_IDLE, WENT_OFFLINE, release_held
@@ -15,15 +16,14 @@ from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.rules import TextIsNotBlank, TextIsNotTooLong, check_rule
-from controlplane_domain.webhooks.events import worker_status_changed
 from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workers.entity import (
     MAX_TASKS_PROCESSED,
-    MISSED_HEARTBEATS_BEFORE_OFFLINE,
     Worker,
     WorkerStatus,
 )
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
+from controlplane_domain.workers.webhook_events import worker_status_changed
 
 log = logging.getLogger("controlplane.heartbeats")
 

@@ -15,7 +15,6 @@ from controlplane_domain.executions.entity import status_event as execution_stat
 from controlplane_domain.executions.execute import applicable_context
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.rendering import RenderedTooLong
-from controlplane_domain.webhooks.events import run_status_changed
 from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workflows.entity import (
     NewRunEvent,
@@ -28,6 +27,7 @@ from controlplane_domain.workflows.entity import (
     step_event,
 )
 from controlplane_domain.workflows.graph import descendants, render
+from controlplane_domain.workflows.webhook_events import run_status_changed
 
 S = ExecutionStatus
 

@@ -12,6 +12,7 @@ from controlplane_domain.config import JSONObject
 
 MAX_STEPS = 100
 MAX_STEP_ATTEMPTS = 10
+TIMEOUT_MAX_SECONDS = 7 * 24 * 3600  # a step's timeout
 
 
 class RunStatus(enum.StrEnum):

@@ -9,12 +9,11 @@ from collections.abc import Mapping, Sequence
 
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.rendering import render_counted
-from controlplane_domain.workflows.entity import MAX_STEP_ATTEMPTS, MAX_STEPS, StepDefinition
+from controlplane_domain.workflows.entity import MAX_STEP_ATTEMPTS, MAX_STEPS, TIMEOUT_MAX_SECONDS, StepDefinition
 
 STEP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 PLACEHOLDER = re.compile(r"\{\{\s*(?:input\.([A-Za-z0-9_-]+)|steps\.([A-Za-z0-9_-]+)\.output)\s*\}\}")
 PROMPT_MAX_LENGTH = 200_000
-TIMEOUT_MAX_SECONDS = 7 * 24 * 3600
 
 
 def check_steps(steps: Sequence[StepDefinition]) -> None:

@@ -27,10 +27,10 @@ from controlplane_domain.executions.changes import done_event, publish, remember
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
+from controlplane_domain.executions.webhook_events import execution_changed
 from controlplane_domain.fairness import more_due
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
-from controlplane_domain.webhooks.events import execution_changed
 from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workflows.advance import Advance, step_execution_ended
 from controlplane_domain.workflows.entity import StepStatus, WorkflowRun

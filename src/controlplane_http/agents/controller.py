@@ -11,8 +11,6 @@ from litestar.types import Scope
 from controlplane_domain.agents import usecases
 from controlplane_domain.agents.entity import Agent as DomainAgent
 from controlplane_domain.config import ExecutionEnvironment
-from controlplane_http.agents.wire import Agent, AgentCreate, AgentList, AgentUpdate
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import (
     Limit,
     Offset,
@@ -24,7 +22,9 @@ from controlplane_http.handlers import (
     rendered_item,
     rendered_list,
 )
-from controlplane_http.wire import to_domain, to_wire
+from controlplane_wire.agents import Agent, AgentCreate, AgentList, AgentUpdate
+from controlplane_wire.base import to_domain, to_wire
+from controlplane_wire.configuration import given_fields
 
 
 def agent_out(agent: DomainAgent) -> Agent:

@@ -13,7 +13,8 @@ from controlplane_domain.analytics import usecases
 from controlplane_domain.analytics.entity import AgentOrder, AgentRow, Bucket, GroupBy, Metric, TimeRange, rates
 from controlplane_domain.analytics.entity import Scope as Filters
 from controlplane_domain.errors import ValidationFailed
-from controlplane_http.analytics.wire import (
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_request
+from controlplane_wire.analytics import (
     AgentAnalytics,
     AgentAnalyticsList,
     AnalyticsSummary,
@@ -23,7 +24,6 @@ from controlplane_http.analytics.wire import (
     TimeseriesSeries,
     Tokens,
 )
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_request
 
 DATE_TIME = {"format": "date-time"}
 From = Annotated[

@@ -10,9 +10,9 @@ from litestar.types import Scope
 from controlplane_domain.api_keys import usecases as api_keys
 from controlplane_domain.api_keys.entity import KEY_PREFIX
 from controlplane_domain.api_keys.entity import ApiKey as DomainKey
-from controlplane_http.api_keys.wire import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList
 from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.limits import LimitPolicy
+from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList
 
 
 def key_out(key: DomainKey) -> ApiKey:

@@ -13,8 +13,8 @@ from controlplane_domain.audit import usecases
 from controlplane_domain.audit.entity import AuditEvent as DomainEvent
 from controlplane_domain.audit.entity import AuditFilter, Outcome
 from controlplane_domain.errors import ValidationFailed
-from controlplane_http.audit.wire import AuditActor, AuditClient, AuditEvent, AuditEventList
 from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
+from controlplane_wire.audit import AuditActor, AuditClient, AuditEvent, AuditEventList
 
 # Read as text and parsed here, so that a bad one is a 422 naming `from` or `to` (not the handler's argument).
 _MOMENT = {"format": "date-time"}

@@ -24,8 +24,10 @@ from controlplane_domain.context_graph.entity import (
 from controlplane_domain.context_graph.entity import GraphEdge as DomainEdge
 from controlplane_domain.context_graph.entity import GraphNode as DomainNode
 from controlplane_domain.errors import ValidationFailed
-from controlplane_http.configuration import given_fields
-from controlplane_http.context_graph.wire import (
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.security import QUERY_PREFIXES
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.context_graph import (
     Edge,
     EdgeCreate,
     EdgeList,
@@ -37,8 +39,6 @@ from controlplane_http.context_graph.wire import (
     NodeUpdate,
     Path,
 )
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.security import QUERY_PREFIXES
 
 PROPERTY = "property."
 Depth = Annotated[

@@ -10,8 +10,8 @@ from litestar.types import Scope
 
 from controlplane_domain.contexts import entity, usecases
 from controlplane_domain.contexts.entity import OwnerType, ResolvedContext
-from controlplane_http.contexts.wire import Context, ContextPut, ContextSource, ExecutionContext, Knowledge
 from controlplane_http.handlers import caller, errors
+from controlplane_wire.contexts import Context, ContextPut, ContextSource, ExecutionContext, Knowledge
 
 
 def _knowledge(items: tuple[entity.Knowledge, ...]) -> list[Knowledge]:

@@ -11,8 +11,10 @@ from litestar.types import Scope
 from controlplane_domain.environments import usecases
 from controlplane_domain.environments.entity import Environment as DomainEnvironment
 from controlplane_domain.environments.entity import QueueView
-from controlplane_http.configuration import given_fields
-from controlplane_http.environments.wire import (
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_wire.base import to_wire
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.environments import (
     Environment,
     EnvironmentCreate,
     EnvironmentList,
@@ -22,8 +24,6 @@ from controlplane_http.environments.wire import (
     WorkerQueueList,
     WorkerQueueUpdate,
 )
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.wire import to_wire
 
 
 def environment_out(environment: DomainEnvironment) -> Environment:

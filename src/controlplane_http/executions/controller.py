@@ -21,19 +21,6 @@ from controlplane_domain.workers import bindings
 from controlplane_http.agents.controller import agent_out
 from controlplane_http.executions.leased import resolved_out
 from controlplane_http.executions.streaming import StreamOptions, event_stream, parse_last_event_id
-from controlplane_http.executions.wire import (
-    CompleteRequest,
-    EventsAppend,
-    EventsAppended,
-    ExecuteRequest,
-    Execution,
-    ExecutionEvent,
-    ExecutionEventList,
-    ExecutionList,
-    Lease,
-    LeaseRequest,
-    ServerSentEvent,
-)
 from controlplane_http.handlers import (
     WORKER_PROTOCOL,
     WORKERS_ONLY,
@@ -46,6 +33,19 @@ from controlplane_http.handlers import (
 )
 from controlplane_http.operations.tracing import execution_step, trace_parent
 from controlplane_http.teams.controller import team_out
+from controlplane_wire.executions import (
+    CompleteRequest,
+    EventsAppend,
+    EventsAppended,
+    ExecuteRequest,
+    Execution,
+    ExecutionEvent,
+    ExecutionEventList,
+    ExecutionList,
+    Lease,
+    LeaseRequest,
+    ServerSentEvent,
+)
 
 
 def stream_options(scope: Scope) -> StreamOptions:

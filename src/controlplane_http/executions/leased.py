@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane_domain.executions import resolution
-from controlplane_domain.task_plans.planning import Candidate, PlanningTask
-from controlplane_http.configuration import MCPServerConfig
+from controlplane_domain.executions.entity import Candidate, PlanningTask
 from controlplane_http.contexts.controller import execution_context_out
-from controlplane_http.executions.wire import PlanningCandidate, Resolved, ResolvedFile, ResolvedMember
-from controlplane_http.executions.wire import PlanningTask as WirePlanningTask
-from controlplane_http.skills.wire import ResolvedSkill
-from controlplane_http.wire import to_wire
+from controlplane_wire.base import to_wire
+from controlplane_wire.configuration import MCPServerConfig
+from controlplane_wire.executions import PlanningCandidate, Resolved, ResolvedFile, ResolvedMember
+from controlplane_wire.executions import PlanningTask as WirePlanningTask
+from controlplane_wire.skills import ResolvedSkill
 
 
 def _run(run: resolution.ResolvedRun) -> dict[str, Any]:

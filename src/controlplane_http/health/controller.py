@@ -11,7 +11,7 @@ from controlplane_domain.errors import Unavailable
 from controlplane_domain.ports import HealthProbe
 from controlplane_http import API_VERSION
 from controlplane_http.handlers import PrincipalDep, errors
-from controlplane_http.health.wire import DatabaseHealth, Health
+from controlplane_wire.health import DatabaseHealth, Health
 
 
 @dataclass(frozen=True, slots=True)

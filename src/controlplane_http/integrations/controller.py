@@ -8,9 +8,9 @@ from litestar.types import Scope
 
 from controlplane_domain.integrations import catalog, usecases
 from controlplane_domain.integrations.entity import Integration as DomainIntegration
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.integrations.wire import (
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.integrations import (
     Integration,
     IntegrationCreate,
     IntegrationList,

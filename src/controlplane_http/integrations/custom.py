@@ -10,9 +10,9 @@ from litestar.types import Scope
 
 from controlplane_domain.integrations import custom
 from controlplane_domain.integrations.entity import CustomIntegration as DomainCustomIntegration
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.integrations.wire import (
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.integrations import (
     CustomIntegration,
     CustomIntegrationCreate,
     CustomIntegrationList,

@@ -14,9 +14,11 @@ from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.jobs import firing, usecases
 from controlplane_domain.jobs.entity import JobRun as DomainRun
 from controlplane_domain.jobs.entity import Target, TargetKind, Trigger, TriggerType
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import PUBLIC_URL_KEY, Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.jobs.wire import (
+from controlplane_http.skills.controller import OptionalBody
+from controlplane_wire.base import to_wire
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.jobs import (
     CronTrigger,
     Job,
     JobCreate,
@@ -30,8 +32,6 @@ from controlplane_http.jobs.wire import (
     TriggerRequest,
     WebhookTrigger,
 )
-from controlplane_http.skills.controller import OptionalBody
-from controlplane_http.wire import to_wire
 
 WEBHOOK_PATH = "/api/v1/webhooks/jobs"
 

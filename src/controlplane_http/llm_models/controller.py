@@ -11,10 +11,10 @@ from litestar.types import Scope
 from controlplane_domain.llm_models import usecases
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.runtimes import RUNTIME_IDS
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.llm_models.wire import Model, ModelCreate, ModelList, ModelUpdate
-from controlplane_http.wire import to_wire
+from controlplane_wire.base import to_wire
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.llm_models import Model, ModelCreate, ModelList, ModelUpdate
 
 
 def model_out(model: LlmModel) -> Model:

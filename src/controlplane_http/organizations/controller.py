@@ -11,7 +11,7 @@ from controlplane_domain.organizations import usecases as organizations
 from controlplane_domain.organizations.entity import OrganizationSettings as DomainSettings
 from controlplane_http.handlers import ADMIN, caller, errors
 from controlplane_http.limits import LimitPolicy
-from controlplane_http.organizations.wire import OrganizationSettings, OrganizationSettingsUpdate
+from controlplane_wire.organizations import OrganizationSettings, OrganizationSettingsUpdate
 
 
 def settings_out(settings: DomainSettings, policy: LimitPolicy) -> OrganizationSettings:

@@ -12,9 +12,9 @@ from litestar.types import Scope
 from controlplane_domain.policies import entity, gate, usecases
 from controlplane_domain.policies.entity import Action, DecisionFilter
 from controlplane_http.audit.controller import moment
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.policies.wire import (
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.policies import (
     DecisionPrincipal,
     DecisionResource,
     EvaluateRequest,

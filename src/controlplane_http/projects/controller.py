@@ -8,10 +8,10 @@ from litestar.types import Scope
 
 from controlplane_domain.projects import usecases
 from controlplane_domain.projects.entity import MemberKind, ProjectView
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.projects.wire import Project, ProjectCreate, ProjectList, ProjectUpdate
-from controlplane_http.wire import to_domain
+from controlplane_wire.base import to_domain
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.projects import Project, ProjectCreate, ProjectList, ProjectUpdate
 
 
 def project_out(view: ProjectView) -> Project:

@@ -9,7 +9,7 @@ from litestar.types import Scope
 from controlplane_domain.runners import usecases
 from controlplane_domain.runners.grouping import Runner as DomainRunner
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.runners.wire import Runner, RunnerList, StatusCounts
+from controlplane_wire.runners import Runner, RunnerList, StatusCounts
 
 
 def runner_out(runner: DomainRunner) -> Runner:

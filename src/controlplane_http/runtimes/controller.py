@@ -6,8 +6,8 @@ from litestar import Controller, get
 
 from controlplane_domain.runtimes import RUNTIMES
 from controlplane_http.handlers import Limit, Offset, PrincipalDep, errors
-from controlplane_http.runtimes.wire import RuntimeInfo, RuntimeList
-from controlplane_http.wire import to_wire
+from controlplane_wire.base import to_wire
+from controlplane_wire.runtimes import RuntimeInfo, RuntimeList
 
 
 class RuntimeController(Controller):

@@ -82,8 +82,9 @@ def rotate_key_command(args: argparse.Namespace) -> int:
     from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
     from controlplane_domain.audit.context import acting
     from controlplane_domain.integrations.sealing import rotate_integration_key
+    from controlplane_domain.jobs.signing import rotate_signing_keys as rotate_job_signing_keys
     from controlplane_domain.secrets.reveal import rotate_key
-    from controlplane_domain.secrets.signing import rotate_signing_keys
+    from controlplane_domain.webhooks.signing import rotate_signing_keys as rotate_webhook_signing_keys
     from controlplane_http.audit.cli import cli_audit_context
     from controlplane_http.schema import prepare_schema
 
@@ -105,8 +106,9 @@ def rotate_key_command(args: argparse.Namespace) -> int:
             with acting(cli_audit_context("controlplane secrets rotate-key")):  # each secret's secret.rotate_key
                 secrets = await rotate_key(lambda: SqlUnitOfWork(engine), old, new)
                 integrations = await rotate_integration_key(lambda: SqlUnitOfWork(engine), old, new)
-                signing = await rotate_signing_keys(lambda: SqlUnitOfWork(engine), old, new)
-            return secrets, integrations, signing
+                hooks = await rotate_webhook_signing_keys(lambda: SqlUnitOfWork(engine), old, new)
+                jobs = await rotate_job_signing_keys(lambda: SqlUnitOfWork(engine), old, new)
+            return secrets, integrations, (hooks, jobs)
         finally:
             await engine.dispose()
 

@@ -7,9 +7,9 @@ from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.secrets import entity, usecases
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.secrets.wire import (
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.secrets import (
     Secret,
     SecretAccess,
     SecretAccessList,

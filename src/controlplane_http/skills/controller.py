@@ -17,9 +17,10 @@ from controlplane_domain.skills.catalog import SKILL_TYPES
 from controlplane_domain.skills.entity import AttachedSkill as DomainAttachedSkill
 from controlplane_domain.skills.entity import Skill as DomainSkill
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.skills.wire import (
+from controlplane_wire.base import to_domain, to_wire
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.skills import (
     AttachedSkill,
     AttachedSkillList,
     ResolvedSkill,
@@ -32,7 +33,6 @@ from controlplane_http.skills.wire import (
     SkillTypeList,
     SkillUpdate,
 )
-from controlplane_http.wire import to_domain, to_wire
 
 EnvironmentLayer = Annotated[
     str | None, Parameter(description="the environment whose skills form the first layer (none: no such layer)")

@@ -26,7 +26,7 @@ from controlplane_http.errors import envelope
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.storage.conditional import Unsatisfiable, etag, none_match, wanted_range
 from controlplane_http.storage.openapi import FILE_RESPONSES, PUT_RESPONSES, DownloadOperation, UploadOperation
-from controlplane_http.storage.wire import StorageUsage, StoredFile, StoredFileList
+from controlplane_wire.storage import StorageUsage, StoredFile, StoredFileList
 
 FILES = "/api/v1/storage/files/"
 Prefix = Annotated[str, Parameter(description="only the files whose path starts with this text", max_length=1024)]

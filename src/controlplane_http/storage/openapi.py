@@ -22,8 +22,8 @@ from litestar.openapi.spec import (
 )
 from litestar.openapi.spec import Parameter as OpenAPIParameter
 
-from controlplane_http.storage.wire import StoredFile
-from controlplane_http.wire import ErrorResponse
+from controlplane_wire.base import ErrorResponse
+from controlplane_wire.storage import StoredFile
 
 BINARY = Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.BINARY)
 TEXT = Schema(type=OpenAPIType.STRING)

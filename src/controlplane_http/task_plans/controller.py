@@ -10,9 +10,9 @@ from controlplane_domain.task_plans import usecases
 from controlplane_domain.task_plans.entity import PlanStatus
 from controlplane_domain.task_plans.entity import TaskPlan as DomainPlan
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.task_plans.wire import PlanStep, TaskPlan, TaskPlanCreate, TaskPlanList
 from controlplane_http.workflows.controller import run_out
-from controlplane_http.workflows.wire import WorkflowRun
+from controlplane_wire.task_plans import PlanStep, TaskPlan, TaskPlanCreate, TaskPlanList
+from controlplane_wire.workflows import WorkflowRun
 
 
 def plan_out(plan: DomainPlan) -> TaskPlan:

@@ -13,11 +13,11 @@ from controlplane_domain.config import ExecutionEnvironment, TeamSettings
 from controlplane_domain.teams import usecases
 from controlplane_domain.teams.entity import TeamView
 from controlplane_http.agents.controller import agent_out
-from controlplane_http.configuration import ExecutionEnvironment as WireEnvironment
-from controlplane_http.configuration import TeamConfiguration, given_fields
 from controlplane_http.handlers import Limit, Offset, ProjectFilter, caller, errors, page_of, page_request
-from controlplane_http.teams.wire import TeamCreate, TeamList, TeamUpdate, TeamWithAgentsResponse
-from controlplane_http.wire import to_domain, to_wire
+from controlplane_wire.base import to_domain, to_wire
+from controlplane_wire.configuration import ExecutionEnvironment as WireEnvironment
+from controlplane_wire.configuration import TeamConfiguration, given_fields
+from controlplane_wire.teams import TeamCreate, TeamList, TeamUpdate, TeamWithAgentsResponse
 
 
 def team_out(view: TeamView) -> TeamWithAgentsResponse:

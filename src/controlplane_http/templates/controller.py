@@ -13,12 +13,13 @@ from controlplane_domain.templates import usecases
 from controlplane_domain.templates.entity import Template as DomainTemplate
 from controlplane_domain.templates.entity import TemplateParameter as DomainParameter
 from controlplane_domain.templates.entity import TemplateScope
-from controlplane_http.agents.wire import Agent
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.teams.wire import TeamWithAgentsResponse
 from controlplane_http.templates import payloads
-from controlplane_http.templates.wire import (
+from controlplane_wire.agents import Agent
+from controlplane_wire.base import to_wire
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.teams import TeamWithAgentsResponse
+from controlplane_wire.templates import (
     Template,
     TemplateCreate,
     TemplateInstantiate,
@@ -26,7 +27,6 @@ from controlplane_http.templates.wire import (
     TemplateParameter,
     TemplateUpdate,
 )
-from controlplane_http.wire import to_wire
 
 ScopeFilter = Annotated[
     TemplateScope, QueryParameter(name="scope", description="the built-in templates, the organization's, or all")

@@ -18,11 +18,11 @@ from controlplane_domain.templates.entity import TemplateKind
 from controlplane_domain.templates.placeholders import Path
 from controlplane_domain.templates.rules import CANDIDATES
 from controlplane_http.agents.controller import agent_out
-from controlplane_http.agents.wire import Agent, AgentCreate
 from controlplane_http.errors import _msgspec_loc as msgspec_loc
 from controlplane_http.teams.controller import create_command, team_out
-from controlplane_http.teams.wire import TeamCreate, TeamWithAgentsResponse
-from controlplane_http.wire import to_domain
+from controlplane_wire.agents import Agent, AgentCreate
+from controlplane_wire.base import to_domain
+from controlplane_wire.teams import TeamCreate, TeamWithAgentsResponse
 
 
 def _command(kind: TemplateKind, body: JSONObject) -> Any:

@@ -12,9 +12,9 @@ from litestar.types import Scope
 from controlplane_domain.webhooks import usecases
 from controlplane_domain.webhooks.entity import Delivery as DomainDelivery
 from controlplane_domain.webhooks.entity import DeliveryStatus
-from controlplane_http.configuration import given_fields
 from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.webhooks.wire import Delivery, DeliveryList, Webhook, WebhookCreate, WebhookList, WebhookUpdate
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.webhooks import Delivery, DeliveryList, Webhook, WebhookCreate, WebhookList, WebhookUpdate
 
 
 def webhook_out(view: usecases.WebhookView) -> Webhook:

@@ -6,13 +6,13 @@ from litestar import Controller, get, post
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
+from controlplane_domain.environments.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.ports import Clock
 from controlplane_domain.workers import bindings, usecases
-from controlplane_domain.workers.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.workers.entity import Worker as DomainWorker
 from controlplane_http.handlers import WORKER_PROTOCOL, Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.wire import to_domain
-from controlplane_http.workers.wire import HeartbeatResponse, Worker, WorkerCommandOut, WorkerHeartbeat, WorkerList
+from controlplane_wire.base import to_domain
+from controlplane_wire.workers import HeartbeatResponse, Worker, WorkerCommandOut, WorkerHeartbeat, WorkerList
 
 
 def worker_out(worker: DomainWorker, clock: Clock) -> Worker:

@@ -19,12 +19,12 @@ from controlplane_domain.workflows import runs, usecases
 from controlplane_domain.workflows.entity import RunEvent, RunStatus, StepDefinition
 from controlplane_domain.workflows.entity import Workflow as DomainWorkflow
 from controlplane_domain.workflows.entity import WorkflowRun as DomainRun
-from controlplane_http.configuration import given_fields
 from controlplane_http.executions.controller import stream_options
 from controlplane_http.executions.frames import KEEPALIVE, RETRY
 from controlplane_http.executions.streaming import StreamOptions, parse_last_event_id
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
-from controlplane_http.workflows.wire import (
+from controlplane_wire.configuration import given_fields
+from controlplane_wire.workflows import (
     RunCreate,
     RunServerSentEvent,
     Step,

@@ -1,0 +1,69 @@
+"""Agent wire types."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from controlplane_domain.agents.entity import AgentStatus
+from controlplane_wire.base import NOT_BLANK_SCHEMA, Request
+from controlplane_wire.configuration import ExecutionEnvironment
+from controlplane_wire.runtimes import RuntimeId
+
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
+
+
+class AgentCreate(Request, kw_only=True):
+    name: Name
+    description: str | None = None
+    status: AgentStatus = AgentStatus.ACTIVE
+    runtime: RuntimeId = "default"
+    model_id: str | None = None
+    system_prompt: str | None = None
+    team_id: str | None = None
+    capabilities: list[str] = []
+    skill_ids: list[str] = []
+    execution_environment: ExecutionEnvironment | None = None
+    configuration: dict[str, Any] = {}
+
+
+class AgentUpdate(Request, kw_only=True):
+    name: Name | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
+    status: AgentStatus | UnsetType = UNSET
+    runtime: RuntimeId | UnsetType = UNSET
+    model_id: str | UnsetType | None = UNSET
+    system_prompt: str | UnsetType | None = UNSET
+    team_id: str | UnsetType | None = UNSET
+    capabilities: list[str] | UnsetType = UNSET
+    skill_ids: list[str] | UnsetType = UNSET
+    execution_environment: ExecutionEnvironment | UnsetType | None = UNSET
+    configuration: dict[str, Any] | UnsetType = UNSET
+
+
+class Agent(msgspec.Struct, kw_only=True):
+    id: str
+    organization_id: str
+    name: str
+    description: str | None
+    status: AgentStatus
+    runtime: str
+    model_id: str | None
+    system_prompt: str | None
+    team_id: str | None
+    capabilities: list[str]
+    skill_ids: list[str]
+    execution_environment: ExecutionEnvironment | None
+    configuration: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+class AgentList(msgspec.Struct, kw_only=True):
+    items: list[Agent]
+    total: int
+    limit: int
+    offset: int

@@ -1,0 +1,111 @@
+"""Skill wire types: skills, their types, attachments and an agent's resolved skills."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from controlplane_domain.skills.catalog import SKILL_TYPES_BY_NAME
+from controlplane_domain.skills.entity import SkillOwner
+from controlplane_wire.base import NOT_BLANK_SCHEMA, Request
+
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
+SkillTypeName = Annotated[
+    str,
+    Meta(
+        description=f"one of: {', '.join(SKILL_TYPES_BY_NAME)} (GET /api/v1/skills/types)",
+        extra_json_schema={"enum": list(SKILL_TYPES_BY_NAME)},
+    ),
+]
+Configuration = Annotated[
+    dict[str, Any], Meta(description="follows the JSON Schema of the skill's type (GET /api/v1/skills/types)")
+]
+
+
+class SkillType(msgspec.Struct, kw_only=True):
+    type: str
+    name: str
+    description: str
+    configuration_schema: dict[str, Any]
+
+
+class SkillTypeList(msgspec.Struct, kw_only=True):
+    items: list[SkillType]
+    total: int
+    limit: int
+    offset: int
+
+
+class SkillCreate(Request, kw_only=True):
+    name: Name
+    type: SkillTypeName
+    description: str | None = None
+    enabled: bool = True
+    configuration: Configuration = {}
+
+
+class SkillUpdate(Request, kw_only=True):
+    name: Name | UnsetType = UNSET
+    type: SkillTypeName | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
+    enabled: bool | UnsetType = UNSET
+    configuration: Configuration | UnsetType = UNSET
+
+
+class Skill(msgspec.Struct, kw_only=True):
+    id: str
+    organization_id: str
+    name: str
+    type: str
+    description: str | None
+    enabled: bool
+    configuration: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+class SkillList(msgspec.Struct, kw_only=True):
+    items: list[Skill]
+    total: int
+    limit: int
+    offset: int
+
+
+class SkillAttach(Request, kw_only=True):
+    configuration_override: (
+        Annotated[dict[str, Any], Meta(description="merged over the skill's configuration (RFC 7386 JSON Merge Patch)")]
+        | None
+    ) = None
+
+
+class AttachedSkill(msgspec.Struct, kw_only=True):
+    skill: Skill
+    configuration_override: dict[str, Any] | None
+    configuration: dict[str, Any]
+
+
+class AttachedSkillList(msgspec.Struct, kw_only=True):
+    items: list[AttachedSkill]
+    total: int
+    limit: int
+    offset: int
+
+
+class ResolvedSkill(msgspec.Struct, kw_only=True):
+    skill_id: str
+    name: str
+    type: str
+    description: str | None
+    configuration: dict[str, Any]
+    source: Annotated[SkillOwner, Meta(description="the last layer (environment, team, agent) that attaches it")]
+    layers: list[SkillOwner]
+
+
+class ResolvedSkillList(msgspec.Struct, kw_only=True):
+    items: list[ResolvedSkill]
+    total: int
+    limit: int
+    offset: int
