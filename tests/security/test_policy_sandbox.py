@@ -112,7 +112,10 @@ def test_policies_are_evaluated_in_policy_processes_without_the_servers_environm
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SERVICE_JWT_SECRET", "the-server-secret")
-    with sandboxed(tmp_path) as (client, engine):
+    secret_file = tmp_path / "server-secret"
+    secret_file.write_text("the-server-secret")
+    with secret_file.open() as held, sandboxed(tmp_path) as (client, engine):
+        os.set_inheritable(held.fileno(), True)  # (a file a library opened without O_CLOEXEC)
         create(client, "fine", ALLOW_ALL)
         assert dry_run(client, "hello")["allowed"] is True
         pids = engine.pids()
@@ -123,6 +126,9 @@ def test_policies_are_evaluated_in_policy_processes_without_the_servers_environm
             names = {entry.split(b"=", 1)[0].decode() for entry in environment if entry}
             assert names <= {"PYTHONPATH", "LANG", "PYTHONNOUSERSITE"}, names
             assert b"the-server-secret" not in Path(f"/proc/{pid}/environ").read_bytes()
+            files = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+            stderr = os.readlink("/proc/self/fd/2")
+            assert {f for f in files if not f.startswith("socket:")} <= {"/dev/null", stderr}, files
 
 
 # The allowlist.
@@ -419,3 +425,27 @@ def test_a_policy_process_forgets_bundles_rather_than_outgrow_its_memory_limit()
     outcomes = asyncio.run(scenario())
     assert len(outcomes) == 800
     assert [outcome for outcome in outcomes if not outcome.allowed] == []
+
+
+def test_one_request_at_a_time_keeps_to_one_policy_process() -> None:
+    """The most recently used idle process is taken (one that has the policies compiled first): its bundles and
+    caches stay hot, and a second process starts only for a second request at once."""
+
+    async def scenario() -> tuple[list[int], list[int], list[Any]]:
+        engine = SandboxedPolicyEngine(SandboxLimits(processes=2))
+        try:
+            first, second = engine.prepare([policy(ALLOW_ALL)]), engine.prepare([policy(ALLOW_ALL, 1)])
+            outcomes = []
+            for index in range(20):
+                outcomes += await (first if index % 2 else second).evaluate({"resource": {"type": "robot"}})
+            serial = engine.pids()
+            both = await asyncio.gather(*(first.evaluate({"request": {"prompt": "spin"}}) for _ in range(2)))
+            return serial, engine.pids(), outcomes + [outcome for pair in both for outcome in pair]
+        finally:
+            await engine.stop()
+
+    serial, concurrent, outcomes = asyncio.run(scenario())
+    assert len(serial) == 1
+    assert len(concurrent) == 2
+    assert [outcome.deny for outcome in outcomes[:20]] == [("no robots",)] * 20
+    assert all(outcome.allowed for outcome in outcomes[20:])
