@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from controlplane_domain.policies.cache import PolicyCache
+from controlplane_domain.policies.entity import Outcome
 from controlplane_domain.policies.log import DecisionLog
-from controlplane_domain.policies.ports import PolicyEngine
+from controlplane_domain.policies.ports import PolicyEngine, PreparedPolicies
 
 if TYPE_CHECKING:
     from controlplane_domain.ports import EventBus
@@ -14,11 +18,39 @@ if TYPE_CHECKING:
 
 class PolicyRuntime:
     """Wired once per node (`Ports.policies`); the cache needs the bus that carries `cache.CHANGED` to every node
-    (without one, every guarded action reads its organization's policies)."""
+    (without one, every guarded action reads its organization's policies).
 
-    __slots__ = ("cache", "engine", "log")
+    It counts the evaluations pending (an engine that evaluates out of process lets the event loop run other work
+    while one waits for its answer): the decision log's flush, which holds a SQLite store's event loop for
+    milliseconds, waits for a moment with none (`lull`), so that it lands between guarded actions rather than
+    inside one's wait."""
+
+    __slots__ = ("_evaluating", "_lull", "cache", "engine", "log")
 
     def __init__(self, engine: PolicyEngine, bus: EventBus | None) -> None:
         self.engine = engine
         self.cache = PolicyCache(engine, bus)
         self.log = DecisionLog()
+        self._evaluating = 0
+        self._lull: asyncio.Event | None = None
+
+    async def evaluate(self, prepared: PreparedPolicies, document: Mapping[str, Any]) -> list[Outcome]:
+        self._evaluating += 1
+        try:
+            return await prepared.evaluate(document)
+        finally:
+            self._evaluating -= 1
+            if not self._evaluating and self._lull is not None:
+                self._lull.set()
+
+    async def lull(self, at_most_seconds: float) -> None:
+        """Return once no evaluation is pending, or after `at_most_seconds` (a node never without one)."""
+        if not self._evaluating:
+            return
+        lull = self._lull = self._lull or asyncio.Event()
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(lull.wait(), at_most_seconds)
+        finally:
+            if self._lull is lull:
+                self._lull = None
