@@ -449,3 +449,27 @@ def test_one_request_at_a_time_keeps_to_one_policy_process() -> None:
     assert len(concurrent) == 2
     assert [outcome.deny for outcome in outcomes[:20]] == [("no robots",)] * 20
     assert all(outcome.allowed for outcome in outcomes[20:])
+
+
+def test_a_built_in_error_fails_its_policy_with_the_error_and_the_process_lives() -> None:
+    """rego-cpp throws for a time zone it does not know; in a process that loaded greenlet's libstdc++ first (the
+    server's) that crashes the process: the policy process loads no such extension, and says why."""
+    zone = (
+        'package z\nimport rego.v1\n\ndeny contains "x" if {\n'
+        '    [h, _, _] := time.clock([input.time, "Nowhere/Zone"])\n    h > 1\n}\n'
+    )
+
+    async def scenario() -> tuple[Any, Any, list[int], list[int]]:
+        engine = SandboxedPolicyEngine(SandboxLimits(processes=1))
+        try:
+            (failed, fine) = await engine.prepare([policy(zone), policy(ALLOW_ALL, 1)]).evaluate({"time": 0})
+            before = engine.pids()
+            await engine.prepare([policy(ALLOW_ALL)]).evaluate({})
+            return failed, fine, before, engine.pids()
+        finally:
+            await engine.stop()
+
+    failed, fine, before, after = asyncio.run(scenario())
+    assert failed.error == "std::chrono::tzdb: cannot locate zone: Nowhere/Zone"
+    assert fine.allowed
+    assert before == after  # the same process
