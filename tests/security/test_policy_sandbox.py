@@ -165,11 +165,58 @@ def test_an_import_of_a_forbidden_built_in_is_refused(tmp_path: Path) -> None:
         assert error["details"]["line"] == 3
 
 
+FORBIDDEN_USES = [
+    ('deny contains v if { x := "runtime"; v := opa[x]().env.X }', "opa[…]"),
+    ("deny contains v if { v := input.a[opa.runtime()] }", "opa.runtime"),
+    ("deny contains v if { v := data.hostile.y with count as opa.runtime }\ny := count([1])", "opa.runtime"),
+    ("deny contains v if { v := data.hostile.y with opa.runtime as count }\ny := 1", "opa.runtime"),
+]
+
+
+@pytest.mark.parametrize(("rule", "named"), FORBIDDEN_USES)
+def test_a_forbidden_built_in_is_refused_wherever_it_is_called_or_put_in_a_built_ins_place(
+    tmp_path: Path, rule: str, named: str
+) -> None:
+    with sandboxed(tmp_path) as (client, _):
+        error = refused(client, f"package hostile\nimport rego.v1\n\n{rule}\n")
+        assert f"`{named}`" in error["message"], error
+        assert error["details"]["line"] == 4, error
+
+
+LOCAL_VARIABLES = [
+    'deny contains "x" if { net := input.request.n; x := net; x > 1 }',
+    "deny contains v if { some opa in input.request.items; v := opa.name }",
+    "deny contains v if { opa := input.request.items; v := opa[0].name }",
+    'deny contains v if { some http in input.request.items; http.send == "yes"; v := "send" }',
+    'deny contains v if { trace := input.request.n; v := sprintf("%v", [trace]) }',
+    "deny contains v if { net := 1; v := data.locals.y with input.request.n as net }\ny := input.request.n",
+]
+
+
+def test_a_variable_named_like_a_forbidden_built_in_is_no_built_in(tmp_path: Path) -> None:
+    with sandboxed(tmp_path) as (client, _):
+        for index, rule in enumerate(LOCAL_VARIABLES):
+            create(client, f"locals-{index}", f"package locals\nimport rego.v1\n\n{rule}\n")
+        body = {"action": "execute", "resource": {"type": "agent", "id": None},
+                "request": {"n": 2, "items": [{"name": "seen", "send": "yes"}]}}  # fmt: skip
+        response = client.post("/api/v1/policies/evaluate", json=body)
+        assert response.status_code == 200, response.text
+        decided = {d["policy_name"]: (d["deny"], d["error"]) for d in response.json()["decisions"]}
+        assert decided == {
+            "locals-0": (["x"], None),
+            "locals-1": (["seen"], None),
+            "locals-2": (["seen"], None),
+            "locals-3": (["send"], None),
+            "locals-4": (["2"], None),
+            "locals-5": (["1"], None),
+        }, decided
+
+
 def test_the_allowlist_lets_the_usual_built_ins_through_and_strings_are_not_code() -> None:
     source = (
         'package p\n# opa.runtime() in a comment\nx := sprintf("%s", ["http.send(1)"])\ny := time.clock([1, "UTC"])\n'
     )
-    names = {name for name, _ in references(source)}
+    names = {name for name, _, _ in references(source)}
     assert {"sprintf", "time.clock"} <= names
     assert not any(name.startswith(("opa", "http")) for name in names)
     assert {"count", "time.clock", "regex.match", "sprintf"} <= ALLOWED
