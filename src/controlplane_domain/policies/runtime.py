@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +31,7 @@ class PolicyRuntime:
         self.cache = PolicyCache(engine, bus)
         self.log = DecisionLog()
         self._evaluating = 0
-        self._lull: asyncio.Event | None = None
+        self._lull: asyncio.Future[None] | None = None
 
     async def evaluate(self, prepared: PreparedPolicies, document: Mapping[str, Any]) -> list[Outcome]:
         self._evaluating += 1
@@ -40,17 +39,25 @@ class PolicyRuntime:
             return await prepared.evaluate(document)
         finally:
             self._evaluating -= 1
-            if not self._evaluating and self._lull is not None:
-                self._lull.set()
+            lull = self._lull
+            if not self._evaluating and lull is not None and not lull.done():
+                lull.set_result(None)  # (the waiter runs next, before the action that evaluated goes on waiting)
 
     async def lull(self, at_most_seconds: float) -> None:
         """Return once no evaluation is pending, or after `at_most_seconds` (a node never without one)."""
-        if not self._evaluating:
-            return
-        lull = self._lull = self._lull or asyncio.Event()
-        try:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(lull.wait(), at_most_seconds)
-        finally:
-            if self._lull is lull:
-                self._lull = None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + at_most_seconds
+        while self._evaluating and loop.time() < deadline:
+            lull = self._lull = loop.create_future()
+            timer = loop.call_at(deadline, _settle, lull)
+            try:
+                await lull
+            finally:
+                timer.cancel()
+                if self._lull is lull:
+                    self._lull = None
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
