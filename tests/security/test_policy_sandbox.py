@@ -520,3 +520,22 @@ def test_a_built_in_error_fails_its_policy_with_the_error_and_the_process_lives(
     assert failed.error == "std::chrono::tzdb: cannot locate zone: Nowhere/Zone"
     assert fine.allowed
     assert before == after  # the same process
+
+
+def test_policies_larger_than_the_sockets_buffer_are_sent_whole() -> None:
+    """Twelve modules of some 50 KiB each: the frame that loads them is larger than the socket takes at once."""
+    padding = "# " + "x" * 50_000 + "\n"
+    modules = [f'package big{i}\nimport rego.v1\n{padding}deny contains "n{i}" if input.n == {i}\n' for i in range(12)]
+
+    async def scenario() -> list[Any]:
+        engine = SandboxedPolicyEngine(SandboxLimits(processes=1))
+        try:
+            prepared = engine.prepare([policy(rego, index) for index, rego in enumerate(modules)])
+            return await prepared.evaluate({"n": 7})
+        finally:
+            await engine.stop()
+
+    outcomes = asyncio.run(scenario())
+    assert [(outcome.deny, outcome.error) for outcome in outcomes] == [
+        (("n7",) if i == 7 else (), None) for i in range(12)
+    ]

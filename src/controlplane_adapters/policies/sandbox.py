@@ -116,9 +116,13 @@ def _signal_name(number: int) -> str:
 
 
 class _Process:
-    """One policy process, asked one request at a time over a socket; its reader runs for as long as it lives."""
+    """One policy process, asked one request at a time over a socket. Its socket's reader and its pidfd's (which
+    turns readable when the process ends) are registered for as long as it lives: the answer, the end and why come
+    to the event loop without a timer or a thread."""
 
-    def __init__(self, pid: int, sock: socket.socket, limits: SandboxLimits, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, pid: int, pidfd: int, sock: socket.socket, limits: SandboxLimits, loop: asyncio.AbstractEventLoop
+    ) -> None:
         self.pid = pid
         self.limits = limits
         self.killed_for: str | None = None
@@ -131,10 +135,13 @@ class _Process:
         self.ended: asyncio.Future[str] = loop.create_future()
         """Why the process ended, once it has (and is reaped)."""
         self._loop = loop
+        self._pidfd = pidfd
         self._sock = sock
         self._buffer = bytearray()
+        self._out: memoryview | None = None  # what is left to send of a frame the socket did not take at once
         self._waiter: asyncio.Future[bytes] | None = None
         loop.add_reader(sock.fileno(), self._readable)
+        loop.add_reader(pidfd, self._exited)
 
     @property
     def alive(self) -> bool:
@@ -145,11 +152,39 @@ class _Process:
         return self._waiter is not None
 
     def kill(self, reason: str) -> None:
+        """SIGKILL through its pidfd (never another process that took its pid since)."""
         if self.killed_for is None:
             self.killed_for = reason
         if not self.ended.done():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):  # (ProcessLookupError: it has ended already)
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+
+    def _send(self, data: bytes) -> None:
+        """Send a frame; what the socket does not take at once goes when it is writable."""
+        if self._sock.fileno() < 0:
+            return  # (the process is gone: its end says why)
+        try:
+            sent = self._sock.send(data)
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            return
+        if sent < len(data):
+            self._out = memoryview(data)[sent:]
+            self._loop.add_writer(self._sock.fileno(), self._writable)
+
+    def _writable(self) -> None:
+        assert self._out is not None
+        try:
+            sent = self._sock.send(self._out)
+        except BlockingIOError:
+            return
+        except OSError:
+            sent = len(self._out)
+        self._out = self._out[sent:]
+        if not self._out:
+            self._out = None
+            self._loop.remove_writer(self._sock.fileno())
 
     def _readable(self) -> None:
         try:
@@ -159,7 +194,7 @@ class _Process:
         except OSError:
             chunk = b""
         if not chunk:
-            self._closed()
+            self._close_socket()
             return
         buffer = self._buffer
         buffer += chunk
@@ -178,26 +213,33 @@ class _Process:
                 return
             waiter.set_result(frame)
 
-    def _closed(self) -> None:
-        """The socket's end: the process is ending. Reap it (`wait4` in a thread, as it may take a moment), then
-        fail the pending call with the reason."""
+    def _close_socket(self) -> None:
+        if self._sock.fileno() < 0:
+            return
         self._loop.remove_reader(self._sock.fileno())
+        if self._out is not None:
+            self._loop.remove_writer(self._sock.fileno())
+            self._out = None
         self._sock.close()
-        task = self._loop.create_task(self._reap())
-        _TASKS.add(task)
-        task.add_done_callback(_TASKS.discard)
 
-    async def _reap(self) -> None:
+    def _exited(self) -> None:
+        """The pidfd is readable: the process has ended. Reap it (`wait4`: how it ended, its peak resident size),
+        and fail the pending call with the reason."""
         try:
-            _, status, usage = await self._loop.run_in_executor(None, os.wait4, self.pid, 0)
-            reason = self.killed_for or self._why(status, usage.ru_maxrss * 1024)
-        except ChildProcessError:
-            reason = self.killed_for or "policy process ended"
-        self.killed_for = self.killed_for or reason
-        self.ended.set_result(reason)
+            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+            why = self._why(status, usage.ru_maxrss * 1024)
+        except ChildProcessError:  # (reaped by someone else: how it ended is lost)
+            pid, why = self.pid, "policy process ended"
+        if pid == 0:
+            return  # (not reapable yet: the pidfd stays readable)
+        self._loop.remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        self._close_socket()
+        self.killed_for = self.killed_for or why
+        self.ended.set_result(self.killed_for)
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
-            waiter.set_exception(ProcessFailed(reason))
+            waiter.set_exception(ProcessFailed(self.killed_for))
 
     def _why(self, status: int, peak: int) -> str:
         if os.WIFSIGNALED(status):
@@ -237,10 +279,8 @@ class _Process:
         self.op = request["op"]
         self.deadline = time.monotonic() + self.limits.wall_seconds(self.op)
         waiter = self._waiter = self._loop.create_future()
+        self._send(len(frame).to_bytes(4, "big") + frame)
         try:
-            if self._sock.fileno() >= 0:
-                with contextlib.suppress(OSError):  # (the process is gone: its reader reaps it, and says why)
-                    await self._loop.sock_sendall(self._sock, len(frame).to_bytes(4, "big") + frame)
             body = await waiter
         except ProcessFailed:
             raise
@@ -271,15 +311,14 @@ class _Process:
 
     def abandon(self) -> None:
         """Kill and reap it at once, without its event loop (another loop's: an embedder's second `asyncio.run`)."""
+        if self.ended.done():
+            return
         self.kill("stopping")
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
-        with contextlib.suppress(Exception):
-            self._sock.close()
-
-
-_TASKS: set[asyncio.Task[None]] = set()
-"""The reapers running (kept referenced until done)."""
+        with contextlib.suppress(OSError):
+            os.close(self._pidfd)
+        self._sock.close()
 
 
 class SandboxedPolicyEngine:
@@ -321,31 +360,37 @@ class SandboxedPolicyEngine:
             self._loop, self._vacant = loop, max(1, self.limits.processes)
         return loop
 
-    def _start(self, theirs: socket.socket) -> int:
-        """A new policy process on `theirs` (its fd 0 and 1), in a session of its own; its id (it does not wait:
-        posix_spawn returns once the process exists)."""
+    def _start(self, theirs: socket.socket) -> tuple[int, int]:
+        """A new policy process on `theirs` (its fd 0 and 1), in a session of its own: its id and a pidfd (it does
+        not wait: posix_spawn returns once the process exists)."""
         argv = [sys.executable, "-P", "-m", WORKER, str(self.limits.memory_mb),
                 str(self.limits.evaluation_timeout_ms), str(self.limits.compile_timeout_ms)]  # fmt: skip
-        return os.posix_spawn(
+        pid = os.posix_spawn(
             sys.executable,
             argv,
             minimal_environment(),
             file_actions=[(os.POSIX_SPAWN_DUP2, theirs.fileno(), 0), (os.POSIX_SPAWN_DUP2, theirs.fileno(), 1)],
             setsid=True,  # a terminal's Ctrl-C is the server's to handle, not theirs
         )
+        try:
+            return pid, os.pidfd_open(pid)
+        except OSError:  # (Linux before 5.3: no pidfd)
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise
 
     async def _spawn(self) -> _Process:
         loop = self._bind()
         ours, theirs = socket.socketpair()
         try:
-            pid = self._start(theirs)
+            pid, pidfd = self._start(theirs)
         except OSError as exc:
             ours.close()
             raise ProcessFailed(f"no policy process could be started: {exc}") from None
         finally:
             theirs.close()
         ours.setblocking(False)
-        process = _Process(pid, ours, self.limits, loop)
+        process = _Process(pid, pidfd, ours, self.limits, loop)
         self._processes.add(process)
         try:
             await process.started()
