@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -62,6 +63,8 @@ def policies(queue_id: str) -> list[str]:
 
 
 CPU: list[float] = []
+ROUNDS: dict[str, list[list[float]]] = {}
+"""Per engine and mode, each round's wall times (for the medians of the rounds' percentiles)."""
 """The last round's executes' CPU time (this process's; what a busy machine's other processes do not add)."""
 
 
@@ -128,6 +131,7 @@ async def end_to_end(database_url: str, count: int, rounds: int) -> tuple[dict[s
                         times, spent = await execute_round(client, seeded["agent"], seeded["queue"], count)
                         samples.setdefault(f"{engine} {mode}", []).extend(times)
                         samples.setdefault(f"{engine} {mode} cpu", []).extend(CPU)
+                        ROUNDS.setdefault(f"{engine} {mode}", []).append(times)
                         elapsed[f"{engine} {mode}"] = elapsed.get(f"{engine} {mode}", 0.0) + spent
     finally:
         await sandbox.stop()
@@ -203,6 +207,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1000, help="executes a round and mode")
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args()
+    print("load average at the start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     for engine, evaluations in asyncio.run(engines_alone(args.count * 2)).items():
         print(report(f"engine {engine}: 10 policies", evaluations))
     print(report("gate: no policy", gate_without_policy(args.count * 2)))
@@ -217,9 +222,17 @@ def main() -> None:
                 ten, none = samples[f"{engine} ten{kind}"], samples[f"{engine} none{kind}"]
                 added = (percentile(ten, q) - percentile(none, q)) * 1e6
                 print(f"{engine}: added{kind or ' wall'} at p{int(q * 100)}: {added:.1f} us")
+        for q in (0.5, 0.99):
+            added = [
+                (percentile(ten, q) - percentile(none, q)) * 1e6
+                for ten, none in zip(ROUNDS[f"{engine} ten"], ROUNDS[f"{engine} none"], strict=True)
+            ]
+            print(f"{engine}: added wall at p{int(q * 100)}, median of the rounds: {statistics.median(added):.1f} us"
+                  f" (rounds: {', '.join(f'{a:.0f}' for a in added)})")  # fmt: skip
         per = {mode: elapsed[f"{engine} {mode}"] / len(samples[f"{engine} {mode}"]) * 1e6 for mode in ("none", "ten")}
         print(f"{engine}: a round's time per execute, flushes included: none {per['none']:.1f} us,"
               f" ten {per['ten']:.1f} us")  # fmt: skip
+    print("load average at the end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":

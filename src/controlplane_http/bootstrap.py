@@ -240,7 +240,7 @@ def build_app(
     if tracer_provider is None and settings.tracing:
         from controlplane_adapters.operations.tracing import otlp_provider
 
-        tracer_provider = otlp_provider()
+        tracer_provider = otlp_provider(dict(settings.otlp_headers))
     operations_start, operations_stop = _operations_hooks(tracer_provider)
     hasher = Sha256SecretHasher()
     verifier = CredentialVerifier(

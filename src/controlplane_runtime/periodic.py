@@ -85,9 +85,21 @@ def heartbeat_flusher(ports: Ports, interval_seconds: float) -> Periodic:
     return Periodic("heartbeat flusher", interval_seconds, lambda: flush_heartbeats(ports), at_stop=True)
 
 
+DECISION_LULL_SECONDS = 0.05
+
+
 def decision_flusher(ports: Ports, interval_seconds: float = 0.25) -> Periodic:
-    """Writes the policy decisions waiting in `ports.policies.log` in one transaction, and once more at shutdown."""
-    return Periodic("policy decision flusher", interval_seconds, lambda: flush_decisions(ports), at_stop=True)
+    """Writes the policy decisions waiting in `ports.policies.log` in one transaction, and once more at shutdown.
+    Each time, it first waits (up to DECISION_LULL_SECONDS) for no policy evaluation to be pending: a flush of a
+    quarter second's decisions holds a SQLite store's event loop for milliseconds, which an execute waiting for its
+    policies' answer would otherwise pay (docs/benchmarks.md, "Policies")."""
+
+    async def flush() -> None:
+        if ports.policies is not None:
+            await ports.policies.lull(DECISION_LULL_SECONDS)
+        await flush_decisions(ports)
+
+    return Periodic("policy decision flusher", interval_seconds, flush, at_stop=True)
 
 
 def job_scheduler(ports: Ports, interval_seconds: float) -> Periodic:

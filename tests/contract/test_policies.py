@@ -3,14 +3,21 @@ decision log's filters and pages."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
-from controlplane_domain.errors import Conflict
+from controlplane_adapters.clock import ManualClock, UuidGenerator
+from controlplane_domain.errors import Conflict, NotFound
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.policies.entity import Action, Decision, DecisionFilter, Enforcement, Policy
+from controlplane_domain.policies.runtime import PolicyRuntime
+from controlplane_domain.policies.usecases import UpdatePolicy, update_policy
+from controlplane_domain.ports import Ports
 from tests.contract.conftest import UowFactory
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -103,3 +110,40 @@ async def test_a_flush_of_many_decisions_writes_every_one_of_them(uow: UowFactor
         first, total = await work.policy_decisions.list_page("org-a", PageRequest(100, 0), DecisionFilter())
         rest, _ = await work.policy_decisions.list_page("org-a", PageRequest(100, 100), DecisionFilter())
     assert (total, [*first, *rest]) == (133, many)
+
+
+class ChangingEngine:
+    """An engine whose compile changes the policy's description in a unit of work of its own (as a concurrent
+    request would during a compile of seconds): it could not while the PATCH held its transaction."""
+
+    def __init__(self, uow: UowFactory, policy_id: str) -> None:
+        self.uow, self.policy_id, self.checked = uow, policy_id, list[str]()
+
+    async def check(self, rego: str) -> None:
+        async with self.uow() as work:
+            stored = await work.policies.get("org-a", self.policy_id, for_update=True)
+            assert stored is not None
+            await work.policies.update(replace(stored, description="changed during the compile"))
+            await work.commit()
+        self.checked.append(rego)
+
+    def prepare(self, policies: Sequence[Policy]) -> Any:
+        raise AssertionError("not evaluated here")
+
+
+async def test_a_patch_compiles_its_module_before_its_transaction(uow: UowFactory) -> None:
+    stored = policy("compiled")
+    async with uow() as work:
+        await work.policies.add(stored)
+        await work.commit()
+    engine = ChangingEngine(uow, stored.id)
+    ports = Ports(uow=uow, clock=ManualClock(T0), ids=UuidGenerator(), policies=PolicyRuntime(engine, None))
+    new_rego = REGO + "# new\n"
+    updated = await asyncio.wait_for(update_policy(ports, "org-a", stored.id, UpdatePolicy(rego=new_rego)), 30)
+    assert engine.checked == [new_rego]
+    assert (updated.rego, updated.description) == (new_rego, "changed during the compile")
+    await update_policy(ports, "org-a", stored.id, UpdatePolicy(rego=new_rego, enabled=False))  # unchanged: as is
+    assert engine.checked == [new_rego]
+    with pytest.raises(NotFound):
+        await update_policy(ports, "org-b", stored.id, UpdatePolicy(rego=REGO + "# elsewhere\n"))
+    assert engine.checked == [new_rego]

@@ -112,7 +112,10 @@ def test_policies_are_evaluated_in_policy_processes_without_the_servers_environm
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SERVICE_JWT_SECRET", "the-server-secret")
-    with sandboxed(tmp_path) as (client, engine):
+    secret_file = tmp_path / "server-secret"
+    secret_file.write_text("the-server-secret")
+    with secret_file.open() as held, sandboxed(tmp_path) as (client, engine):
+        os.set_inheritable(held.fileno(), True)  # (a file a library opened without O_CLOEXEC)
         create(client, "fine", ALLOW_ALL)
         assert dry_run(client, "hello")["allowed"] is True
         pids = engine.pids()
@@ -123,6 +126,9 @@ def test_policies_are_evaluated_in_policy_processes_without_the_servers_environm
             names = {entry.split(b"=", 1)[0].decode() for entry in environment if entry}
             assert names <= {"PYTHONPATH", "LANG", "PYTHONNOUSERSITE"}, names
             assert b"the-server-secret" not in Path(f"/proc/{pid}/environ").read_bytes()
+            files = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+            stderr = os.readlink("/proc/self/fd/2")
+            assert {f for f in files if not f.startswith("socket:")} <= {"/dev/null", stderr}, files
 
 
 # The allowlist.
@@ -159,11 +165,58 @@ def test_an_import_of_a_forbidden_built_in_is_refused(tmp_path: Path) -> None:
         assert error["details"]["line"] == 3
 
 
+FORBIDDEN_USES = [
+    ('deny contains v if { x := "runtime"; v := opa[x]().env.X }', "opa[…]"),
+    ("deny contains v if { v := input.a[opa.runtime()] }", "opa.runtime"),
+    ("deny contains v if { v := data.hostile.y with count as opa.runtime }\ny := count([1])", "opa.runtime"),
+    ("deny contains v if { v := data.hostile.y with opa.runtime as count }\ny := 1", "opa.runtime"),
+]
+
+
+@pytest.mark.parametrize(("rule", "named"), FORBIDDEN_USES)
+def test_a_forbidden_built_in_is_refused_wherever_it_is_called_or_put_in_a_built_ins_place(
+    tmp_path: Path, rule: str, named: str
+) -> None:
+    with sandboxed(tmp_path) as (client, _):
+        error = refused(client, f"package hostile\nimport rego.v1\n\n{rule}\n")
+        assert f"`{named}`" in error["message"], error
+        assert error["details"]["line"] == 4, error
+
+
+LOCAL_VARIABLES = [
+    'deny contains "x" if { net := input.request.n; x := net; x > 1 }',
+    "deny contains v if { some opa in input.request.items; v := opa.name }",
+    "deny contains v if { opa := input.request.items; v := opa[0].name }",
+    'deny contains v if { some http in input.request.items; http.send == "yes"; v := "send" }',
+    'deny contains v if { trace := input.request.n; v := sprintf("%v", [trace]) }',
+    "deny contains v if { net := 1; v := data.locals.y with input.request.n as net }\ny := input.request.n",
+]
+
+
+def test_a_variable_named_like_a_forbidden_built_in_is_no_built_in(tmp_path: Path) -> None:
+    with sandboxed(tmp_path) as (client, _):
+        for index, rule in enumerate(LOCAL_VARIABLES):
+            create(client, f"locals-{index}", f"package locals\nimport rego.v1\n\n{rule}\n")
+        body = {"action": "execute", "resource": {"type": "agent", "id": None},
+                "request": {"n": 2, "items": [{"name": "seen", "send": "yes"}]}}  # fmt: skip
+        response = client.post("/api/v1/policies/evaluate", json=body)
+        assert response.status_code == 200, response.text
+        decided = {d["policy_name"]: (d["deny"], d["error"]) for d in response.json()["decisions"]}
+        assert decided == {
+            "locals-0": (["x"], None),
+            "locals-1": (["seen"], None),
+            "locals-2": (["seen"], None),
+            "locals-3": (["send"], None),
+            "locals-4": (["2"], None),
+            "locals-5": (["1"], None),
+        }, decided
+
+
 def test_the_allowlist_lets_the_usual_built_ins_through_and_strings_are_not_code() -> None:
     source = (
         'package p\n# opa.runtime() in a comment\nx := sprintf("%s", ["http.send(1)"])\ny := time.clock([1, "UTC"])\n'
     )
-    names = {name for name, _ in references(source)}
+    names = {name for name, _, _ in references(source)}
     assert {"sprintf", "time.clock"} <= names
     assert not any(name.startswith(("opa", "http")) for name in names)
     assert {"count", "time.clock", "regex.match", "sprintf"} <= ALLOWED
@@ -419,3 +472,70 @@ def test_a_policy_process_forgets_bundles_rather_than_outgrow_its_memory_limit()
     outcomes = asyncio.run(scenario())
     assert len(outcomes) == 800
     assert [outcome for outcome in outcomes if not outcome.allowed] == []
+
+
+def test_one_request_at_a_time_keeps_to_one_policy_process() -> None:
+    """The most recently used idle process is taken (one that has the policies compiled first): its bundles and
+    caches stay hot, and a second process starts only for a second request at once."""
+
+    async def scenario() -> tuple[list[int], list[int], list[Any]]:
+        engine = SandboxedPolicyEngine(SandboxLimits(processes=2))
+        try:
+            first, second = engine.prepare([policy(ALLOW_ALL)]), engine.prepare([policy(ALLOW_ALL, 1)])
+            outcomes = []
+            for index in range(20):
+                outcomes += await (first if index % 2 else second).evaluate({"resource": {"type": "robot"}})
+            serial = engine.pids()
+            both = await asyncio.gather(*(first.evaluate({"request": {"prompt": "spin"}}) for _ in range(2)))
+            return serial, engine.pids(), outcomes + [outcome for pair in both for outcome in pair]
+        finally:
+            await engine.stop()
+
+    serial, concurrent, outcomes = asyncio.run(scenario())
+    assert len(serial) == 1
+    assert len(concurrent) == 2
+    assert [outcome.deny for outcome in outcomes[:20]] == [("no robots",)] * 20
+    assert all(outcome.allowed for outcome in outcomes[20:])
+
+
+def test_a_built_in_error_fails_its_policy_with_the_error_and_the_process_lives() -> None:
+    """rego-cpp throws for a time zone it does not know; in a process that loaded greenlet's libstdc++ first (the
+    server's) that crashes the process: the policy process loads no such extension, and says why."""
+    zone = (
+        'package z\nimport rego.v1\n\ndeny contains "x" if {\n'
+        '    [h, _, _] := time.clock([input.time, "Nowhere/Zone"])\n    h > 1\n}\n'
+    )
+
+    async def scenario() -> tuple[Any, Any, list[int], list[int]]:
+        engine = SandboxedPolicyEngine(SandboxLimits(processes=1))
+        try:
+            (failed, fine) = await engine.prepare([policy(zone), policy(ALLOW_ALL, 1)]).evaluate({"time": 0})
+            before = engine.pids()
+            await engine.prepare([policy(ALLOW_ALL)]).evaluate({})
+            return failed, fine, before, engine.pids()
+        finally:
+            await engine.stop()
+
+    failed, fine, before, after = asyncio.run(scenario())
+    assert failed.error == "std::chrono::tzdb: cannot locate zone: Nowhere/Zone"
+    assert fine.allowed
+    assert before == after  # the same process
+
+
+def test_policies_larger_than_the_sockets_buffer_are_sent_whole() -> None:
+    """Twelve modules of some 50 KiB each: the frame that loads them is larger than the socket takes at once."""
+    padding = "# " + "x" * 50_000 + "\n"
+    modules = [f'package big{i}\nimport rego.v1\n{padding}deny contains "n{i}" if input.n == {i}\n' for i in range(12)]
+
+    async def scenario() -> list[Any]:
+        engine = SandboxedPolicyEngine(SandboxLimits(processes=1))
+        try:
+            prepared = engine.prepare([policy(rego, index) for index, rego in enumerate(modules)])
+            return await prepared.evaluate({"n": 7})
+        finally:
+            await engine.stop()
+
+    outcomes = asyncio.run(scenario())
+    assert [(outcome.deny, outcome.error) for outcome in outcomes] == [
+        (("n7",) if i == 7 else (), None) for i in range(12)
+    ]

@@ -2,8 +2,9 @@
 URL, or in PGPASSWORD) and S3 (moto's server, credentials given to the server), with every secret seeded to a
 known value; a broad sweep of requests (every GET route of the OpenAPI document, error paths, /metrics, a policy
 reading `opa.runtime().env`) then finds none of them in any answer (body or header), in any decision logged, nor
-in the server's log. Two starts: `--workers 2` with the secrets in the environment and the secrets key given, and
-one process with a YAML file's `${NAME}` references, PGPASSWORD, boto3's AWS_* variables and a secrets key file.
+in the server's log. Two starts: `--workers 2` with the secrets in the environment, the secrets key given and
+traces exported with a credential in OTEL_EXPORTER_OTLP_HEADERS (which the exporter still sends), and one process
+with a YAML file's `${NAME}` references, PGPASSWORD, boto3's AWS_* variables and a secrets key file.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import asyncio
 import base64
 import os
 import secrets
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,34 @@ def seeded(name: str) -> str:
     return f"seeded-{name}-{secrets.token_hex(12)}"
 
 
+class Collector(BaseHTTPRequestHandler):
+    """An OTLP/HTTP endpoint that keeps each export's `Authorization` header (the exporter's credential)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.authorizations.append(self.headers.get("Authorization"))  # type: ignore[attr-defined]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def collector() -> Iterator[tuple[str, list[str | None]]]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    server.authorizations = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", server.authorizations  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        thread.join()
+
+
 @dataclass
 class Start:
     server: Server
@@ -57,6 +88,7 @@ class Start:
     metrics_token: str
     database_url: str
     workers: int
+    exported: list[str | None] | None = None  # the OTLP exports' Authorization headers (a start that traces)
 
 
 def _environment(extra: dict[str, str]) -> dict[str, str]:
@@ -72,9 +104,13 @@ def _launch(tmp_path: Path, env: dict[str, str], token: str, args: list[str]) ->
     return launch(tmp_path, env, token, arguments, port=port, timeout=60)
 
 
-def start_in_environment(tmp_path: Path, postgres_url: str, s3_endpoint: str) -> Start:
-    """`--workers 2`, every secret an environment variable, the database's password in its URL."""
+def start_in_environment(
+    tmp_path: Path, postgres_url: str, s3_endpoint: str, collector: tuple[str, list[str | None]]
+) -> Start:
+    """`--workers 2`, every secret an environment variable, the database's password in its URL, traces exported
+    with a credential in OTEL_EXPORTER_OTLP_HEADERS."""
     seeds = {name: seeded(name) for name in ("api-key", "jwt-secret", "metrics-token", "db-password")}
+    seeds["otlp-token"] = seeded("otlp-token")
     seeds["s3-access-key-id"] = seeded("s3-key-id")
     seeds["s3-secret-access-key"] = seeded("s3-secret")
     seeds["secrets-key"] = base64.b64encode(secrets.token_bytes(32)).decode()
@@ -93,12 +129,17 @@ def start_in_environment(tmp_path: Path, postgres_url: str, s3_endpoint: str) ->
         "CONTROLPLANE_STORAGE_S3_SECRET_ACCESS_KEY": seeds["s3-secret-access-key"],
         "CONTROLPLANE_RATE_LIMIT_PER_MINUTE": "100000",
         "LEAK_TEST_COPY_OF_THE_KEY": seeds["api-key"],  # a copy under another name goes too
+        "OTEL_EXPORTER_OTLP_ENDPOINT": collector[0],
+        "OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer%20{seeds['otlp-token']}",
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
     })  # fmt: skip
     server = _launch(tmp_path, env, seeds["api-key"], ["--workers", "2"])
-    return Start(server, seeds, seeds["api-key"], seeds["jwt-secret"], seeds["metrics-token"], url, 2)
+    return Start(server, seeds, seeds["api-key"], seeds["jwt-secret"], seeds["metrics-token"], url, 2, collector[1])
 
 
-def start_from_file(tmp_path: Path, postgres_url: str, s3_endpoint: str) -> Start:
+def start_from_file(
+    tmp_path: Path, postgres_url: str, s3_endpoint: str, collector: tuple[str, list[str | None]]
+) -> Start:
     """One process: the API key and the JWT secret named by a YAML file's references, the database's password in
     PGPASSWORD, the S3 credentials in boto3's AWS_* variables, the secrets key in a file."""
     seeds = {name: seeded(name) for name in ("api-key", "jwt-secret", "metrics-token", "db-password")}
@@ -136,9 +177,15 @@ def start_from_file(tmp_path: Path, postgres_url: str, s3_endpoint: str) -> Star
 
 
 @pytest.fixture(params=[start_in_environment, start_from_file], ids=["workers-2-environment", "one-process-file"])
-def start(request: pytest.FixtureRequest, tmp_path: Path, postgres_url: str, s3_endpoint: str) -> Iterator[Start]:
+def start(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    postgres_url: str,
+    s3_endpoint: str,
+    collector: tuple[str, list[str | None]],
+) -> Iterator[Start]:
     asyncio.run(truncate(postgres_url))
-    started: Start = request.param(tmp_path, postgres_url, s3_endpoint)
+    started: Start = request.param(tmp_path, postgres_url, s3_endpoint, collector)
     try:
         yield started
     finally:
@@ -303,3 +350,6 @@ def test_no_secret_of_the_server_reaches_an_answer_a_decision_or_a_log(start: St
     log = start.server.log.read_text(errors="replace")
     assert "GET /api/v1/agents" in log  # (the access log and the debug lines were on)
     assert _leaks(log, start.seeds) == []
+    if start.exported is not None:  # the exporter still sent its credential, read before it left the environment
+        assert start.exported, "no OTLP export arrived"
+        assert set(start.exported) == {f"Bearer {start.seeds['otlp-token']}"}

@@ -183,16 +183,40 @@ def test_a_bound_worker_key_works_on_its_queues_only(client: TestClient[Any]) ->
     assert forbidden(client.post(f"{path}/complete", json=done, headers=by_environment))
     assert client.post("/api/v1/executions/no-such/events", json=events, headers=by_environment).status_code == 404
     # A heartbeat renews (or, idle, gives back) what its worker holds: not for a key bound elsewhere.
-    beat = {"worker_id": "w-b", "environment_name": "e", "status": "idle"}
+    beat = {"worker_id": "w-b", "environment_name": "env-a", "status": "idle"}
     assert forbidden(client.post("/api/v1/workers/heartbeat", json=beat, headers=by_environment))
     assert client.get(path).json()["status"] == "running"  # the refused idle heartbeat gave nothing back
-    assert (
-        client.post("/api/v1/workers/heartbeat", json={**beat, "status": "busy"}, headers=by_queue).status_code == 200
-    )
-    fresh = {"worker_id": "w-new", "environment_name": "e"}  # a worker not seen before registers freely
+    beat = {**beat, "environment_name": "env-b", "status": "busy"}  # its queue's environment
+    assert client.post("/api/v1/workers/heartbeat", json=beat, headers=by_queue).status_code == 200
+    fresh = {"worker_id": "w-new", "environment_name": "env-a"}  # a worker not seen before registers freely
     assert client.post("/api/v1/workers/heartbeat", json=fresh, headers=by_environment).status_code == 200
     assert client.post(f"{path}/events", json=events, headers=by_queue).status_code == 200
     assert client.post(f"{path}/complete", json=done, headers=by_queue).status_code == 200
+
+
+def test_a_bound_worker_keys_heartbeat_names_one_of_its_environments(client: TestClient[Any]) -> None:
+    environment_a, queue_a = setup_queue(client, "a")
+    setup_queue(client, "b")
+    client.post("/api/v1/environments", json={"name": "env-theirs"}, headers=OTHER)
+    by_environment = key_of(client, "worker", environment_ids=[environment_a])
+    by_queue = key_of(client, "worker", queue_ids=[queue_a])
+    unbound = key_of(client, "worker")
+
+    def beat(environment: str, headers: dict[str, str], worker: str = "w-fresh") -> Any:
+        body = {"worker_id": worker, "environment_name": environment}
+        return client.post("/api/v1/workers/heartbeat", json=body, headers=headers)
+
+    for headers in (by_environment, by_queue):
+        assert beat("env-a", headers).status_code == 200  # its environment, or its queue's
+        for elsewhere in ("env-b", "env-theirs", "no-such-environment"):  # another, another org's, none: alike
+            refused = beat(elsewhere, headers, "w-elsewhere")
+            assert forbidden(refused), refused.text
+            assert refused.json()["error"]["message"] == (
+                f"this worker key is not bound to the environment {elsewhere!r} or one of its queues"
+            )
+    assert client.get("/api/v1/workers/w-elsewhere").status_code == 404  # nothing registered
+    assert beat("anything", unbound, "w-unbound").status_code == 200  # unbound: a label, as before
+    assert beat("anything", JWTS["member JWT"], "w-member").status_code == 200
 
 
 def test_members_still_heartbeat(client: TestClient[Any]) -> None:
@@ -238,7 +262,7 @@ def _protocol(client: TestClient[Any], side: str) -> tuple[list[Any], str, str]:
         execute(client, agent_id, queue_id)
         seen.append(lease_with(client, queue_id, headers, f"w-{side}"))
     seen.append(lease_with(client, elsewhere, bound, f"w-{side}"))
-    beat = {"worker_id": f"w-{side}", "environment_name": "e", "status": "busy"}
+    beat = {"worker_id": f"w-{side}", "environment_name": f"env-{side}", "status": "busy"}
     for headers in (member, worker, bound, JWTS["viewer JWT"]):
         seen.append(client.post("/api/v1/workers/heartbeat", json=beat, headers=headers))
     seen.append(client.get(f"/api/v1/agents/{agent_id}", headers=worker))

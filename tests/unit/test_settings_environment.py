@@ -105,3 +105,18 @@ def test_a_refused_url_is_quoted_without_its_password() -> None:
             load_settings(env)
         assert "hunter2-secret" not in str(refused.value)
         assert ":***@" in str(refused.value)
+
+
+def test_the_otlp_exporters_headers_go_and_the_exporter_still_gets_them() -> None:
+    endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}
+    env = {**KEEP, **endpoint, "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20otlp-token-123,x-team=ops"}
+    settings = withdraw_secrets(load_settings(env), env)
+    assert env == {**KEEP, **endpoint}
+    assert settings.tracing
+    assert dict(settings.otlp_headers) == {"authorization": "Bearer otlp-token-123", "x-team": "ops"}
+    assert "Bearer otlp-token-123" in secret_values(settings)
+    assert "otlp-token-123" not in repr(settings)
+    traces = {**KEEP, **endpoint, "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "authorization=traces-only-token"}
+    traces_settings = withdraw_secrets(load_settings(traces), traces)
+    assert dict(traces_settings.otlp_headers) == {"authorization": "traces-only-token"}
+    assert traces == {**KEEP, **endpoint}

@@ -10,6 +10,10 @@ from controlplane_domain.paging import PageRequest
 class MemoryEnvironmentRepository(MemoryRepository[Environment]):
     noun = "environment"
 
+    async def get_by_name(self, organization_id: str, name: str) -> Environment | None:
+        found = (e for e in self.rows.values() if e.organization_id == organization_id and e.name == name)
+        return next(found, None)
+
 
 class MemoryQueueRepository(MemoryRepository[WorkerQueue]):
     noun = "worker queue"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps, to_json
+from controlplane_adapters.sql.hot import hot
 from controlplane_domain.environments.entity import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
 from controlplane_domain.errors import DomainError, NotFound
 from controlplane_domain.paging import PageRequest
@@ -104,11 +106,23 @@ def queue_to_domain(row: Any) -> WorkerQueue:
     )
 
 
+@functools.cache
+def _by_name() -> sa.Select[Any]:
+    where = (environments.c.organization_id == sa.bindparam("organization_id"),
+             environments.c.name == sa.bindparam("name"))  # fmt: skip
+    return hot(sa.select(environments).where(*where))
+
+
 class SqlEnvironmentRepository(SqlRepository[Environment]):
     table = environments
     to_row = staticmethod(environment_to_row)
     to_domain = staticmethod(environment_to_domain)
     noun = "environment"
+
+    async def get_by_name(self, organization_id: str, name: str) -> Environment | None:
+        """(A bound worker key's heartbeat names its environment: the unique index on the name finds it.)"""
+        row = (await self.connection.execute(_by_name(), {"organization_id": organization_id, "name": name})).first()
+        return None if row is None else self._saw(row)
 
 
 class SqlQueueRepository(SqlRepository[WorkerQueue]):

@@ -10,6 +10,7 @@ request span that served them: one trace id follows an execution from execute to
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -26,14 +27,15 @@ TRACER_NAME = "controlplane"
 PROPAGATOR = TraceContextTextMapPropagator()
 
 
-def otlp_provider() -> TracerProvider:
+def otlp_provider(headers: Mapping[str, str] | None = None) -> TracerProvider:
     """A tracer provider exporting in batches to the OTLP/HTTP endpoint the standard `OTEL_*` variables name
-    (endpoint, headers, timeout; `OTEL_SERVICE_NAME`, default `controlplane`)."""
+    (endpoint, timeout; `OTEL_SERVICE_NAME`, default `controlplane`), with `headers` (`Settings.otlp_headers`: the
+    server withdrew `OTEL_EXPORTER_OTLP_HEADERS` from its environment once its settings held them)."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     resource = Resource.create({"service.name": "controlplane"})  # OTEL_SERVICE_NAME / _RESOURCE_ATTRIBUTES win
     provider = TracerProvider(resource=resource)
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(headers=dict(headers) if headers else None)))
     return provider
 
 

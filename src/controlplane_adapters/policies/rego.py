@@ -18,8 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from regopy import Input, Interpreter, LogLevel, RegoError  # type: ignore[import-untyped]
-from regopy import rego_shared as native
+from regopy import Bundle, Input, Interpreter, LogLevel, Output, RegoError  # type: ignore[import-untyped]
 
 from controlplane_adapters.policies.screen import refused_built_in, screen
 from controlplane_domain.policies.entity import Outcome, Policy, PolicyCompileError
@@ -78,23 +77,14 @@ def _compile_error(source: str, message: str, offset: int | None) -> PolicyCompi
     return PolicyCompileError(message)
 
 
-def _error_of(output: Any, text: str) -> str:
-    """The message of a failed query: in the output's text, or in its error nodes."""
-    if text.startswith("(error"):
-        return _messages(text)[0][0]
-    node = native.rego_output_node(output)
-    return _node_message(node) or "evaluation failed"
-
-
-def _node_message(node: Any) -> str | None:
-    if native.rego_node_type(node) == native.NodeKind.ErrorMessage:
-        value: str = native.rego_node_value(node)
-        return value
-    for index in range(native.rego_node_size(node)):
-        found = _node_message(native.rego_node_get(node, index))
-        if found:
-            return found
-    return None
+def _error_of(output: Output) -> str:
+    """The message of a failed query, in its output's error nodes (`(error (errormsg 14:divide by zero) ...)`)."""
+    node = output.node()
+    for index in range(len(node)):
+        text = node.at(index).json()
+        if text.startswith("(error"):
+            return _messages(text)[0][0]
+    return "evaluation failed"
 
 
 def _screened(interpreter: Any, rego: str) -> None:
@@ -105,27 +95,23 @@ def _screened(interpreter: Any, rego: str) -> None:
         raise refused
 
 
-def _query(interpreter: Any, bundle: Any, entrypoint: str | None = None) -> Any:
+def _query(interpreter: Interpreter, bundle: Bundle, entrypoint: str | None = None) -> Any:
     """The query's value (the `x` binding or the entrypoint's value), or RegoError with the evaluation's message."""
-    if entrypoint is None:
-        output = native.rego_bundle_query(interpreter._impl, bundle._impl)
-    else:
-        output = native.rego_bundle_query_entrypoint(interpreter._impl, bundle._impl, entrypoint)
     try:
-        text = native.rego_output_string(output)
-        if not native.rego_output_ok(output) or text.startswith("(error"):
-            raise RegoError(_error_of(output, text))
-    finally:
-        native.rego_free_output(output)
-    if text == "undefined":
+        if entrypoint is None:
+            output = interpreter.query_bundle(bundle)
+        else:
+            output = interpreter.query_bundle_entrypoint(bundle, entrypoint)
+    except json.JSONDecodeError as exc:  # a built-in's error (strict) comes as an ok output holding error text
+        raise RegoError(_messages(exc.doc)[0][0]) from None
+    if not output.ok():
+        raise RegoError(_error_of(output))
+    if not output.results:
         return None
-    result = json.loads(text)
-    if isinstance(result, list):
-        result = result[0] if result else {}
-    if "bindings" in result:
-        return result["bindings"].get("x")
-    expressions = result.get("expressions") or [None]
-    return expressions[0]
+    result = output.results[0]
+    if "x" in result.bindings:
+        return result.bindings["x"]
+    return result.expressions[0] if result.expressions else None
 
 
 def _deny(value: Any) -> tuple[str, ...]:

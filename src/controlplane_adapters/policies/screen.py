@@ -4,7 +4,8 @@ names outside the allowlist (docs/policies.md, "The sandbox").
 The size and the nesting are checked in the server's process (a module nested thousands deep took the compiler tens
 of seconds, and crashed it deeper still); the built-ins in the policy process (`refused_built_in` asks rego-cpp
 which names are built-ins: any built-in not on `ALLOWED` is refused, and so is any name under `opa`, `http`, `net`,
-`print` and `trace`, whether this rego-cpp knows it or not).
+`print` and `trace`, whether this rego-cpp knows it or not, where it is called, imported, replaced with `with` or
+put in a built-in's place with `as`; a variable of one of those names is none of these).
 
 The scan reads the module as the compiler would: comments are skipped, strings are not code, and a reference is
 followed through dots and string keys whatever the spacing (`opa . runtime()`, `opa["runtime"]()`, `import
@@ -233,20 +234,63 @@ def _key(token: _Token) -> str | None:
     return None
 
 
-def references(source: str) -> Iterator[tuple[str, int]]:
-    """Each reference's dotted name (`opa.runtime`) and offset: a name not after a dot, then `.name` and `["key"]`
-    parts; a part that is not a constant key ends it with a `[` (`opa[`), which names no built-in but is refused
-    under a forbidden root."""
+USES = frozenset({"call", "import", "with", "as"})
+"""The uses of a reference that name a built-in: a call (`name(`), an import, the target of `with` (a built-in
+replaced) and the value after `as` (a function put in a built-in's place). A reference otherwise (`x := net`, `some
+opa in input.items`, `opa.name`) reads a variable or a document, and names no built-in."""
+
+
+def _closing(tokens: list[_Token], index: int) -> int:
+    """The index of the bracket that closes the one at `index` (or the last token's)."""
+    depth = 0
+    for position in range(index, len(tokens)):
+        text = tokens[position].text
+        if text in _OPENING:
+            depth += 1
+        elif text in _CLOSING:
+            depth -= 1
+            if depth == 0:
+                return position
+    return len(tokens) - 1
+
+
+def _called_after(tokens: list[_Token], index: int) -> bool:
+    """Whether the reference's parts from `index` on (`.name`, `[key]`) end in a call."""
+    while index < len(tokens):
+        text = tokens[index].text
+        if text == "(":
+            return True
+        if text == "." and index + 1 < len(tokens) and tokens[index + 1].kind == "name":
+            index += 2
+        elif text == "[":
+            index = _closing(tokens, index) + 1
+        else:
+            return False
+    return False
+
+
+def references(source: str) -> Iterator[tuple[str, int, str]]:
+    """Each reference's dotted name (`opa.runtime`), offset and use (`call`, `import`, `with`, `as` or `ref`): a
+    name not after a dot, then `.name` and `["key"]` parts; a part that is not a constant key (`opa[x]`) ends the
+    name with `[…]` (the scan goes on inside it), and the reference is a call if what follows it ends in one."""
     tokens = list(_tokens(source))
+    clause: list[str | None] = []  # the last `with` or `import` before each token: whose an `as` is
+    last = None
+    for token in tokens:
+        clause.append(last)
+        if token.kind == "name" and token.text in ("with", "import"):
+            last = token.text
     index = 0
     while index < len(tokens):
-        token = tokens[index]
+        token, start = tokens[index], index
         after_dot = index > 0 and tokens[index - 1].text == "."
         if token.kind != "name" or after_dot:
             index += 1
             continue
+        before = tokens[index - 1].text if index > 0 else ""
         parts = [token.text]
         index += 1
+        called = False
         while index < len(tokens):
             if tokens[index].text == "." and index + 1 < len(tokens) and tokens[index + 1].kind == "name":
                 parts.append(tokens[index + 1].text)
@@ -257,23 +301,37 @@ def references(source: str) -> Iterator[tuple[str, int]]:
                     parts.append(key)
                     index += 3
                 else:
-                    parts.append("[")
+                    parts.append("[…]")
+                    called = _called_after(tokens, index)
                     break
             else:
+                called = tokens[index].text == "("
                 break
-        yield ".".join(parts), token.offset
+        if called:
+            use = "call"
+        elif before in ("import", "with") or (before == "as" and clause[start] == "with"):
+            use = before
+        else:
+            use = "ref"
+        yield ".".join(parts), token.offset, use
 
 
 def refused_built_in(source: str, is_built_in: Callable[[str], bool]) -> PolicyCompileError | None:
-    """The error naming the first built-in the module names outside `ALLOWED` (and its line), or None."""
-    for name, offset in references(source):
+    """The error naming the first built-in the module calls (or imports, or replaces, or puts in a built-in's
+    place) outside `ALLOWED`, and its line; or None. Anything under `FORBIDDEN_ROOTS` used so is refused, known to
+    this rego-cpp or not; a variable of one of those names is no built-in."""
+    for name, offset, use in references(source):
+        if use not in USES:
+            continue
         parts = name.split(".")
+        if use == "as" and len(parts) == 1 and not is_built_in(name) and name not in ("print", "trace"):
+            continue  # a variable's value in a built-in's place (`with input.x as net`): no function
         for end in range(1, len(parts) + 1):
             prefix = ".".join(parts[:end])
             if prefix in ALLOWED:
                 break
-            if parts[0] in FORBIDDEN_ROOTS or (parts[end - 1] != "[" and is_built_in(prefix)):
-                shown = prefix if parts[0] not in FORBIDDEN_ROOTS else name.replace(".[", "[")
+            if parts[0] in FORBIDDEN_ROOTS or (parts[end - 1] != "[…]" and is_built_in(prefix)):
+                shown = prefix if parts[0] not in FORBIDDEN_ROOTS else name.replace(".[…]", "[…]")
                 return PolicyCompileError(
                     f"the built-in `{shown}` is not allowed in a policy (docs/policies.md lists those that are)",
                     *_position(source, offset),

@@ -38,6 +38,8 @@ SECRET_VARIABLES = (
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
     "AWS_SECURITY_TOKEN",
+    "OTEL_EXPORTER_OTLP_HEADERS",  # (the exporter's credential, if any: in the settings, `otlp_headers`)
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
 )
 # A secret this short inside another variable's value could be a coincidence (the named variables go anyway).
 MIN_CONTAINED = 8
@@ -77,6 +79,7 @@ def secret_values(settings: Settings) -> list[str]:
         storage.s3_access_key_id,  # (not secret to AWS, but half of the pair; botocore's debug lines show it)
         storage.s3_secret_access_key,
         storage.s3_session_token,
+        *(value for _, value in settings.otlp_headers),
     ]
     return [secret for secret in dict.fromkeys(candidates) if secret]
 

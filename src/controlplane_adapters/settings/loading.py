@@ -295,4 +295,11 @@ def _operations(settings: Settings, env: Mapping[str, str]) -> Settings:
             raise ConfigError(f"CONTROLPLANE_LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, got {value!r}")
         settings = replace(settings, log_format=log_format)
     disabled = env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
-    return replace(settings, tracing=not disabled and any(env.get(name) for name in OTLP_ENDPOINTS))
+    tracing = not disabled and any(env.get(name) for name in OTLP_ENDPOINTS)
+    headers: tuple[tuple[str, str], ...] = ()
+    raw = env.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or env.get("OTEL_EXPORTER_OTLP_HEADERS")
+    if tracing and raw:  # (the SDK's own parser, as its exporter would read them; loaded only when tracing)
+        from opentelemetry.util.re import parse_env_headers
+
+        headers = tuple(parse_env_headers(raw, liberal=True).items())
+    return replace(settings, tracing=tracing, otlp_headers=headers)

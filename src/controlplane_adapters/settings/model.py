@@ -81,6 +81,9 @@ class Settings:
     """CONTROLPLANE_LOG_FORMAT: `text` (readable lines) or `json` (one JSON object a line)."""
     tracing: bool = False
     """Traces exported over OTLP/HTTP: on when OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set."""
+    otlp_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """OTEL_EXPORTER_OTLP_TRACES_HEADERS (or OTEL_EXPORTER_OTLP_HEADERS), when tracing: the headers each export
+    sends, often a credential; read here once, given to the exporter, and withdrawn from the environment."""
     webhooks_allow_private: bool = False
     """CONTROLPLANE_WEBHOOKS_ALLOW_PRIVATE: webhooks may send to private, loopback, link-local and metadata addresses
     (and over http to loopback): development only."""

@@ -11,9 +11,10 @@ class PolicySettings:
     """CONTROLPLANE_POLICY_PROCESSES: how many policy processes compile and evaluate Rego (per server process)."""
     evaluation_timeout_ms: int = 250
     """CONTROLPLANE_POLICY_EVALUATION_TIMEOUT_MS: one evaluation's limit (the policy process's CPU time, with
-    a wall-time backstop); past it the process is killed, and the action denied."""
+    a wall-time backstop); past it the process ends, and the action is denied."""
     compile_timeout_ms: int = 2000
     """CONTROLPLANE_POLICY_COMPILE_TIMEOUT_MS: one compile's limit (checking a module on save, or compiling an
     organization's policies for an action)."""
     memory_mb: int = 512
-    """CONTROLPLANE_POLICY_MEMORY_MB: a policy process's resident memory limit (MiB)."""
+    """CONTROLPLANE_POLICY_MEMORY_MB: a policy process's memory limit (MiB; `RLIMIT_DATA` beyond what it holds
+    once started: docs/policies.md)."""

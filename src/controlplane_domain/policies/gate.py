@@ -83,7 +83,7 @@ async def guard(
         return
     now = ports.clock.now()
     document = input_document(action, organization_id, principal, resource, request, now)
-    outcomes = await found.prepared.evaluate(document)
+    outcomes = await runtime.evaluate(found.prepared, document)
     runtime.log.hold(_decisions(ports, found, outcomes, document, now))
     refused = [(p, o) for p, o in zip(found.policies, outcomes, strict=True) if _refuses(p, o)]
     if refused:
@@ -200,5 +200,5 @@ async def dry_run(
     if found is None:
         return DryRun(True, [])
     document = input_document(action, organization_id, principal, resource, request, ports.clock.now())
-    pairs = list(zip(found.policies, await found.prepared.evaluate(document), strict=True))
+    pairs = list(zip(found.policies, await runtime.evaluate(found.prepared, document), strict=True))
     return DryRun(not any(_refuses(p, o) for p, o in pairs), pairs)

@@ -59,13 +59,17 @@ async def _check_policy(runtime: PolicyRuntime, policy: Policy, *, compile_modul
         raise ValidationFailed("actions", "must name at least one action")
     if len(set(policy.actions)) != len(policy.actions):
         raise ValidationFailed("actions", "must not name an action twice")
-    if not policy.rego.strip():
+    await _check_rego(runtime, policy.rego, compile_module=compile_module)
+
+
+async def _check_rego(runtime: PolicyRuntime, rego: str, *, compile_module: bool) -> None:
+    if not rego.strip():
         raise ValidationFailed("rego", "must not be blank")
-    if len(policy.rego) > REGO_MAX_LENGTH:
+    if len(rego) > REGO_MAX_LENGTH:
         raise ValidationFailed("rego", f"must be at most {REGO_MAX_LENGTH} characters")
     if compile_module:
         try:
-            await runtime.engine.check(policy.rego)
+            await runtime.engine.check(rego)
         except PolicyCompileError as exc:
             raise compile_failed(exc) from None
 
@@ -128,7 +132,15 @@ async def list_policies(ports: Ports, organization_id: str, page: PageRequest) -
 
 @retry_transient
 async def update_policy(ports: Ports, organization_id: str, policy_id: str, command: UpdatePolicy) -> Policy:
+    """A new module is compiled before the transaction opens (a compile may take up to its limit, seconds, which
+    no lock should be held for): the policy is read first, so that another organization's is still 404 whatever
+    the module, and an unchanged module is not compiled again."""
     runtime = _runtime(ports)
+    if not isinstance(command.rego, Unset):
+        async with ports.read() as reader:
+            stored = await require_policy(reader, organization_id, policy_id)
+        if command.rego != stored.rego:
+            await _check_rego(runtime, command.rego, compile_module=True)
     async with ports.uow() as uow:
         policy = await require_policy(uow, organization_id, policy_id, lock=True)
         updated = replace(
@@ -141,7 +153,7 @@ async def update_policy(ports: Ports, organization_id: str, policy_id: str, comm
             actions=tuple(pick(command.actions, policy.actions)),
             updated_at=ports.clock.now(),
         )
-        await _check_policy(runtime, updated, compile_module=updated.rego != policy.rego)
+        await _check_policy(runtime, updated, compile_module=False)  # (compiled above when it changes)
         await uow.policies.update(updated)
         await uow.commit()
     await _changed(ports)

@@ -49,13 +49,29 @@ async def check_execution(ports: Ports, principal: Principal, execution_id: str)
         await _check_queues(uow, principal, {execution.worker_queue_id})
 
 
-async def check_worker(ports: Ports, principal: Principal, worker_id: str) -> None:
-    """A heartbeat of this worker is within the caller's bindings: a heartbeat names no queue, but it renews (or,
-    reporting `idle` or `offline`, gives back) the leases its worker holds, so the queue the worker last leased
-    from and those of the executions it holds must be the key's. A worker not seen before registers freely."""
+async def _check_environment(uow: UnitOfWork, principal: Principal, environment_name: str) -> None:
+    """Forbidden unless the environment of this name is one the key is bound to, or that of a queue it is bound
+    to (a name the organization has no environment of is outside too: the same answer, nothing told)."""
+    environment = await uow.environments.get_by_name(principal.organization_id, environment_name)
+    if environment is not None:
+        if environment.id in principal.environment_ids:
+            return
+        for queue_id in sorted(principal.queue_ids):
+            queue = await uow.queues.get(principal.organization_id, queue_id)
+            if queue is not None and queue.environment_id == environment.id:
+                return
+    raise Forbidden(f"this worker key is not bound to the environment {environment_name!r} or one of its queues")
+
+
+async def check_worker(ports: Ports, principal: Principal, worker_id: str, environment_name: str) -> None:
+    """A heartbeat of this worker is within the caller's bindings: the environment it names is one of the key's
+    (its own, or that of one of its queues); and since it renews (or, reporting `idle` or `offline`, gives back)
+    the leases its worker holds, the queue the worker last leased from and those of the executions it holds must
+    be the key's. A worker not seen before registers freely, in an environment of the key's."""
     if not principal.bound:
         return
     async with ports.read() as uow:
+        await _check_environment(uow, principal, environment_name)
         known = ports.heartbeats.latest(principal.organization_id, worker_id) if ports.heartbeats else None
         known = known or await uow.workers.get(principal.organization_id, worker_id)
         held = await uow.executions.running_for_worker(principal.organization_id, worker_id)

@@ -47,11 +47,12 @@ class WorkerController(Controller):
     async def heartbeat(self, data: JSONBody[WorkerHeartbeat], scope: Scope) -> HeartbeatResponse:
         """Worker protocol: register the worker, renew the leases it holds, answer the commands for it.
 
-        An unknown `worker_id` registers. A bound worker key's heartbeat is refused (403) for a worker that was
-        last on, or holds executions of, a queue outside its bindings."""
+        An unknown `worker_id` registers. A bound worker key's heartbeat is refused (403) when it names an
+        environment outside its bindings (neither one it is bound to nor that of a queue it is bound to), or for a
+        worker that was last on, or holds executions of, a queue outside them."""
         ports, principal = caller(scope)
         if principal.bound:
-            await bindings.check_worker(ports, principal, data.worker_id)
+            await bindings.check_worker(ports, principal, data.worker_id, data.environment_name)
         command = to_domain(data, usecases.RecordHeartbeat)
         receipt = await usecases.record_heartbeat(ports, principal.organization_id, command)
         worker = receipt.worker
