@@ -3,6 +3,7 @@ from an async engine (`AsyncEngineConnection`: Postgres, where hot statements ru
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -126,8 +127,9 @@ class AsyncEngineConnection:
 
     Plain reads run outside any transaction until the unit of work first writes (each statement its own
     snapshot, as under READ COMMITTED inside one, without the BEGIN and ROLLBACK round trips). The first write
-    begins the transaction as SQLAlchemy would (its Connection's transaction, then the driver's BEGIN), so that
-    SQLAlchemy commits or rolls back what ran hot; a locking read counts as a write. An atomic statement (see
+    runs through SQLAlchemy, which begins the transaction (its Connection's, then the driver's BEGIN); the
+    statements after it run hot inside that transaction, which SQLAlchemy commits or rolls back. A locking read
+    counts as a write. An atomic statement (see
     `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing more.
 
     A reader's point reads may share one statement with other requests' (`coalesced_read`): a reader whose reads
@@ -210,13 +212,12 @@ class AsyncEngineConnection:
             live = sync is not None and not sync.invalidated and not sync.closed
             raw = sync.connection if live and sync else await connection.get_raw_connection()
             self._driver = raw.driver_connection
-            self._adapter: Any = raw.dbapi_connection
         if not self._read_only and plan.kind != READ and not self._driver.is_in_transaction():
             if self._done:
                 raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
             if plan.kind == ATOMIC:
                 self._done = True
-            elif not await self._begin(connection):
+            else:  # the first write begins the transaction as SQLAlchemy does: it runs through SQLAlchemy
                 return await connection.execute(statement, parameters)
         if isinstance(parameters, list):  # executemany (rows are not returned)
             return await self._run_many(plan, [plan.values(each) for each in parameters])
@@ -228,18 +229,6 @@ class AsyncEngineConnection:
         except Exception as exc:
             raise await self._translate(plan.sql, values, exc) from exc
         return HotResult([], len(values))
-
-    async def _begin(self, connection: AsyncConnection) -> bool:
-        start = getattr(self._adapter, "_start_transaction", None)
-        if start is None or getattr(self._adapter, "_transaction", None) is not None:
-            return False  # not the adapter this was written against: let SQLAlchemy begin
-        if not connection.in_transaction():
-            await connection.begin()
-        try:
-            await start()
-        except Exception as exc:
-            raise await self._translate("BEGIN", [], exc) from exc
-        return True
 
     async def _run(self, plan: Plan, values: list[Any]) -> HotResult:
         try:
@@ -255,8 +244,9 @@ class AsyncEngineConnection:
         dbapi: Any = self.dialect.loaded_dbapi
         translated: BaseException = error
         for kind in type(error).__mro__:
-            if kind in dbapi._asyncpg_error_translate:
-                translated = dbapi._asyncpg_error_translate[kind](error.args[0] if error.args else str(error), error)
+            category = _asyncpg_errors().get(kind)
+            if category is not None:
+                translated = getattr(dbapi, category)(error.args[0] if error.args else str(error), error)
                 break
         lost = self._driver.is_closed() or isinstance(error, OSError | ConnectionError)
         if lost and self._connection is not None:
@@ -287,3 +277,20 @@ class AsyncEngineConnection:
         if connection is not None:
             clean = self._driver is None or not self._driver.is_in_transaction()
             await release_async(self._engine, self._state, connection, clean)
+
+
+@functools.cache
+def _asyncpg_errors() -> dict[type[BaseException], str]:
+    """asyncpg's errors -> the PEP 249 error of SQLAlchemy's asyncpg adapter that its cursor raises for them (the
+    adapter's own table, by category: `DBAPIError.instance` picks SQLAlchemy's exception by that category)."""
+    from asyncpg import exceptions
+
+    return {
+        exceptions.IntegrityConstraintViolationError: "IntegrityError",
+        exceptions.SyntaxOrAccessError: "ProgrammingError",
+        exceptions.InterfaceError: "InterfaceError",
+        exceptions.InvalidCachedStatementError: "NotSupportedError",
+        exceptions.InternalServerError: "InternalError",
+        exceptions.InternalClientError: "InternalError",
+        exceptions.PostgresError: "Error",
+    }
