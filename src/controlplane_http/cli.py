@@ -24,7 +24,7 @@ from controlplane_adapters.settings.model import MEMORY_URL, ConfigError, Settin
 from controlplane_domain.errors import DomainError
 from controlplane_http.secrets.cli import add_commands as add_secrets_commands
 
-CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
+CORKED_HTTP = "controlplane_http.protocol:CorkedHttpProtocol"
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's multiprocess mode (operations/metrics.py)
 WORKER_HEALTHCHECK_SECONDS = 30
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
