@@ -9,8 +9,8 @@ bare app is measured before each variant's scenarios. It prints every run and th
     .venv/bin/python -m benchmarks.ab before=/tmp/before/src after=src --rounds 3 --seconds 5
     .venv/bin/python -m benchmarks.ab corked=src "uncorked=src --uncorked" --stores sqlite --only get,list
 
-`--inprocess` runs `benchmarks.inprocess` for each variant instead (microseconds of CPU a request, no network),
-alternated the same way.
+`--inprocess` runs `benchmarks.inprocess --cpu` for each variant instead (microseconds of this process's CPU a
+request, no network, the database's own work not counted), alternated the same way.
 """
 
 from __future__ import annotations
@@ -116,11 +116,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def inprocess(variant: Variant, store: str, only: list[str], count: int, postgres_url: str) -> dict[str, float]:
+def inprocess(variant: Variant, store: str, only: list[str], count: int, concurrency: int, postgres_url: str
+              ) -> dict[str, float]:  # fmt: skip
     """Microseconds a request (CPU for the round trip's steps) of one variant, `benchmarks.inprocess` in a
     process of its own on a fresh database."""
     name = None
-    command = [sys.executable, "-m", "benchmarks.inprocess", "--count", str(count), "--rounds", "3", "--only", *only]
+    command = [sys.executable, "-m", "benchmarks.inprocess", "--count", str(count), "--rounds", "3",
+               "--concurrency", str(concurrency), "--cpu", "--only", *only]  # fmt: skip
     if store == "postgres":
         url, name = postgres_database(postgres_url)
         command += ["--database-url", url]
@@ -146,6 +148,8 @@ def main() -> int:
     parser.add_argument("--only", default="get,list,heartbeat,roundtrip", help=f"a subset of {','.join(SCENARIOS)}")
     parser.add_argument("--inprocess", action="store_true", help="benchmarks.inprocess instead of wrk")
     parser.add_argument("--count", type=int, default=1000, help="--inprocess: requests a round")
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="--inprocess: requests in flight (above 1: the process's CPU a request)")  # fmt: skip
     parser.add_argument("--postgres-url", default=os.environ.get(
         "CONTROLPLANE_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"))  # fmt: skip
     arguments = parser.parse_args()
@@ -160,7 +164,8 @@ def main() -> int:
                 order = variants if number % 2 == 0 else variants[::-1]
                 for variant in order:
                     if arguments.inprocess:
-                        figures = inprocess(variant, store, only, arguments.count, arguments.postgres_url)
+                        figures = inprocess(variant, store, only, arguments.count, arguments.concurrency,
+                                            arguments.postgres_url)  # fmt: skip
                     else:
                         assert bare is not None
                         figures = {"bare": bare.measure(arguments.seconds).rate}

@@ -164,8 +164,11 @@ async def test_driver_errors_become_the_errors_sqlalchemy_raises(engine: Engine)
     await seed(engine)
     with pytest.raises(Conflict):
         async with SqlUnitOfWork(engine) as work:
-            await work.agents.add(agent("first", at=3))  # Postgres: through SQLAlchemy, which begins
-            await work.agents.add(replace(agent("a"), id="another-id"))  # hot, in that transaction: refused
+            await work.agents.add(replace(agent("a"), id="another-id"))  # a first write (it begins): refused
+    with pytest.raises(Conflict):
+        async with SqlUnitOfWork(engine) as work:
+            await work.agents.add(agent("first", at=3))  # the first write begins the transaction
+            await work.agents.add(replace(agent("a"), id="another-id"))  # in that transaction: refused
     async with SqlUnitOfWork(engine, read_only=True) as work:
         assert (await work.agents.list_page("org-a", PageRequest()))[1] == 2  # nothing half-written
 
@@ -175,7 +178,7 @@ async def test_a_writer_rolls_back_hot_writes(engine: Engine) -> None:
     async with SqlUnitOfWork(engine) as work:
         await work.agents.get("org-a", "org-a-a")
         await work.agents.add(agent("uncommitted", at=3))
-        await work.agents.add(agent("uncommitted-too", at=4))  # (Postgres: the first write begins, this runs hot)
+        await work.agents.add(agent("uncommitted-too", at=4))  # (in the transaction the first write began)
     async with SqlUnitOfWork(engine, read_only=True) as work:
         assert await work.agents.get("org-a", "org-a-uncommitted") is None
         assert await work.agents.get("org-a", "org-a-uncommitted-too") is None
@@ -206,7 +209,7 @@ async def test_a_writers_hot_statements_commit_with_its_transaction(engine: Engi
     first, then = agent_to_row(agent("first-write")), agent_to_row(agent("then-hot", at=1))
     async with SqlUnitOfWork(engine) as work:
         connection: Any = work._connection
-        await connection.execute(insert_row(agents), first)  # (Postgres: through SQLAlchemy, which begins)
+        assert isinstance(await connection.execute(insert_row(agents), first), HotResult)  # (it begins)
         assert isinstance(await connection.execute(insert_row(agents), then), HotResult)
         await work.commit()
     for row in (first, then):

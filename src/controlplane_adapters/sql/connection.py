@@ -127,10 +127,11 @@ class AsyncEngineConnection:
 
     Plain reads run outside any transaction until the unit of work first writes (each statement its own
     snapshot, as under READ COMMITTED inside one, without the BEGIN and ROLLBACK round trips). The first write
-    runs through SQLAlchemy, which begins the transaction (its Connection's, then the driver's BEGIN); the
-    statements after it run hot inside that transaction, which SQLAlchemy commits or rolls back. A locking read
-    counts as a write. An atomic statement (see
-    `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing more.
+    begins the transaction as SQLAlchemy would: its Connection's transaction first, then the statement on the
+    DBAPI connection SQLAlchemy holds, whose driver adapter sends BEGIN with it; the statements after it run hot
+    inside that transaction, which SQLAlchemy commits or rolls back. A locking read counts as a write. An atomic
+    statement (see `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing
+    more.
 
     A reader's point reads may share one statement with other requests' (`coalesced_read`): a reader whose reads
     all joined another's statement never takes a connection at all."""
@@ -217,11 +218,36 @@ class AsyncEngineConnection:
                 raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
             if plan.kind == ATOMIC:
                 self._done = True
-            else:  # the first write begins the transaction as SQLAlchemy does: it runs through SQLAlchemy
-                return await connection.execute(statement, parameters)
+            else:
+                return await self._first_write(connection, plan, parameters)
         if isinstance(parameters, list):  # executemany (rows are not returned)
             return await self._run_many(plan, [plan.values(each) for each in parameters])
         return await self._run(plan, plan.values(parameters or {}))
+
+    async def _first_write(self, connection: AsyncConnection, plan: Plan, parameters: Any) -> HotResult:
+        """The unit of work's first write, on the DBAPI connection SQLAlchemy holds (PEP 249): its driver adapter
+        begins the transaction with it, and SQLAlchemy, whose transaction is begun first, commits or rolls it back.
+        The statements after it run hot inside that transaction."""
+        many = isinstance(parameters, list)
+        values: Any = [plan.values(each) for each in parameters] if many else plan.values(parameters or {})
+
+        def run(sync: sa.Connection) -> HotResult:
+            cursor = sync.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+            try:
+                if many:
+                    cursor.executemany(plan.sql, values)
+                    return HotResult([], len(values))
+                cursor.execute(plan.sql, values)
+                return HotResult([], cursor.rowcount) if plan.row is None else HotResult(plan.rows(cursor.fetchall()))
+            finally:
+                cursor.close()
+
+        if not connection.in_transaction():
+            await connection.begin()
+        try:
+            return await connection.run_sync(run)
+        except Exception as exc:
+            raise await self._translate(plan.sql, values, exc) from exc
 
     async def _run_many(self, plan: Plan, values: list[list[Any]]) -> HotResult:
         try:
