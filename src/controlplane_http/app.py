@@ -42,7 +42,15 @@ from controlplane_http.integrations.custom import CustomIntegrationController
 from controlplane_http.jobs.controller import JobController, JobWebhookController
 from controlplane_http.limits import LimitPolicy
 from controlplane_http.llm_models.controller import ModelController
-from controlplane_http.middleware import AuthorizationMiddleware, SecurityMiddleware
+from controlplane_http.middleware import (
+    ASGIApp,
+    AuthorizationMiddleware,
+    Message,
+    Receive,
+    Scope,
+    SecurityMiddleware,
+    Send,
+)
 from controlplane_http.openapi import RequestBodySchemas
 from controlplane_http.operations.controller import METRICS_TOKEN_KEY, MetricsController
 from controlplane_http.operations.requests import Observed
@@ -206,11 +214,10 @@ def create_app(
         # default would replace it in every worker process with a queue handler that drops the last records
         logging_config=None,
     )
-    _correct_options_allow(app)
     # Authentication and rate limits wrap routing itself, so that unknown paths and methods are authenticated
     # and counted too (Litestar's own middleware runs only once a route matched). The fast lane, between them,
     # serves the hottest routes' plain requests by the same handlers without Litestar's per-request machinery.
-    routed: Any = app.asgi_handler
+    routed: Any = OptionsAllow(cast(Any, app.asgi_handler), app)
     if fast_lane:
         routed = FastLane(routed, app, HOT_OPERATIONS, max_body_bytes)
     outer: Any = SecurityMiddleware(routed, verifier, auth, anonymous, limiter, policy, ports, trusted_proxies)
@@ -223,17 +230,32 @@ def create_app(
     return app
 
 
-def _correct_options_allow(app: Litestar) -> None:
-    """Make the automatic OPTIONS answers list every method of their path.
+class OptionsAllow:
+    """Litestar's automatic OPTIONS answers, with an `Allow` header that lists every method of their path.
 
     Litestar builds a path's OPTIONS handler when the path's first handler is registered and keeps it when the
-    others join, so `Allow` named only the first method. Point each handler at its final route's methods.
-    """
-    for route in app.routes:
-        if not isinstance(route, HTTPRoute):
-            continue
-        for handler in route.route_handlers:
-            function = getattr(handler.fn, "__closure__", None) if handler.handler_name == "options_handler" else None
-            for cell in function or ():
-                if isinstance(cell.cell_contents, HTTPRoute):
-                    cell.cell_contents.methods = route.methods
+    others join, so its `Allow` names only the first method. This sets the header of an answer to OPTIONS that
+    carries one from the route's final methods (`HTTPRoute.methods`), by the route's template."""
+
+    def __init__(self, app: ASGIApp, litestar: Litestar) -> None:
+        self.app = app
+        self.allow = {
+            route.path_format: ", ".join(sorted(route.methods)).encode("latin-1")
+            for route in litestar.routes
+            if isinstance(route, HTTPRoute)
+        }
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+
+        async def corrected(message: Message) -> None:
+            allow = self.allow.get(scope.get("path_template", ""))
+            if message["type"] == "http.response.start" and allow is not None:
+                headers = message.get("headers", ())
+                if any(name.lower() == b"allow" for name, _ in headers):
+                    message["headers"] = [(n, v) for n, v in headers if n.lower() != b"allow"] + [(b"allow", allow)]
+            await send(message)
+
+        await self.app(scope, receive, corrected)

@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 from litestar.dto import AbstractDTO, DTOFieldDefinition
-from litestar.dto._backend import DTOBackend
 from litestar.typing import FieldDefinition
 
 from controlplane_domain.errors import ValidationFailed
 
 if TYPE_CHECKING:
-    from litestar._openapi.schema_generation import SchemaCreator
     from litestar.openapi.spec import Reference, Schema
 
 
@@ -71,8 +69,9 @@ class StrictJSONBody(AbstractDTO[Any]):
 
     @classmethod
     def create_for_field_definition(
-        cls, field_definition: FieldDefinition, handler_id: str, backend_cls: type[DTOBackend] | None = None
+        cls, field_definition: FieldDefinition, handler_id: str, backend_cls: type[Any] | None = None
     ) -> None:
+        # (`backend_cls`: a Litestar DTO backend, whose class lives in a private module; this DTO uses none)
         if field_definition.name == "data":
             cls._types[handler_id] = field_definition.annotation
 
@@ -114,6 +113,9 @@ class StrictJSONBody(AbstractDTO[Any]):
 
     @classmethod
     def create_openapi_schema(
-        cls, field_definition: FieldDefinition, handler_id: str, schema_creator: SchemaCreator
+        cls, field_definition: FieldDefinition, handler_id: str, schema_creator: Any
     ) -> Reference | Schema:
-        return schema_creator.for_field_definition(FieldDefinition.from_annotation(cls._types[handler_id]))
+        schema: Reference | Schema = schema_creator.for_field_definition(
+            FieldDefinition.from_annotation(cls._types[handler_id])
+        )
+        return schema

@@ -28,7 +28,7 @@ from controlplane_http.secrets.cli import add_commands as add_secrets_commands
 from controlplane_worker.cli import UsageError as WorkerUsageError
 from controlplane_worker.cli import add_command as add_worker_command
 
-CORKED_HTTP = "controlplane_http.protocol:CorkedHttpToolsProtocol"
+CORKED_HTTP = "controlplane_http.protocol:CorkedHttpProtocol"
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's multiprocess mode (operations/metrics.py)
 WORKER_HEALTHCHECK_SECONDS = 30
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]

@@ -18,7 +18,6 @@ from litestar.plugins import OpenAPISchemaPlugin
 from controlplane_wire.base import Request
 
 if TYPE_CHECKING:
-    from litestar._openapi.schema_generation import SchemaCreator
     from litestar.typing import FieldDefinition
 
 # JSON Schema constraint keywords -> the attribute of Litestar's Schema that holds each.
@@ -134,7 +133,9 @@ class RequestBodySchemas(OpenAPISchemaPlugin):
     def is_plugin_supported_field(self, field_definition: FieldDefinition) -> bool:
         return not field_definition.is_union and field_definition.is_subclass_of(Request)
 
-    def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: SchemaCreator) -> Schema:
+    def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: Any) -> Schema:
+        # (`schema_creator`: Litestar's SchemaCreator, whose type lives in a private module; its `plugins` and the
+        # plugins' `to_openapi_schema` are the plugin protocol's own)
         litestar = next(
             plugin
             for plugin in schema_creator.plugins

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import uvicorn
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.config import HTTP_PROTOCOLS
+from uvicorn.importer import import_from_string
 from uvicorn.server import HANDLED_SIGNALS
 
 
@@ -57,11 +59,36 @@ class CorkedTransport:
         return getattr(self._transport, name)
 
 
-class CorkedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol on a `CorkedTransport`."""
+class CorkedHttpProtocol(asyncio.Protocol):
+    """uvicorn's httptools protocol (the one `--http httptools` names) on a `CorkedTransport`: it wraps that
+    protocol and speaks to it through asyncio's `Protocol` interface only, as the event loop would."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # (what uvicorn hands its protocol: passed on as is)
+        self.protocol: asyncio.Protocol = _httptools()(*args, **kwargs)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:  # uvloop's is no asyncio.Transport
-        super().connection_made(CorkedTransport(transport, self.loop))  # type: ignore[arg-type]
+        self.protocol.connection_made(CorkedTransport(transport, asyncio.get_running_loop()))  # type: ignore[arg-type]
+
+    def data_received(self, data: bytes) -> None:
+        self.protocol.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.protocol.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.protocol.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.protocol.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.protocol.resume_writing()
+
+
+@functools.cache
+def _httptools() -> type[asyncio.Protocol]:
+    protocol: type[asyncio.Protocol] = import_from_string(HTTP_PROTOCOLS["httptools"])
+    return protocol
 
 
 class CleanStopServer(uvicorn.Server):

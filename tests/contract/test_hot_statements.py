@@ -164,8 +164,11 @@ async def test_driver_errors_become_the_errors_sqlalchemy_raises(engine: Engine)
     await seed(engine)
     with pytest.raises(Conflict):
         async with SqlUnitOfWork(engine) as work:
-            await work.agents.get("org-a", "org-a-a")  # Postgres: SQLAlchemy begins, the insert below runs hot
-            await work.agents.add(replace(agent("a"), id="another-id"))
+            await work.agents.add(replace(agent("a"), id="another-id"))  # a first write (it begins): refused
+    with pytest.raises(Conflict):
+        async with SqlUnitOfWork(engine) as work:
+            await work.agents.add(agent("first", at=3))  # the first write begins the transaction
+            await work.agents.add(replace(agent("a"), id="another-id"))  # in that transaction: refused
     async with SqlUnitOfWork(engine, read_only=True) as work:
         assert (await work.agents.list_page("org-a", PageRequest()))[1] == 2  # nothing half-written
 
@@ -175,8 +178,21 @@ async def test_a_writer_rolls_back_hot_writes(engine: Engine) -> None:
     async with SqlUnitOfWork(engine) as work:
         await work.agents.get("org-a", "org-a-a")
         await work.agents.add(agent("uncommitted", at=3))
+        await work.agents.add(agent("uncommitted-too", at=4))  # (in the transaction the first write began)
     async with SqlUnitOfWork(engine, read_only=True) as work:
         assert await work.agents.get("org-a", "org-a-uncommitted") is None
+        assert await work.agents.get("org-a", "org-a-uncommitted-too") is None
+
+
+def test_compiling_a_hot_write_leaves_the_statements_made_from_it_whole() -> None:
+    """A hot UPDATE is also the base of statements built later (`.returning(...)` as a CTE, as
+    `executions/statements.py` does): compiling its plan must not change what they return."""
+    statement = hot(sa.update(agents).values(name=sa.bindparam("new_name")))
+    try:
+        assert plan_for(statement, sa.create_engine("sqlite://").dialect, {"new_name": "x"}) is not None
+        assert list(statement.returning(agents.c.id, agents.c.name).cte("changed").c.keys()) == ["id", "name"]
+    finally:
+        _HOT.pop(id(statement))
 
 
 def test_statements_that_cannot_run_hot_are_refused_when_first_compiled() -> None:
@@ -189,14 +205,16 @@ def test_statements_that_cannot_run_hot_are_refused_when_first_compiled() -> Non
         _HOT.pop(id(statement))
 
 
-async def test_a_writer_whose_statements_all_run_hot_commits_them(engine: Engine) -> None:
-    row = agent_to_row(agent("only-hot"))
+async def test_a_writers_hot_statements_commit_with_its_transaction(engine: Engine) -> None:
+    first, then = agent_to_row(agent("first-write")), agent_to_row(agent("then-hot", at=1))
     async with SqlUnitOfWork(engine) as work:
         connection: Any = work._connection
-        assert isinstance(await connection.execute(insert_row(agents), row), HotResult)
+        assert isinstance(await connection.execute(insert_row(agents), first), HotResult)  # (it begins)
+        assert isinstance(await connection.execute(insert_row(agents), then), HotResult)
         await work.commit()
-    found = await through_sqlalchemy(engine, by_id(agents), {"organization_id": "org-a", "id": row["id"]})
-    assert [r[2] for r in found] == ["only-hot"]
+    for row in (first, then):
+        found = await through_sqlalchemy(engine, by_id(agents), {"organization_id": "org-a", "id": row["id"]})
+        assert [r[2] for r in found] == [row["name"]]
 
 
 async def test_several_rows_insert_hot_in_one_statement_and_read_back_in_order(engine: Engine) -> None:

@@ -35,6 +35,20 @@ def teams_counted(url: str, **headers: str) -> float:
     )
 
 
+def teams_timed(url: str) -> tuple[float, float]:
+    """The latency histogram's count and its +Inf bucket for GET /api/v1/teams."""
+    text = httpx.get(f"{url}/metrics", timeout=5).text
+    samples = {
+        sample.name + sample.labels.get("le", ""): sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "controlplane_http_request_duration_seconds" and family.type == "histogram"
+        for sample in family.samples
+        if sample.labels.get("route") == "/api/v1/teams" and sample.labels.get("method") == "GET"
+    }
+    prefix = "controlplane_http_request_duration_seconds"
+    return samples.get(f"{prefix}_count", 0.0), samples.get(f"{prefix}_bucket+Inf", 0.0)
+
+
 def test_metrics_are_summed_across_the_server_processes(tmp_path: Path, postgres_url: str) -> None:
     asyncio.run(truncate(postgres_url))
     server = start_server(tmp_path, postgres_url, args=("--workers", "2"))
@@ -50,6 +64,7 @@ def test_metrics_are_summed_across_the_server_processes(tmp_path: Path, postgres
                 break
         assert len(processes) == 2, "every request went to one process"
         wait_until(lambda: teams_counted(server.url) == sent, timeout=20)  # each flushes its counts every second
+        assert teams_timed(server.url) == (sent, sent)  # the latency histogram too, summed across the processes
     finally:
         stop_server(server)
 

@@ -6,7 +6,7 @@ import asyncio
 import socket
 from typing import Any
 
-from controlplane_http.protocol import CorkedHttpToolsProtocol, CorkedTransport
+from controlplane_http.protocol import CorkedHttpProtocol, CorkedTransport
 
 
 class FakeSocket:
@@ -84,7 +84,7 @@ async def test_uvicorn_serves_answers_and_streams_on_it() -> None:
     listening.bind(("127.0.0.1", 0))
     listening.listen()  # connections wait in the backlog until the server accepts them
     port = listening.getsockname()[1]
-    config = uvicorn.Config(app, http=CorkedHttpToolsProtocol, log_level="warning", lifespan="off")
+    config = uvicorn.Config(app, http=CorkedHttpProtocol, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve(sockets=[listening]))
     try:

@@ -12,7 +12,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Histogram
 
 from controlplane_adapters.operations.logs import REQUEST_ID, JsonFormatter, TextFormatter, logging_config, scrub
-from controlplane_adapters.operations.metrics import LATENCY_BUCKETS, REGISTRY, RequestStats
+from controlplane_adapters.operations.metrics import LATENCY_BUCKETS, REGISTRY, LatencyHistogram, RequestStats
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1In0.c2lnbmF0dXJl"
 
@@ -102,8 +102,8 @@ def test_every_logger_writes_through_the_one_formatter(
 
 
 def test_a_flush_adds_what_observe_would_have() -> None:
-    """The flush writes Histogram's bucket values directly (one call a bucket, not a call a request): it must land
-    where `observe()` puts the same values."""
+    """The flush adds a bucket's worth at once to counters (one call a bucket, not a call a request), exposed as a
+    histogram at scrape: it must read as `observe()` of the same values would."""
     seconds = [0.0004, 0.001, 0.003, 0.003, 0.2, 7.0, 42.0]
     reference = Histogram(
         "reference_seconds", "", ["method", "route"], buckets=LATENCY_BUCKETS, registry=CollectorRegistry()
@@ -118,7 +118,7 @@ def test_a_flush_adds_what_observe_would_have() -> None:
         return {
             sample.name.replace("controlplane_http_request_duration_seconds", "x")
             + sample.labels.get("le", ""): sample.value
-            for metric in REGISTRY.collect()
+            for metric in LatencyHistogram(REGISTRY).collect()
             if metric.name == "controlplane_http_request_duration_seconds"
             for sample in metric.samples
             if sample.labels.get("route") == "/flush-check" and not sample.name.endswith("_created")
@@ -134,3 +134,12 @@ def test_a_flush_adds_what_observe_would_have() -> None:
         if not sample.name.endswith("_created")
     }
     assert {key: after[key] - before.get(key, 0.0) for key in after} == pytest.approx(expected)
+
+
+def test_the_latency_histogram_replaces_its_counters_in_the_exposition() -> None:
+    stats = RequestStats()
+    stats.record("GET", "/exposed-check", 200, 0.002)
+    stats.flush()
+    families = {metric.name: metric.type for metric in LatencyHistogram(REGISTRY).collect()}
+    assert families["controlplane_http_request_duration_seconds"] == "histogram"
+    assert not [name for name in families if name.endswith(("_observations", "_summed"))]

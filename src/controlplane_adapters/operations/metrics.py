@@ -1,10 +1,13 @@
 """Prometheus metrics: the service's counters and histograms, the gauges read at scrape, and their exposition.
 
 A request costs a dict lookup and a `bisect` here (`RequestStats.record`): prometheus-client's own `inc()` and
-`observe()` take a lock each, and in multiprocess mode write memory-mapped files (10-15 us a request measured on
-this machine, against 0.7 for the dict; docs/benchmarks.md). The counts are moved into prometheus-client's objects
-by `flush()`: before every scrape in the process that answers it, and, under `serve --workers N` (multiprocess
-mode, `PROMETHEUS_MULTIPROC_DIR`), every second in every process (`FLUSH_SECONDS`) and at its stop.
+`observe()` take a lock each, and in multiprocess mode write memory-mapped files (docs/benchmarks.md, "Operations").
+The counts are moved into prometheus-client's counters by `flush()`: before every scrape in the process that answers
+it, and, under `serve --workers N` (multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), every second in every process
+(`FLUSH_SECONDS`) and at its stop. The latency histogram is kept as two counters (observations by bucket, seconds
+summed: a flush adds a bucket's worth at once, which `Histogram.observe()` cannot) and exposed as the histogram
+`controlplane_http_request_duration_seconds` by `LatencyHistogram` at scrape, every process's counts summed first
+in multiprocess mode.
 
 The gauges (live executions, queue depth and age, workers by status, scheduler lag) are not counted as things
 happen: they are read from the database when scraped (`controlplane_domain.operations.usecases.read_gauges`), so
@@ -18,8 +21,8 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import CollectorRegistry, Counter, generate_latest, multiprocess
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from controlplane_domain.operations.entity import FleetGauges
@@ -28,6 +31,8 @@ MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 FLUSH_SECONDS = 1.0
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _BOUNDS = (*LATENCY_BUCKETS, float("inf"))
+# each bucket's `le` as Histogram writes it: "0.001", "1.0", "+Inf"
+_BOUND_LABELS = tuple("+Inf" if bound == float("inf") else repr(bound) for bound in _BOUNDS)
 UNMATCHED = "unmatched"  # the route label of a request no route matches
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -37,11 +42,21 @@ REQUESTS = Counter(
     ["method", "route", "status"],
     registry=REGISTRY,
 )
-LATENCY = Histogram(
-    "controlplane_http_request_duration_seconds",
-    "Time from a request's arrival to its response's headers, by method and route template",
+LATENCY_NAME = "controlplane_http_request_duration_seconds"
+LATENCY_HELP = "Time from a request's arrival to its response's headers, by method and route template"
+# The histogram's parts (see the module's docstring): observations by bucket (not cumulative), and seconds summed
+OBSERVATIONS_NAME = f"{LATENCY_NAME}_observations"
+SUMMED_NAME = f"{LATENCY_NAME}_summed"
+LATENCY_OBSERVATIONS = Counter(
+    OBSERVATIONS_NAME,
+    "Requests by latency bucket (exposed as the histogram's buckets)",
+    ["method", "route", "le"],
+    registry=REGISTRY,
+)
+LATENCY_SECONDS = Counter(
+    SUMMED_NAME,
+    "Seconds of requests summed (exposed as the histogram's sum)",
     ["method", "route"],
-    buckets=LATENCY_BUCKETS,
     registry=REGISTRY,
 )
 WEBHOOK_DELIVERIES = Counter(
@@ -96,12 +111,10 @@ class RequestStats:
         pending, self._pending = self._pending, {}
         for (method, route, status), entry in pending.items():
             REQUESTS.labels(method, route, str(status)).inc(entry[0])
-            histogram: Any = LATENCY.labels(method, route)
-            # Histogram.observe(), a bucket's worth at a time: its sum and its (non-cumulative) bucket values
-            histogram._sum.inc(entry[1])
+            LATENCY_SECONDS.labels(method, route).inc(entry[1])
             for index, count in enumerate(entry[2:]):
                 if count:
-                    histogram._buckets[index].inc(count)
+                    LATENCY_OBSERVATIONS.labels(method, route, _BOUND_LABELS[index]).inc(count)
 
 
 STATS = RequestStats()
@@ -162,19 +175,45 @@ def exposition(gauges: FleetGauges) -> bytes:
     mode) and the gauges."""
     STATS.flush()
     registry = CollectorRegistry()
+    source: Any = REGISTRY
     if multiprocess_mode():
-        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-    else:
-        registry.register(_Registered())
+        source = multiprocess.MultiProcessCollector(None)  # type: ignore[no-untyped-call]
+    registry.register(LatencyHistogram(source))
     registry.register(GaugesCollector(gauges))
     return generate_latest(registry)
 
 
-class _Registered(Collector):
-    """The metrics of `REGISTRY` (one process)."""
+class LatencyHistogram(Collector):
+    """The metrics of `source` (a registry, or the multiprocess collector), with the latency histogram made from
+    its two counters (`LATENCY_OBSERVATIONS`, `LATENCY_SECONDS`) in their place."""
 
-    def collect(self) -> Iterator[Any]:
-        return iter(REGISTRY.collect())
+    def __init__(self, source: Any) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[Metric]:
+        buckets: dict[tuple[str, str], dict[str, float]] = {}
+        sums: dict[tuple[str, str], float] = {}
+        for family in self.source.collect():
+            if family.name not in (OBSERVATIONS_NAME, SUMMED_NAME):
+                yield family
+                continue
+            for sample in family.samples:
+                if not sample.name.endswith("_total"):  # (a counter's `_created`)
+                    continue
+                key = (sample.labels["method"], sample.labels["route"])
+                if family.name == SUMMED_NAME:
+                    sums[key] = sums.get(key, 0.0) + sample.value
+                else:
+                    counts = buckets.setdefault(key, {})
+                    counts[sample.labels["le"]] = counts.get(sample.labels["le"], 0.0) + sample.value
+        histogram = HistogramMetricFamily(LATENCY_NAME, LATENCY_HELP, labels=["method", "route"])
+        for key in sorted(buckets.keys() | sums.keys()):
+            counts, cumulative, values = buckets.get(key, {}), 0.0, []
+            for label in _BOUND_LABELS:
+                cumulative += counts.get(label, 0.0)
+                values.append((label, cumulative))
+            histogram.add_metric(list(key), values, sums.get(key, 0.0))
+        yield histogram
 
 
 def mark_process_dead() -> None:

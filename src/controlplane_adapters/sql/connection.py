@@ -3,6 +3,7 @@ from an async engine (`AsyncEngineConnection`: Postgres, where hot statements ru
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -126,9 +127,11 @@ class AsyncEngineConnection:
 
     Plain reads run outside any transaction until the unit of work first writes (each statement its own
     snapshot, as under READ COMMITTED inside one, without the BEGIN and ROLLBACK round trips). The first write
-    begins the transaction as SQLAlchemy would (its Connection's transaction, then the driver's BEGIN), so that
-    SQLAlchemy commits or rolls back what ran hot; a locking read counts as a write. An atomic statement (see
-    `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing more.
+    begins the transaction as SQLAlchemy would: its Connection's transaction first, then the statement on the
+    DBAPI connection SQLAlchemy holds, whose driver adapter sends BEGIN with it; the statements after it run hot
+    inside that transaction, which SQLAlchemy commits or rolls back. A locking read counts as a write. An atomic
+    statement (see `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing
+    more.
 
     A reader's point reads may share one statement with other requests' (`coalesced_read`): a reader whose reads
     all joined another's statement never takes a connection at all."""
@@ -210,17 +213,41 @@ class AsyncEngineConnection:
             live = sync is not None and not sync.invalidated and not sync.closed
             raw = sync.connection if live and sync else await connection.get_raw_connection()
             self._driver = raw.driver_connection
-            self._adapter: Any = raw.dbapi_connection
         if not self._read_only and plan.kind != READ and not self._driver.is_in_transaction():
             if self._done:
                 raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
             if plan.kind == ATOMIC:
                 self._done = True
-            elif not await self._begin(connection):
-                return await connection.execute(statement, parameters)
+            else:
+                return await self._first_write(connection, plan, parameters)
         if isinstance(parameters, list):  # executemany (rows are not returned)
             return await self._run_many(plan, [plan.values(each) for each in parameters])
         return await self._run(plan, plan.values(parameters or {}))
+
+    async def _first_write(self, connection: AsyncConnection, plan: Plan, parameters: Any) -> HotResult:
+        """The unit of work's first write, on the DBAPI connection SQLAlchemy holds (PEP 249): its driver adapter
+        begins the transaction with it, and SQLAlchemy, whose transaction is begun first, commits or rolls it back.
+        The statements after it run hot inside that transaction."""
+        many = isinstance(parameters, list)
+        values: Any = [plan.values(each) for each in parameters] if many else plan.values(parameters or {})
+
+        def run(sync: sa.Connection) -> HotResult:
+            cursor = sync.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+            try:
+                if many:
+                    cursor.executemany(plan.sql, values)
+                    return HotResult([], len(values))
+                cursor.execute(plan.sql, values)
+                return HotResult([], cursor.rowcount) if plan.row is None else HotResult(plan.rows(cursor.fetchall()))
+            finally:
+                cursor.close()
+
+        if not connection.in_transaction():
+            await connection.begin()
+        try:
+            return await connection.run_sync(run)
+        except Exception as exc:
+            raise await self._translate(plan.sql, values, exc) from exc
 
     async def _run_many(self, plan: Plan, values: list[list[Any]]) -> HotResult:
         try:
@@ -228,18 +255,6 @@ class AsyncEngineConnection:
         except Exception as exc:
             raise await self._translate(plan.sql, values, exc) from exc
         return HotResult([], len(values))
-
-    async def _begin(self, connection: AsyncConnection) -> bool:
-        start = getattr(self._adapter, "_start_transaction", None)
-        if start is None or getattr(self._adapter, "_transaction", None) is not None:
-            return False  # not the adapter this was written against: let SQLAlchemy begin
-        if not connection.in_transaction():
-            await connection.begin()
-        try:
-            await start()
-        except Exception as exc:
-            raise await self._translate("BEGIN", [], exc) from exc
-        return True
 
     async def _run(self, plan: Plan, values: list[Any]) -> HotResult:
         try:
@@ -255,8 +270,9 @@ class AsyncEngineConnection:
         dbapi: Any = self.dialect.loaded_dbapi
         translated: BaseException = error
         for kind in type(error).__mro__:
-            if kind in dbapi._asyncpg_error_translate:
-                translated = dbapi._asyncpg_error_translate[kind](error.args[0] if error.args else str(error), error)
+            category = _asyncpg_errors().get(kind)
+            if category is not None:
+                translated = getattr(dbapi, category)(error.args[0] if error.args else str(error), error)
                 break
         lost = self._driver.is_closed() or isinstance(error, OSError | ConnectionError)
         if lost and self._connection is not None:
@@ -287,3 +303,20 @@ class AsyncEngineConnection:
         if connection is not None:
             clean = self._driver is None or not self._driver.is_in_transaction()
             await release_async(self._engine, self._state, connection, clean)
+
+
+@functools.cache
+def _asyncpg_errors() -> dict[type[BaseException], str]:
+    """asyncpg's errors -> the PEP 249 error of SQLAlchemy's asyncpg adapter that its cursor raises for them (the
+    adapter's own table, by category: `DBAPIError.instance` picks SQLAlchemy's exception by that category)."""
+    from asyncpg import exceptions
+
+    return {
+        exceptions.IntegrityConstraintViolationError: "IntegrityError",
+        exceptions.SyntaxOrAccessError: "ProgrammingError",
+        exceptions.InterfaceError: "InterfaceError",
+        exceptions.InvalidCachedStatementError: "NotSupportedError",
+        exceptions.InternalServerError: "InternalError",
+        exceptions.InternalClientError: "InternalError",
+        exceptions.PostgresError: "Error",
+    }

@@ -2,16 +2,20 @@
 
 SQLAlchemy builds and compiles every statement of the hot paths (so the schema has one source: each area's table,
 registered in `schema.py`), but its per-execution machinery (execution context, events, result proxies) costs
-about 60 microseconds a statement, several times what SQLite takes to answer a point query. A statement
-registered with `hot()` keeps its compiled SQL, its bind order, its type processors and a row class; the units of
-work run it on the DBAPI cursor (SQLite) or the asyncpg connection (Postgres) and apply the same processors
-SQLAlchemy would.
+several times what SQLite takes to answer a point query (docs/benchmarks.md). A statement registered with `hot()`
+keeps its compiled SQL, its bind order, its type processors and a row class; the units of work run it on the DBAPI
+cursor (SQLite) or the asyncpg connection (Postgres) and apply the same processors SQLAlchemy would. All of it is
+read through SQLAlchemy's public API: the compiled statement's `string`, `positiontup` and `binds`, the
+statement's selected (or RETURNING) columns, and each type's `bind_processor` and `result_processor` for the
+dialect. A row's fields are the columns' keys (an unlabelled expression's key, e.g. `count` for `count(*)`, where
+SQLAlchemy's own rows say `count_1`: read such a column by position).
 `tests/contract/test_hot_statements.py` checks that both paths return the same rows on both databases.
 """
 
 from __future__ import annotations
 
 import collections
+import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -130,21 +134,24 @@ def _compile(statement: Any, dialect: Dialect, keys: tuple[str, ...], atomic: bo
     if "POSTCOMPILE" in sql or compiled.positiontup is None:
         raise ValueError(f"a hot statement needs plain bind parameters (no expanding IN): {sql}")
     names = tuple(compiled.positiontup)
-    defaults = {
-        name: bind.effective_value for name, bind in compiled.binds.items() if not bind.required and name in names
-    }
-    processors = compiled._bind_processors
-    bound = tuple((position, processors[name]) for position, name in enumerate(names) if processors.get(name))
+    binds = compiled.binds
+    defaults = {name: bind.effective_value for name, bind in binds.items() if not bind.required and name in names}
+    bound = tuple(
+        (position, process)
+        for position, name in enumerate(names)
+        if (process := binds[name].type.dialect_impl(dialect).bind_processor(dialect)) is not None
+    )
     row = None
     processed: list[tuple[int, Callable[[Any], Any]]] = []
-    if compiled._result_columns:
-        columns = [entry.keyname for entry in compiled._result_columns]
-        row_class: Any = collections.namedtuple("Row", columns, rename=True)  # type: ignore[misc]
+    columns = _returned_columns(statement)
+    if columns:
+        fields = [str(key or "") for key, _ in columns]  # (one without a name is renamed: read it by position)
+        row_class: Any = collections.namedtuple("Row", fields, rename=True)  # type: ignore[misc]
         row = row_class._make
-        for column, entry in enumerate(compiled._result_columns):
-            process = entry.type._cached_result_processor(dialect, None)
+        for position, (_, column) in enumerate(columns):
+            process = column.type.dialect_impl(dialect).result_processor(dialect, None)
             if process is not None:
-                processed.append((column, process))
+                processed.append((position, process))
     if atomic:
         kind = ATOMIC
     elif sql.lstrip().upper().startswith("SELECT") and not any(lock in sql.upper() for lock in LOCKING):
@@ -152,3 +159,19 @@ def _compile(statement: Any, dialect: Dialect, keys: tuple[str, ...], atomic: bo
     else:
         kind = WRITE
     return Plan(sql, names, defaults, bound, row, tuple(processed), kind)
+
+
+def _returned_columns(statement: Any) -> list[tuple[str, Any]]:
+    """The (key, column) pairs of the rows a statement returns: a SELECT's columns, or what an INSERT, UPDATE or
+    DELETE returns (RETURNING); none for a write that returns nothing.
+
+    Read from a copy: SQLAlchemy keeps a DML statement's columns once read, and a statement derived from it later
+    (`.returning(...)`) would inherit that none are returned."""
+    exported: Any
+    if isinstance(statement, sa.Select | sa.CompoundSelect | sa.TextualSelect):
+        exported = copy.copy(statement).selected_columns
+    elif isinstance(statement, sa.Insert | sa.Update | sa.Delete):
+        exported = copy.copy(statement).exported_columns
+    else:
+        raise ValueError(f"a hot statement is a SELECT, INSERT, UPDATE or DELETE: {type(statement).__name__}")
+    return list(exported.items())
