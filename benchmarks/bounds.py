@@ -92,19 +92,12 @@ def report(store: str, results: Figures) -> None:
             print(f"  {name} {setting} (wall/CPU): {', '.join(f'{w:.0f}/{c:.0f}' for w, c in figures[setting])}")
 
 
-async def main_async(args: argparse.Namespace) -> None:
+async def main_async(args: argparse.Namespace, postgres: dict[str, str] | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         urls = {setting: f"sqlite+aiosqlite:///{Path(tmp) / f'{setting}.db'}" for setting in ("off", "on")}
         report("SQLite", await compare(urls, args.count, args.rounds))
-    if args.postgres_url:
-        from benchmarks.run import drop_postgres, postgres_database
-
-        made = {setting: postgres_database(args.postgres_url) for setting in ("off", "on")}
-        try:
-            report("Postgres", await compare({s: url for s, (url, _) in made.items()}, args.count, args.rounds))
-        finally:
-            for _, name in made.values():
-                drop_postgres(args.postgres_url, name)
+    if postgres is not None:
+        report("Postgres", await compare(postgres, args.count, args.rounds))
 
 
 def main() -> None:
@@ -119,7 +112,17 @@ def main() -> None:
         uvloop.install()
     except ImportError:
         pass
-    asyncio.run(main_async(args))
+    if not args.postgres_url:
+        asyncio.run(main_async(args, None))
+        return
+    from benchmarks.run import drop_postgres, postgres_database
+
+    made = {setting: postgres_database(args.postgres_url) for setting in ("off", "on")}
+    try:
+        asyncio.run(main_async(args, {setting: url for setting, (url, _) in made.items()}))
+    finally:
+        for _, name in made.values():
+            drop_postgres(args.postgres_url, name)
 
 
 if __name__ == "__main__":
