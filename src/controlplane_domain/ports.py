@@ -7,6 +7,7 @@ there), the clock, ids, credentials, health, the event bus, and `Ports`, which t
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -22,6 +23,7 @@ from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.environments.ports import EnvironmentRepository, QueueRepository
 from controlplane_domain.executions.ports import ExecutionRepository
 from controlplane_domain.executions.recent import RecentExecutions
+from controlplane_domain.fairness import OrganizationSlots
 from controlplane_domain.idempotency.ports import IdempotencyRepository
 from controlplane_domain.integrations.ports import CustomIntegrationRepository, IntegrationRepository
 from controlplane_domain.jobs.ports import CronCalendar, JobRepository, WebhookSignatures
@@ -231,6 +233,13 @@ class Ports:
     webhook_listeners: WebhookListeners | None = None
     """Which event types each organization's webhooks listen to (webhooks/listeners.py): an event nobody listens to
     is not written. Needs the bus that carries `listeners.CHANGED` to every node; None tries every event's insert."""
+    advance_slots: OrganizationSlots | None = None
+    """The per-organization cap on workflow advances that a request starts (a run started, cancelled, fired by a
+    job's trigger or webhook, a task plan run or cancelled): fairness.py. None: no cap."""
+
+    def advancing(self, organization_id: str) -> AbstractAsyncContextManager[None]:
+        """A slot of the organization's for one unit of work that advances workflow runs (`advance_slots`)."""
+        return self.advance_slots.slot(organization_id) if self.advance_slots is not None else nullcontext()
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

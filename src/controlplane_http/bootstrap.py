@@ -40,6 +40,7 @@ from controlplane_adapters.webhooks.sender import HttpSender, Resolver
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
+from controlplane_domain.fairness import OrganizationSlots
 from controlplane_domain.policies.ports import PolicyEngine
 from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
@@ -240,6 +241,7 @@ def build_app(
             resolve=webhook_resolver,
         ),
         webhook_listeners=WebhookListeners(store.bus),
+        advance_slots=OrganizationSlots(settings.workflows_organization_concurrency),
     )
     stopping = Stopping()
     reaper = lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4)))
