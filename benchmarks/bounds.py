@@ -44,13 +44,13 @@ async def measure(client: inprocess.Client, make: Callable[[int], tuple[str, str
     return (time.perf_counter() - wall) / count * 1e6, (time.process_time() - cpu) / count * 1e6
 
 
-async def compare(urls: dict[str, str], count: int, rounds: int) -> Figures:
+async def compare(urls: dict[str, str], count: int, rounds: int, timeouts: dict[str, int]) -> Figures:
     """{scenario: {"off"/"on": (wall, CPU) microseconds a request (a round trip), one pair a round}}."""
     results: Figures = {name: {"off": [], "on": []} for name in (*SCENARIOS, "roundtrip")}
     async with AsyncExitStack() as stack:
         apps = {
             setting: await stack.enter_async_context(
-                inprocess.seeded_app(urls[setting], statement_timeout_ms=0 if setting == "off" else 5000)
+                inprocess.seeded_app(urls[setting], statement_timeout_ms=timeouts[setting])
             )
             for setting in ("off", "on")
         }
@@ -93,11 +93,12 @@ def report(store: str, results: Figures) -> None:
 
 
 async def main_async(args: argparse.Namespace, postgres: dict[str, str] | None) -> None:
+    timeouts = {"off": args.off_ms, "on": args.on_ms}
     with tempfile.TemporaryDirectory() as tmp:
         urls = {setting: f"sqlite+aiosqlite:///{Path(tmp) / f'{setting}.db'}" for setting in ("off", "on")}
-        report("SQLite", await compare(urls, args.count, args.rounds))
+        report("SQLite", await compare(urls, args.count, args.rounds, timeouts))
     if postgres is not None:
-        report("Postgres", await compare(postgres, args.count, args.rounds))
+        report("Postgres", await compare(postgres, args.count, args.rounds, timeouts))
 
 
 def main() -> None:
@@ -105,6 +106,9 @@ def main() -> None:
     parser.add_argument("--postgres-url", help="an admin URL: a database is created for each setting and dropped")
     parser.add_argument("--count", type=int, default=1000, help="requests a scenario a round")
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--off-ms", type=int, default=0, help="the first server's statement timeout (0: none)")
+    parser.add_argument("--on-ms", type=int, default=5000,
+                        help="the second server's (as --off-ms: an A/A run, the harness's own bias)")  # fmt: skip
     args = parser.parse_args()
     try:
         import uvloop
