@@ -63,11 +63,10 @@ def distances(walk: Walk, start: str, bound: int, name: str, max_nodes: int, *, 
     rows = anchor.cte(f"{name}_walk", recursive=True)
     # each move is an index search on the edge's end (source_id or target_id): `both` is two searches, never an
     # OR in one join (which SQLite answers by scanning the organization's edges for each row of the walk)
-    ends = {Direction.OUT: [("source_id", "target_id")], Direction.IN: [("target_id", "source_id")]}
+    forward, backward = ("source_id", "target_id"), ("target_id", "source_id")
+    ends = {Direction.OUT: [forward], Direction.IN: [backward]}.get(walk.direction, [forward, backward])
     searches = []
-    for number, (near, far) in enumerate(
-        ends.get(walk.direction, [("source_id", "target_id"), ("target_id", "source_id")])
-    ):
+    for number, (near, far) in enumerate(ends):
         edge = graph_edges.alias(f"{name}_edge{number}")
         searches.append((edge, edge.c[far], [edge.c[near] == rows.c.node_id, *walk.edge_conditions(edge)]))
 
