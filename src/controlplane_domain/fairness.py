@@ -2,12 +2,18 @@
 workflow steps' timeout sweep (workflows/timeouts.py) reads its due items in turns, every organization's earliest
 before any organization's second, and at most `per_organization` of one organization. One organization's backlog
 then delays another's earliest due item by at most one item of each organization ahead of it in the round (see
-docs/api-decisions.md, "Bounds"). The SQL stores order the same way (controlplane_adapters/sql/fair.py)."""
+docs/api-decisions.md, "Bounds"). The SQL stores order the same way (controlplane_adapters/sql/fair.py).
+
+Work that a request starts (a workflow run started, cancelled or fired by a trigger) takes one of its
+organization's slots (`OrganizationSlots`) for its unit of work: an organization has at most so many at once on a
+node, and its other such requests wait for a slot holding nothing (no database connection)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import AsyncIterator, Callable, Hashable, Iterable
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -39,3 +45,43 @@ def more_due(read: Iterable[Hashable], *, limit: int, per_organization: int) -> 
     it read `limit` items, or `per_organization` of one organization."""
     counts = Counter(read)
     return sum(counts.values()) >= limit or any(count >= per_organization for count in counts.values())
+
+
+class OrganizationSlots:
+    """At most `per_organization` units of work of one organization at once in this process (each in a slot, from
+    before its unit of work opens to after it ends); the organization's others wait for a slot, in turn, holding
+    nothing. Another organization never waits for these slots."""
+
+    def __init__(self, per_organization: int) -> None:
+        if per_organization < 1:
+            raise ValueError("an organization needs at least one slot")
+        self.per_organization = per_organization
+        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._users: Counter[str] = Counter()  # the organization's units of work in or waiting for a slot
+        self._holding: Counter[str] = Counter()  # ... in a slot
+
+    @asynccontextmanager
+    async def slot(self, organization_id: str) -> AsyncIterator[None]:
+        semaphore = self._slots.get(organization_id)
+        if semaphore is None:
+            semaphore = self._slots[organization_id] = asyncio.Semaphore(self.per_organization)
+        self._users[organization_id] += 1
+        try:
+            async with semaphore:
+                self._holding[organization_id] += 1
+                try:
+                    yield
+                finally:
+                    self._holding[organization_id] -= 1
+        finally:
+            self._users[organization_id] -= 1
+            if not self._users[organization_id]:  # nobody holds or waits: forget the organization
+                del self._users[organization_id], self._slots[organization_id], self._holding[organization_id]
+
+    def holding(self, organization_id: str) -> int:
+        """The organization's units of work in a slot now."""
+        return self._holding[organization_id]
+
+    def waiting(self, organization_id: str) -> int:
+        """The organization's units of work waiting for a slot now."""
+        return self._users[organization_id] - self._holding[organization_id]

@@ -7,6 +7,7 @@ there), the clock, ids, credentials, health, the event bus, and `Ports`, which t
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -22,6 +23,7 @@ from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.environments.ports import EnvironmentRepository, QueueRepository
 from controlplane_domain.executions.ports import ExecutionOwners, ExecutionRepository
 from controlplane_domain.executions.recent import RecentExecutions
+from controlplane_domain.fairness import OrganizationSlots
 from controlplane_domain.idempotency.ports import IdempotencyRepository
 from controlplane_domain.integrations.ports import CustomIntegrationRepository, IntegrationRepository
 from controlplane_domain.jobs.ports import CronCalendar, JobRepository, WebhookSignatures
@@ -235,6 +237,13 @@ class Ports:
     """What executions work for (executions/ports.py): `controlplane_domain.owners.OWNERS`, workflow runs' steps and
     task plans' planning. None: an execution of a workflow run or a task plan cannot be leased or end (RuntimeError);
     every other works."""
+    advance_slots: OrganizationSlots | None = None
+    """The per-organization cap on workflow advances that a request starts (a run started, cancelled, fired by a
+    job's trigger or webhook, a task plan run or cancelled): fairness.py. None: no cap."""
+
+    def advancing(self, organization_id: str) -> AbstractAsyncContextManager[None]:
+        """A slot of the organization's for one unit of work that advances workflow runs (`advance_slots`)."""
+        return self.advance_slots.slot(organization_id) if self.advance_slots is not None else nullcontext()
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""

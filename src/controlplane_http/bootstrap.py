@@ -41,6 +41,7 @@ from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
 from controlplane_domain.owners import OWNERS
+from controlplane_domain.fairness import OrganizationSlots
 from controlplane_domain.policies.ports import PolicyEngine
 from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
@@ -234,6 +235,7 @@ def build_app(
         ),
         webhook_listeners=WebhookListeners(store.bus),
         owners=OWNERS,
+        advance_slots=OrganizationSlots(settings.workflows_organization_concurrency),
     )
     stopping = Stopping()
     tasks = background_tasks(ports, settings, on_attempt=_count_webhook_attempt)

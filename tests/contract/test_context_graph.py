@@ -176,7 +176,9 @@ CYCLE = (
 
 
 async def neighbors(uow: UowFactory, start: str, **options: Any) -> tuple[list[tuple[str, int]], list[str], bool]:
-    arguments: dict[str, Any] = {"depth": 1, "direction": Direction.OUT, "edge_type": None, "limit": 100, **options}
+    arguments: dict[str, Any] = {
+        "depth": 1, "direction": Direction.OUT, "edge_type": None, "limit": 100, "max_nodes": 10_000, **options
+    }  # fmt: skip
     async with uow() as work:
         found = await work.context_graph.neighbors(ORG, f"{ORG}-n-{start}", **arguments)
     return [(ids([item.node])[0], item.depth) for item in found.nodes], ids(found.edges), found.truncated
@@ -234,7 +236,9 @@ async def test_neighbors_never_cross_organizations(uow: UowFactory) -> None:
 
 
 async def path(uow: UowFactory, source: str, target: str, **options: Any) -> list[str] | None:
-    arguments: dict[str, Any] = {"max_depth": 6, "direction": Direction.OUT, "edge_type": None, **options}
+    arguments: dict[str, Any] = {
+        "max_depth": 6, "direction": Direction.OUT, "edge_type": None, "max_nodes": 10_000, **options
+    }  # fmt: skip
     source_id, target_id = f"{ORG}-n-{source}", f"{ORG}-n-{target}"
     async with uow() as work:
         steps = await work.context_graph.path_steps(ORG, source_id, target_id, **arguments)

@@ -1,6 +1,7 @@
 """The walks of every store against brute force on random small graphs (cycles, self-loops, parallel edges, two
 edge types): neighbours at their least distance and the edges among them, and the shortest path every store
-answers (of least length, then of least edge ids in order)."""
+answers (of least length, then of least edge ids in order); and the visited-node bound: a walk that reaches more
+nodes than it may, counted level by level, is refused on every store alike."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controlplane_domain.context_graph.entity import Direction, GraphEdge, GraphNode
+from controlplane_domain.context_graph.entity import Direction, GraphEdge, GraphNode, WalkTooLarge
 from controlplane_domain.context_graph.traversal import choose_path
 from tests.contract.conftest import UowFactory
 
@@ -47,6 +49,16 @@ def least_moves(start: int, walk: list[Move], bound: int) -> dict[int, int]:
             if source in found and found[source] + 1 < found.get(target, bound + 1):
                 found[target] = found[source] + 1
     return found
+
+
+def visited(start: int, walk: list[Move], bound: int) -> int:
+    """The nodes a walk of `bound` moves reaches, level by level: the start, then each level's nodes (the nodes one
+    move from the level before: a node may be in several levels)."""
+    level, count = {start}, 1
+    for _ in range(bound):
+        level = {target for source, target, _ in walk if source in level}
+        count += len(level)
+    return count
 
 
 def least_path(source: int, target: int, walk: list[Move], length: int) -> list[int] | None:
@@ -97,11 +109,19 @@ async def test_shortest_paths_are_what_brute_force_finds(
     await store(uow, org, size, edges)
     source, target = data.draw(st.integers(0, size - 1)), data.draw(st.integers(0, size - 1))
     max_depth = data.draw(st.integers(1, 2) | st.integers(1, 6))  # often shorter than a path
+    max_nodes = data.draw(st.integers(1, 12) | st.just(5_000))
     walk = moves(edges, direction, edge_type)
     length = least_moves(source, walk, max_depth).get(target)
+    arguments: dict[str, Any] = {"max_depth": max_depth, "direction": direction, "edge_type": edge_type}
     async with uow() as work:
+        if visited(source, walk, max_depth) > max_nodes:
+            with pytest.raises(WalkTooLarge):
+                await work.context_graph.path_steps(
+                    org, f"{org}-n{source}", f"{org}-n{target}", max_nodes=max_nodes, **arguments
+                )
+            return
         steps = await work.context_graph.path_steps(
-            org, f"{org}-n{source}", f"{org}-n{target}", max_depth=max_depth, direction=direction, edge_type=edge_type
+            org, f"{org}-n{source}", f"{org}-n{target}", max_nodes=max_nodes, **arguments
         )
     if length is None:
         assert steps is None
@@ -128,16 +148,20 @@ async def test_neighbors_are_what_brute_force_finds(
         data.draw(st.integers(1, 3)),
         data.draw(st.integers(1, 8)),
     )
+    max_nodes = data.draw(st.integers(1, 12) | st.just(5_000))
     reach = least_moves(start, moves(edges, direction, edge_type), depth)
     # nodes are created at second n % 2: ordered by distance, then created_at, then id
     expected: list[Any] = sorted(((d, n % 2, f"n{n}") for n, d in reach.items() if n != start))
     kept = {start, *(int(name[1:]) for _, _, name in expected[:limit])}
     among = sorted((second, f"e{index:02d}") for index, (source, target, kind, second) in enumerate(edges)
                    if edge_type in (None, kind) and source in kept and target in kept)  # fmt: skip
+    arguments: dict[str, Any] = {"depth": depth, "direction": direction, "edge_type": edge_type, "limit": limit}
     async with uow() as work:
-        found = await work.context_graph.neighbors(
-            org, f"{org}-n{start}", depth=depth, direction=direction, edge_type=edge_type, limit=limit
-        )
+        if visited(start, moves(edges, direction, edge_type), depth) > max_nodes:
+            with pytest.raises(WalkTooLarge):
+                await work.context_graph.neighbors(org, f"{org}-n{start}", max_nodes=max_nodes, **arguments)
+            return
+        found = await work.context_graph.neighbors(org, f"{org}-n{start}", max_nodes=max_nodes, **arguments)
     assert [(item.node.id.rsplit("-", 1)[1], item.depth) for item in found.nodes] == [
         (name, d) for d, _, name in expected[:limit]]  # fmt: skip
     assert [item.id.rsplit("-", 1)[1] for item in found.edges] == [name for _, name in among[:limit]]

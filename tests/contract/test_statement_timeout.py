@@ -12,6 +12,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from controlplane_adapters.sql import engine as engine_module
 from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
 from controlplane_adapters.sql.pools import close_idle_connections
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
@@ -71,3 +72,34 @@ async def test_statements_under_the_limit_run_whatever_the_unit_of_work_lasts(
             assert (await uow._open().execute(short)).scalar() == 2000
             count += 1
     assert count > 1
+
+
+async def test_on_sqlite_a_short_statement_reads_no_clock_and_a_long_one_is_still_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement costs SQLite's units of work one attribute store (DeadlineConnection): its deadline is set by
+    the progress handler's first call, which a short statement never reaches; a long one is stopped as before."""
+    reads: list[float] = []
+
+    class Clock:  # engine.py's `time`, counting its reads
+        @staticmethod
+        def monotonic() -> float:
+            reads.append(0.0)
+            return time.monotonic()
+
+    sqlite = create_sqlite_engine(sqlite_database(tmp_path / "clock.db"), statement_timeout_ms=LIMIT_MS)
+    try:
+        await scalar(sqlite, sa.text("SELECT 1"), read_only=True)  # (the pool's connection opened)
+        monkeypatch.setattr(engine_module, "time", Clock)
+        for _ in range(50):
+            assert await scalar(sqlite, sa.text("SELECT 1"), read_only=True) == 1
+            assert isinstance(await scalar(sqlite, sa.text("SELECT count(*) FROM sqlite_master"), read_only=False), int)
+        assert reads == []
+        started = time.perf_counter()
+        with pytest.raises(StatementTimeout):
+            await scalar(sqlite, ENDLESS, read_only=True)
+        assert time.perf_counter() - started < 30
+        assert len(reads) >= 2  # its deadline set, then found past
+    finally:
+        close_idle_connections(sqlite)
+        sqlite.dispose()

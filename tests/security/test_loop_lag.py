@@ -1,6 +1,7 @@
 """No tenant stalls the event loop: hostile requests (a 1 MiB skill configuration to check against its schema, a
-configuration with 100,000 wrong values, an endless database statement) run concurrently with ordinary ones on the
-in-process app, while a loop-lag monitor (tests/security/loop_lag.py) watches the loop.
+configuration with 100,000 wrong values, an integration changed to one of 60,000 unknown keys, an endless database
+statement) run concurrently with ordinary ones on the in-process app, while a loop-lag monitor
+(tests/security/loop_lag.py) watches the loop.
 
 What is bounded is the server's own blocking: the CPU time the loop's thread spent in the monitor's worst 10 ms
 sleep must stay under 100 ms. Wall-clock lateness is recorded too, but on a busy shared machine (2 cores, other
@@ -70,23 +71,31 @@ async def test_hostile_requests_do_not_block_the_loop(app: Litestar) -> None:
     # (the bodies encoded before: the test's client runs in the loop it watches)
     big = msgspec.json.encode(shell([f"command-{n:06d}" for n in range(40_000)]))  # 600 KB: a second to check
     wrong = msgspec.json.encode(shell([1] * 100_000))  # 100,000 errors, collected one by one
+    unknown = {f"k{n:05d}": n for n in range(60_000)}  # not in the schema: most of a second to check on the loop
+    changed = msgspec.json.encode({"configuration": {"token": "ghp-token", **unknown}})
     # the app in this test's own loop (Litestar's AsyncTestClient runs it in a thread of its own, and waits)
     transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
     async with app.lifespan(), httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
         client.headers.update(bearer(SERVICE_KEY))
         assert (await client.post("/api/v1/skills", json=shell(["ls"]))).status_code == 201  # warm-up
+        made = await client.post("/api/v1/integrations", json={"name": "gh", "kind": "github",
+                                                                "configuration": {"token": "ghp-token"}})  # fmt: skip
+        assert made.status_code == 201, made.text
         innocent = [client.get("/api/v1/skills", params={"limit": 1}) for _ in range(5)]
         async with LoopLag() as lag:
             stopping = asyncio.ensure_future(endless_statement(app.state["ports"]))
-            created, refused, *served = await asyncio.gather(
+            created, refused, unchanged, *served = await asyncio.gather(
                 client.post("/api/v1/skills", content=big, headers=JSON),
                 client.post("/api/v1/skills", content=wrong, headers=JSON),
+                client.patch(f"/api/v1/integrations/{made.json()['id']}", content=changed, headers=JSON),
                 *innocent,
             )
             stopped = await stopping
     assert created.status_code == 201, created.text
     assert refused.status_code == 422
     assert refused.json()["error"]["details"]["field"].startswith("configuration.allowed_commands")
+    assert unchanged.status_code == 422, unchanged.text
+    assert unchanged.json()["error"]["details"]["field"].startswith("configuration")
     assert stopped == "STATEMENT_TIMEOUT"
     assert [response.status_code for response in served] == [200] * 5
     assert lag.max_busy < BOUND, f"the loop's thread was busy {lag.max_busy * 1000:.0f} ms in one 10 ms sleep"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from controlplane_adapters.memory.base import MemoryRepository, sorted_page
 from controlplane_domain.audit import changes
@@ -15,6 +14,7 @@ from controlplane_domain.context_graph.entity import (
     PropertyFilter,
     Reached,
     Step,
+    WalkTooLarge,
 )
 from controlplane_domain.errors import Conflict
 from controlplane_domain.paging import PageRequest
@@ -34,19 +34,25 @@ def moves(edges: Iterable[GraphEdge], direction: Direction) -> Moves:
     return found
 
 
-def distances(start: str, graph: Moves, max_depth: int) -> dict[str, int]:
-    """Each node at most `max_depth` moves from `start`, and its least number of moves (a visited node is never
-    queued again: cycles and self-loops end there)."""
+def distances(
+    start: str, graph: Moves, max_depth: int, max_nodes: int | None = None, *, within: Container[str] | None = None
+) -> dict[str, int]:
+    """Each node at most `max_depth` moves from `start`, and its least number of moves. Level by level, as the SQL
+    stores' walks (walks.py): a level is the nodes one move from the level before (a node may be in several
+    levels; cycles and self-loops end with the levels), and the walk counts every level's nodes. WalkTooLarge
+    when the count passes `max_nodes`. `within`: the walk moves only to those nodes."""
     found = {start: 0}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        if found[node] == max_depth:
-            continue
-        for next_id, _ in graph.get(node, ()):
-            if next_id not in found:
-                found[next_id] = found[node] + 1
-                queue.append(next_id)
+    level = {start}
+    visited = 1
+    for depth in range(1, max_depth + 1):
+        level = {next_id for node in level for next_id, _ in graph.get(node, ()) if within is None or next_id in within}
+        visited += len(level)
+        if max_nodes is not None and visited > max_nodes:
+            raise WalkTooLarge
+        if not level:
+            break
+        for node in level:
+            found.setdefault(node, depth)
     return found
 
 
@@ -130,12 +136,20 @@ class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
         return sorted_page(kept, lambda edge: (edge.created_at, edge.id), page)
 
     async def neighbors(
-        self, organization_id: str, node_id: str, *, depth: int, direction: Direction, edge_type: str | None, limit: int
+        self,
+        organization_id: str,
+        node_id: str,
+        *,
+        depth: int,
+        direction: Direction,
+        edge_type: str | None,
+        limit: int,
+        max_nodes: int,
     ) -> Neighborhood:
         edges = self._edges_of(organization_id, edge_type)
         reached = [
             Reached(self.rows[found], distance)
-            for found, distance in distances(node_id, moves(edges, direction), depth).items()
+            for found, distance in distances(node_id, moves(edges, direction), depth, max_nodes).items()
             if found != node_id
         ]
         reached.sort(key=lambda item: (item.depth, item.node.created_at, item.node.id))
@@ -155,14 +169,15 @@ class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
         max_depth: int,
         direction: Direction,
         edge_type: str | None,
+        max_nodes: int,
     ) -> list[Step] | None:
         edges = self._edges_of(organization_id, edge_type)
         forward = moves(edges, direction)
-        ahead = distances(source_id, forward, max_depth)
+        ahead = distances(source_id, forward, max_depth, max_nodes)
         if target_id not in ahead:
             return None
         length = ahead[target_id]
-        behind = distances(target_id, moves(edges, direction.reverse()), length)
+        behind = distances(target_id, moves(edges, direction.reverse()), length, within=ahead)
         return [
             Step(node, next_id, edge_id, ahead[node])
             for node, options in forward.items()

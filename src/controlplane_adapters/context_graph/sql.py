@@ -20,6 +20,7 @@ from controlplane_domain.context_graph.entity import (
     PropertyFilter,
     Reached,
     Step,
+    WalkTooLarge,
 )
 from controlplane_domain.errors import Conflict, DomainError
 from controlplane_domain.paging import PageRequest
@@ -199,10 +200,21 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
         return await self._edges.list_where(organization_id, page, type=type, source_id=source_id, target_id=target_id)
 
     async def neighbors(
-        self, organization_id: str, node_id: str, *, depth: int, direction: Direction, edge_type: str | None, limit: int
+        self,
+        organization_id: str,
+        node_id: str,
+        *,
+        depth: int,
+        direction: Direction,
+        edge_type: str | None,
+        limit: int,
+        max_nodes: int,
     ) -> Neighborhood:
-        walk = walks.Walk(organization_id, direction, edge_type)
-        rows = list(await self.connection.execute(walks.reached(walk, node_id, depth, limit + 1)))
+        walk = walks.Walk(organization_id, direction, edge_type, self._dialect)
+        rows = list(await self.connection.execute(walks.reached(walk, node_id, depth, limit + 2, max_nodes)))
+        if rows and rows[0].visited > max_nodes:
+            raise WalkTooLarge
+        rows = [row for row in rows if row.id != node_id]  # (the start, at 0 moves)
         reached = [Reached(node_to_domain(row), row.depth) for row in rows[:limit]]
         kept = [node_id, *(item.node.id for item in reached)]
         among = list(await self.connection.execute(walks.edges_among(walk, kept, limit + 1)))
@@ -218,12 +230,16 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
         max_depth: int,
         direction: Direction,
         edge_type: str | None,
+        max_nodes: int,
     ) -> list[Step] | None:
-        walk = walks.Walk(organization_id, direction, edge_type)
-        length = (await self.connection.execute(walks.distance(walk, source_id, target_id, max_depth))).scalar()
+        walk = walks.Walk(organization_id, direction, edge_type, self._dialect)
+        found = (await self.connection.execute(walks.distance(walk, source_id, target_id, max_depth, max_nodes))).one()
+        if found.visited is not None and found.visited > max_nodes:
+            raise WalkTooLarge
+        length = found.depth
         if length is None:
             return None
         if length == 0:
             return []
-        rows = await self.connection.execute(walks.shortest_steps(walk, source_id, target_id, length))
+        rows = await self.connection.execute(walks.shortest_steps(walk, source_id, target_id, length, max_nodes))
         return [Step(row.from_id, row.to_id, row.edge_id, row.at) for row in rows]

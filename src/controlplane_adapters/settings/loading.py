@@ -249,6 +249,9 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
             f"({settings.webhooks_organization_concurrency} >= {settings.webhooks_concurrency}): one organization "
             "must not be able to hold every send slot"
         )
+    if (value := env.get("CONTROLPLANE_WORKFLOWS_ORGANIZATION_CONCURRENCY")) is not None:
+        cap = parse_int("CONTROLPLANE_WORKFLOWS_ORGANIZATION_CONCURRENCY", value, minimum=1, maximum=1000)
+        settings = replace(settings, workflows_organization_concurrency=cap)
     if (value := env.get("CONTROLPLANE_DATABASE_POOL_SIZE")) is not None:
         settings = replace(
             settings, database_pool_size=parse_int("CONTROLPLANE_DATABASE_POOL_SIZE", value, maximum=1000)

@@ -97,6 +97,10 @@ class Settings:
     webhooks_organization_concurrency: int = 4
     """CONTROLPLANE_WEBHOOKS_ORGANIZATION_CONCURRENCY: deliveries of one organization in flight at once, across
     nodes; less than CONTROLPLANE_WEBHOOKS_CONCURRENCY (docs/webhooks.md "Fairness")."""
+    workflows_organization_concurrency: int = 4
+    """CONTROLPLANE_WORKFLOWS_ORGANIZATION_CONCURRENCY: a node's units of work of one organization that advance
+    workflow runs at a request (a run started, cancelled, fired by a job's trigger or webhook, a task plan run) at
+    once; its others wait for a slot (docs/api-decisions.md "Bounds"). 1 to 1000."""
     policies: PolicySettings = field(default_factory=PolicySettings)
     """CONTROLPLANE_POLICY_*: the policy processes' number and limits (settings/policies.py)."""
     public_url: str | None = None

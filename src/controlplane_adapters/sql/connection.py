@@ -40,7 +40,7 @@ class LoopConnection:
         self._read_only = read_only
         self._connection: sa.Connection | None = None  # taken with the first statement
         self._driver: Any = None
-        self._seconds: float | None = None  # each statement's limit (DeadlineConnection), None: none
+        self._limited = False  # its statements have a time limit (DeadlineConnection)
         self.coalesces = False  # point reads: SQLite answers one in less time than a coalesced one waits
 
     @property
@@ -56,7 +56,8 @@ class LoopConnection:
             with unavailable_without_connection:
                 connection = self._connection = acquire(self._engine, self._read_only)
             driver = self._driver = connection.connection.dbapi_connection
-            self._seconds = driver.statement_seconds if isinstance(driver, DeadlineConnection) else None
+            seconds = driver.statement_seconds if isinstance(driver, DeadlineConnection) else None
+            self._limited = seconds is not None
         return connection
 
     async def coalesced_read(
@@ -71,8 +72,8 @@ class LoopConnection:
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
         connection = self._connection or self._open()
-        if self._seconds is not None:  # the statement's deadline: it is interrupted past it (StatementTimeout)
-            self._driver.deadline = time.monotonic() + self._seconds
+        if self._limited:  # a new statement: its deadline starts with its first check (DeadlineConnection)
+            self._driver.deadline = None
         plan = plan_for(statement, self.dialect, parameters)
         if plan is None:
             return connection.execute(statement, parameters)

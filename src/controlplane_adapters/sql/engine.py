@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import time
 from typing import Any
@@ -43,23 +42,34 @@ point query takes a few hundred steps and never calls it."""
 
 
 class DeadlineConnection(sqlite3.Connection):
-    """A sqlite3 connection whose statements stop at `deadline` (a `time.monotonic()` instant): its progress
-    handler (sqlite3's public `set_progress_handler`) interrupts the statement running past it, which then fails
-    with SQLITE_INTERRUPT. The unit of work's connection (`LoopConnection`) sets the deadline before each
-    statement, `statement_seconds` from then; on a connection without a limit no handler is installed."""
+    """A sqlite3 connection whose statements stop `statement_seconds` after they start: its progress handler
+    (sqlite3's public `set_progress_handler`, installed once, when the connection opens) interrupts the statement
+    running past its deadline, which then fails with SQLITE_INTERRUPT. On a connection without a limit no handler
+    is installed.
+
+    A statement costs one attribute store: the unit of work's connection (`LoopConnection`) clears `deadline`
+    before each statement, and the handler's first call in a statement (after PROGRESS_STEPS steps, well under a
+    millisecond) sets it from the clock; a statement that never calls the handler (nearly all) reads no clock."""
+
+    __slots__ = ("deadline", "statement_seconds")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.statement_seconds: float | None = None
-        self.deadline = math.inf
+        self.deadline: float | None = None
+        """The running statement's deadline (a `time.monotonic()` instant); None: not set yet."""
 
     def limit(self, seconds: float) -> None:
-        """Stop each statement `seconds` after the deadline is set (by the statement's runner)."""
+        """Stop each statement `seconds` after it starts (its start: `deadline` cleared by the statement's runner)."""
         self.statement_seconds = seconds
         self.set_progress_handler(self._past_deadline, PROGRESS_STEPS)
 
     def _past_deadline(self) -> int:
-        return 1 if time.monotonic() > self.deadline else 0
+        deadline = self.deadline
+        if deadline is None:  # the statement's first check: its deadline starts now
+            self.deadline = time.monotonic() + (self.statement_seconds or 0.0)
+            return 0
+        return 1 if time.monotonic() > deadline else 0
 
 
 def create_engine(

@@ -22,6 +22,14 @@ MAX_PATH_DEPTH = 6
 DEFAULT_RESULT_LIMIT = 100
 MAX_RESULT_LIMIT = 1000
 MAX_PROPERTY_FILTERS = 16
+MAX_WALK_NODES = 5_000
+"""`max_walk_nodes`: the nodes a walk may reach (a node reached at several distances counts once a distance: the
+stores walk level by level); past it the walk stops and the request is 422 naming this bound. A path reads at
+most three walks of this many: the walk from its source, and the shortest paths' nodes forward and backward."""
+
+
+class WalkTooLarge(Exception):
+    """A store's walk reached more than `MAX_WALK_NODES` nodes and stopped (the use case answers 422)."""
 
 
 class Direction(enum.StrEnum):

@@ -61,11 +61,21 @@ class ContextGraphRepository(Protocol):
         """The edges of that type, from that source, to that target (each when given), (created_at, id) order."""
 
     async def neighbors(
-        self, organization_id: str, node_id: str, *, depth: int, direction: Direction, edge_type: str | None, limit: int
+        self,
+        organization_id: str,
+        node_id: str,
+        *,
+        depth: int,
+        direction: Direction,
+        edge_type: str | None,
+        limit: int,
+        max_nodes: int,
     ) -> Neighborhood:
         """The nodes reachable from the node in 1 to `depth` moves along edges of `edge_type` (any when None) in
         `direction`, each at its least distance, ordered by (distance, created_at, id), at most `limit`; the edges
-        of that type between any two of them and the start node, (created_at, id) order, at most `limit`."""
+        of that type between any two of them and the start node, (created_at, id) order, at most `limit`.
+        WalkTooLarge when the walk reaches more than `max_nodes` nodes (entity.MAX_WALK_NODES: counted level by
+        level, the start included): it stops there."""
 
     async def path_steps(
         self,
@@ -76,6 +86,8 @@ class ContextGraphRepository(Protocol):
         max_depth: int,
         direction: Direction,
         edge_type: str | None,
+        max_nodes: int,
     ) -> list[Step] | None:
         """Every step lying on a shortest path from source to target of at most `max_depth` moves (empty when they
-        are the same node); None when no path is that short."""
+        are the same node); None when no path is that short. WalkTooLarge when the walk from the source (of
+        `max_depth` moves) reaches more than `max_nodes` nodes, as `neighbors`."""

@@ -13,6 +13,7 @@ from controlplane_domain.context_graph.entity import (
     MAX_PROPERTIES_BYTES,
     MAX_PROPERTY_FILTERS,
     MAX_RESULT_LIMIT,
+    MAX_WALK_NODES,
     NAME,
     Direction,
     GraphEdge,
@@ -20,6 +21,7 @@ from controlplane_domain.context_graph.entity import (
     GraphPath,
     Neighborhood,
     PropertyFilter,
+    WalkTooLarge,
     properties_size,
 )
 from controlplane_domain.context_graph.traversal import choose_path
@@ -103,6 +105,17 @@ def _check_node(node: GraphNode) -> None:
 def _check_between(field_name: str, value: int, low: int, high: int) -> None:
     if not low <= value <= high:
         raise ValidationFailed(field_name, f"must be between {low} and {high}", "query")
+
+
+def _too_large(field_name: str) -> ValidationFailed:
+    """422 on the walk's depth, naming the bound (`details.bound`, `details.limit`)."""
+    error = ValidationFailed(
+        field_name,
+        f"the walk reaches more than {MAX_WALK_NODES} nodes (max_walk_nodes): ask for fewer moves or one edge_type",
+        "query",
+    )
+    error.details.update(bound="max_walk_nodes", limit=MAX_WALK_NODES)
+    return error
 
 
 async def require_node(uow: UnitOfWork, organization_id: str, node_id: str, *, lock: bool = False) -> GraphNode:
@@ -226,21 +239,26 @@ async def delete_edge(ports: Ports, organization_id: str, edge_id: str) -> None:
 
 
 async def neighbors(ports: Ports, organization_id: str, node_id: str, query: NeighborQuery) -> Neighborhood:
-    """The nodes within `depth` moves of the node (each once, at its least distance), and the edges among them."""
+    """The nodes within `depth` moves of the node (each once, at its least distance), and the edges among them;
+    422 on `depth` when the walk reaches more than MAX_WALK_NODES nodes."""
     _check_between("depth", query.depth, 1, MAX_NEIGHBOR_DEPTH)
     _check_between("limit", query.limit, 1, MAX_RESULT_LIMIT)
     if query.edge_type is not None:
         _check_name("edge_type", query.edge_type, "query")
     async with ports.read() as uow:
         await require_node(uow, organization_id, node_id)
-        return await uow.context_graph.neighbors(
-            organization_id,
-            node_id,
-            depth=query.depth,
-            direction=query.direction,
-            edge_type=query.edge_type,
-            limit=query.limit,
-        )
+        try:
+            return await uow.context_graph.neighbors(
+                organization_id,
+                node_id,
+                depth=query.depth,
+                direction=query.direction,
+                edge_type=query.edge_type,
+                limit=query.limit,
+                max_nodes=MAX_WALK_NODES,
+            )
+        except WalkTooLarge:
+            raise _too_large("depth") from None
 
 
 async def shortest_path(ports: Ports, organization_id: str, query: PathQuery) -> GraphPath | None:
@@ -252,14 +270,18 @@ async def shortest_path(ports: Ports, organization_id: str, query: PathQuery) ->
     async with ports.read() as uow:
         await require_node(uow, organization_id, query.source_id)
         await require_node(uow, organization_id, query.target_id)
-        steps = await uow.context_graph.path_steps(
-            organization_id,
-            query.source_id,
-            query.target_id,
-            max_depth=query.max_depth,
-            direction=query.direction,
-            edge_type=query.edge_type,
-        )
+        try:
+            steps = await uow.context_graph.path_steps(
+                organization_id,
+                query.source_id,
+                query.target_id,
+                max_depth=query.max_depth,
+                direction=query.direction,
+                edge_type=query.edge_type,
+                max_nodes=MAX_WALK_NODES,
+            )
+        except WalkTooLarge:
+            raise _too_large("max_depth") from None
         if steps is None:
             return None
         path = choose_path(query.source_id, query.target_id, steps)

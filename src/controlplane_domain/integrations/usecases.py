@@ -195,31 +195,57 @@ def _needs_cipher(template: IntegrationTemplate, stored: Integration, command: U
     return any(name in command.configuration for name in template.secret_fields)
 
 
+def _changed(
+    ports: Ports, stored: Integration, command: UpdateIntegration
+) -> tuple[Integration, IntegrationTemplate | None, JSONObject | None]:
+    """The integration as `command` changes `stored` (not yet checked nor sealed): with the template and the whole
+    configuration (secret fields unmasked) to check and seal, when the kind or the configuration changes."""
+    updated = replace(
+        stored,
+        name=pick(command.name, stored.name),
+        kind=pick(command.kind, stored.kind),
+        enabled=pick(command.enabled, stored.enabled),
+        updated_at=ports.clock.now(),
+    )
+    if isinstance(command.configuration, Unset) and isinstance(command.kind, Unset):
+        return updated, None, None
+    template = require_template(updated.kind)
+    cipher = require_cipher(ports) if _needs_cipher(template, stored, command) else ports.secrets_cipher
+    if isinstance(command.configuration, Unset):
+        return updated, template, {**stored.configuration, **(open_fields(cipher, stored) if cipher else {})}
+    return updated, template, _unmasked(cipher, template, stored, command.configuration)
+
+
 @retry_transient
 async def update_integration(
     ports: Ports, organization_id: str, integration_id: str, command: UpdateIntegration
 ) -> Integration:
     """Change the given fields. A new `configuration` replaces the stored one (a secret field given as `MASK`
-    keeps its stored value); a new `kind` alone checks the kept configuration against the new kind's schema."""
+    keeps its stored value); a new `kind` alone checks the kept configuration against the new kind's schema.
+
+    The configuration is checked before the unit of work (off the event loop when it is heavy, as at create),
+    against the integration as read just before: the unit of work then only seals and writes, unless the
+    integration changed meanwhile (its `updated_at` or sealed fields differ), when it is checked again there (in
+    place: a concurrent change is rare)."""
     if isinstance(command.name, str):
         _check_name(command.name)
+    checked: Integration | None = None  # the integration read, whose change's configuration was checked
+    if not (isinstance(command.configuration, Unset) and isinstance(command.kind, Unset)):
+        async with ports.read() as uow:
+            before = await require_integration(uow, organization_id, integration_id)
+        _, template, configuration = _changed(ports, before, command)
+        if template is not None and configuration is not None:
+            await check_configuration_off_loop(schema_validator(ports), template, configuration)
+            checked = before
     async with ports.uow() as uow:
         stored = await require_integration(uow, organization_id, integration_id, lock=True)
-        updated = replace(
-            stored,
-            name=pick(command.name, stored.name),
-            kind=pick(command.kind, stored.kind),
-            enabled=pick(command.enabled, stored.enabled),
-            updated_at=ports.clock.now(),
-        )
-        if not (isinstance(command.configuration, Unset) and isinstance(command.kind, Unset)):
-            template = require_template(updated.kind)
-            cipher = require_cipher(ports) if _needs_cipher(template, stored, command) else ports.secrets_cipher
-            if isinstance(command.configuration, Unset):
-                kept = {**stored.configuration, **(open_fields(cipher, stored) if cipher is not None else {})}
-                updated = _split(ports, template, updated, kept)
-            else:
-                updated = _split(ports, template, updated, _unmasked(cipher, template, stored, command.configuration))
+        updated, template, configuration = _changed(ports, stored, command)
+        if template is not None and configuration is not None:
+            unchanged = checked is not None and (checked.updated_at, checked.sealed) == (
+                stored.updated_at,
+                stored.sealed,
+            )
+            updated = _split(ports, template, updated, configuration, checked=unchanged)
         await uow.integrations.update(updated)
         await uow.commit()
     return updated

@@ -180,8 +180,9 @@ async def _still_running(uow: UnitOfWork, job: Job) -> bool:
 async def trigger_job(
     ports: Ports, organization_id: str, job_id: str, payload: dict[str, Any] | None, *, principal: Principal | None
 ) -> JobRun:
-    """`POST /api/v1/jobs/{job_id}/trigger`: fire now, whatever the job's trigger (a disabled job too)."""
-    async with ports.uow() as uow:
+    """`POST /api/v1/jobs/{job_id}/trigger`: fire now, whatever the job's trigger (a disabled job too), in one of
+    the organization's advance slots (`Ports.advancing`)."""
+    async with ports.advancing(organization_id), ports.uow() as uow:
         job = await require_job(uow, organization_id, job_id, lock=True)
         fired = await fire(ports, uow, job, TriggerType.MANUAL, payload=payload, principal=principal)
         await uow.commit()
@@ -312,7 +313,7 @@ def _payload(body: bytes) -> dict[str, Any]:
 
 @retry_transient
 async def _deliver(ports: Ports, job: Job, payload: dict[str, Any], webhook_id: str) -> WebhookAnswer:
-    async with ports.uow() as uow:
+    async with ports.advancing(job.organization_id), ports.uow() as uow:
         current = await require_job(uow, job.organization_id, job.id, lock=True)  # deliveries of a job in turn
         first = await uow.jobs.run_for_webhook(job.organization_id, job.id, webhook_id)
         if first is not None:

@@ -131,8 +131,8 @@ async def run_plan(ports: Ports, organization_id: str, plan_id: str) -> Workflow
     """Run a ready plan: a workflow of its steps (named `task-plan-<id>`, described by its summary) and that
     workflow's run on the plan's queue, with the input `{"task": <the task>}`, its first steps queued; the plan is
     then `started`. 409 when the plan is not ready, or its queue, an agent or a team of its steps is gone. The run
-    goes through the workflows' start (its policy hook `workflow.run` included)."""
-    async with ports.uow() as uow:
+    goes through the workflows' start (its policy hook `workflow.run` included, and its advance slot)."""
+    async with ports.advancing(organization_id), ports.uow() as uow:
         plan = await require_plan(uow, organization_id, plan_id, lock=True)
         if plan.status is not PlanStatus.READY:
             raise Conflict(f"only a ready task plan runs; this one is {plan.status}", {"status": plan.status.value})

@@ -73,8 +73,9 @@ async def start_run(
     ports: Ports, organization_id: str, workflow_id: str, command: StartRun, *, principal: Principal | None = None
 ) -> WorkflowRun:
     """A run of the workflow's current definition, `running`, its first steps' executions queued in the same
-    transaction (a step whose queue, agent or team has gone fails at once, and the run with it)."""
-    async with ports.uow() as uow:
+    transaction (a step whose queue, agent or team has gone fails at once, and the run with it). In one of the
+    organization's advance slots (`Ports.advancing`), as every advance a request starts."""
+    async with ports.advancing(organization_id), ports.uow() as uow:
         advance = await begin_run(ports, uow, organization_id, workflow_id, command, principal=principal)
         await uow.commit()
     await publish(ports, *advance.topics)
@@ -141,7 +142,7 @@ async def cancel_run(ports: Ports, organization_id: str, run_id: str) -> Workflo
     """Cancel the run now: its pending and running steps are cancelled; a running step's execution is cancelled at
     once when no worker holds it yet, else its worker is asked to stop (as `POST /executions/{id}/cancel`). 409
     when the run already ended."""
-    async with ports.uow() as uow:
+    async with ports.advancing(organization_id), ports.uow() as uow:
         run = await require_run(uow, organization_id, run_id, lock=True)
         if run.is_terminal:
             raise Conflict(f"the workflow run already finished ({run.status})", {"status": run.status.value})

@@ -180,7 +180,8 @@ class ContextGraphController(Controller):
     ) -> Neighborhood:
         """The nodes within `depth` moves (each once, at its least distance; cycles end where a node is found
         again), nearest first then by (created_at, id); the edges of the type between any two of them and the
-        node, in (created_at, id) order. `truncated` when either list was cut at `limit`."""
+        node, in (created_at, id) order. `truncated` when either list was cut at `limit`. A walk that would reach
+        more than 5,000 nodes (`max_walk_nodes`, a node counted once a distance) stops there: 422 on `depth`."""
         ports, principal = caller(scope)
         query = usecases.NeighborQuery(depth=depth, direction=direction, edge_type=edge_type, limit=limit)
         found = await usecases.neighbors(ports, principal.organization_id, node_id, query)
@@ -242,7 +243,8 @@ class ContextGraphController(Controller):
     ) -> Path:
         """A shortest path (nodes and edges in order) of at most `max_depth` edges; of several, the one taking at
         each move the edge of least id. `found: false` (200, empty lists) when there is none that short; 404 when
-        the source or the target is no node of the organization."""
+        the source or the target is no node of the organization. A walk from the source that would reach more than
+        5,000 nodes within `max_depth` (`max_walk_nodes`) stops there: 422 on `max_depth`."""
         ports, principal = caller(scope)
         query = usecases.PathQuery(
             source_id=source_id, target_id=target_id, max_depth=max_depth, direction=direction, edge_type=edge_type
