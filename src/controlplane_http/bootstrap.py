@@ -40,8 +40,8 @@ from controlplane_adapters.webhooks.sender import HttpSender, Resolver
 from controlplane_domain.contexts.presence import ContextPresence
 from controlplane_domain.executions.queries import EVENTS_PAGE, read_events_after
 from controlplane_domain.executions.recent import RecentExecutions
-from controlplane_domain.owners import OWNERS
 from controlplane_domain.fairness import OrganizationSlots
+from controlplane_domain.owners import OWNERS
 from controlplane_domain.policies.ports import PolicyEngine
 from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork

@@ -4,7 +4,6 @@ from an async engine (`AsyncEngineConnection`: Postgres, where hot statements ru
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
