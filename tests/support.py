@@ -54,7 +54,12 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def wait_until(check: Callable[[], bool], timeout: float = 20.0, interval: float = 0.05) -> None:
+PATIENCE = 60.0
+"""Seconds a wait gives up after: an outer guard against a hang, never the property under test. Generous: on a
+busy 2-core machine (other test processes, other suites) a server's start took 30 s of wall time for 2 s of CPU."""
+
+
+def wait_until(check: Callable[[], bool], timeout: float = PATIENCE, interval: float = 0.05) -> None:
     """Poll `check` until it holds or the deadline passes (never a fixed sleep)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.databases import truncate
-from tests.support import JWT_SECRET, SERVICE_KEY, bearer, wait_until
+from tests.support import JWT_SECRET, PATIENCE, SERVICE_KEY, bearer, wait_until
 
 
 def free_port() -> int:
@@ -63,7 +63,7 @@ def start_server(
 
 
 def launch(
-    tmp_path: Path, env: dict[str, str], token: str, args: Sequence[str], *, port: int, timeout: float = 30
+    tmp_path: Path, env: dict[str, str], token: str, args: Sequence[str], *, port: int, timeout: float = 2 * PATIENCE
 ) -> Server:
     """`controlplane serve *args` with exactly `env`, once its health answers `token`; a server whose start
     failed is stopped, never left running."""
@@ -93,7 +93,7 @@ def launch(
 def stop_server(server: Server) -> None:
     server.process.terminate()
     try:
-        server.process.wait(timeout=15)
+        server.process.wait(timeout=PATIENCE)
     except subprocess.TimeoutExpired:
         server.process.kill()
         server.process.wait()
@@ -144,7 +144,7 @@ class Process:
     process: subprocess.Popen[bytes]
     log: Path
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = PATIENCE) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)
             try:

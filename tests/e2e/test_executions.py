@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import FAST, Server, start_server, start_worker, stop_server
-from tests.support import SERVICE_KEY, wait_until
+from tests.support import PATIENCE, SERVICE_KEY, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +35,7 @@ def run(client: httpx.Client, agent_id: str, queue_id: str, prompt: str) -> dict
     return body
 
 
-def finished(client: httpx.Client, execution_id: str, timeout: float = 30) -> dict[str, Any]:
+def finished(client: httpx.Client, execution_id: str, timeout: float = PATIENCE) -> dict[str, Any]:
     state: dict[str, Any] = {}
 
     def done() -> bool:
@@ -138,7 +138,7 @@ def test_cancel_a_queued_and_a_running_execution(tmp_path: Path, server: Server,
         try:
             wait_until(lambda: client.get(f"/api/v1/executions/{running['id']}").json()["last_event_seq"] >= 4)
             assert client.post(f"/api/v1/executions/{running['id']}/cancel").json()["cancel_requested"] is True
-            result = finished(client, running["id"], timeout=15)
+            result = finished(client, running["id"])
             assert result["status"] == "cancelled"
             assert result["attempt"] == 1
         finally:
@@ -156,7 +156,7 @@ def test_a_worker_killed_mid_task_is_replaced_and_the_task_finishes_once(
         first.stop(signal.SIGKILL)
         second = start_worker(tmp_path, server, queue_id, fake_llm, "rescuer")
         try:
-            result = finished(client, execution["id"], timeout=45)
+            result = finished(client, execution["id"])
             assert result["status"] == "completed", result
             assert result["attempt"] == 2
             assert result["worker_id"] == "rescuer"
@@ -278,15 +278,16 @@ def _server_read_everything_from(server: Server, client: socket.socket) -> None:
                 return int(queues.split(":")[1], 16) == 0
         return False
 
-    wait_until(read, timeout=10, interval=0.01)
+    wait_until(read, interval=0.01)
 
 
 def _request(server: Server, method: str, path: str, body: bytes = b"") -> socket.socket:
+    """A request on a socket of its own (read it with `_read_to_end`: the server closes it after its answer)."""
     port = int(server.url.rsplit(":", 1)[1])
-    connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+    connection = socket.create_connection(("127.0.0.1", port), timeout=PATIENCE)
     head = (
         f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {SERVICE_KEY}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     connection.sendall(head.encode() + body)
     return connection

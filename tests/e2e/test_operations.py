@@ -49,7 +49,7 @@ def test_metrics_are_summed_across_the_server_processes(tmp_path: Path, postgres
             if len(processes) == 2 and sent >= 20:
                 break
         assert len(processes) == 2, "every request went to one process"
-        wait_until(lambda: teams_counted(server.url) == sent, timeout=20)  # each flushes its counts every second
+        wait_until(lambda: teams_counted(server.url) == sent)  # each flushes its counts every second
     finally:
         stop_server(server)
 
@@ -157,7 +157,7 @@ def test_an_executions_spans_reach_an_otlp_receiver_in_one_trace(
         def steps() -> dict[str, str]:
             return {name: trace for trace, _, _, name in spans if name.startswith("execution.")}
 
-        wait_until(lambda: len(steps()) == 3, timeout=20)
+        wait_until(lambda: len(steps()) == 3)
         assert len(set(steps().values())) == 1  # one trace id from execute to lease to completion
         (request,) = [span for span in spans if span[3] == "POST /api/v1/agents/{agent_id}/execute"]
         assert request[0] == steps()["execution.execute"]
