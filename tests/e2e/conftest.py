@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.databases import truncate
-from tests.support import JWT_SECRET, PATIENCE, SERVICE_KEY, bearer, wait_until
+from tests.support import JWT_SECRET, PATIENCE, SERVICE_KEY, bearer, wait_for_answer
 
 
 def free_port() -> int:
@@ -74,16 +74,13 @@ def launch(
         )
     server = Server(f"http://127.0.0.1:{port}", process, log)
 
-    def ready() -> bool:
+    def alive() -> None:
         if process.poll() is not None:
             raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            return httpx.get(f"{server.url}/api/health", headers=bearer(token), timeout=1).status_code == 200
-        except httpx.TransportError:
-            return False
 
     try:
-        wait_until(ready, timeout=timeout)
+        wait_for_answer(lambda http: http.get(f"{server.url}/api/health", headers=bearer(token)), alive=alive,
+                        timeout=timeout)  # fmt: skip
     except BaseException:
         stop_server(server)
         raise
@@ -168,14 +165,8 @@ def _fake_llm(directory: Path) -> Iterator[str]:
     fake = spawn(["-m", "tests.fakes.openai_server", "--port", str(port)], directory / "fake-llm.log")
     url = f"http://127.0.0.1:{port}/v1"
 
-    def ready() -> bool:
-        try:
-            return httpx.post(f"{url}/chat/completions", json={"model": "m", "messages": []}, timeout=1).is_success
-        except httpx.TransportError:
-            return False
-
     try:
-        wait_until(ready)
+        wait_for_answer(lambda http: http.post(f"{url}/chat/completions", json={"model": "m", "messages": []}))
         yield url
     finally:
         fake.stop()

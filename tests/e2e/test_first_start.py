@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import cli, free_port
-from tests.support import PATIENCE, wait_until
+from tests.support import PATIENCE, wait_for_answer
 
 pytestmark = pytest.mark.e2e
 HINT = "controlplane: no credential is configured"
@@ -30,14 +30,10 @@ def serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[bytes], Path, st
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
 
-    def up() -> bool:
+    def alive() -> None:
         assert process.poll() is None, log.read_text()
-        try:
-            return httpx.get(f"{url}/api/openapi.json", timeout=1).status_code == 200
-        except httpx.TransportError:
-            return False
 
-    wait_until(up)
+    wait_for_answer(lambda http: http.get(f"{url}/api/openapi.json"), alive=alive)
     return process, log, url
 
 

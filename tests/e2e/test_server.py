@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Server, free_port, start_server, stop_server
-from tests.support import PATIENCE, SERVICE_KEY, bearer, make_jwt, wait_until
+from tests.support import PATIENCE, SERVICE_KEY, bearer, make_jwt, wait_for_answer
 
 pytestmark = pytest.mark.e2e
 
@@ -174,14 +174,11 @@ def test_a_link_to_a_writable_file_and_a_file_uri_still_serve(tmp_path: Path) ->
             try:
                 base = f"http://127.0.0.1:{port}"
 
-                def up(process: subprocess.Popen[str] = process, base: str = base) -> bool:
+                def alive(process: subprocess.Popen[str] = process) -> None:
                     assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                    try:
-                        return httpx.get(f"{base}/api/health", headers=bearer(SERVICE_KEY), timeout=1).is_success
-                    except httpx.TransportError:
-                        return False
 
-                wait_until(up)
+                wait_for_answer(lambda http, base=base: http.get(f"{base}/api/health", headers=bearer(SERVICE_KEY)),
+                                alive=alive)  # fmt: skip
                 created = httpx.post(f"{base}/api/v1/agents", json={"name": "a"}, headers=bearer(SERVICE_KEY))
                 assert created.status_code == 201, created.text
             finally:

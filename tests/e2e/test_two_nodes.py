@@ -22,7 +22,7 @@ from tests.e2e.test_executions import (
     make_queue,
     sse,
 )
-from tests.support import SERVICE_KEY, bearer
+from tests.support import SERVICE_KEY, bearer, wait_for_answer
 
 pytestmark = pytest.mark.e2e
 
@@ -101,7 +101,6 @@ def test_an_execution_streams_live_on_either_node(tmp_path: Path, nodes: tuple[S
 def test_serve_with_several_worker_processes(tmp_path: Path, postgres_url: str) -> None:
     asyncio.run(truncate(postgres_url))
     from tests.e2e.conftest import free_port, spawn
-    from tests.support import wait_until
 
     port = free_port()
     env = {"SERVICE_API_KEY": SERVICE_KEY, "CONTROLPLANE_DATABASE_URL": postgres_url}
@@ -110,13 +109,7 @@ def test_serve_with_several_worker_processes(tmp_path: Path, postgres_url: str) 
     try:
         url = f"http://127.0.0.1:{port}"
 
-        def ready() -> bool:
-            try:
-                return httpx.get(f"{url}/api/health", headers=bearer(SERVICE_KEY), timeout=1).status_code == 200
-            except httpx.TransportError:
-                return False
-
-        wait_until(ready)
+        wait_for_answer(lambda http: http.get(f"{url}/api/health", headers=bearer(SERVICE_KEY)))
         with httpx.Client(base_url=url, headers=bearer(SERVICE_KEY)) as client:
             created = [client.post("/api/v1/agents", json={"name": f"multi-{i}"}).status_code for i in range(20)]
             assert created == [201] * 20
