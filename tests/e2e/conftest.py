@@ -35,6 +35,7 @@ class Server:
     url: str
     process: subprocess.Popen[bytes]
     log: Path
+    database_url: str = ""
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, headers=bearer(SERVICE_KEY), timeout=10)
@@ -59,7 +60,9 @@ def start_server(
         "CONTROLPLANE_DATABASE_URL": database_url,
         **extra_env,
     }
-    return launch(tmp_path, env, token, ["--host", "127.0.0.1", "--port", str(port), *args], port=port)
+    server = launch(tmp_path, env, token, ["--host", "127.0.0.1", "--port", str(port), *args], port=port)
+    server.database_url = database_url
+    return server
 
 
 def launch(
@@ -115,9 +118,11 @@ def server(tmp_path: Path) -> Iterator[Server]:
         stop_server(running)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """`server`, shared by a module's tests that each make their own queue and agent (one start for all of them)."""
+    """`server`, started once a test process for the tests that leave it as they found it for the others: each
+    makes its own environment, queue, agents (`make_queue` and `make_agent` name them uniquely) and workers (a
+    worker id of its own), and reads only those."""
     directory = tmp_path_factory.mktemp("shared-server")
     running = start_server(directory, f"sqlite+aiosqlite:///{directory / 'exec.db'}", **FAST)
     try:
@@ -178,9 +183,10 @@ def fake_llm(tmp_path: Path) -> Iterator[str]:
     yield from _fake_llm(tmp_path)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def shared_fake_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`fake_llm`, shared by a module's tests (it keeps no state between requests)."""
+    """`fake_llm`, started once a test process (it answers each request on its own; a test that reads its log of
+    requests, `/_requests`, picks its own out)."""
     yield from _fake_llm(tmp_path_factory.mktemp("shared-llm"))
 
 

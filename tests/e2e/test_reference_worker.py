@@ -50,13 +50,16 @@ def test_a_provider_that_misbehaves_fails_the_execution_and_the_worker_goes_on(
             assert worker.stop() == 0, worker.log.read_text()
 
 
-def test_a_model_that_takes_too_long_overall_fails_the_execution(tmp_path: Path, server: Server, fake_llm: str) -> None:
+def test_a_model_that_takes_too_long_overall_fails_the_execution(
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str
+) -> None:
     """The LLM timeout bounds the whole answer, not each read: a provider that keeps the stream alive with
     comments still fails after it."""
+    server, fake_llm = shared_server, shared_fake_llm
     with server.client() as client:
         queue_id = make_queue(client)
         execution = run(client, make_agent(client), queue_id, "think:30")
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1", "--llm-timeout-seconds", "1")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-too-long", "--llm-timeout-seconds", "1")
         try:
             result = finished(client, execution["id"])
             assert result["status"] == "failed", result
@@ -66,14 +69,15 @@ def test_a_model_that_takes_too_long_overall_fails_the_execution(tmp_path: Path,
 
 
 def test_a_cancel_stops_the_worker_while_the_model_is_still_thinking(
-    tmp_path: Path, server: Server, fake_llm: str
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str
 ) -> None:
     """The model would think for ten minutes; the cancel, delivered by a heartbeat, stops the task without waiting
     for its next token (within the wait's guard, a tenth of that)."""
+    server, fake_llm = shared_server, shared_fake_llm
     with server.client() as client:
         queue_id = make_queue(client)
         execution = run(client, make_agent(client), queue_id, "think:600")
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-cancel-thinking")
         try:
             path = f"/api/v1/executions/{execution['id']}"
             wait_until(lambda: client.get(path).json()["status"] == "running")
@@ -141,10 +145,11 @@ def test_worker_settings_out_of_range_are_refused(tmp_path: Path, flag: str, val
     assert flag in result.stderr
 
 
-def test_a_worker_with_a_wrong_key_exits_saying_so(tmp_path: Path, server: Server, fake_llm: str) -> None:
+def test_a_worker_with_a_wrong_key_exits_saying_so(tmp_path: Path, shared_server: Server, shared_fake_llm: str) -> None:
+    server = shared_server
     result = subprocess.run(
         [sys.executable, "-m", "controlplane_http.cli", "worker", "--api-url", server.url,
-         "--api-key", "cpk_wrong", "--queue-id", "q", "--llm-base-url", fake_llm],
+         "--api-key", "cpk_wrong", "--queue-id", "q", "--llm-base-url", shared_fake_llm],
         capture_output=True, text=True, timeout=2 * PATIENCE, check=False,
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
@@ -154,11 +159,12 @@ def test_a_worker_with_a_wrong_key_exits_saying_so(tmp_path: Path, server: Serve
 
 
 def test_the_worker_runs_with_a_worker_key_from_the_cli_and_not_with_a_member_key(
-    tmp_path: Path, server: Server, fake_llm: str
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str
 ) -> None:
     """A lease carries secret values: a worker on a member key is refused at its first lease and exits 2 naming
     the key it needs; one on a worker key issued by `controlplane api-keys create --role worker`, bound to its
     queue, runs the execution."""
+    server, fake_llm = shared_server, shared_fake_llm
     with server.client() as client:
         queue_id = make_queue(client)
         execution = run(client, make_agent(client), queue_id, "hello")
@@ -174,7 +180,7 @@ def test_the_worker_runs_with_a_worker_key_from_the_cli_and_not_with_a_member_ke
     created = subprocess.run(
         [sys.executable, "-m", "controlplane_http.cli", "api-keys", "create", "--org", "default", "--name", "w",
          "--role", "worker", "--queue-id", queue_id],
-        env={**os.environ, "CONTROLPLANE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'exec.db'}"},
+        env={**os.environ, "CONTROLPLANE_DATABASE_URL": server.database_url},
         cwd=tmp_path, capture_output=True, text=True, timeout=2 * PATIENCE, check=False,
     )  # fmt: skip
     assert created.returncode == 0, created.stderr
@@ -184,10 +190,8 @@ def test_the_worker_runs_with_a_worker_key_from_the_cli_and_not_with_a_member_ke
         with server.client() as client:
             result = finished(client, execution["id"])
             assert (result["status"], result["worker_id"]) == ("completed", "w-key"), result
-            shown = client.get("/api/v1/api-keys").json()["items"]
-            assert [(k["name"], k["role"], k["queue_ids"]) for k in shown if k["role"] == "worker"] == [
-                ("w", "worker", [queue_id])
-            ]
+            shown = client.get("/api/v1/api-keys", params={"limit": 200}).json()["items"]
+            assert [(k["name"], k["role"]) for k in shown if k["queue_ids"] == [queue_id]] == [("w", "worker")]
     finally:
         assert worker.stop() == 0, worker.log.read_text()
 
