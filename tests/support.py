@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import jwt
 import pytest
 
@@ -56,7 +57,12 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def wait_until(check: Callable[[], bool], timeout: float = 20.0, interval: float = 0.05) -> None:
+PATIENCE = 60.0
+"""Seconds a wait gives up after: an outer guard against a hang, never the property under test. Generous: on a
+busy 2-core machine (other test processes, other suites) a server's start took 30 s of wall time for 2 s of CPU."""
+
+
+def wait_until(check: Callable[[], bool], timeout: float = PATIENCE, interval: float = 0.05) -> None:
     """Poll `check` until it holds or the deadline passes (never a fixed sleep)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -64,6 +70,28 @@ def wait_until(check: Callable[[], bool], timeout: float = 20.0, interval: float
             return
         time.sleep(interval)
     raise AssertionError(f"condition not met within {timeout} seconds")
+
+
+def wait_for_answer(
+    probe: Callable[[httpx.Client], httpx.Response],
+    *,
+    alive: Callable[[], None] | None = None,
+    timeout: float = PATIENCE,
+) -> None:
+    """Poll `probe` (a request on the client it is given) until it answers 2xx; `alive` raises when the process
+    that should answer has exited. One client for every poll: `httpx.get` builds a client, and its TLS context,
+    at each call (25 ms of CPU: a third of the time between two polls, taken from the server starting up)."""
+    with httpx.Client(timeout=1, trust_env=False) as client:
+
+        def answers() -> bool:
+            if alive is not None:
+                alive()
+            try:
+                return probe(client).is_success
+            except httpx.TransportError:
+                return False
+
+        wait_until(answers, timeout=timeout)
 
 
 # For a test of what the HTTP layer decides before any store is asked (a body's or a query's validation, the

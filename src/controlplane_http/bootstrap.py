@@ -265,7 +265,9 @@ def build_app(
         health_probe=store.probe,
         auth=settings.auth,
         policy=policy,
-        limiter=RateLimiter(settings.redis_url, settings.redis_namespace),
+        limiter=RateLimiter(
+            settings.redis_url, settings.redis_namespace, redis_timeout=settings.redis_timeout_ms / 1000
+        ),
         default_organization=settings.default_organization,
         max_body_bytes=settings.max_body_bytes,
         trusted_proxies=settings.trusted_proxies,

@@ -47,7 +47,7 @@ def test_the_service_connections_leave_checkpoints_to_the_checkpointer(tmp_path:
     checkpointer = WalCheckpointer(str(path), interval_seconds=0.01)
     checkpointer.start()
     try:
-        wait_until(lambda: sizes(path)[0] > 1500 * 2000, timeout=10)
+        wait_until(lambda: sizes(path)[0] > 1500 * 2000)
     finally:
         checkpointer.stop()
     assert sizes(path)[1] == 0, "the last checkpoint empties the log"

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.databases import truncate
-from tests.support import JWT_SECRET, SERVICE_KEY, bearer, wait_until
+from tests.support import JWT_SECRET, PATIENCE, SERVICE_KEY, bearer, wait_for_answer
 
 
 def free_port() -> int:
@@ -35,6 +35,7 @@ class Server:
     url: str
     process: subprocess.Popen[bytes]
     log: Path
+    database_url: str = ""
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, headers=bearer(SERVICE_KEY), timeout=10)
@@ -59,11 +60,13 @@ def start_server(
         "CONTROLPLANE_DATABASE_URL": database_url,
         **extra_env,
     }
-    return launch(tmp_path, env, token, ["--host", "127.0.0.1", "--port", str(port), *args], port=port)
+    server = launch(tmp_path, env, token, ["--host", "127.0.0.1", "--port", str(port), *args], port=port)
+    server.database_url = database_url
+    return server
 
 
 def launch(
-    tmp_path: Path, env: dict[str, str], token: str, args: Sequence[str], *, port: int, timeout: float = 30
+    tmp_path: Path, env: dict[str, str], token: str, args: Sequence[str], *, port: int, timeout: float = 2 * PATIENCE
 ) -> Server:
     """`controlplane serve *args` with exactly `env`, once its health answers `token`; a server whose start
     failed is stopped, never left running."""
@@ -74,16 +77,13 @@ def launch(
         )
     server = Server(f"http://127.0.0.1:{port}", process, log)
 
-    def ready() -> bool:
+    def alive() -> None:
         if process.poll() is not None:
             raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            return httpx.get(f"{server.url}/api/health", headers=bearer(token), timeout=1).status_code == 200
-        except httpx.TransportError:
-            return False
 
     try:
-        wait_until(ready, timeout=timeout)
+        wait_for_answer(lambda http: http.get(f"{server.url}/api/health", headers=bearer(token)), alive=alive,
+                        timeout=timeout)  # fmt: skip
     except BaseException:
         stop_server(server)
         raise
@@ -93,7 +93,7 @@ def launch(
 def stop_server(server: Server) -> None:
     server.process.terminate()
     try:
-        server.process.wait(timeout=15)
+        server.process.wait(timeout=PATIENCE)
     except subprocess.TimeoutExpired:
         server.process.kill()
         server.process.wait()
@@ -118,9 +118,11 @@ def server(tmp_path: Path) -> Iterator[Server]:
         stop_server(running)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """`server`, shared by a module's tests that each make their own queue and agent (one start for all of them)."""
+    """`server`, started once a test process for the tests that leave it as they found it for the others: each
+    makes its own environment, queue, agents (`make_queue` and `make_agent` name them uniquely) and workers (a
+    worker id of its own), and reads only those."""
     directory = tmp_path_factory.mktemp("shared-server")
     running = start_server(directory, f"sqlite+aiosqlite:///{directory / 'exec.db'}", **FAST)
     try:
@@ -144,7 +146,7 @@ class Process:
     process: subprocess.Popen[bytes]
     log: Path
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = PATIENCE) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)
             try:
@@ -168,14 +170,8 @@ def _fake_llm(directory: Path) -> Iterator[str]:
     fake = spawn(["-m", "tests.fakes.openai_server", "--port", str(port)], directory / "fake-llm.log")
     url = f"http://127.0.0.1:{port}/v1"
 
-    def ready() -> bool:
-        try:
-            return httpx.post(f"{url}/chat/completions", json={"model": "m", "messages": []}, timeout=1).is_success
-        except httpx.TransportError:
-            return False
-
     try:
-        wait_until(ready)
+        wait_for_answer(lambda http: http.post(f"{url}/chat/completions", json={"model": "m", "messages": []}))
         yield url
     finally:
         fake.stop()
@@ -187,9 +183,10 @@ def fake_llm(tmp_path: Path) -> Iterator[str]:
     yield from _fake_llm(tmp_path)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def shared_fake_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`fake_llm`, shared by a module's tests (it keeps no state between requests)."""
+    """`fake_llm`, started once a test process (it answers each request on its own; a test that reads its log of
+    requests, `/_requests`, picks its own out)."""
     yield from _fake_llm(tmp_path_factory.mktemp("shared-llm"))
 
 

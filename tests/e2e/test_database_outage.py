@@ -59,10 +59,10 @@ def test_outage_is_503_and_recovery_needs_no_restart(tmp_path: Path, postgres_ur
             assert newcomer.status_code == 503, newcomer.text
             assert newcomer.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
             proxy.start()
-            wait_until(lambda: client.get("/api/health").status_code == 200, timeout=30)
+            wait_until(lambda: client.get("/api/health").status_code == 200)
             # a pooled connection the outage broke answers one request 503 and is replaced (no pre-ping on the hot
             # path): the reads come back without a restart
-            wait_until(lambda: client.get(f"/api/v1/agents/{agent_id}").status_code == 200, timeout=30)
+            wait_until(lambda: client.get(f"/api/v1/agents/{agent_id}").status_code == 200)
             again = client.get(f"/api/v1/agents/{agent_id}")
             assert again.json()["name"] == "before"
             assert client.post("/api/v1/agents", json={"name": "after"}).status_code == 201
@@ -89,7 +89,7 @@ def test_heartbeats_waiting_during_an_outage_are_written_after_it(
             client.blocking_portal.call(flush_heartbeats, ports)
         assert client.get("/api/v1/workers/w").status_code == 503
         proxy.start()
-        wait_until(lambda: client.get("/api/health").status_code == 200, timeout=30)
+        wait_until(lambda: client.get("/api/health").status_code == 200)
         assert client.blocking_portal.call(flush_heartbeats, ports) == 2, "none was dropped during the outage"
     assert asyncio.run(stored_tasks_processed(postgres_url, "w")) == 2
     assert asyncio.run(stored_tasks_processed(postgres_url, "w2")) == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +13,24 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import FAST, Server, start_server, start_worker, stop_server
-from tests.support import SERVICE_KEY, wait_until
+from tests.support import PATIENCE, SERVICE_KEY, wait_until
 
 pytestmark = pytest.mark.e2e
 
 
-def make_queue(client: httpx.Client, environment_name: str = "e2e") -> str:
-    environment = client.post("/api/v1/environments", json={"name": environment_name}).json()
+def unique(prefix: str) -> str:
+    """A name no other test on a shared server takes (environments', agents' and teams' names are unique)."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def make_queue(client: httpx.Client, environment_name: str | None = None) -> str:
+    environment = client.post("/api/v1/environments", json={"name": environment_name or unique("e2e")}).json()
     queue = client.post(f"/api/v1/environments/{environment['id']}/worker-queues", json={"name": "q"}).json()
     return str(queue["id"])
 
 
-def make_agent(client: httpx.Client, name: str = "writer", **fields: Any) -> str:
-    body = {"name": name, "model_id": "fake-model", "system_prompt": "be brief", **fields}
+def make_agent(client: httpx.Client, name: str | None = None, **fields: Any) -> str:
+    body = {"name": name or unique("writer"), "model_id": "fake-model", "system_prompt": "be brief", **fields}
     return str(client.post("/api/v1/agents", json=body).json()["id"])
 
 
@@ -35,7 +41,7 @@ def run(client: httpx.Client, agent_id: str, queue_id: str, prompt: str) -> dict
     return body
 
 
-def finished(client: httpx.Client, execution_id: str, timeout: float = 30) -> dict[str, Any]:
+def finished(client: httpx.Client, execution_id: str, timeout: float = PATIENCE) -> dict[str, Any]:
     state: dict[str, Any] = {}
 
     def done() -> bool:
@@ -60,11 +66,13 @@ def sse(text: str) -> list[dict[str, str]]:
     return frames
 
 
-def test_a_worker_completes_an_execution_with_the_models_text(tmp_path: Path, server: Server, fake_llm: str) -> None:
-    with server.client() as client:
+def test_a_worker_completes_an_execution_with_the_models_text(
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str
+) -> None:
+    with shared_server.client() as client:
         queue_id = make_queue(client)
         agent_id = make_agent(client)
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        worker = start_worker(tmp_path, shared_server, queue_id, shared_fake_llm, "w-completes")
         try:
             execution = run(client, agent_id, queue_id, "say hello")
             result = finished(client, execution["id"])
@@ -76,18 +84,18 @@ def test_a_worker_completes_an_execution_with_the_models_text(tmp_path: Path, se
             assert chunks == result["response"]
             assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
             assert events[-1]["type"] == "done"
-            wait_until(lambda: client.get("/api/v1/workers/w1").json()["tasks_processed"] == 1)
+            wait_until(lambda: client.get("/api/v1/workers/w-completes").json()["tasks_processed"] == 1)
         finally:
             assert worker.stop() == 0, worker.log.read_text()
 
 
 def test_stream_true_answers_with_the_live_event_stream_and_resume_works(
-    tmp_path: Path, server: Server, fake_llm: str
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str
 ) -> None:
-    with server.client() as client:
+    with shared_server.client() as client:
         queue_id = make_queue(client)
         agent_id = make_agent(client)
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        worker = start_worker(tmp_path, shared_server, queue_id, shared_fake_llm, "w-stream")
         try:
             body = {"prompt": "stream me", "worker_queue_id": queue_id, "stream": True}
             with client.stream("POST", f"/api/v1/agents/{agent_id}/execute", json=body, timeout=30) as response:
@@ -111,11 +119,13 @@ def test_stream_true_answers_with_the_live_event_stream_and_resume_works(
             worker.stop()
 
 
-def test_sse_follows_a_running_execution_with_keepalives(tmp_path: Path, server: Server, fake_llm: str) -> None:
-    with server.client() as client:
+def test_sse_follows_a_running_execution_with_keepalives(
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str
+) -> None:
+    with shared_server.client() as client:
         queue_id = make_queue(client)
         execution = run(client, make_agent(client), queue_id, "slow:15")
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        worker = start_worker(tmp_path, shared_server, queue_id, shared_fake_llm, "w-follow")
         try:
             with client.stream("GET", f"/api/v1/executions/{execution['id']}/stream", timeout=30) as response:
                 raw = "".join(response.iter_text())
@@ -127,18 +137,19 @@ def test_sse_follows_a_running_execution_with_keepalives(tmp_path: Path, server:
             worker.stop()
 
 
-def test_cancel_a_queued_and_a_running_execution(tmp_path: Path, server: Server, fake_llm: str) -> None:
+def test_cancel_a_queued_and_a_running_execution(tmp_path: Path, shared_server: Server, shared_fake_llm: str) -> None:
+    server, fake_llm = shared_server, shared_fake_llm
     with server.client() as client:
         queue_id = make_queue(client)
         agent_id = make_agent(client)
         queued = run(client, agent_id, queue_id, "never runs")
         assert client.post(f"/api/v1/executions/{queued['id']}/cancel").json()["status"] == "cancelled"
         running = run(client, agent_id, queue_id, "slow:200")
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-cancel")
         try:
             wait_until(lambda: client.get(f"/api/v1/executions/{running['id']}").json()["last_event_seq"] >= 4)
             assert client.post(f"/api/v1/executions/{running['id']}/cancel").json()["cancel_requested"] is True
-            result = finished(client, running["id"], timeout=15)
+            result = finished(client, running["id"])
             assert result["status"] == "cancelled"
             assert result["attempt"] == 1
         finally:
@@ -146,8 +157,9 @@ def test_cancel_a_queued_and_a_running_execution(tmp_path: Path, server: Server,
 
 
 def test_a_worker_killed_mid_task_is_replaced_and_the_task_finishes_once(
-    tmp_path: Path, server: Server, fake_llm: str
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str
 ) -> None:
+    server, fake_llm = shared_server, shared_fake_llm
     with server.client() as client:
         queue_id = make_queue(client)
         execution = run(client, make_agent(client), queue_id, "slow:20")
@@ -156,7 +168,7 @@ def test_a_worker_killed_mid_task_is_replaced_and_the_task_finishes_once(
         first.stop(signal.SIGKILL)
         second = start_worker(tmp_path, server, queue_id, fake_llm, "rescuer")
         try:
-            result = finished(client, execution["id"], timeout=45)
+            result = finished(client, execution["id"])
             assert result["status"] == "completed", result
             assert result["attempt"] == 2
             assert result["worker_id"] == "rescuer"
@@ -169,12 +181,12 @@ def test_a_worker_killed_mid_task_is_replaced_and_the_task_finishes_once(
 
 
 def test_an_llm_error_fails_the_execution_with_the_providers_message(
-    tmp_path: Path, server: Server, fake_llm: str
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str
 ) -> None:
-    with server.client() as client:
+    with shared_server.client() as client:
         queue_id = make_queue(client)
         execution = run(client, make_agent(client), queue_id, "please fail")
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        worker = start_worker(tmp_path, shared_server, queue_id, shared_fake_llm, "w-llm-error")
         try:
             result = finished(client, execution["id"])
             assert result["status"] == "failed"
@@ -184,18 +196,19 @@ def test_an_llm_error_fails_the_execution_with_the_providers_message(
             worker.stop()
 
 
-def test_a_team_runs_its_members_in_order(tmp_path: Path, server: Server, fake_llm: str) -> None:
+def test_a_team_runs_its_members_in_order(tmp_path: Path, shared_server: Server, shared_fake_llm: str) -> None:
+    server, fake_llm = shared_server, shared_fake_llm
     with server.client() as client:
         queue_id = make_queue(client)
-        first = make_agent(client, "first", system_prompt="you are first")
-        second = make_agent(client, "second", system_prompt="you are second")
+        first = make_agent(client, system_prompt="you are first")
+        second = make_agent(client, system_prompt="you are second")
         team = client.post(
-            "/api/v1/teams", json={"name": "crew", "configuration": {"member_ids": [first, second]}}
+            "/api/v1/teams", json={"name": unique("crew"), "configuration": {"member_ids": [first, second]}}
         ).json()
         response = client.post(
             f"/api/v1/teams/{team['id']}/execute", json={"prompt": "plan", "worker_queue_id": queue_id}
         )
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-team")
         try:
             result = finished(client, response.json()["id"])
             assert result["status"] == "completed", result
@@ -207,19 +220,21 @@ def test_a_team_runs_its_members_in_order(tmp_path: Path, server: Server, fake_l
             worker.stop()
 
 
-def test_sigterm_lets_the_worker_finish_its_task_and_exit(tmp_path: Path, server: Server, fake_llm: str) -> None:
-    with server.client() as client:
+def test_sigterm_lets_the_worker_finish_its_task_and_exit(
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str
+) -> None:
+    with shared_server.client() as client:
         queue_id = make_queue(client)
         execution = run(client, make_agent(client), queue_id, "slow:10")
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        worker = start_worker(tmp_path, shared_server, queue_id, shared_fake_llm, "w-sigterm")
         wait_until(lambda: client.get(f"/api/v1/executions/{execution['id']}").json()["status"] == "running")
         assert worker.stop(signal.SIGTERM) == 0, worker.log.read_text()
         assert client.get(f"/api/v1/executions/{execution['id']}").json()["status"] == "completed"
-        assert client.get("/api/v1/workers/w1").json()["reported_status"] == "offline"
+        assert client.get("/api/v1/workers/w-sigterm").json()["reported_status"] == "offline"
 
 
-def test_an_idle_stream_gets_keepalives_and_ends_on_cancel(server: Server) -> None:
-    with server.client() as client, server.client() as other:
+def test_an_idle_stream_gets_keepalives_and_ends_on_cancel(shared_server: Server) -> None:
+    with shared_server.client() as client, shared_server.client() as other:
         queue_id = make_queue(client)
         execution = run(client, make_agent(client), queue_id, "nobody will run this")
         seen: list[str] = []
@@ -238,11 +253,11 @@ def test_an_idle_stream_gets_keepalives_and_ends_on_cancel(server: Server) -> No
     assert '"status":"cancelled"' in frames[-1]["data"]
 
 
-def test_a_stream_resumed_at_or_past_the_end_leaves_the_next_streams_whole(server: Server) -> None:
+def test_a_stream_resumed_at_or_past_the_end_leaves_the_next_streams_whole(shared_server: Server) -> None:
     """A browser reconnects after `done` with the last id (or a client sends one past the end, or absurdly long):
     its stream ends at once, and the streams opened after it on the node still get every event and the end (an
     idle stream, a keep-alive every second here, has missed them)."""
-    with server.client() as client:
+    with shared_server.client() as client:
         queue_id = make_queue(client)
         agent_id = make_agent(client)
         execution = run(client, agent_id, queue_id, "p")
@@ -278,15 +293,16 @@ def _server_read_everything_from(server: Server, client: socket.socket) -> None:
                 return int(queues.split(":")[1], 16) == 0
         return False
 
-    wait_until(read, timeout=10, interval=0.01)
+    wait_until(read, interval=0.01)
 
 
 def _request(server: Server, method: str, path: str, body: bytes = b"") -> socket.socket:
+    """A request on a socket of its own (read it with `_read_to_end`: the server closes it after its answer)."""
     port = int(server.url.rsplit(":", 1)[1])
-    connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+    connection = socket.create_connection(("127.0.0.1", port), timeout=PATIENCE)
     head = (
         f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {SERVICE_KEY}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     connection.sendall(head.encode() + body)
     return connection

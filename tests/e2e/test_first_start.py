@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import cli, free_port
-from tests.support import wait_until
+from tests.support import PATIENCE, wait_for_answer
 
 pytestmark = pytest.mark.e2e
 HINT = "controlplane: no credential is configured"
@@ -30,14 +30,10 @@ def serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[bytes], Path, st
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
 
-    def up() -> bool:
+    def alive() -> None:
         assert process.poll() is None, log.read_text()
-        try:
-            return httpx.get(f"{url}/api/openapi.json", timeout=1).status_code == 200
-        except httpx.TransportError:
-            return False
 
-    wait_until(up, timeout=30)
+    wait_for_answer(lambda http: http.get(f"{url}/api/openapi.json"), alive=alive)
     return process, log, url
 
 
@@ -65,7 +61,7 @@ def test_a_start_with_a_key_or_a_stored_key_says_nothing_of_it(tmp_path: Path) -
     settings = {**os.environ, "CONTROLPLANE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'first.db'}"}
     made = subprocess.run(
         cli("api-keys", "create", "--org", "default", "--name", "ops", env=settings, cwd=tmp_path),
-        env=settings, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env=settings, cwd=tmp_path, capture_output=True, text=True, timeout=2 * PATIENCE,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     process, log, _ = serve(tmp_path)

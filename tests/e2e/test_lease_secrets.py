@@ -16,7 +16,10 @@ pytestmark = pytest.mark.e2e
 SECRET = "sk-tenant-e2e-0123456789-must-not-leak"
 
 
-def test_a_secret_reaches_the_model_call_and_no_client(tmp_path: Path, server: Server, fake_llm: str) -> None:
+def test_a_secret_reaches_the_model_call_and_no_client(
+    tmp_path: Path, shared_server: Server, shared_fake_llm: str
+) -> None:
+    server, fake_llm = shared_server, shared_fake_llm
     with server.client() as client:
         created = client.post("/api/v1/secrets", json={"name": "TENANT_LLM_KEY", "value": SECRET})
         assert created.status_code == 201, created.text
@@ -38,7 +41,7 @@ def test_a_secret_reaches_the_model_call_and_no_client(tmp_path: Path, server: S
         assert result["status"] == "completed", result
         # The context joined the system prompt (the fake model echoes it): be brief, then the context.
         assert "be brief\n\nAnswer in French.\n\nkb:\nParis is the capital. | hello" in result["response"]
-        seen = [r for r in httpx.get(f"{fake_llm}/_requests").json() if r["body"].get("model") == "fake-model"]
+        seen = [r for r in httpx.get(f"{fake_llm}/_requests").json() if "Paris is the capital." in str(r["body"])]
         assert [r["authorization"] for r in seen] == [f"Bearer {SECRET}"]  # the worker side got it
         assert all(SECRET not in str(r["body"]) for r in seen), "only as the call's key, not in the prompt"
         path = f"/api/v1/executions/{execution['id']}"

@@ -38,14 +38,23 @@ def _limited(tmp_path: Path, limit: int, **env: str) -> Server:
     return start_server(tmp_path, url, **figures, **env)
 
 
+def _through_redis(redis: str) -> dict[str, str]:
+    """A fresh namespace, and a Redis timeout no busy machine reaches. With the default 250 ms, a burst of 60
+    requests (each opening its own Redis connection, in a loop that is busy serving the others) on a loaded 2-core
+    machine timed out on a healthy Redis: the limiter then admits every request for its pause (its documented
+    availability-first rule, tests/unit/test_redis_outage.py), and 24 were admitted where the budget left 19."""
+    return {"CONTROLPLANE_REDIS_URL": redis, "CONTROLPLANE_REDIS_NAMESPACE": uuid.uuid4().hex,
+            "CONTROLPLANE_REDIS_TIMEOUT_MS": "30000"}  # fmt: skip
+
+
+def _admitted_without_redis(*servers: Server) -> list[str]:
+    """The log lines of requests admitted because Redis did not answer (none, with `_through_redis`)."""
+    return [line for server in servers for line in server.log.read_text().splitlines() if "store unavailable" in line]
+
+
 @pytest.mark.parametrize("store", ["memory", "redis"])
 def test_concurrent_requests_never_exceed_the_limit(tmp_path: Path, store: str, request: pytest.FixtureRequest) -> None:
-    env = {}
-    if store == "redis":
-        env = {
-            "CONTROLPLANE_REDIS_URL": request.getfixturevalue("redis"),
-            "CONTROLPLANE_REDIS_NAMESPACE": uuid.uuid4().hex,
-        }
+    env = _through_redis(request.getfixturevalue("redis")) if store == "redis" else {}
     server = _limited(tmp_path, 20, **env)
     try:
         # the readiness probe spent one request of the budget
@@ -53,13 +62,13 @@ def test_concurrent_requests_never_exceed_the_limit(tmp_path: Path, store: str, 
     finally:
         stop_server(server)
     statuses = [r.status_code for r in responses]
-    assert statuses.count(200) == 19, statuses
+    assert statuses.count(200) == 19, (statuses, _admitted_without_redis(server))
     assert statuses.count(429) == 41
     assert all(r.json()["error"]["code"] == "RATE_LIMITED" for r in responses if r.status_code == 429)
 
 
 def test_two_nodes_share_one_budget_through_redis(tmp_path: Path, redis: str) -> None:
-    env = {"CONTROLPLANE_REDIS_URL": redis, "CONTROLPLANE_REDIS_NAMESPACE": uuid.uuid4().hex}
+    env = _through_redis(redis)
     first = _limited(tmp_path, 30, **env)
     second = _limited(tmp_path, 30, **env)
     try:
@@ -68,7 +77,8 @@ def test_two_nodes_share_one_budget_through_redis(tmp_path: Path, redis: str) ->
         stop_server(first)
         stop_server(second)
     admitted = [r.status_code for r in responses].count(200)
-    assert admitted == 28, "30 a minute across both nodes, less the two readiness probes"
+    # 30 a minute across both nodes, less the two readiness probes
+    assert admitted == 28, (admitted, _admitted_without_redis(first, second))
 
 
 def test_concurrent_retries_with_one_idempotency_key_create_once(sqlite_server: Server) -> None:

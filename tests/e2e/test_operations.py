@@ -18,14 +18,14 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.databases import truncate
 from tests.e2e.conftest import start_server, stop_server
-from tests.support import JWT_SECRET, SERVICE_KEY, bearer, make_jwt, wait_until
+from tests.support import JWT_SECRET, PATIENCE, SERVICE_KEY, bearer, make_jwt, wait_until
 
 METRICS_TOKEN = "e2e-metrics-token-5678"
 SECRET_VALUE = "sk-live-do-not-log-0123456789"
 
 
-def teams_counted(url: str, **headers: str) -> float:
-    text = httpx.get(f"{url}/metrics", headers=headers, timeout=5).text
+def teams_counted(client: httpx.Client, url: str) -> float:
+    text = client.get(f"{url}/metrics").text
     return sum(
         sample.value
         for family in text_string_to_metric_families(text)
@@ -35,9 +35,9 @@ def teams_counted(url: str, **headers: str) -> float:
     )
 
 
-def teams_timed(url: str) -> tuple[float, float]:
+def teams_timed(client: httpx.Client, url: str) -> tuple[float, float]:
     """The latency histogram's count and its +Inf bucket for GET /api/v1/teams."""
-    text = httpx.get(f"{url}/metrics", timeout=5).text
+    text = client.get(f"{url}/metrics").text
     samples = {
         sample.name + sample.labels.get("le", ""): sample.value
         for family in text_string_to_metric_families(text)
@@ -55,16 +55,19 @@ def test_metrics_are_summed_across_the_server_processes(tmp_path: Path, postgres
     try:
         processes: set[str] = set()
         sent = 0
-        for _ in range(400):  # a new connection each: the kernel hands them to either process
-            response = httpx.get(f"{server.url}/api/v1/teams", headers=bearer(SERVICE_KEY), timeout=5)
-            assert response.status_code == 200
-            processes.add(response.headers["x-request-id"][:16])  # a request id starts with its process's prefix
-            sent += 1
-            if len(processes) == 2 and sent >= 20:
-                break
-        assert len(processes) == 2, "every request went to one process"
-        wait_until(lambda: teams_counted(server.url) == sent, timeout=20)  # each flushes its counts every second
-        assert teams_timed(server.url) == (sent, sent)  # the latency histogram too, summed across the processes
+        # no connection kept: each request a new connection, which the kernel hands to either process
+        fresh = httpx.Limits(max_keepalive_connections=0)
+        with httpx.Client(headers=bearer(SERVICE_KEY), timeout=PATIENCE, limits=fresh) as client:
+            for _ in range(400):
+                response = client.get(f"{server.url}/api/v1/teams")
+                assert response.status_code == 200
+                processes.add(response.headers["x-request-id"][:16])  # a request id starts with its process's
+                sent += 1
+                if len(processes) == 2 and sent >= 20:
+                    break
+            assert len(processes) == 2, "every request went to one process"
+            wait_until(lambda: teams_counted(client, server.url) == sent)  # each flushes its counts every second
+            assert teams_timed(client, server.url) == (sent, sent)  # the latency histogram, summed across processes
     finally:
         stop_server(server)
 
@@ -172,7 +175,7 @@ def test_an_executions_spans_reach_an_otlp_receiver_in_one_trace(
         def steps() -> dict[str, str]:
             return {name: trace for trace, _, _, name in spans if name.startswith("execution.")}
 
-        wait_until(lambda: len(steps()) == 3, timeout=20)
+        wait_until(lambda: len(steps()) == 3)
         assert len(set(steps().values())) == 1  # one trace id from execute to lease to completion
         (request,) = [span for span in spans if span[3] == "POST /api/v1/agents/{agent_id}/execute"]
         assert request[0] == steps()["execution.execute"]

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Server, free_port, start_server, stop_server
-from tests.support import SERVICE_KEY, bearer, make_jwt, wait_until
+from tests.support import PATIENCE, SERVICE_KEY, bearer, make_jwt, wait_for_answer
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +65,7 @@ def test_a_server_stopped_by_a_signal_exits_0_after_a_clean_stop(tmp_path: Path,
             beat = client.post("/api/v1/workers/heartbeat", json={"worker_id": "w", "environment_name": "e"})
             assert beat.status_code == 200, beat.text
         server.process.send_signal(stop)
-        status = server.process.wait(timeout=60)
+        status = server.process.wait(timeout=PATIENCE)
     finally:
         stop_server(server)
     log = server.log.read_text()
@@ -81,7 +81,7 @@ def run_cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedP
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=2 * PATIENCE,
         check=False,
     )
 
@@ -148,7 +148,7 @@ def test_a_read_only_sqlite_file_stops_serve_with_one_line(tmp_path: Path) -> No
     as_user = ["setpriv", "--inh-caps=-dac_override", "--bounding-set=-dac_override"] if os.getuid() == 0 else []
     result = subprocess.run(
         [*as_user, sys.executable, "-m", "controlplane_http.cli", "serve", "--port", str(free_port())],
-        env={**os.environ, **env}, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, **env}, cwd=tmp_path, capture_output=True, text=True, timeout=2 * PATIENCE, check=False,
     )  # fmt: skip
     assert result.returncode == 3, result.stderr
     assert f"the SQLite database {path} cannot be written" in result.stderr
@@ -174,19 +174,16 @@ def test_a_link_to_a_writable_file_and_a_file_uri_still_serve(tmp_path: Path) ->
             try:
                 base = f"http://127.0.0.1:{port}"
 
-                def up(process: subprocess.Popen[str] = process, base: str = base) -> bool:
+                def alive(process: subprocess.Popen[str] = process) -> None:
                     assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                    try:
-                        return httpx.get(f"{base}/api/health", headers=bearer(SERVICE_KEY), timeout=1).is_success
-                    except httpx.TransportError:
-                        return False
 
-                wait_until(up, timeout=30)
+                wait_for_answer(lambda http, base=base: http.get(f"{base}/api/health", headers=bearer(SERVICE_KEY)),
+                                alive=alive)  # fmt: skip
                 created = httpx.post(f"{base}/api/v1/agents", json={"name": "a"}, headers=bearer(SERVICE_KEY))
                 assert created.status_code == 201, created.text
             finally:
                 process.terminate()
-                process.wait(timeout=30)
+                process.wait(timeout=PATIENCE)
     finally:
         links.chmod(0o755)
 

@@ -26,7 +26,7 @@ def planned(client: httpx.Client, plan_id: str) -> dict[str, Any]:
         state.update(client.get(f"/api/v1/task-plans/{plan_id}").json())
         return state["status"] != "planning"
 
-    wait_until(ended, timeout=30)
+    wait_until(ended)
     return state
 
 

@@ -73,7 +73,7 @@ def test_a_run_finishes_once_after_its_server_is_killed_mid_run(
             def finished() -> bool:
                 return client.get(f"/api/v1/workflow-runs/{run_id}").json()["status"] not in ("pending", "running")
 
-            wait_until(finished, timeout=30)
+            wait_until(finished)
             run = client.get(f"/api/v1/workflow-runs/{run_id}").json()
             assert run["status"] == "succeeded", run
             assert [(s["status"], s["attempt"]) for s in run["steps"]] == [("succeeded", 1)] * 3

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Server, start_worker
-from tests.e2e.test_executions import make_agent, make_queue
+from tests.e2e.test_executions import make_agent, make_queue, unique
 
 pytestmark = pytest.mark.e2e
 
@@ -34,7 +34,8 @@ def read_stream(client: httpx.Client, run_id: str, after: int | None = None) -> 
     return events
 
 
-def test_a_diamond_runs_with_the_reference_worker(tmp_path: Path, server: Server, fake_llm: str) -> None:
+def test_a_diamond_runs_with_the_reference_worker(tmp_path: Path, shared_server: Server, shared_fake_llm: str) -> None:
+    server, fake_llm = shared_server, shared_fake_llm
     with server.client() as client:
         queue_id = make_queue(client)
         agent_id = make_agent(client)
@@ -45,13 +46,13 @@ def test_a_diamond_runs_with_the_reference_worker(tmp_path: Path, server: Server
             {"id": "join", "agent_id": agent_id, "prompt": "J<{{steps.left.output}}|{{steps.right.output}}>",
              "depends_on": ["left", "right"]},
         ]  # fmt: skip
-        workflow = client.post("/api/v1/workflows", json={"name": "diamond", "steps": steps})
+        workflow = client.post("/api/v1/workflows", json={"name": unique("diamond"), "steps": steps})
         assert workflow.status_code == 201, workflow.text
         started = client.post(f"/api/v1/workflows/{workflow.json()['id']}/runs",
                               json={"worker_queue_id": queue_id, "input": {"topic": "cats"}})  # fmt: skip
         assert started.status_code == 201, started.text
         run_id = started.json()["id"]
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w1")
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-diamond")
         try:
             events = read_stream(client, run_id)  # live: it ends when the run does
         finally:
@@ -71,6 +72,6 @@ def test_a_diamond_runs_with_the_reference_worker(tmp_path: Path, server: Server
         assert outputs["left"] == f"[fake-model] be brief | L<{plan}>"
         assert outputs["join"] == f"[fake-model] be brief | J<{outputs['left']}|{outputs['right']}>"
         join = client.get(f"/api/v1/executions/{run['steps'][3]['execution_id']}").json()
-        assert (join["status"], join["worker_id"]) == ("completed", "w1")
+        assert (join["status"], join["worker_id"]) == ("completed", "w-diamond")
         resumed = read_stream(client, run_id, after=len(events) - 2)
         assert resumed == events[-2:]

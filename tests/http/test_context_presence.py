@@ -52,7 +52,7 @@ def test_a_context_set_on_another_node_reaches_this_one(
         agent = create_agent(here)["id"]
         assert context_of(here, execute(here, agent, queue))["instructions"] == ""
         assert there.put(f"/api/v1/agents/{agent}/context", json={"instructions": "Node B"}).status_code == 200
-        wait_until(lambda: context_of(here, execute(here, agent, queue))["instructions"] == "Node B", timeout=10)
+        wait_until(lambda: context_of(here, execute(here, agent, queue))["instructions"] == "Node B")
 
 
 async def test_a_read_in_flight_across_a_change_is_not_remembered() -> None:

@@ -37,16 +37,16 @@ def test_a_policy_changed_on_another_node_decides_this_ones_next_execute(
         for _ in range(2):  # the second is decided knowing the organization has no policy
             assert execute_status(here, agent, queue, "password").status_code == 201
         policy = create_policy(there, "prompts", FORBIDDEN_WORD, ["execute"])
-        wait_until(lambda: execute_status(here, agent, queue, "password").status_code == 403, timeout=10)
+        wait_until(lambda: execute_status(here, agent, queue, "password").status_code == 403)
         patched = there.patch(f"/api/v1/policies/{policy['id']}", json={"enforcement": "audit"})
         assert patched.status_code == 200
-        wait_until(lambda: execute_status(here, agent, queue, "password").status_code == 201, timeout=10)
+        wait_until(lambda: execute_status(here, agent, queue, "password").status_code == 201)
         there.patch(f"/api/v1/policies/{policy['id']}", json={"enforcement": "enforce"})
-        wait_until(lambda: execute_status(here, agent, queue, "password").status_code == 403, timeout=10)
+        wait_until(lambda: execute_status(here, agent, queue, "password").status_code == 403)
         assert there.delete(f"/api/v1/policies/{policy['id']}").status_code == 204
-        wait_until(lambda: execute_status(here, agent, queue, "password").status_code == 201, timeout=10)
+        wait_until(lambda: execute_status(here, agent, queue, "password").status_code == 201)
         # each node's decisions reach the shared log (this node's are written before it answers)
-        wait_until(lambda: there.get("/api/v1/policy-decisions").json()["total"] >= 3, timeout=10)
+        wait_until(lambda: there.get("/api/v1/policy-decisions").json()["total"] >= 3)
 
 
 def _policy(policy_id: str, rego: str = FORBIDDEN_WORD) -> Policy:

@@ -78,7 +78,7 @@ def test_heartbeats_reach_the_database_within_a_second_and_at_shutdown(
             clock.advance(0.1)
             heartbeat(here, tasks_processed=2)
             assert here.get("/api/v1/workers/w-1").json()["tasks_processed"] == 2, "seen at once where reported"
-            wait_until(lambda: there.get("/api/v1/workers/w-1").json()["tasks_processed"] == 2, timeout=5)
+            wait_until(lambda: there.get("/api/v1/workers/w-1").json()["tasks_processed"] == 2)
             clock.advance(0.1)
             heartbeat(slow, tasks_processed=3)  # this app flushes once a minute...
             assert slow.get("/api/v1/workers/w-1").json()["tasks_processed"] == 3

@@ -101,7 +101,7 @@ def _environment(extra: dict[str, str]) -> dict[str, str]:
 def _launch(tmp_path: Path, env: dict[str, str], token: str, args: list[str]) -> Server:
     port = free_port()
     arguments = ["--host", "127.0.0.1", "--port", str(port), "--log-level", "debug", "--access-log", *args]
-    return launch(tmp_path, env, token, arguments, port=port, timeout=60)
+    return launch(tmp_path, env, token, arguments, port=port)
 
 
 def start_in_environment(
@@ -324,7 +324,7 @@ def test_no_secret_of_the_server_reaches_an_answer_a_decision_or_a_log(start: St
     _get_routes(sweep, ids)
     _error_paths(sweep)
     if policy_id is not None:  # the decisions the execution logged (written behind: polled)
-        wait_until(lambda: bool(sweep("GET", "/api/v1/policy-decisions").json()["items"]), timeout=30)
+        wait_until(lambda: bool(sweep("GET", "/api/v1/policy-decisions").json()["items"]))
         decisions = sweep("GET", "/api/v1/policy-decisions", params={"policy_id": policy_id, "limit": 200})
         assert decisions.json()["items"], decisions.text
         rows = _decision_rows(start)

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import BACKENDS, database_url
 from tests.fakes.webhook_receiver import WebhookReceiver
 from tests.security.webhook_apps import deliveries, delivering_app
-from tests.support import bearer, make_jwt, wait_until
+from tests.support import PATIENCE, bearer, make_jwt, wait_until
 
 DEADLINE = 5.0  # the test's send deadline (10 s by default): long enough for B's delivery on a busy machine
 ORG_B = bearer(make_jwt("org-b", sub="admin-b", roles=["admin"]))
@@ -78,7 +78,7 @@ class TricklingReceiver:
             finally:
                 self._count(open_=-1)
 
-    def wait_for(self, requests: int, open_: int, timeout: float = 30.0) -> None:
+    def wait_for(self, requests: int, open_: int, timeout: float = PATIENCE) -> None:
         """Until `requests` requests were read and `open_` connections trickle."""
         wait_until(lambda: (self.requests, self.open) == (requests, open_), timeout=timeout)
 
@@ -129,14 +129,14 @@ def test_a_trickling_receiver_delays_no_other_organization_and_fails_at_the_dead
         trickling.wait_for(requests=1, open_=1)  # A's receiver answered 200 and trickles its body
 
         send_test_event(client, fast["id"], ORG_B)
-        wait_until(lambda: len(receiver.messages()) == 1, timeout=30)
+        wait_until(lambda: len(receiver.messages()) == 1)
         assert attempts(client, slow["id"]) == [0]  # B got its event while A's send still hangs
         assert trickling.open == 1
-        wait_until(lambda: attempts(client, fast["id"], ORG_B) == [1], timeout=30)
+        wait_until(lambda: attempts(client, fast["id"], ORG_B) == [1])
         (delivered,) = deliveries(client, fast["id"], **ORG_B)
         assert (delivered["status"], delivered["response_code"]) == ("succeeded", 204)
 
-        wait_until(lambda: attempts(client, slow["id"]) == [1], timeout=30)
+        wait_until(lambda: attempts(client, slow["id"]) == [1])
         (cut,) = deliveries(client, slow["id"])
         assert cut["status"] == "pending"  # a failed attempt, retried later
         assert cut["response_code"] is None
@@ -162,9 +162,9 @@ def test_one_organization_holds_at_most_its_share_of_the_send_slots(
         trickling.wait_for(requests=2, open_=2)  # two of A's three sends hang: A's share of the three slots
 
         send_test_event(client, fast["id"], ORG_B)
-        wait_until(lambda: len(receiver.messages()) == 1, timeout=30)  # the third slot
+        wait_until(lambda: len(receiver.messages()) == 1)  # the third slot
         assert trickling.requests == 2
         assert sorted(attempt for hook in slow for attempt in attempts(client, hook["id"])) == [0, 0, 0]
 
-        trickling.wait_for(requests=3, open_=1, timeout=60)  # A's first two cut at the deadline, then the third
+        trickling.wait_for(requests=3, open_=1)  # A's first two cut at the deadline, then the third
         wait_until(lambda: sorted(attempt for hook in slow for attempt in attempts(client, hook["id"])) == [0, 1, 1])

@@ -4,7 +4,11 @@ wait for the next flush, reads see them at once, and registrations and lease ren
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any, Self
 
 from controlplane_adapters.clock import ManualClock
 from controlplane_domain.agents import usecases as agents
@@ -12,7 +16,7 @@ from controlplane_domain.environments import usecases as environments
 from controlplane_domain.executions import execute, leases, queries
 from controlplane_domain.executions.entity import TargetType
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.ports import Ports
+from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.workers import usecases as workers
 from controlplane_domain.workers.entity import Worker, WorkerStatus
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
@@ -119,6 +123,77 @@ def test_a_failed_flush_gives_back_only_what_no_newer_report_replaced() -> None:
     assert buffer.latest("org", "b") == worker_at("b", 2), "an older report never replaces a newer one"
     buffer.written(worker_at("b", 3))
     assert buffer.latest("org", "b") is None, "a write-through supersedes the waiting report"
+
+
+class HeldFlush:
+    """The flush's unit of work: it takes the reports, then its commit waits until `released` before writing them
+    to the store. (The memory store runs one unit of work at a time: a real one held open would hold the reads
+    too; on SQLite and Postgres a flush's transaction under way leaves reads to the rows as they were.)"""
+
+    def __init__(self, make: Callable[[], UnitOfWork]) -> None:
+        self.make = make
+        self.workers = self
+        self.reports: list[Worker] = []
+        self.waiting = asyncio.Event()
+        self.released = asyncio.Event()
+
+    def __call__(self) -> Any:
+        return self
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+    async def save_reports(self, reports: Sequence[Worker]) -> None:
+        self.reports = list(reports)
+
+    async def commit(self) -> None:
+        self.waiting.set()
+        await self.released.wait()
+        async with self.make() as uow:
+            await uow.workers.save_reports(self.reports)
+            await uow.commit()
+
+
+async def test_reads_see_a_report_while_its_flush_is_under_way() -> None:
+    """The flush took the waiting report, and its transaction has not committed yet: a read of the worker (alone,
+    in a list, in the runners) answers the report, not the row as it was before it (on a busy machine a read
+    came in between, and answered `active`, no task, where the worker had just reported `busy`)."""
+    clock = ManualClock()
+    ports = memory_ports(clock, write_behind=True)
+    await workers.record_heartbeat(ports, "org", workers.RecordHeartbeat(worker_id="w", environment_name="e"))
+    clock.advance(5)
+    busy = workers.RecordHeartbeat(worker_id="w", environment_name="e", status=WorkerStatus.BUSY,
+                                   current_task_id="task-9", tasks_processed=7)  # fmt: skip
+    await workers.record_heartbeat(ports, "org", busy)
+    held = HeldFlush(ports.uow)
+    flush = asyncio.ensure_future(workers.flush_heartbeats(replace(ports, uow=held)))
+    await asyncio.wait_for(held.waiting.wait(), 60)  # (an outer guard: the flush is at its commit at once)
+    seen = await workers.get_worker(ports, "org", "w")
+    assert (seen.status, seen.current_task_id, seen.tasks_processed) == (WorkerStatus.BUSY, "task-9", 7)
+    assert (await workers.list_workers(ports, "org", PageRequest())).items == [seen]
+    held.released.set()
+    assert await asyncio.wait_for(flush, 60) == 1
+    assert await stored_worker(ports, "w") == seen
+    assert await workers.get_worker(ports, "org", "w") == seen, "written: the store's row answers"
+    assert ports.heartbeats is not None
+    assert ports.heartbeats.latest("org", "w") is None, "nothing in flight once the flush has ended"
+
+
+def test_a_report_flushed_while_a_read_was_under_way_answers_that_read() -> None:
+    """A read that took its snapshot of the buffer, then read a row the flush had not committed yet, answers the
+    report it saw in the buffer, even when the flush has ended since (neither the buffer nor its row have it)."""
+    buffer = HeartbeatBuffer()
+    buffer.hold(worker_at("a", 2))
+    earlier = buffer.snapshot()
+    reports = buffer.drain()
+    buffer.settle(reports)  # written and settled after the read's snapshot
+    assert buffer.latest("org", "a") is None
+    assert buffer.overlay([worker_at("a", 1)], earlier) == [worker_at("a", 2)], "the row read was the older one"
+    assert buffer.overlay([worker_at("a", 3)], earlier) == [worker_at("a", 3)], "a newer row wins"
+    assert buffer.newest(worker_at("a", 1), worker_at("a", 2)) == worker_at("a", 2)
 
 
 def worker_at(worker_id: str, second: int) -> Worker:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support import PATIENCE
+
 QUICKSTART = Path(__file__).resolve().parents[2] / "docs" / "quickstart.md"
 
 
@@ -15,6 +17,6 @@ def test_the_quickstarts_library_example_runs() -> None:
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert match is not None, "docs/quickstart.md lost its library example"
     result = subprocess.run(
-        [sys.executable, "-c", match.group(1)], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", match.group(1)], capture_output=True, text=True, timeout=2 * PATIENCE, check=False
     )
     assert result.returncode == 0, result.stderr

@@ -195,3 +195,14 @@ def test_the_service_keys_figure_from_the_environment_or_the_file(tmp_path: Path
     for bad in ("0", "many", "1000001"):
         with pytest.raises(ConfigError, match="CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE"):
             load_settings(env={"CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE": bad})
+
+
+def test_the_redis_timeout_from_the_environment_or_the_file(tmp_path: Path) -> None:
+    assert load_settings(env={}).redis_timeout_ms == 250
+    assert load_settings(env={"CONTROLPLANE_REDIS_TIMEOUT_MS": "2000"}).redis_timeout_ms == 2000
+    path = tmp_path / "config.yaml"
+    path.write_text("redis:\n  url: redis://cache:6379/0\n  timeout_ms: 500\n")
+    assert load_settings(env={}, config_file=str(path)).redis_timeout_ms == 500
+    for bad in ("0", "soon", "60001"):
+        with pytest.raises(ConfigError, match="CONTROLPLANE_REDIS_TIMEOUT_MS"):
+            load_settings(env={"CONTROLPLANE_REDIS_TIMEOUT_MS": bad})

@@ -32,6 +32,7 @@ MAX_RATE_PER_MINUTE = 1_000_000
 MAX_BODY_BYTES = 1024**3
 MAX_LEASE_TIMEOUT_SECONDS = 86_400
 MAX_STATEMENT_TIMEOUT_MS = 3_600_000
+MAX_REDIS_TIMEOUT_MS = 60_000
 # The YAML file's keys, section by section ("" is the top level); any other key is refused (a typo such as
 # `databse:` would otherwise leave the server on its default store without a word).
 YAML_KEYS: dict[str, frozenset[str]] = {
@@ -44,7 +45,7 @@ YAML_KEYS: dict[str, frozenset[str]] = {
         "required", "methods", "api_key_header", "jwt_secret", "api_key", "jwt_audience", "jwt_issuer",
     }),
     "database": frozenset({"url", "auto_migrate", "statement_timeout_ms"}),
-    "redis": frozenset({"url"}),
+    "redis": frozenset({"url", "timeout_ms"}),
 }  # fmt: skip
 OTLP_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 _REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^env:([A-Za-z_][A-Za-z0-9_]*)$")
@@ -140,6 +141,9 @@ def _from_file(path: Path, env: Mapping[str, str]) -> Settings:
         settings = replace(settings, max_body_bytes=parse_int("server.max_body_bytes", value, maximum=MAX_BODY_BYTES))
     if (value := _dig(data, "redis.url")) is not None:
         settings = replace(settings, redis_url=redis_url("redis.url", parse_text("redis.url", value)))
+    if (value := _dig(data, "redis.timeout_ms")) is not None:
+        timeout = parse_int("redis.timeout_ms", value, minimum=1, maximum=MAX_REDIS_TIMEOUT_MS)
+        settings = replace(settings, redis_timeout_ms=timeout)
     if (value := _dig(data, "server.trusted_proxies")) is not None:
         settings = replace(settings, trusted_proxies=parse_networks("server.trusted_proxies", value))
     if (value := _dig(data, "server.public_url")) is not None:
@@ -269,6 +273,9 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
         settings = replace(settings, redis_namespace=env["CONTROLPLANE_REDIS_NAMESPACE"] or "controlplane")
     if "CONTROLPLANE_REDIS_URL" in env:
         settings = replace(settings, redis_url=redis_url("CONTROLPLANE_REDIS_URL", env["CONTROLPLANE_REDIS_URL"]))
+    if (value := env.get("CONTROLPLANE_REDIS_TIMEOUT_MS")) is not None:
+        timeout = parse_int("CONTROLPLANE_REDIS_TIMEOUT_MS", value, minimum=1, maximum=MAX_REDIS_TIMEOUT_MS)
+        settings = replace(settings, redis_timeout_ms=timeout)
     if env.get("CONTROLPLANE_SECRETS_KEY"):
         parse_key(env["CONTROLPLANE_SECRETS_KEY"], "CONTROLPLANE_SECRETS_KEY")  # a bad key stops the start here
         settings = replace(settings, secrets_key=env["CONTROLPLANE_SECRETS_KEY"])

@@ -49,6 +49,9 @@ class Settings:
     operator's key is never held to a tenant tier (its organization's or the standard figures)."""
     redis_url: str | None = None
     redis_namespace: str = "controlplane"
+    redis_timeout_ms: int = 250
+    """CONTROLPLANE_REDIS_TIMEOUT_MS (`redis.timeout_ms`): how long the rate limiter waits for Redis (to connect, and
+    to answer) before it admits the request and leaves Redis alone for a pause (controlplane_adapters/ratelimit.py)."""
     max_body_bytes: int = 1024 * 1024
     trusted_proxies: tuple[str, ...] = ()
     """CONTROLPLANE_TRUSTED_PROXIES (`server.trusted_proxies`): the addresses or CIDR blocks of the reverse proxies

@@ -14,10 +14,11 @@ MAX_WORKERS_READ = 10_000
 
 
 async def _workers(ports: Ports, organization_id: str) -> list[Worker]:
+    earlier = ports.heartbeats.snapshot() if ports.heartbeats is not None else None
     async with ports.read() as uow:
         workers = await uow.workers.recent(organization_id, MAX_WORKERS_READ)
     if ports.heartbeats is not None:  # reports not written yet: what a read of each worker answers
-        workers = ports.heartbeats.overlay(workers)
+        workers = ports.heartbeats.overlay(workers, earlier)
     return workers
 
 

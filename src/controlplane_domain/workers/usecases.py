@@ -182,16 +182,19 @@ async def flush_heartbeats(ports: Ports) -> int:
     reports = buffer.drain() if buffer is not None else []
     if not reports or buffer is None:
         return 0
-    if len(reports) > 1:  # (one report alone is what `_save_each` writes, without a second try)
-        try:
-            await _save_reports(ports, reports)
-            return len(reports)
-        except Exception as exc:  # some report may be at fault: each on its own
-            log.info("writing %d heartbeat reports failed (%r); writing each on its own", len(reports), exc)
-        except BaseException:  # cancelled: the reports wait for the next flush
-            buffer.restore(reports)
-            raise
-    return await _save_each(ports, buffer, reports)
+    try:
+        if len(reports) > 1:  # (one report alone is what `_save_each` writes, without a second try)
+            try:
+                await _save_reports(ports, reports)
+                return len(reports)
+            except Exception as exc:  # some report may be at fault: each on its own
+                log.info("writing %d heartbeat reports failed (%r); writing each on its own", len(reports), exc)
+            except BaseException:  # cancelled: the reports wait for the next flush
+                buffer.restore(reports)
+                raise
+        return await _save_each(ports, buffer, reports)
+    finally:
+        buffer.settle(reports)  # reads found them in flight until now; written, they are the store's
 
 
 async def _save_reports(ports: Ports, reports: Sequence[Worker]) -> None:
@@ -261,17 +264,19 @@ def _leases_need_renewal(ports: Ports, held: Sequence[Execution], now: datetime)
 
 
 async def get_worker(ports: Ports, organization_id: str, worker_id: str) -> Worker:
+    buffer = ports.heartbeats
+    earlier = buffer.latest(organization_id, worker_id) if buffer is not None else None
     async with ports.read() as uow:
         worker = await uow.workers.get(organization_id, worker_id)
     if worker is None:
         raise NotFound("worker", worker_id)
-    waiting = ports.heartbeats.latest(organization_id, worker_id) if ports.heartbeats is not None else None
-    return waiting or worker
+    return buffer.newest(worker, earlier) if buffer is not None else worker
 
 
 async def list_workers(ports: Ports, organization_id: str, page: PageRequest) -> Page[Worker]:
+    earlier = ports.heartbeats.snapshot() if ports.heartbeats is not None else None
     async with ports.read() as uow:
         items, total = await uow.workers.list_page(organization_id, page)
     if ports.heartbeats is not None:
-        items = ports.heartbeats.overlay(items)
+        items = ports.heartbeats.overlay(items, earlier)
     return Page(items=items, total=total, limit=page.limit, offset=page.offset)
