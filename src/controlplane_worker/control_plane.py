@@ -109,7 +109,8 @@ class ControlPlane:
 
 FORBIDDEN_HINT = (
     "the worker needs a worker key (`controlplane api-keys create --role worker`, bound to this queue or its"
-    " environment if bound at all) or the service key (SERVICE_API_KEY): other keys may not lease"
+    " environment if bound at all) or the service key (SERVICE_API_KEY): other keys may not lease; a bound key's"
+    " heartbeats name the environment of its queue (`--environment NAME`)"
 )
 
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Server, start_worker
-from tests.e2e.test_executions import finished, make_agent, make_queue, run
+from tests.e2e.test_executions import finished, make_agent, make_queue, run, unique
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +24,8 @@ def test_a_secret_reaches_the_model_call_and_no_client(
         created = client.post("/api/v1/secrets", json={"name": "TENANT_LLM_KEY", "value": SECRET})
         assert created.status_code == 201, created.text
         secret_id = created.json()["id"]
-        queue_id = make_queue(client)
+        environment_name = unique("e2e")
+        queue_id = make_queue(client, environment_name)
         environment = {"env_vars": {"OPENAI_API_KEY": "{{secret:TENANT_LLM_KEY}}"}}
         agent_id = make_agent(client, execution_environment=environment)
         context = {"instructions": "Answer in French.", "knowledge": [{"name": "kb", "text": "Paris is the capital."}]}
@@ -33,7 +34,8 @@ def test_a_secret_reaches_the_model_call_and_no_client(
         issued = client.post("/api/v1/api-keys", json={"name": "worker", "role": "worker", "queue_ids": [queue_id]})
         assert issued.status_code == 201, issued.text
         worker_key = issued.json()["key"]  # the worker's own key: the lease takes no person's
-        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-secret", "--api-key", worker_key)
+        worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-secret", "--api-key", worker_key,
+                              "--environment", environment_name)  # fmt: skip
         try:
             result = finished(client, execution["id"])
         finally:

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import FAST, Server, free_port, start_server, start_worker, stop_server
-from tests.e2e.test_executions import finished, make_agent, make_queue, run
+from tests.e2e.test_executions import finished, make_agent, make_queue, run, unique
 from tests.support import PATIENCE, SERVICE_KEY, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -168,8 +168,9 @@ def test_the_worker_runs_with_a_worker_key_from_the_cli_and_not_with_a_member_ke
     the key it needs; one on a worker key issued by `controlplane api-keys create --role worker`, bound to its
     queue, runs the execution."""
     server, fake_llm = shared_server, shared_fake_llm
+    environment_name = unique("e2e")
     with server.client() as client:
-        queue_id = make_queue(client)
+        queue_id = make_queue(client, environment_name)
         execution = run(client, make_agent(client), queue_id, "hello")
         member = client.post("/api/v1/api-keys", json={"name": "people", "role": "member"}).json()["key"]
     refused = subprocess.run(
@@ -188,7 +189,9 @@ def test_the_worker_runs_with_a_worker_key_from_the_cli_and_not_with_a_member_ke
     )  # fmt: skip
     assert created.returncode == 0, created.stderr
     key = created.stdout.strip().splitlines()[-1]
-    worker = start_worker(tmp_path, server, queue_id, fake_llm, "w-key", "--api-key", key)
+    worker = start_worker(
+        tmp_path, server, queue_id, fake_llm, "w-key", "--api-key", key, "--environment", environment_name
+    )
     try:
         with server.client() as client:
             result = finished(client, execution["id"])
