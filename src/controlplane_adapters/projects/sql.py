@@ -121,6 +121,31 @@ class SqlProjectRepository(SqlRepository[Project]):
             row = {"project_id": project_id, column: member_id, "organization_id": organization_id, "created_at": now}
             await self.connection.execute(table.insert(), row)
 
+    async def of_teams(self, organization_id: str, team_ids: Sequence[str]) -> dict[str, list[Project]]:
+        return await self._of_members(organization_id, MemberKind.TEAM, team_ids)
+
+    async def _of_members(
+        self, organization_id: str, kind: MemberKind, member_ids: Sequence[str]
+    ) -> dict[str, list[Project]]:
+        if not member_ids:
+            return {}
+        table, column = MEMBERS[kind]
+        p = projects
+        statement = (
+            sa.select(table.c[column].label("member_id"), *p.c)
+            .select_from(table.join(p, p.c.id == table.c.project_id))
+            .where(
+                table.c.organization_id == organization_id,
+                table.c[column].in_(list(member_ids)),
+                p.c.organization_id == organization_id,
+            )
+            .order_by(p.c.created_at, p.c.id)
+        )
+        found: dict[str, list[Project]] = {}
+        for row in await self.connection.execute(statement):
+            found.setdefault(row.member_id, []).append(project_to_domain(row))
+        return found
+
     async def agent_page(self, organization_id: str, project_id: str, page: PageRequest) -> tuple[list[Agent], int]:
         agents = SqlAgentRepository(self.connection)
         return await agents.list_where(

@@ -44,6 +44,12 @@ class MemorySkillRepository(MemoryRepository[Skill]):
         ]  # fmt: skip
         return {skill_id: override for _, skill_id, override in sorted(mine, key=lambda item: item[:2])}
 
+    async def attachments_of(
+        self, organization_id: str, owner: SkillOwner, owner_ids: Sequence[str]
+    ) -> dict[str, dict[str, JSONObject | None]]:
+        found = {owner_id: await self.attachments(organization_id, owner, owner_id) for owner_id in set(owner_ids)}
+        return {owner_id: attached for owner_id, attached in found.items() if attached}
+
     async def attach(
         self,
         organization_id: str,

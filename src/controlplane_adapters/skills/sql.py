@@ -107,6 +107,22 @@ class SqlSkillRepository(SqlRepository[Skill]):
             for skill_id, override in await self.connection.execute(statement)
         }
 
+    async def attachments_of(
+        self, organization_id: str, owner: SkillOwner, owner_ids: Sequence[str]
+    ) -> dict[str, dict[str, JSONObject | None]]:
+        if not owner_ids:
+            return {}
+        table, column = ATTACHMENTS[owner]
+        statement = (
+            sa.select(table.c[column], table.c.skill_id, table.c.configuration_override)
+            .where(table.c.organization_id == organization_id, table.c[column].in_(list(owner_ids)))
+            .order_by(table.c.created_at, table.c.skill_id)
+        )
+        found: dict[str, dict[str, JSONObject | None]] = {}
+        for owner_id, skill_id, override in await self.connection.execute(statement):
+            found.setdefault(owner_id, {})[skill_id] = None if override is None else dict(override)
+        return found
+
     async def attach(
         self,
         organization_id: str,

@@ -45,6 +45,12 @@ class SkillRepository(Protocol):
     async def attachments(self, organization_id: str, owner: SkillOwner, owner_id: str) -> dict[str, JSONObject | None]:
         """The skills attached to the agent, team or environment: skill id -> override, in attachment order."""
 
+    async def attachments_of(
+        self, organization_id: str, owner: SkillOwner, owner_ids: Sequence[str]
+    ) -> dict[str, dict[str, JSONObject | None]]:
+        """`attachments` of several agents (teams, environments) in one read: owner id -> skill id -> override; an
+        owner without any is left out."""
+
     async def attach(
         self,
         organization_id: str,
