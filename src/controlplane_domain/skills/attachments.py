@@ -166,17 +166,13 @@ async def attached_to_many(
     uow: UnitOfWork, organization_id: str, owner: SkillOwner, skill_ids: Mapping[str, Sequence[str]]
 ) -> dict[str, list[AttachedSkill]]:
     """What `list_attached_skills` lists, for several agents or teams at once (owner id -> its skill ids, in its
-    order): two reads whatever their number (the attachments' overrides, then the skills), none without ids."""
-    wanted = list(dict.fromkeys(skill_id for ids in skill_ids.values() for skill_id in ids))
-    if not wanted:
-        return {owner_id: [] for owner_id in skill_ids}
+    order): one read whatever their number, none when none has a skill."""
     owners = [owner_id for owner_id, ids in skill_ids.items() if ids]
-    overrides = await uow.skills.attachments_of(organization_id, owner, owners)
-    skills = {skill.id: skill for skill in await uow.skills.get_many(organization_id, wanted)}
+    attached = await uow.skills.attached_of(organization_id, owner, owners) if owners else {}
     found: dict[str, list[AttachedSkill]] = {}
     for owner_id, ids in skill_ids.items():
-        mine = overrides.get(owner_id, {})
-        found[owner_id] = [_attachment(skills[skill_id], mine.get(skill_id)) for skill_id in ids if skill_id in skills]
+        mine = attached.get(owner_id, {})
+        found[owner_id] = [_attachment(*mine[skill_id]) for skill_id in ids if skill_id in mine]
     return found
 
 
