@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import collections
 import functools
-import json
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -132,4 +132,7 @@ def one_of(column: sa.ColumnElement[Any], name: str, postgres: bool) -> sa.Colum
 
 def values_of(values: Sequence[str], postgres: bool) -> Any:
     """The parameter of `one_of`."""
-    return list(values) if postgres else json.dumps(list(values))
+    return list(values) if postgres else _JSON.encode(list(values)).decode()
+
+
+_JSON = msgspec.json.Encoder()
