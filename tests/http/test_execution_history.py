@@ -99,3 +99,22 @@ def test_what_an_execution_runs_with_is_in_its_first_answer(client: TestClient[A
     assert client.patch(f"/api/v1/teams/{team['id']}", json={"name": "renamed"}).status_code == 200
     listed = client.get("/api/v1/executions", params={"team_id": team["id"]}).json()["items"]
     assert [item["target_name"] for item in listed] == ["editors"]
+
+
+def test_a_workflow_step_keeps_what_its_agent_ran_with(client: TestClient[Any]) -> None:
+    model = client.post("/api/v1/models", json={"value": "gpt-w", "provider": "p", "input_cost_per_million": 2}).json()
+    agent = create_agent(client, "stepper", model_id="gpt-w")  # named by value
+    team = client.post("/api/v1/teams", json={"name": "reviewers"}).json()
+    _, queue_id = setup_queue(client)
+    steps = [{"id": "draft", "agent_id": agent["id"], "prompt": "p", "depends_on": []},
+             {"id": "review", "team_id": team["id"], "prompt": "r", "depends_on": []}]  # fmt: skip
+    workflow = client.post("/api/v1/workflows", json={"name": "flow", "steps": steps}).json()
+    run = client.post(f"/api/v1/workflows/{workflow['id']}/runs", json={"worker_queue_id": queue_id, "input": {}})
+    assert run.status_code == 201, run.text
+    ok = client.patch(f"/api/v1/models/{model['id']}", json={"input_cost_per_million": 9})
+    assert ok.status_code == 200, ok.text
+    by_step = {each["id"]: each["execution_id"] for each in run.json()["steps"]}
+    draft = client.get(f"/api/v1/executions/{by_step['draft']}").json()
+    review = client.get(f"/api/v1/executions/{by_step['review']}").json()
+    assert (draft["target_name"], draft["model"], draft["input_cost_per_million"]) == ("stepper", "gpt-w", 2.0)
+    assert (review["target_name"], review["model"]) == ("reviewers", None)

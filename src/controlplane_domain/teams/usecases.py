@@ -79,8 +79,8 @@ async def _view(uow: UnitOfWork, team: Team) -> TeamView:
 
 
 async def _views(uow: UnitOfWork, organization_id: str, teams: Sequence[Team]) -> list[TeamView]:
-    """The teams with their members, projects and skills: one read a relation whatever the number of teams (two
-    for the skills: the attachments' overrides, then the skills; none when no team has any)."""
+    """The teams with their members, projects and skills: one read a relation whatever the number of teams (none
+    for the skills when no team has any)."""
     if not teams:
         return []
     ids = [team.id for team in teams]
