@@ -34,6 +34,7 @@ from controlplane_domain.policies.ports import DecisionRepository, PolicyReposit
 from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.principal import Principal
 from controlplane_domain.projects.ports import ProjectRepository
+from controlplane_domain.references import Referrers
 from controlplane_domain.secrets.ports import SecretCipher, SecretRepository
 from controlplane_domain.skills.ports import SchemaValidator, SkillRepository
 from controlplane_domain.storage.ports import Storage, StoredFileRepository
@@ -156,6 +157,10 @@ class UnitOfWork(Protocol):
 
     @property
     def webhooks(self) -> WebhookRepository: ...
+
+    @property
+    def referrers(self) -> Referrers:
+        """Who names an object (controlplane_domain/references.py): every store's one answer to it."""
 
     async def __aenter__(self) -> Self: ...
 
