@@ -27,7 +27,12 @@ class MemoryReferrers:
                 for (kind, owner_id, skill_id), (org, _, _) in self.attachments.items()
                 if kind == referrer and skill_id == target.id and org == organization_id and owner_id in owners
             ]
-        return [member for (project, kind, member) in self.members if project == target.id and kind == referrer]
+        alive = self.tables[referrer]  # (a member's delete leaves its memberships here: they read as gone)
+        return [
+            member
+            for (project, kind, member) in self.members
+            if project == target.id and kind == referrer and member in alive
+        ]
 
     async def naming(self, organization_id: str, target: Target, limit: int) -> list[Referrer]:
         found: list[Referrer] = []
