@@ -63,7 +63,7 @@ def _team(client: Client) -> Case:
 
 
 def _queue(client: Client) -> Case:
-    environment, queue = setup_queue(client, "named")
+    _, queue = setup_queue(client, "named")
     agent = create_agent(client, "runner")["id"]
     job = _job(client, "on-queue", {"agent_id": agent}, queue)
     key = client.post("/api/v1/api-keys", json={"name": "bound", "role": "worker", "queue_ids": [queue]})
@@ -193,7 +193,7 @@ def test_another_organizations_referrers_never_count(client: Client) -> None:
     )
     _post(client, "/api/v1/secrets", {"name": "SHARED", "value": "theirs"}, headers=other)
     theirs = {"name": "theirs-too", "execution_environment": {"secrets": ["SHARED"]}}
-    assert client.post("/api/v1/agents", json=theirs, headers=other).status_code == 201
+    _post(client, "/api/v1/agents", theirs, headers=other)
     assert client.delete(f"/api/v1/models/{model}").status_code == 204
     assert client.delete(f"/api/v1/secrets/{secret}").status_code == 204
 
