@@ -170,6 +170,7 @@ def test_a_firing_whose_target_is_gone_is_a_failed_run(client: TestClient[Any]) 
     run = client.post(f"/api/v1/jobs/{job['id']}/trigger").json()
     assert (run["status"], run["execution_id"]) == ("failed", None)
     assert "not found" in run["skipped_reason"]
+    assert client.get(f"/api/v1/jobs/{job['id']}").json()["enabled"] is True  # a person's trigger only fails
 
 
 def test_the_scheduler_fires_a_due_cron_job_once(client: TestClient[Any], clock: ManualClock) -> None:
