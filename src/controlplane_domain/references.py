@@ -94,11 +94,16 @@ class InUse(Conflict):
     def __init__(self, target: Target, referrers: list[Referrer], *, more: bool) -> None:
         shown = ", ".join(f"{referrer.type} {referrer.id}" for referrer in referrers[:3])
         others = len(referrers) - 3
-        rest = f" and {others if not more else 'more than ' + str(others)} more" if others > 0 else ""
+        rest = f" and {others}{'+' if more else ''} more" if others > 0 else ""
         super().__init__(
             f"the {target.kind.value.replace('_', ' ')} is in use by {shown}{rest}; "
             "change or delete them first, or delete with force=true",
-            {"referrers": [{"type": r.type, "id": r.id} for r in referrers], "more": more},
+            {
+                "resource": target.kind.value,
+                "id": target.id,
+                "referrers": [{"type": r.type, "id": r.id} for r in referrers],
+                "more": more,
+            },
         )
         self.referrers = referrers
 

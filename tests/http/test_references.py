@@ -156,7 +156,12 @@ def test_deleting_what_others_name_is_in_use_and_force_says_what_dangles(client:
     assert refused.status_code == 409, refused.text
     error = refused.json()["error"]
     assert error["code"] == "IN_USE"
-    assert error["details"] == {"referrers": _listed(case.referrers), "more": False}
+    assert error["details"] == {
+        "resource": kind,
+        "id": case.path.rsplit("/", 1)[1],
+        "referrers": _listed(case.referrers),
+        "more": False,
+    }
     assert client.get(case.path).status_code == 200  # nothing was deleted
     assert client.delete(case.path, params={"force": "false"}).status_code == 409
     forced = client.delete(case.path, params={"force": "true"})
