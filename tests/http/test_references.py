@@ -37,6 +37,20 @@ def _workflow(client: Client, name: str, **step: str) -> str:
     return _post(client, "/api/v1/workflows", body)
 
 
+def _witness(client: Client) -> str:
+    """A cron job of every minute that fires: once it has fired after a clock advance, the scheduler has had its
+    round at that time (a job that did not fire then never will)."""
+    body = {"name": "witness", "trigger": {"type": "cron", "cron": "* * * * *"}, "prompt": "tick",
+            "target": {"agent_id": create_agent(client, "witness")["id"]},
+            "worker_queue_id": setup_queue(client, "witness")[1]}  # fmt: skip
+    return _post(client, "/api/v1/jobs", body)
+
+
+def _fired(client: Client, job: str) -> int:
+    total: int = client.get(f"/api/v1/jobs/{job}/runs").json()["total"]
+    return total
+
+
 @dataclass
 class Case:
     """What is deleted (its path), what names it (type, id, in the order a 409 lists them), and which of those a
@@ -245,8 +259,10 @@ def test_a_cron_job_whose_target_is_gone_fails_once_saying_why_and_stops(client:
     assert f"agent '{agent}' not found" in runs[0]["skipped_reason"]
     assert "the job is disabled" in runs[0]["skipped_reason"]
     assert client.get(f"/api/v1/jobs/{job}").json()["next_run_at"] is None
+    witness = _witness(client)
     clock.advance(180)  # no further firing: it is disabled
-    assert client.get(f"/api/v1/jobs/{job}/runs").json()["total"] == 1
+    wait_until(lambda: _fired(client, witness) == 1)
+    assert _fired(client, job) == 1
 
 
 def test_the_409_is_documented_with_the_force_parameter_and_the_header(client: Client) -> None:
@@ -256,3 +272,25 @@ def test_the_409_is_documented_with_the_force_parameter_and_the_header(client: C
         assert "409" in operation["responses"]
         assert "X-Dangling-References" in operation["responses"]["204"]["headers"]
         assert any(parameter["name"] == "force" for parameter in operation["parameters"])
+
+
+def test_a_cron_job_whose_workflow_step_names_a_gone_agent_stops_after_one_run(
+    client: Client, clock: ManualClock
+) -> None:
+    agent = create_agent(client, "stepper")["id"]
+    workflow = _workflow(client, "flow", agent_id=agent)
+    body = {"name": "every-minute", "trigger": {"type": "cron", "cron": "* * * * *"}, "prompt": "go",
+            "target": {"workflow_id": workflow}, "worker_queue_id": setup_queue(client, "cron")[1]}  # fmt: skip
+    job = _post(client, "/api/v1/jobs", body)
+    forced = client.delete(f"/api/v1/agents/{agent}", params={"force": "true"})
+    assert forced.headers["x-dangling-references"] == f"workflow/{workflow}"
+    clock.advance(60)
+    wait_until(lambda: client.get(f"/api/v1/jobs/{job}").json()["enabled"] is False)
+    [run] = client.get(f"/api/v1/jobs/{job}/runs").json()["items"]
+    assert client.get(f"/api/v1/workflow-runs/{run['workflow_run_id']}").json()["status"] == "failed"
+    assert f"agent '{agent}' no longer exists" in run["skipped_reason"]
+    assert "the job is disabled" in run["skipped_reason"]
+    witness = _witness(client)
+    clock.advance(180)
+    wait_until(lambda: _fired(client, witness) == 1)
+    assert _fired(client, job) == 1

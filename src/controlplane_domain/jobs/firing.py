@@ -36,6 +36,8 @@ from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.usecases import require_cipher
 from controlplane_domain.webhooks.listeners import DUE
+from controlplane_domain.workflows.entity import GONE, WorkflowRun
+from controlplane_domain.workflows.entity import RunStatus as WorkflowRunStatus
 from controlplane_domain.workflows.runs import StartRun, begin_run
 
 MISFIRE_GRACE = timedelta(seconds=60)
@@ -138,6 +140,15 @@ async def _disable(ports: Ports, uow: UnitOfWork, job: Job, fired: Fired) -> Fir
     return replace(fired, run=replace(fired.run, skipped_reason=reason))
 
 
+def _failed_at_once(workflow_run: WorkflowRun) -> str | None:
+    """Why a workflow run a firing started failed at once because a first step's queue, agent or team is gone
+    (None otherwise): the job's run says so, and the job is disabled as for its own target gone."""
+    if workflow_run.status is not WorkflowRunStatus.FAILED:
+        return None
+    errors = [f"step '{step.id}': {step.error}" for step in workflow_run.steps if (step.error or "").endswith(GONE)]
+    return f"the workflow run failed at once: {'; '.join(errors)}" if errors else None
+
+
 def _gone(exc: DomainError) -> bool:
     """Whether a firing's failure is its target or its queue missing (rather than a policy, a prompt or an input)."""
     return isinstance(exc, NotFound) or (isinstance(exc, ValidationFailed) and exc.field == "worker_queue_id")
@@ -165,8 +176,8 @@ async def _fire(
         except (NotFound, ValidationFailed, PolicyDenied) as exc:  # raised before anything is written
             result = Fired(run(RunStatus.FAILED, reason=exc.message), gone=_gone(exc))
         else:
-            fired = run(RunStatus.FIRED, workflow_run_id=advance.run.id)
-            result = Fired(fired, topics=frozenset(advance.topics))
+            fired = run(RunStatus.FIRED, workflow_run_id=advance.run.id, reason=_failed_at_once(advance.run))
+            result = Fired(fired, topics=frozenset(advance.topics), gone=fired.skipped_reason is not None)
     else:
         kind = TargetType.AGENT if job.target.kind is TargetKind.AGENT else TargetType.TEAM
         try:  # (a prompt that renders past its limit is a failed run, its reason naming the limit)

@@ -17,6 +17,7 @@ from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.rendering import RenderedTooLong
 from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workflows.entity import (
+    GONE,
     NewRunEvent,
     RunStatus,
     StepRun,
@@ -167,7 +168,7 @@ async def start_step(
     elif definition.team_id is not None and await uow.teams.get(organization_id, definition.team_id) is None:
         missing = f"team '{definition.team_id}'"
     outputs = {each.id: each.output for each in run.steps}
-    error = None if missing is None else f"{missing} no longer exists"
+    error = None if missing is None else f"{missing} {GONE}"
     prompt = ""
     if error is None:
         try:
