@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
-from typing import Protocol, Self
+from typing import TYPE_CHECKING, Protocol, Self
 
 from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.analytics.ports import AnalyticsRepository
@@ -34,7 +34,6 @@ from controlplane_domain.policies.ports import DecisionRepository, PolicyReposit
 from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.principal import Principal
 from controlplane_domain.projects.ports import ProjectRepository
-from controlplane_domain.references import Referrers
 from controlplane_domain.secrets.ports import SecretCipher, SecretRepository
 from controlplane_domain.skills.ports import SchemaValidator, SkillRepository
 from controlplane_domain.storage.ports import Storage, StoredFileRepository
@@ -46,6 +45,9 @@ from controlplane_domain.webhooks.ports import WebhookRepository, WebhookSender
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_domain.workers.ports import WorkerRepository
 from controlplane_domain.workflows.ports import WorkflowRepository, WorkflowRunRepository
+
+if TYPE_CHECKING:  # (references.py records forced deletes through the audit log, which needs this module)
+    from controlplane_domain.references import Referrers
 
 
 class Subscription(Protocol):

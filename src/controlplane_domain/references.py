@@ -15,6 +15,7 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from controlplane_domain.audit.usecases import record
 from controlplane_domain.errors import Conflict
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ class Kind(enum.StrEnum):
     PROJECT = "project"
     MODEL = "model"
 
+
+AUDITED_AS = {Kind.MODEL: "llm_model"}
+"""A kind whose audit log resource type is not its own name."""
 
 REFERRERS: dict[Kind, tuple[str, ...]] = {
     Kind.AGENT: ("job", "workflow"),  # a job's target, a workflow step's agent_id
@@ -110,9 +114,21 @@ class InUse(Conflict):
 
 async def check_unreferenced(uow: UnitOfWork, organization_id: str, target: Target, *, force: bool) -> Dangling:
     """Before deleting `target` (locked by the caller): InUse when others name it, unless `force`; what it leaves
-    dangling (for a forced delete)."""
+    dangling (for a forced delete). A forced delete past referrers is recorded in the audit log, with them
+    (`<resource_type>.delete_forced`, beside the area's own `.delete`)."""
     found = await uow.referrers.naming(organization_id, target, REFERRERS_SHOWN + 1)
     shown, more = found[:REFERRERS_SHOWN], len(found) > REFERRERS_SHOWN
     if shown and not force:
         raise InUse(target, shown, more=more)
+    if shown:
+        resource_type = AUDITED_AS.get(target.kind, target.kind.value)
+        referrers = [{"type": referrer.type, "id": referrer.id} for referrer in shown]
+        await record(
+            uow,
+            organization_id=organization_id,
+            action=f"{resource_type}.delete_forced",
+            resource_type=resource_type,
+            resource_id=target.id,
+            details={"referrers": referrers, "more": more},
+        )
     return Dangling(tuple(shown), more)

@@ -294,3 +294,15 @@ def test_a_cron_job_whose_workflow_step_names_a_gone_agent_stops_after_one_run(
     clock.advance(180)
     wait_until(lambda: _fired(client, witness) == 1)
     assert _fired(client, job) == 1
+
+
+def test_a_forced_delete_is_in_the_audit_log_with_what_it_passed_over(client: Client) -> None:
+    case = _model(client)
+    assert client.delete(case.path, params={"force": "true"}).status_code == 204
+    model_id = case.path.rsplit("/", 1)[1]
+    events = client.get("/api/v1/audit-events", params={"resource_id": model_id}).json()["items"]
+    by_action = {event["action"]: event for event in events}
+    assert {"llm_model.create", "llm_model.delete", "llm_model.delete_forced"} <= set(by_action)
+    forced = by_action["llm_model.delete_forced"]
+    assert (forced["resource_type"], forced["outcome"]) == ("llm_model", "succeeded")
+    assert forced["details"] == {"referrers": _listed(case.referrers), "more": False}
