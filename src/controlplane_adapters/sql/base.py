@@ -46,6 +46,11 @@ class SqlConnection(Protocol):
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any: ...
 
+    async def execute_within(self, statement: Any, milliseconds: int) -> list[Any]:
+        """The statement's rows, read within `milliseconds` (errors.OverBudget past them): a statement whose work a
+        tenant's data drives past what its request's bound allows (a dense graph's walk)."""
+        ...
+
 
 class SqlRepository(Generic[T]):
     """Add, get, update, delete and page one organization-owned table keyed by `id`.
