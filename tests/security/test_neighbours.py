@@ -6,25 +6,36 @@ answers 200 within a generous bound (the shape of the check, not a benchmark: th
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import sqlalchemy as sa
 from litestar import Litestar
 from litestar.testing import TestClient
 
+from controlplane_adapters.agents.sql import agent_to_row
+from controlplane_adapters.agents.sql import agents as agents_table
 from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.settings.model import ConfigError
 from controlplane_adapters.settings.values import parse_networks
+from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
+from controlplane_adapters.storage.sql import stored_file_to_row, stored_files
+from controlplane_domain.agents.entity import Agent, AgentStatus
 from controlplane_domain.jobs.entity import render_prompt
+from controlplane_domain.paging import MAX_COUNTED
+from controlplane_domain.ports import Ports
 from controlplane_domain.rendering import RenderedTooLong
 from controlplane_domain.secrets.references import MAX_REFERENCES
+from controlplane_domain.storage.entity import StoredFile
 from controlplane_domain.templates.entity import TemplateKind, TemplateParameter
 from controlplane_domain.templates.placeholders import MAX_PLACEHOLDERS
 from controlplane_domain.templates.rules import check_shape
@@ -32,16 +43,19 @@ from controlplane_domain.workflows.graph import render
 from controlplane_http.bootstrap import build_app
 from controlplane_http.clients import client_address, networks
 from controlplane_http.templates import payloads
-from tests.conftest import app_settings
+from tests.conftest import app_settings, database_url
 from tests.databases import sqlite_database
 from tests.http.test_agents import assert_validation, create_agent
 from tests.http.test_executions import setup_queue
 from tests.http.test_jobs import create_job
-from tests.support import SERVICE_KEY, bearer, make_jwt
+from tests.security.loop_lag import LoopLag
+from tests.support import DEFAULT_ORG, SERVICE_KEY, bearer, make_jwt
 
 NEIGHBOUR = bearer(make_jwt("org-neighbour", sub="bystander"))
 GENEROUS = 30.0  # seconds: the other organization's plain read, on a busy 2-core machine
 LIMIT = 1024 * 1024  # the test apps' request body limit (tests/conftest.py app_settings)
+FILES, AGENTS = "/api/v1/storage/files", "/api/v1/agents"
+BUSY = 0.1  # seconds of the loop thread's CPU time within one 10 ms sleep (tests/security/loop_lag.py)
 
 
 def concurrently(hostile: Callable[[], httpx.Response], other: Callable[[], httpx.Response]) -> httpx.Response:
@@ -368,3 +382,107 @@ def test_client_address_and_the_setting() -> None:
     assert parse_networks("x", ["192.168.1.1"]) == ("192.168.1.1/32",)
     with pytest.raises(ConfigError, match="x: 'nope'"):
         parse_networks("x", "nope")
+
+
+# Lists' totals and the storage prefix ---------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def store_app(request: pytest.FixtureRequest, tmp_path: Path) -> Litestar:
+    return build_app(app_settings(database_url(request.param, tmp_path, request)), clock=ManualClock())
+
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def stored(path: str, n: int) -> StoredFile:
+    at = T0 + timedelta(microseconds=n)
+    return StoredFile(id=f"file-{n:07d}", organization_id=DEFAULT_ORG, path=path, size=1, content_type="text/plain",
+                      sha256="0" * 64, blob_key=f"blob-{n}", created_at=at, updated_at=at)  # fmt: skip
+
+
+def agent_row(n: int) -> Agent:
+    at = T0 + timedelta(microseconds=n)
+    return Agent(id=f"agent-{n:07d}", organization_id=DEFAULT_ORG, name=f"a{n:07d}", description=None,
+                 status=AgentStatus.ACTIVE, runtime="default", model_id=None, system_prompt=None, team_id=None,
+                 created_at=at, updated_at=at)  # fmt: skip
+
+
+async def seed(ports: Ports, files: list[StoredFile], agents: list[Agent]) -> None:
+    """The rows straight into the store (ten thousand requests would take minutes), in one transaction."""
+    async with ports.uow() as uow:
+        if isinstance(uow, SqlUnitOfWork):
+            connection = uow._open()
+            for start in range(0, max(len(files), len(agents)), 10_000):  # (each within the statement timeout)
+                if chunk := files[start : start + 10_000]:
+                    await connection.execute(sa.insert(stored_files), [stored_file_to_row(each) for each in chunk])
+                if chunk2 := agents[start : start + 10_000]:
+                    await connection.execute(sa.insert(agents_table), [agent_to_row(each) for each in chunk2])
+        else:  # (the memory store's rows as its repositories keep them, without a uniqueness check a row)
+            uow.stored_files.rows.update((each.id, each) for each in files)  # type: ignore[attr-defined]
+            uow.agents.rows.update((agent.id, agent) for agent in agents)  # type: ignore[attr-defined]
+        await uow.commit()
+
+
+async def test_a_list_total_is_counted_to_offset_plus_max_counted(store_app: Litestar) -> None:
+    """Counting a list to its end takes a time that grows with the organization's rows (on SQLite, on the event
+    loop): `total` counts the rows past `offset` up to MAX_COUNTED, a floor past that, on every store alike; a
+    client pages on while `offset` is below `total`, as before. The storage listing's `prefix` reads the paths
+    that start so (on SQLite a range of the path's index), never the organization's other files."""
+    big = [stored(f"big/{n:05d}", n) for n in range(MAX_COUNTED + 5)]
+    small = [stored(path, MAX_COUNTED + 10 + n) for n, path in enumerate(["small/a", "small/b/c", "small/é"])]
+    near = [stored(path, MAX_COUNTED + 20 + n) for n, path in enumerate(["small", "small0", "smalm", "Small/x"])]
+    transport = httpx.ASGITransport(app=store_app)  # type: ignore[arg-type]
+    async with store_app.lifespan(), httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        await seed(store_app.state["ports"], [*big, *small, *near], [agent_row(n) for n in range(MAX_COUNTED + 1)])
+        client.headers.update(bearer(SERVICE_KEY))
+
+        async def total(path: str, **params: Any) -> tuple[int, list[Any]]:
+            answer = await client.get(path, params=params)
+            assert answer.status_code == 200, answer.text
+            return answer.json()["total"], answer.json()["items"]
+
+        everything = MAX_COUNTED + 5 + len(small) + len(near)
+        assert (await total(FILES))[0] == MAX_COUNTED
+        assert (await total(FILES, offset=100))[0] == everything
+        assert (await total(FILES, prefix="big/"))[0] == MAX_COUNTED
+        counted, items = await total(FILES, prefix="big/", offset=MAX_COUNTED - 10, limit=20)
+        assert (counted, len(items), items[-1]["path"]) == (MAX_COUNTED + 5, 15, f"big/{MAX_COUNTED + 4:05d}")
+        counted, items = await total(FILES, prefix="small/")
+        assert (counted, [item["path"] for item in items]) == (3, ["small/a", "small/b/c", "small/é"])
+        assert (await total(FILES, prefix="zzz/"))[0] == 0
+        assert (await total(AGENTS))[0] == MAX_COUNTED  # the hot list (a page rendered by the database) alike
+        assert (await total(AGENTS, limit=1, offset=MAX_COUNTED))[0] == MAX_COUNTED + 1
+        assert await total(AGENTS, offset=MAX_COUNTED + 5) == (MAX_COUNTED + 1, [])  # past the end: still counted
+        assert (await client.get(AGENTS, headers=NEIGHBOUR)).json()["total"] == 0
+
+
+MANY = 200_000  # rows of the hostile organization's lists: counting them all took 20 to 60 ms of SQLite each
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def sql_app(request: pytest.FixtureRequest, tmp_path: Path) -> Litestar:
+    return build_app(app_settings(database_url(request.param, tmp_path, request)), clock=ManualClock())
+
+
+async def test_lists_of_a_large_organization_hold_no_one_up(sql_app: Litestar) -> None:
+    """An organization of MANY files and MANY agents lists them, pages through deep offsets' totals and filters
+    its files by prefixes (one no path starts with) concurrently with another organization's reads, on the
+    in-process app in this test's own loop: each answer's total is counted to MAX_COUNTED past its offset and
+    each prefix reads its own paths only, so that the CPU time the loop's thread spends within any one 10 ms
+    sleep of the monitor (tests/security/loop_lag.py) stays under 100 ms (SQLite runs its statements in the
+    loop's thread: counted to the end, these requests held it for hundreds of ms in one turn)."""
+    files = [stored(f"big/{n:06d}", n) for n in range(MANY)]
+    transport = httpx.ASGITransport(app=sql_app)  # type: ignore[arg-type]
+    async with sql_app.lifespan(), httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        await seed(sql_app.state["ports"], files, [agent_row(n) for n in range(MANY)])
+        client.headers.update(bearer(SERVICE_KEY))
+        assert (await client.get(AGENTS, headers=NEIGHBOUR)).status_code == 200  # warm-up
+        hostile = [client.get(AGENTS, params={"limit": limit}) for limit in (10, 11, 12)]
+        hostile += [client.get(FILES, params={"prefix": prefix}) for prefix in ("big/", "bia", "zzz/")]
+        neighbours = [client.get(path, headers=NEIGHBOUR) for path in (AGENTS, FILES) * 3]
+        async with LoopLag() as lag:
+            answers = await asyncio.gather(*hostile, *neighbours)
+    assert [answer.status_code for answer in answers] == [200] * len(answers)
+    assert lag.max_busy < BUSY, f"the loop's thread was busy {lag.max_busy * 1000:.0f} ms in one 10 ms sleep"
+    assert [answer.json()["total"] for answer in answers[: len(hostile)]] == [MAX_COUNTED] * 4 + [0, 0]
