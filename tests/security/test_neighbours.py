@@ -58,24 +58,36 @@ FILES, AGENTS = "/api/v1/storage/files", "/api/v1/agents"
 BUSY = 0.1  # seconds of the loop thread's CPU time within one 10 ms sleep (tests/security/loop_lag.py)
 
 
-def concurrently(hostile: Callable[[], httpx.Response], other: Callable[[], httpx.Response]) -> httpx.Response:
+def concurrently(
+    client: TestClient[Any], hostile: Callable[[], httpx.Response], other: Callable[[], httpx.Response]
+) -> httpx.Response:
     """Send `hostile` on a thread, then `other` once the hostile request is on its way: `other` answers 200
-    within GENEROUS seconds; the hostile request's answer is returned."""
+    within GENEROUS seconds, and the app's event loop (the test client's, in its own thread) was never held: the
+    CPU time its thread spent within any one 10 ms sleep of a monitor in that loop (tests/security/loop_lag.py)
+    stays under BUSY, from before the hostile request to after both answers. The hostile request's answer is
+    returned."""
     started = threading.Event()
+    lag = LoopLag()
 
     def run() -> httpx.Response:
         started.set()
         return hostile()
 
-    with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(run)
-        assert started.wait(GENEROUS)
-        began = time.monotonic()
-        answer = other()
-        took = time.monotonic() - began
-        assert answer.status_code == 200, answer.text
-        assert took < GENEROUS, took
-        return pending.result(timeout=300)
+    client.blocking_portal.call(lag.__aenter__)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(run)
+            assert started.wait(GENEROUS)
+            began = time.monotonic()
+            answer = other()
+            took = time.monotonic() - began
+            hostile_answer = pending.result(timeout=300)
+    finally:
+        client.blocking_portal.call(lag.__aexit__, None, None, None)
+    assert answer.status_code == 200, answer.text
+    assert took < GENEROUS, took
+    assert lag.max_busy < BUSY, f"the loop's thread was busy {lag.max_busy * 1000:.0f} ms in one 10 ms sleep"
+    return hostile_answer
 
 
 def neighbour_reads(client: TestClient[Any]) -> Callable[[], httpx.Response]:
@@ -95,6 +107,7 @@ def too_large(response: httpx.Response, bound: str = "max_body_bytes") -> None:
 def test_a_template_of_too_many_placeholders_is_422_naming_the_bound(client: TestClient[Any]) -> None:
     body = {"name": "x", "capabilities": ["{{p}}"] * 2000}
     answer = concurrently(
+        client,
         lambda: client.post(
             "/api/v1/templates", json={"name": "t", "kind": "agent", "body": body, "parameters": [{"name": "p"}]}
         ),
@@ -136,7 +149,9 @@ def test_an_instantiation_past_the_body_limit_is_413_and_builds_nothing(client: 
     )
     assert template.status_code == 201, template.text
     path = f"/api/v1/templates/{template.json()['id']}/instantiate"
-    answer = concurrently(lambda: client.post(path, json={"parameters": {"d": "x" * 100_000}}), neighbour_reads(client))
+    answer = concurrently(
+        client, lambda: client.post(path, json={"parameters": {"d": "x" * 100_000}}), neighbour_reads(client)
+    )
     too_large(answer)
     assert client.get("/api/v1/agents").json()["total"] == 0
     # just within the limit it is a create as any other
@@ -175,7 +190,9 @@ def test_a_template_whose_defaults_expand_past_the_limit_is_413_at_save(client: 
 def test_a_job_prompt_rendered_past_its_limit_fails_the_run_naming_the_limit(client: TestClient[Any]) -> None:
     job = create_job(client, prompt="{{payload}}" * 5000)
     path = f"/api/v1/jobs/{job['id']}/trigger"
-    answer = concurrently(lambda: client.post(path, json={"payload": {"blob": "z" * 500_000}}), neighbour_reads(client))
+    answer = concurrently(
+        client, lambda: client.post(path, json={"payload": {"blob": "z" * 500_000}}), neighbour_reads(client)
+    )
     assert answer.status_code == 201, answer.text
     run = answer.json()
     assert (run["status"], run["execution_id"]) == ("failed", None)
@@ -190,6 +207,7 @@ def test_a_workflow_step_rendered_past_its_limit_fails_naming_the_limit(client: 
     assert workflow.status_code == 201, workflow.text
     path = f"/api/v1/workflows/{workflow.json()['id']}/runs"
     started = concurrently(
+        client,
         lambda: client.post(path, json={"worker_queue_id": queue_id, "input": {"x": "y" * 100_000}}),
         neighbour_reads(client),
     )
@@ -206,6 +224,7 @@ def test_an_environment_of_too_many_secret_references_is_422_naming_the_bound(cl
     assert made.status_code == 201, made.text
     environment = {"env_vars": {"K": "{{secret:BIG}}" * (MAX_REFERENCES + 1)}}
     answer = concurrently(
+        client,
         lambda: client.post("/api/v1/agents", json={"name": "a", "execution_environment": environment}),
         neighbour_reads(client),
     )
@@ -255,7 +274,7 @@ def test_rendering_stops_at_the_limit() -> None:
 )
 def test_bounded_reads_are_422_naming_the_bound(client: TestClient[Any], path: str, loc: str | None) -> None:
     node = client.post("/api/v1/context-graph/nodes", json={"labels": ["Doc"]}).json()["id"]
-    answer = concurrently(lambda: client.get(path.format(node=node)), neighbour_reads(client))
+    answer = concurrently(client, lambda: client.get(path.format(node=node)), neighbour_reads(client))
     if loc is None:  # within its bounds (400 days of hours): answered, and the neighbour was not held up
         assert answer.status_code == 200, answer.text
         return
