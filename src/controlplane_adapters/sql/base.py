@@ -55,9 +55,10 @@ class SqlConnection(Protocol):
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any: ...
 
-    async def execute_within(self, statement: Any, milliseconds: int) -> list[Any]:
-        """The statement's rows, read within `milliseconds` (errors.OverBudget past them): a statement whose work a
-        tenant's data drives past what its request's bound allows (a dense graph's walk)."""
+    async def execute_within(self, statement: Any, milliseconds: int | None) -> list[Any]:
+        """The statement's rows, read within `milliseconds` (errors.OverBudget past them; None: the statement
+        timeout alone), off the event loop on SQLite: a read whose work a tenant's data drives (a dense graph's
+        walk, analytics over many executions)."""
         ...
 
 

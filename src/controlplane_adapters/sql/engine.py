@@ -69,14 +69,15 @@ class DeadlineConnection(sqlite3.Connection):
         self.statement_seconds = seconds
         self.set_progress_handler(self._past_deadline, PROGRESS_STEPS)
 
-    def within(self, seconds: float, run: Callable[[], R]) -> R:
+    def within(self, seconds: float | None, run: Callable[[], R]) -> R:
         """`run()` (a statement and the reading of its rows) stopped once it has spent `seconds` of this thread's
-        CPU time (OverBudget), or past the statement timeout (as any statement). A progress handler of its own,
-        for `run` only: the connection's own (or none) is back after it, so that no other statement pays for it.
+        CPU time (OverBudget; None: no budget), or past the statement timeout (as any statement). A progress
+        handler of its own, for `run` only: the connection's own (or none) is back after it, so that no other
+        statement pays for it.
 
         CPU time of the thread rather than wall time: the budget is what the statement holds the event loop, and
         a process waiting for a core on a busy machine holds nothing."""
-        ends = time.thread_time() + seconds
+        ends = time.thread_time() + (float("inf") if seconds is None else seconds)
         limit = self.statement_seconds
         deadline = None if limit is None else time.monotonic() + limit
         over = False
@@ -93,7 +94,7 @@ class DeadlineConnection(sqlite3.Connection):
             return run()
         except Exception as exc:
             if over:
-                raise OverBudget(f"stopped past its budget of {seconds * 1000:.0f} ms") from exc
+                raise OverBudget(f"stopped past its budget of {(seconds or 0) * 1000:.0f} ms") from exc
             raise
         finally:
             self.set_progress_handler(None if limit is None else self._past_deadline, PROGRESS_STEPS)
