@@ -99,9 +99,9 @@ class LoopConnection:
         """The statement's rows, read within `milliseconds` of CPU time (OverBudget past them:
         `DeadlineConnection.within`; None: the statement timeout alone), off the event loop: on a connection of
         its own in a worker thread (sqlite3 gives the interpreter lock back while SQLite steps), at most
-        OFF_LOOP_READS of an engine at once, the
-        others waiting their turn without a connection. A budget in the loop's thread would not bound the loop:
-        several such statements ready in one turn of the loop run one after the other before any timer.
+        OFF_LOOP_READS of an engine at once, the others waiting their turn without a connection. A budget in the
+        loop's thread would not bound the loop: several such statements ready in one turn of the loop run one
+        after the other before any timer.
 
         A reader lets its own connection go first (its statements are each their own snapshot, as this one is),
         so that no SQLite connection is held across the wait. A writer, or a database in memory (one a
@@ -149,7 +149,7 @@ class LoopConnection:
 
 
 OFF_LOOP_READS = 2
-"""Budgeted statements (`execute_within`) of one SQLite engine running in worker threads at once."""
+"""Statements of `execute_within` (walks, analytics) of one SQLite engine running in worker threads at once."""
 _OFF_LOOP_TURNS: weakref.WeakKeyDictionary[sa.Engine, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
 

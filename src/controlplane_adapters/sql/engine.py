@@ -75,8 +75,8 @@ class DeadlineConnection(sqlite3.Connection):
         handler of its own, for `run` only: the connection's own (or none) is back after it, so that no other
         statement pays for it.
 
-        CPU time of the thread rather than wall time: the budget is what the statement holds the event loop, and
-        a process waiting for a core on a busy machine holds nothing."""
+        CPU time of the thread rather than wall time: the budget is the work the statement does, which a process
+        waiting for a core on a busy machine does not."""
         ends = time.thread_time() + (float("inf") if seconds is None else seconds)
         limit = self.statement_seconds
         deadline = None if limit is None else time.monotonic() + limit
