@@ -3,7 +3,9 @@ from an async engine (`AsyncEngineConnection`: Postgres, where hot statements ru
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -11,7 +13,8 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from controlplane_adapters.sql.coalesced import KeysRead
-from controlplane_adapters.sql.engine import DeadlineConnection
+from controlplane_adapters.sql.engine import READ_ONLY, DeadlineConnection
+from controlplane_adapters.sql.errors import OverBudget, canceled
 from controlplane_adapters.sql.hot import ATOMIC, READ, HotResult, Plan, plan_for
 from controlplane_adapters.sql.pools import (
     LOOP_COALESCERS,
@@ -92,6 +95,30 @@ class LoopConnection:
         except error as exc:
             raise self._error(plan.sql, values, exc) from exc
 
+    async def execute_within(self, statement: Any, milliseconds: int | None) -> list[Any]:
+        """The statement's rows, read within `milliseconds` of CPU time (OverBudget past them:
+        `DeadlineConnection.within`; None: the statement timeout alone), off the event loop: on a connection of
+        its own in a worker thread (sqlite3 gives the interpreter lock back while SQLite steps), at most
+        OFF_LOOP_READS of an engine at once, the others waiting their turn without a connection. A budget in the
+        loop's thread would not bound the loop: several such statements ready in one turn of the loop run one
+        after the other before any timer.
+
+        A reader lets its own connection go first (its statements are each their own snapshot, as this one is),
+        so that no SQLite connection is held across the wait. A writer, or a database in memory (one a
+        connection), reads in the loop's thread, within the budget."""
+        seconds = None if milliseconds is None else milliseconds / 1000
+        if self._read_only and self._engine.url.database not in (None, "", ":memory:"):
+            connection, self._connection = self._connection, None
+            if connection is not None:
+                release(connection, self._read_only)
+            async with _off_loop_turn(self._engine):
+                return await asyncio.to_thread(_read_off_loop, self._engine, statement, seconds)
+        connection = self._connection or self._open()
+        driver = self._driver
+        if not isinstance(driver, DeadlineConnection):  # (an engine not made by create_sqlite_engine: no budget)
+            return list(connection.execute(statement))
+        return driver.within(seconds, lambda: list(connection.execute(statement)))
+
     def _error(self, sql: str, values: Any, error: Exception) -> sa.exc.StatementError:
         """The DBAPIError SQLAlchemy would raise for an error of the sqlite3 connection."""
         return sa.exc.DBAPIError.instance(sql, values, error, self.dialect.loaded_dbapi.Error)
@@ -119,6 +146,29 @@ class LoopConnection:
         connection, self._connection = self._connection, None
         if connection is not None:
             release(connection, self._read_only)
+
+
+OFF_LOOP_READS = 2
+"""Statements of `execute_within` (walks, analytics) of one SQLite engine running in worker threads at once."""
+_OFF_LOOP_TURNS: weakref.WeakKeyDictionary[sa.Engine, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+def _off_loop_turn(engine: sa.Engine) -> asyncio.Semaphore:
+    turns = _OFF_LOOP_TURNS.get(engine)
+    if turns is None:
+        turns = _OFF_LOOP_TURNS[engine] = asyncio.Semaphore(OFF_LOOP_READS)
+    return turns
+
+
+def _read_off_loop(engine: sa.Engine, statement: Any, seconds: float | None) -> list[Any]:
+    """In a worker thread: the statement's rows on a reader's connection of the engine's pool, within `seconds`
+    of this thread's CPU time."""
+    with engine.connect() as connection:
+        connection.execution_options(**{READ_ONLY: True})  # (a reader: no BEGIN IMMEDIATE)
+        driver: Any = connection.connection.dbapi_connection
+        if not isinstance(driver, DeadlineConnection):
+            return list(connection.execute(statement))
+        return driver.within(seconds, lambda: list(connection.execute(statement)))
 
 
 class AsyncEngineConnection:
@@ -223,6 +273,26 @@ class AsyncEngineConnection:
         if isinstance(parameters, list):  # executemany (rows are not returned)
             return await self._run_many(plan, [plan.values(each) for each in parameters])
         return await self._run(plan, plan.values(parameters or {}))
+
+    async def execute_within(self, statement: Any, milliseconds: int | None) -> list[Any]:
+        """The statement's rows, read within `milliseconds` (OverBudget past them): the transaction's
+        `statement_timeout` for this statement only (SET LOCAL, then back to the connection's own). Three round
+        trips rather than one: only for the statements of a tenant's bounded walk, never a hot route's. None: a
+        plain read (Postgres runs it off the loop, within the statement timeout)."""
+        if milliseconds is None:
+            return list(await self.execute(statement))
+        if self._outbox:
+            await self._run_outbox()
+        connection = self._connection or await self._open()
+        await connection.execute(sa.text(f"SET LOCAL statement_timeout = {int(milliseconds)}"))
+        try:
+            rows = list(await connection.execute(statement))
+        except sa.exc.DBAPIError as exc:
+            if canceled(exc):
+                raise OverBudget(f"stopped past its budget of {milliseconds} ms") from exc
+            raise
+        await connection.execute(sa.text("SET LOCAL statement_timeout = DEFAULT"))
+        return rows
 
     async def _first_write(self, connection: AsyncConnection, plan: Plan, parameters: Any) -> HotResult:
         """The unit of work's first write, on the DBAPI connection SQLAlchemy holds (PEP 249): its driver adapter

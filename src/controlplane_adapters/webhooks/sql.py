@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime
 from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.statements import counted
 from controlplane_adapters.webhooks.table import (
     delivery_to_domain,
     delivery_to_row,
@@ -159,7 +160,7 @@ class SqlWebhookRepository(SqlRepository[Webhook]):
         self, organization_id: str, webhook_id: str, page: PageRequest
     ) -> tuple[list[Delivery], int]:
         where = (d.c.organization_id == organization_id, d.c.webhook_id == webhook_id)
-        total = (await self.connection.execute(sa.select(sa.func.count()).select_from(d).where(*where))).scalar_one()
+        total = (await self.connection.execute(counted(d, *where, offset=page.offset))).scalar_one()
         rows = await self.connection.execute(
             sa.select(d)
             .where(*where)
