@@ -10,6 +10,7 @@ from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.environments.memory import MemoryQueueRepository
 from controlplane_adapters.memory.base import sorted_page
 from controlplane_adapters.skills.memory import Attachments
+from controlplane_adapters.webhooks.memory import MemoryWebhookRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.errors import Conflict
@@ -18,6 +19,7 @@ from controlplane_domain.executions.lease_steps import lease_in_steps
 from controlplane_domain.executions.ports import ExecutionFilter, Leased, LeaseExtras
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.skills.entity import SkillOwner
+from controlplane_domain.webhooks.entity import Event
 
 QUEUED = ExecutionStatus.QUEUED
 HELD = frozenset({ExecutionStatus.RUNNING, ExecutionStatus.WAITING_FOR_INPUT})
@@ -31,12 +33,14 @@ class MemoryExecutionRepository:
         related: tuple[MemoryQueueRepository, MemoryWorkerRepository, MemoryAgentRepository],
         contexts: dict[str, ResolvedContext],
         skill_attachments: Attachments | None = None,
+        webhooks: MemoryWebhookRepository | None = None,
     ) -> None:
         self.rows = rows
         self.events = events
         self.related = related  # what a lease candidate is read with
         self.contexts = contexts  # execution id -> the context resolved when it was created (when not empty)
         self.skill_attachments = {} if skill_attachments is None else skill_attachments  # (a lease's extras)
+        self.webhooks = webhooks  # where a change's webhook events (`record`'s outbox) are written
 
     async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
         queues, workers, agents = self.related
@@ -137,6 +141,7 @@ class MemoryExecutionRepository:
         events: Sequence[ExecutionEvent],
         *,
         context: ResolvedContext | None = None,
+        outbox: Sequence[Event] = (),
     ) -> bool:
         if context is not None and before is not None:
             raise ValueError("a context is stored with a new execution only")
@@ -161,6 +166,11 @@ class MemoryExecutionRepository:
                 if getattr(before, f.name) != getattr(after, f.name)
             }
             self.rows[after.id] = replace(stored, **changed)
+        if outbox:
+            if self.webhooks is None:
+                raise ValueError("a change with webhook events needs the webhooks' repository")
+            for event in outbox:
+                await self.webhooks.enqueue(event)
         return True
 
     async def _add_events(self, events: Sequence[ExecutionEvent]) -> None:

@@ -171,12 +171,14 @@ class MemoryUnitOfWork:
         self.idempotency = MemoryIdempotencyRepository(work.idempotency)
         self.environments = MemoryEnvironmentRepository(work.environments)
         self.queues = MemoryQueueRepository(work.queues)
+        self.webhooks = MemoryWebhookRepository(work.webhooks, work.webhook_deliveries)
         self.executions = MemoryExecutionRepository(
             work.executions,
             work.events,
             (self.queues, self.workers, self.agents),
             work.execution_contexts,
             work.skill_attachments,
+            self.webhooks,
         )
         self.projects = MemoryProjectRepository(
             work.projects, work.project_members, agents=work.agents, teams=work.teams
@@ -216,7 +218,6 @@ class MemoryUnitOfWork:
         )
         self.context_graph = MemoryContextGraphRepository(work.graph_nodes, work.graph_edges)
         self.operations = MemoryOperationsRepository(work.executions, work.workers, work.jobs)
-        self.webhooks = MemoryWebhookRepository(work.webhooks, work.webhook_deliveries)
         for repository in vars(self).values():  # the generic repositories append their audited writes' events
             if isinstance(repository, MemoryRepository):
                 repository.audit_log = work.audit_events

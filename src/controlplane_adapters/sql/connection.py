@@ -146,30 +146,6 @@ class AsyncEngineConnection:
         self._hot = engine.dialect.driver == "asyncpg"
         self._done = False  # an atomic statement ran on its own: nothing may be written after it
         self._coalescing = self._hot and read_only
-        self._outbox: list[tuple[Any, dict[str, Any]]] = []  # (statement, parameters): see `hold_outbox`
-
-    def hold_outbox(self, statement: Any, parameters: dict[str, Any]) -> bool:
-        """Hold a webhook event's outbox insert (`statement` with `parameters`) when it would be this unit of work's
-        first write: the execution change that follows takes it into its own statement (`take_outbox`), which then
-        stays one atomic statement instead of BEGIN, the insert, the change and COMMIT (four round trips for one;
-        docs/benchmarks.md, "Webhooks"). Anything else run first, or a commit, runs it as it was, in order.
-        False (run it now) when a transaction is open or the unit of work is a reader."""
-        if not self._hot or self._read_only or self._done:
-            return False
-        if self._driver is not None and self._driver.is_in_transaction():
-            return False
-        self._outbox.append((statement, parameters))
-        return True
-
-    def take_outbox(self) -> list[dict[str, Any]]:
-        """The held outbox inserts' parameters, for the statement about to run, which writes them."""
-        taken, self._outbox = self._outbox, []
-        return [parameters for _, parameters in taken]
-
-    async def _run_outbox(self) -> None:
-        held, self._outbox = self._outbox, []
-        for statement, parameters in held:
-            await self.execute(statement, parameters)
 
     @property
     def coalesces(self) -> bool:
@@ -200,8 +176,6 @@ class AsyncEngineConnection:
         return await coalescer_for(self._state.coalescers, kind, key_of).read(key, read)
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
-        if self._outbox:  # (what was held runs first: it was asked for first)
-            await self._run_outbox()
         connection = self._connection or await self._open()
         plan = plan_for(statement, self.dialect, parameters) if self._hot else None
         if plan is None:
@@ -285,20 +259,16 @@ class AsyncEngineConnection:
         return translated
 
     async def commit(self) -> None:
-        if self._outbox:
-            await self._run_outbox()
         connection = self._connection  # else nothing to commit (reads, an atomic write): no greenlet trip
         if connection is not None and connection.in_transaction():
             await connection.commit()
 
     async def rollback(self) -> None:
-        self._outbox.clear()
         connection = self._connection
         if connection is not None and connection.in_transaction():
             await connection.rollback()
 
     async def close(self) -> None:
-        self._outbox.clear()
         connection, self._connection = self._connection, None
         if connection is not None:
             clean = self._driver is None or not self._driver.is_in_transaction()

@@ -18,6 +18,7 @@ from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.ports import ExecutionOwners
 from controlplane_domain.executions.webhook_events import execution_changed
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.webhooks.events import enqueue_all
 from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus
@@ -96,18 +97,17 @@ async def change(
                 return decided
             rows, changed = _numbered(*decided, now)
             advanced: set[str] | None = None
-            # the webhooks' events first (nothing where nobody listens): a write begins the transaction, which
-            # the change then joins (written alone, it would be a transaction of its own, see sql/connection.py)
-            announced = await execution_changed(ports, uow, execution, changed, rows)
+            outbox = await execution_changed(ports, uow, execution, changed, rows)  # (none where nobody listens)
             if changed.is_terminal and not execution.is_terminal and changed.has_owner:
+                await enqueue_all(uow, outbox)
                 recorded, advanced = await owner_ended(ports, uow, execution, changed, rows)
-            else:  # (an execution of no workflow run or task plan: two attributes' look, and the store's one write)
-                recorded = await uow.executions.record(execution, changed, rows)
+            else:  # (an execution of no workflow run or task plan: the change, its events and its webhook events)
+                recorded = await uow.executions.record(execution, changed, rows, outbox=outbox)
             if recorded:
                 await uow.commit()
         if recorded:
             remember(ports, changed)
-            await publish(ports, topic(changed), *(advanced or ()), *((DUE,) if announced else ()))
+            await publish(ports, topic(changed), *(advanced or ()), *((DUE,) if outbox else ()))
             return changed
     raise TransientFailure("the execution changed while it was being changed; please retry")
 

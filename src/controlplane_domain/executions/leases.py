@@ -35,6 +35,7 @@ from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable
 from controlplane_domain.teams.entity import TeamView
+from controlplane_domain.webhooks.events import enqueue_all
 from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus
@@ -271,13 +272,15 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
                 failed="no worker finished it: the lease expired",
             )
             rows, changed = _numbered(changed, events, now)
-            if await execution_changed(ports, uow, execution, changed, rows):
+            outbox = await execution_changed(ports, uow, execution, changed, rows)
+            if outbox:
                 topics.add(DUE)
             if changed.is_terminal and changed.has_owner:  # a workflow step's or a plan's: its run or plan too
+                await enqueue_all(uow, outbox)
                 recorded, advanced = await owner_ended(ports, uow, execution, changed, rows)
                 topics.update(advanced)
             else:
-                recorded = await uow.executions.record(execution, changed, rows)
+                recorded = await uow.executions.record(execution, changed, rows, outbox=outbox)
             if not recorded:  # locked: only a broken store fails
                 raise TransientFailure("an expired lease changed while it was being reaped")
             touched.append(changed)

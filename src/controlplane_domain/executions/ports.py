@@ -12,6 +12,7 @@ from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms, PlanningTask
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.webhooks.entity import Event
 
 if TYPE_CHECKING:
     from controlplane_domain.ports import Ports, UnitOfWork
@@ -107,8 +108,10 @@ class ExecutionRepository(Protocol):
         events: Sequence[ExecutionEvent],
         *,
         context: ResolvedContext | None = None,
+        outbox: Sequence[Event] = (),
     ) -> bool:
-        """Store a change of one execution with the events that tell it, as one atomic write: `after` is added
+        """Store a change of one execution with the events that tell it and the webhook events it announces
+        (`outbox`: each written as `webhooks.enqueue` writes it), as one atomic write: `after` is added
         when `before` is None (with its resolved `context`, when one is given: only then); otherwise it replaces
         `before` only if the stored execution is still at `before.last_seq` (compare-and-set: every change of an
         execution appends events). False, with nothing written, when another writer changed it first.

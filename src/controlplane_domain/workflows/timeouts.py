@@ -121,9 +121,10 @@ async def _check_step(ports: Ports, uow: UnitOfWork, advance: Advance, step_id: 
         return None
     timed = execution.transition(S.TIMED_OUT, now, error=timed_out_error(timeout), lease_expires_at=None)
     rows, timed = numbered_execution(timed, [execution_status(timed), done_event(timed)], now)
-    if await execution_changed(ports, uow, execution, timed, rows):
+    outbox = await execution_changed(ports, uow, execution, timed, rows)
+    if outbox:
         advance.topics.add(DUE)
-    if not await uow.executions.record(execution, timed, rows):  # locked: only a broken store fails
+    if not await uow.executions.record(execution, timed, rows, outbox=outbox):  # locked: only a broken store fails
         raise TransientFailure("a step's execution changed while it was being timed out")
     await step_execution_ended(ports, uow, advance, timed, now)
     return timed
