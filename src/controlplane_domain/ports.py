@@ -6,12 +6,12 @@ there), the clock, ids, credentials, health, the event bus, and `Ports`, which t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Protocol, Self, TypeVar
 
 from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.analytics.ports import AnalyticsRepository
@@ -45,6 +45,8 @@ from controlplane_domain.webhooks.ports import WebhookRepository, WebhookSender
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_domain.workers.ports import WorkerRepository
 from controlplane_domain.workflows.ports import WorkflowRepository, WorkflowRunRepository
+
+T = TypeVar("T")
 
 
 class Subscription(Protocol):
@@ -164,6 +166,12 @@ class UnitOfWork(Protocol):
     ) -> None: ...
 
     async def commit(self) -> None: ...
+
+    async def commit_with(self, write: Callable[[], Awaitable[T]]) -> T:
+        """Run `write`, this unit of work's last write (with whatever it reads first), then commit: what it wrote
+        before and `write` are committed together; `write`'s answer is returned. The store decides how to send it
+        with the commit (when nothing was written before it, as one transaction of its own). What the unit of work
+        does after it reads, or writes in a new transaction, as after `commit()`."""
 
 
 class Clock(Protocol):

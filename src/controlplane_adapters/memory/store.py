@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from types import TracebackType
-from typing import Self
+from typing import Self, TypeVar
 
 from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.analytics.memory import MemoryAnalyticsRepository
@@ -56,6 +57,8 @@ from controlplane_domain.templates.entity import Template
 from controlplane_domain.webhooks.entity import Delivery, Webhook
 from controlplane_domain.workers.entity import Worker
 from controlplane_domain.workflows.entity import RunEvent, Workflow, WorkflowRun
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -233,6 +236,11 @@ class MemoryUnitOfWork:
             raise RuntimeError("commit outside the unit of work")
         self._store.tables = self._work
         self._bind(self._work.copy())
+
+    async def commit_with(self, write: Callable[[], Awaitable[T]]) -> T:
+        answer = await write()
+        await self.commit()
+        return answer
 
 
 class MemoryHealthProbe:

@@ -41,6 +41,7 @@ class LoopConnection:
         self._driver: Any = None
         self._limited = False  # its statements have a time limit (DeadlineConnection)
         self.coalesces = False  # point reads: SQLite answers one in less time than a coalesced one waits
+        self.committing = False  # (as `AsyncEngineConnection.committing`; SQLite's writer always has a transaction)
 
     @property
     def coalesces_pages(self) -> bool:
@@ -129,9 +130,12 @@ class AsyncEngineConnection:
     snapshot, as under READ COMMITTED inside one, without the BEGIN and ROLLBACK round trips). The first write
     begins the transaction as SQLAlchemy would: its Connection's transaction first, then the statement on the
     DBAPI connection SQLAlchemy holds, whose driver adapter sends BEGIN with it; the statements after it run hot
-    inside that transaction, which SQLAlchemy commits or rolls back. A locking read counts as a write. An atomic
-    statement (see `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing
-    more.
+    inside that transaction, which SQLAlchemy commits or rolls back. A locking read counts as a write.
+
+    The unit of work's `commit_with` sets `committing` while its last write runs: an atomic statement (see `hot`: a
+    repository's last statement of a write) that then finds no transaction open is sent as a transaction of its
+    own, with no BEGIN and COMMIT; the commit that follows has nothing left to do. Anything the unit of work
+    writes after it begins a new transaction.
 
     A reader's point reads may share one statement with other requests' (`coalesced_read`): a reader whose reads
     all joined another's statement never takes a connection at all."""
@@ -144,7 +148,7 @@ class AsyncEngineConnection:
         self._connection: AsyncConnection | None = None
         self._driver: Any = None
         self._hot = engine.dialect.driver == "asyncpg"
-        self._done = False  # an atomic statement ran on its own: nothing may be written after it
+        self.committing = False  # `commit_with`'s write is running: an atomic first write may be sent alone
         self._coalescing = self._hot and read_only
 
     @property
@@ -179,8 +183,6 @@ class AsyncEngineConnection:
         connection = self._connection or await self._open()
         plan = plan_for(statement, self.dialect, parameters) if self._hot else None
         if plan is None:
-            if self._done and not isinstance(statement, sa.Select):
-                raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
             return await connection.execute(statement, parameters)
         if self._driver is None:
             sync = connection.sync_connection  # its pooled connection, without a trip through a greenlet
@@ -188,10 +190,8 @@ class AsyncEngineConnection:
             raw = sync.connection if live and sync else await connection.get_raw_connection()
             self._driver = raw.driver_connection
         if not self._read_only and plan.kind != READ and not self._driver.is_in_transaction():
-            if self._done:
-                raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
-            if plan.kind == ATOMIC:
-                self._done = True
+            if plan.kind == ATOMIC and self.committing:
+                self.committing = False  # sent alone: its own transaction, committed once it has run
             else:
                 return await self._first_write(connection, plan, parameters)
         if isinstance(parameters, list):  # executemany (rows are not returned)
@@ -259,7 +259,7 @@ class AsyncEngineConnection:
         return translated
 
     async def commit(self) -> None:
-        connection = self._connection  # else nothing to commit (reads, an atomic write): no greenlet trip
+        connection = self._connection  # else nothing to commit (reads, a write sent alone): no greenlet trip
         if connection is not None and connection.in_transaction():
             await connection.commit()
 

@@ -131,8 +131,7 @@ def _set_member(member: bool) -> sa.Select[Any]:
             wanted.label("wanted"),
         )
         .select_from(one.outerjoin(tm, team_of).outerjoin(bumped, sa.true()))
-        .add_cte(moved),
-        atomic=True,
+        .add_cte(moved)
     )
 
 

@@ -11,10 +11,8 @@ from controlplane_domain.paging import PageRequest
 
 
 class AgentRepository(Protocol):
-    async def add(self, agent: Agent, *, alone: bool = False) -> None:
-        """Store a new agent; Conflict when its name is taken in the organization. `alone`: the unit of work
-        writes nothing else, so the store may make the agent durable at once (Postgres: one statement, its own
-        transaction, like `ExecutionRepository.record`); nothing may be written after it."""
+    async def add(self, agent: Agent) -> None:
+        """Store a new agent; Conflict when its name is taken in the organization."""
 
     async def get(self, organization_id: str, agent_id: str, *, for_update: bool = False) -> Agent | None:
         """With `for_update`, the row stays locked until the unit of work ends (Postgres; the other stores

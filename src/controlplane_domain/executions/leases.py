@@ -86,15 +86,15 @@ async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id
 async def _lease_one(
     ports: Ports, organization_id: str, queue_id: str, worker_id: str
 ) -> tuple[Lease, resolution.LeaseNeeds] | None:
-    """The lease itself: one atomic write of the store (Postgres: one statement), and what the execution needs
-    read in the same unit of work; the worker's move to this queue, when it served another (or none) before, is
-    written after it."""
+    """The lease itself: the unit of work's one write, committed with it; then what the execution needs, read in
+    the same unit of work; the worker's move to this queue, when it served another (or none) before, is written
+    after it."""
     if not is_uuid(queue_id):
         raise NotFound("worker queue", queue_id)
     now = ports.clock.now()
     terms = LeaseTerms(worker_id, now, now + timedelta(seconds=ports.lease_timeout_seconds))
     async with ports.uow() as uow:
-        outcome = await uow.executions.lease_next(organization_id, queue_id, terms)
+        outcome = await uow.commit_with(lambda: uow.executions.lease_next(organization_id, queue_id, terms))
         if outcome.queue is None:
             raise NotFound("worker queue", queue_id)
         running = outcome.execution
@@ -111,7 +111,6 @@ async def _lease_one(
             )
             if running.target_type is TargetType.PLAN:  # a task plan's planning: what to plan, with whom
                 needs = replace(needs, planning=await owners(ports).planning(uow, running))
-        await uow.commit()
     if running is not None:
         remember(ports, running)
     waiting = ports.heartbeats.latest(organization_id, worker_id) if ports.heartbeats is not None else None

@@ -78,10 +78,9 @@ class ExecutionRepository(Protocol):
 
     async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
         """Lease the oldest queued execution of the queue, if the queue exists and is active, as
-        `executions.leased` decides: the change and its event are one atomic write, like `record` (and like it,
-        as the unit of work's first write, may be durable at once and end what the unit of work writes).
-        Executions another lease is taking are skipped (Postgres: `FOR UPDATE SKIP LOCKED`), never leased twice.
-        Reads the worker and the execution's agent with it (one statement on Postgres)."""
+        `executions.leased` decides: the change and its event are one atomic write, like `record`. Executions
+        another lease is taking are skipped, never leased twice. Reads the worker and the execution's agent with
+        it."""
 
     async def lease_extras(self, organization_id: str, execution_id: str, environment_id: str) -> LeaseExtras:
         """In one read, what a leased execution needs besides its agent or team (`executions.resolution`)."""
@@ -114,20 +113,14 @@ class ExecutionRepository(Protocol):
         (`outbox`: each written as `webhooks.enqueue` writes it), as one atomic write: `after` is added
         when `before` is None (with its resolved `context`, when one is given: only then); otherwise it replaces
         `before` only if the stored execution is still at `before.last_seq` (compare-and-set: every change of an
-        execution appends events). False, with nothing written, when another writer changed it first.
-
-        As the first write of its unit of work (no write or locking read before it), a store may make it durable
-        at once, before `commit()` (Postgres runs it as a transaction of its own, without the BEGIN and COMMIT
-        round trips); the unit of work then writes nothing more. Otherwise it joins the unit of work's
-        transaction like any write."""
+        execution appends events). False, with nothing written, when another writer changed it first."""
 
     async def add_if_found(
         self, execution: Execution, events: Sequence[ExecutionEvent], context: ResolvedContext | None = None
     ) -> tuple[bool, bool]:
         """Add an agent's new execution with its events (and its resolved `context`, when one is given), as
-        `record(None, ...)` does, only if its worker queue and
-        its agent exist in its organization; answers (queue found, agent found). One statement on Postgres (an
-        execute's reads and its write); like `record`, it may be durable at once."""
+        `record(None, ...)` does, only if its worker queue and its agent exist in its organization; answers (queue
+        found, agent found)."""
 
     async def events_after(
         self, organization_id: str, execution_id: str, after_seq: int, limit: int

@@ -218,7 +218,12 @@ async def remove_agent_from_team(ports: Ports, organization_id: str, team_id: st
 async def _set_member(ports: Ports, organization_id: str, team_id: str, agent_id: str, *, member: bool) -> TeamView:
     async with ports.uow() as uow:
         now = ports.clock.now()
-        await record(  # first: the membership's statement may end the transaction on its own (atomic)
+        team, agent_found = await uow.teams.set_member(organization_id, team_id, agent_id, member, now)
+        if team is None:
+            raise NotFound("team", team_id)
+        if not agent_found:
+            raise NotFound("agent", agent_id)
+        await record(
             uow,
             organization_id=organization_id,
             action="team.add_agent" if member else "team.remove_agent",
@@ -226,11 +231,6 @@ async def _set_member(ports: Ports, organization_id: str, team_id: str, agent_id
             resource_id=team_id,
             details={"agent_id": agent_id},
         )
-        team, agent_found = await uow.teams.set_member(organization_id, team_id, agent_id, member, now)
-        if team is None:
-            raise NotFound("team", team_id)
-        if not agent_found:
-            raise NotFound("agent", agent_id)
         view = await _view(uow, team)
         await uow.commit()
     return view
