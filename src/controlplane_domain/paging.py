@@ -11,7 +11,7 @@ T = TypeVar("T")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
-MAX_OFFSET = 2**63 - 1  # the largest integer SQLite and Postgres (bigint) take
+MAX_OFFSET = 2**63 - 1  # the largest signed 64-bit integer: what every store's offset takes
 
 
 @dataclass(frozen=True, slots=True)

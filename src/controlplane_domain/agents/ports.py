@@ -15,8 +15,8 @@ class AgentRepository(Protocol):
         """Store a new agent; Conflict when its name is taken in the organization."""
 
     async def get(self, organization_id: str, agent_id: str, *, for_update: bool = False) -> Agent | None:
-        """With `for_update`, the row stays locked until the unit of work ends (Postgres; the other stores
-        serialize writers): a change read this way cannot be lost to, or outlive, a concurrent one. The same
+        """With `for_update`, the row stays locked until the unit of work ends (or the store
+        serializes writers): a change read this way cannot be lost to, or outlive, a concurrent one. The same
         holds for every repository's `get(..., for_update=True)`."""
 
     async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]: ...

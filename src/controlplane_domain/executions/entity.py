@@ -147,7 +147,8 @@ class Execution:
 
     def changed(self, **changes: Any) -> Execution:
         """The execution with some fields changed, as `dataclasses.replace` makes it, in a third of its time (that
-        one goes through `__init__` with every field; a round trip makes five to seven copies of 22 fields)."""
+        one goes through `__init__` with every field; an execute, lease and completion make five to seven copies
+        of 22 fields)."""
         if not changes.keys() <= _EXECUTION_FIELDS:
             raise TypeError(f"not fields of an execution: {sorted(changes.keys() - _EXECUTION_FIELDS)}")
         copy = object.__new__(Execution)
@@ -224,7 +225,7 @@ class LeaseTerms:
 
 def leased(execution: Execution, terms: LeaseTerms) -> tuple[Execution, list[ExecutionEvent]]:
     """A queued execution handed to a worker: running, attempt + 1, held until `terms.expires_at`, told by one
-    `status` event (status, attempt, worker_id). A store that leases in one statement (Postgres) writes exactly
+    `status` event (status, attempt, worker_id). A store that leases in one statement writes exactly
     this; `tests/contract/test_execution_records.py` holds every store to it."""
     running = execution.transition(
         S.RUNNING,

@@ -70,7 +70,7 @@ class LeaseExtras:
 
 class ExecutionRepository(Protocol):
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
-        """With `for_update`, the row stays locked until the transaction ends (Postgres)."""
+        """With `for_update`, the row stays locked until the transaction ends."""
 
     async def list_page(
         self, organization_id: str, page: PageRequest, where: ExecutionFilter
@@ -97,8 +97,8 @@ class ExecutionRepository(Protocol):
 
     async def count_unfinished(self, organization_id: str, queue_id: str) -> int:
         """The queue's queued and running executions, once every write of an execution in flight has committed;
-        none can be added until the unit of work ends (Postgres: a SHARE lock on the table; the other stores
-        serialize writers), so that a queue deleted on a count of 0 never ends up holding one."""
+        none can be added until the unit of work ends (a lock on the executions, or a store that serializes
+        writers), so that a queue deleted on a count of 0 never ends up holding one."""
 
     async def record(
         self,

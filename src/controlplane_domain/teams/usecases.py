@@ -245,8 +245,8 @@ async def set_member_in_steps(
     member: bool,
     now: datetime,
 ) -> tuple[Team | None, bool]:
-    """`TeamRepository.set_member` for a store that reads first, then writes (memory; SQLite, whose writer holds
-    the database lock)."""
+    """`TeamRepository.set_member` as reads, then writes: for a store whose writer holds its write lock from its
+    first read."""
     team = await teams.get(organization_id, team_id)
     agent = await agents.get(organization_id, agent_id)
     if team is None or agent is None:

@@ -7,8 +7,8 @@ worker does not count. Each running step carries `timeout_at`, the earliest inst
 timeout (set when its execution is queued: were it leased at once); the run's `timeout_check_at` is the earliest
 of its steps', an indexed column. A sweep reads the runs whose check is due, and for each, in its own transaction:
 
-1. claims the check (`claim_timeout_check`: a compare-and-set of `timeout_check_at`, the row locked on
-   Postgres): of two nodes, only one goes on; the other's claim waits for the row, then finds it moved;
+1. claims the check (`claim_timeout_check`: a compare-and-set of `timeout_check_at`, the row locked):
+   of two nodes, only one goes on; the other's claim waits for the row, then finds it moved;
 2. reads the run locked, then each due step's execution locked (the same order as a completion: run, then
    execution, so a completion and a timeout of one step are one after the other, and whichever comes second sees
    the first's result: a completed execution is not timed out, a timed-out one is not completed);
