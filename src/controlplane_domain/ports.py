@@ -168,10 +168,11 @@ class UnitOfWork(Protocol):
     async def commit(self) -> None: ...
 
     async def commit_with(self, write: Callable[[], Awaitable[T]]) -> T:
-        """Run `write`, this unit of work's last write (with whatever it reads first), then commit: what it wrote
-        before and `write` are committed together; `write`'s answer is returned. The store decides how to send it
-        with the commit (when nothing was written before it, as one transaction of its own). What the unit of work
-        does after it reads, or writes in a new transaction, as after `commit()`."""
+        """Run `write`, then commit: what the unit of work wrote before and `write` are committed together, and
+        `write`'s answer is returned. `write` makes this unit of work's last write (it may read before and after
+        it, and writes nothing after it). The store decides how to send it with the commit (when nothing was
+        written before it, as one transaction of its own). What the unit of work does after `commit_with` reads,
+        or writes in a new transaction, as after `commit()`."""
 
 
 class Clock(Protocol):
