@@ -14,7 +14,13 @@ from controlplane_adapters.webhooks.memory import MemoryWebhookRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.errors import Conflict
-from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
+from controlplane_domain.executions.entity import (
+    Execution,
+    ExecutionEvent,
+    ExecutionStatus,
+    LeaseTerms,
+    lease_order,
+)
 from controlplane_domain.executions.lease_steps import lease_in_steps
 from controlplane_domain.executions.ports import ExecutionFilter, Leased, LeaseExtras
 from controlplane_domain.paging import PageRequest
@@ -97,7 +103,7 @@ class MemoryExecutionRepository:
             for e in self.rows.values()
             if e.organization_id == organization_id and e.worker_queue_id == queue_id and e.status is QUEUED
         ]
-        return min(queued, key=lambda e: (e.queued_at or e.created_at, e.id), default=None)
+        return min(queued, key=lease_order, default=None)
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]:
         return [

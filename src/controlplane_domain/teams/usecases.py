@@ -245,10 +245,11 @@ async def set_member_in_steps(
     member: bool,
     now: datetime,
 ) -> tuple[Team | None, bool]:
-    """`TeamRepository.set_member` as reads, then writes: for a store whose writer holds its write lock from its
-    first read."""
-    team = await teams.get(organization_id, team_id)
-    agent = await agents.get(organization_id, agent_id)
+    """`TeamRepository.set_member`, the membership rule of every store: the team's row read locked, then the
+    agent's (the one lock order of every membership change; a change that waited for a lock reads the rows as
+    committed), then the move decided here and written."""
+    team = await teams.get(organization_id, team_id, for_update=True)
+    agent = await agents.get(organization_id, agent_id, for_update=True)
     if team is None or agent is None:
         return team, agent is not None
     if (agent.team_id == team.id) != member:
