@@ -190,7 +190,7 @@ class SqlExecutionRepository(SqlRepository[Execution]):
                 recorded = await self._record_in_steps(before, row, columns, events)
                 if recorded and context is not None:
                     await self._add_context(after, context)
-                if recorded:
+                if recorded and outbox:
                     deliveries = SqlWebhookRepository(self.connection)
                     for event in outbox:
                         await deliveries.enqueue(event)
