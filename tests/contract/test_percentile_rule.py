@@ -1,7 +1,7 @@
-"""Percentiles have one definition, the domain's (`analytics.facts.percentile`, the continuous percentile); the
-SQL stores compute it with one expression on every database (`controlplane_adapters/analytics/queries.py`
-`percentile`), held to the domain's here: on every store, for any durations and queue waits, the summary's
-percentiles are what `percentile` computes of them."""
+"""Percentiles have one definition, the domain's (`analytics.facts.percentile`, the continuous percentile); each
+SQL database computes it in its strategy (`controlplane_adapters/analytics/queries.py` `percentile`:
+`percentile_cont` on Postgres, window ranks on SQLite), held to the domain's here: on every store, for any
+durations and queue waits, the summary's percentiles are what `percentile` computes of them."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """The analytics statements, one a call: the executions of a range joined to their agent and the agent's model
-(`facts`), aggregated by the database. Percentiles are one SQL expression on every database, the domain's
-definition (`analytics.facts.percentile`) from window ranks (`ranked`, `percentile`), pinned to it by
-`tests/contract/test_percentile_rule.py`, a property test on every store. Buckets: `date_trunc` on Postgres,
-`strftime` on SQLite."""
+(`facts`), aggregated by the database. Percentiles are the domain's definition (`analytics.facts.percentile`),
+in each database's strategy: Postgres's `percentile_cont` (kept for its speed: one sort a measure, where the
+window ranks cost the summary several times as long, docs/benchmarks.md), on SQLite window ranks (`ranked`,
+`percentile`); `tests/contract/test_percentile_rule.py`, a property test on every store, holds both to the
+domain's. Buckets: `date_trunc` on Postgres, `strftime` on SQLite."""
 
 from __future__ import annotations
 
@@ -133,8 +134,8 @@ def status_counts(rows: Any) -> list[sa.ColumnElement[int]]:
 
 
 def ranked(facts_select: sa.Select[Any], measures: Sequence[str], partition_by: Sequence[str]) -> sa.Subquery:
-    """The facts with each measure's rank (1, 2, ... by value, nulls last) and count of values in its partition
-    (the facts' columns named by `partition_by`), the inputs of `percentile`."""
+    """SQLite: the facts with each measure's rank (1, 2, ... by value, nulls last) and count of values in its
+    partition (the facts' columns named by `partition_by`), the inputs of `percentile`."""
     columns = {column.name: column.element if isinstance(column, sa.Label) else column
                for column in facts_select.selected_columns}  # fmt: skip
     partition = [columns[name] for name in partition_by]
@@ -147,19 +148,14 @@ def ranked(facts_select: sa.Select[Any], measures: Sequence[str], partition_by: 
     return facts_select.add_columns(*windows).subquery("ranked")
 
 
-PER_MILLE = 1000  # a percentile's fraction in thousandths, so that its position's floor is integer arithmetic
-
-
-def percentile(rows: Any, name: str, fraction: float) -> sa.ColumnElement[float]:
-    """The continuous percentile (interpolated between the ranks around fraction x (n - 1)) of a measure, of the
-    rows of `ranked`: the domain's `percentile`, in integer arithmetic for the ranks (every database truncates an
-    integer division alike; a cast of a real to an integer rounds on one and truncates on another)."""
+def percentile(rows: Any, name: str, fraction: float, postgres: bool) -> sa.ColumnElement[float]:
+    """The continuous percentile (interpolated between the ranks around fraction x (n - 1)) of a measure."""
+    if postgres:
+        return sa.func.percentile_cont(sa.literal_column(repr(fraction))).within_group(rows.c[name])
     value, rank, count = rows.c[name], rows.c[f"rn_{name}"], rows.c[f"n_{name}"]
-    thousandths = sa.literal(round(fraction * PER_MILLE), sa.Integer, literal_execute=True) * (count - 1)
-    per_mille = sa.literal(PER_MILLE, sa.Integer, literal_execute=True)
-    low = thousandths // per_mille  # integers: the floor of a position that is not negative
-    high = low + sa.case((thousandths % per_mille > 0, 1), else_=0)
-    position = sa.cast(thousandths, sa.Float) / sa.literal(float(PER_MILLE), sa.Float, literal_execute=True)
+    position = sa.literal_column(repr(fraction)) * (count - 1)
+    low = sa.cast(position, sa.Integer)  # truncation: the floor of a position that is not negative
+    high = low + sa.case((position > low, 1), else_=0)
     first = sa.func.max(sa.case((rank == low + 1, value)))
     second = sa.func.max(sa.case((rank == high + 1, value)))
     return first + (second - first) * sa.func.max(position - low)
@@ -167,11 +163,11 @@ def percentile(rows: Any, name: str, fraction: float) -> sa.ColumnElement[float]
 
 def summary_statement(organization_id: str, window: TimeRange, scope: Scope, postgres: bool) -> sa.Select[Any]:
     base = facts(organization_id, window, postgres, *scoped(organization_id, scope))
-    rows = ranked(base, ("duration", "wait"), ())
+    rows = base.subquery("facts") if postgres else ranked(base, ("duration", "wait"), ())
     columns: list[Any] = [
         *status_counts(rows),
-        *(percentile(rows, "duration", q).label(f"duration_{n}") for n, q in PERCENTILES.items()),
-        *(percentile(rows, "wait", q).label(f"wait_{n}") for n, q in (("p50", 0.5), ("p95", 0.95))),
+        *(percentile(rows, "duration", q, postgres).label(f"duration_{n}") for n, q in PERCENTILES.items()),
+        *(percentile(rows, "wait", q, postgres).label(f"wait_{n}") for n, q in (("p50", 0.5), ("p95", 0.95))),
         sa.func.sum(rows.c.prompt_tokens).label("prompt_tokens"),
         sa.func.sum(rows.c.completion_tokens).label("completion_tokens"),
         sa.func.sum(rows.c.cost).label("cost"),
@@ -203,8 +199,8 @@ def timeseries_statement(
     group = GROUPS[group_by] if group_by is not None else lambda agent: sa.null()
     base = facts(organization_id, window, postgres, start=lambda agent: _bucket(bucket, postgres), group=group)
     if metric is Metric.DURATION_P95:
-        rows: Any = ranked(base, ("duration",), ("start", "group"))
-        value: sa.ColumnElement[Any] = percentile(rows, "duration", 0.95)
+        rows: Any = base.subquery("facts") if postgres else ranked(base, ("duration",), ("start", "group"))
+        value: sa.ColumnElement[Any] = percentile(rows, "duration", 0.95, postgres)
     else:
         rows = base.subquery("facts")
         value = {
@@ -220,7 +216,7 @@ def timeseries_statement(
 def agents_statement(organization_id: str, window: TimeRange, order_by: AgentOrder, postgres: bool) -> sa.Select[Any]:
     has_agent = e.c.agent_id.isnot(None)  # the partial index of agents' executions
     base = facts(organization_id, window, postgres, has_agent, name=lambda agent: agent.c.name)
-    rows = ranked(base, ("duration",), ("agent_id",))
+    rows = base.subquery("facts") if postgres else ranked(base, ("duration",), ("agent_id",))
     finished = sa.func.count().filter(rows.c.status.in_([_literal(status) for status in sorted(FINISHED)]))
     failed = sa.func.count().filter(rows.c.status.in_([_literal(status) for status in sorted(FAILED)]))
     cost = sa.func.coalesce(sa.func.sum(rows.c.cost), sa.literal_column("0.0", sa.Float))
@@ -234,8 +230,8 @@ def agents_statement(organization_id: str, window: TimeRange, order_by: AgentOrd
             rows.c.agent_id,
             sa.func.max(rows.c.name).label("name"),
             *status_counts(rows),
-            percentile(rows, "duration", 0.5).label("duration_p50"),
-            percentile(rows, "duration", 0.95).label("duration_p95"),
+            percentile(rows, "duration", 0.5, postgres).label("duration_p50"),
+            percentile(rows, "duration", 0.95, postgres).label("duration_p95"),
             sa.func.sum(rows.c.prompt_tokens).label("prompt_tokens"),
             sa.func.sum(rows.c.completion_tokens).label("completion_tokens"),
             cost.label("cost"),
