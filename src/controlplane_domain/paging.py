@@ -11,11 +11,11 @@ T = TypeVar("T")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
-MAX_OFFSET = 2**63 - 1  # the largest integer SQLite and Postgres (bigint) take
+MAX_OFFSET = 2**63 - 1  # the largest signed 64-bit integer: what every store's offset takes
 MAX_COUNTED = 10_000
 """`max_counted`: a list's `total` counts the rows past its `offset` up to this many: a list holding more answers
 `offset` + MAX_COUNTED, a floor (a client pages on while `offset` is below `total`, as ever). Counting a list to
-its end takes a time that grows with the organization's rows; in SQLite's case, on the event loop."""
+its end takes a time that grows with the organization's rows, on some stores in the event loop's thread."""
 
 
 @dataclass(frozen=True, slots=True)

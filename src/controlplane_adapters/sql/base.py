@@ -134,8 +134,8 @@ class SqlRepository(Generic[T]):
         await self._add(obj, insert_row(self.table))
 
     async def _audit(self, event: AuditEvent | None) -> None:
-        """Append the event of an audited write (written before the change itself: a write `atomic` on Postgres
-        then joins this transaction instead of ending it on its own)."""
+        """Append the event of an audited write (written before the change itself, whose statement may be atomic:
+        `commit_with` then sends it in this transaction)."""
         if event is not None:
             await self.connection.execute(AUDIT_INSERT, audit_event_to_row(event))
 

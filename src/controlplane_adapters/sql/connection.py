@@ -44,6 +44,7 @@ class LoopConnection:
         self._driver: Any = None
         self._limited = False  # its statements have a time limit (DeadlineConnection)
         self.coalesces = False  # point reads: SQLite answers one in less time than a coalesced one waits
+        self.committing = False  # (as `AsyncEngineConnection.committing`; SQLite's writer always has a transaction)
 
     @property
     def coalesces_pages(self) -> bool:
@@ -179,9 +180,12 @@ class AsyncEngineConnection:
     snapshot, as under READ COMMITTED inside one, without the BEGIN and ROLLBACK round trips). The first write
     begins the transaction as SQLAlchemy would: its Connection's transaction first, then the statement on the
     DBAPI connection SQLAlchemy holds, whose driver adapter sends BEGIN with it; the statements after it run hot
-    inside that transaction, which SQLAlchemy commits or rolls back. A locking read counts as a write. An atomic
-    statement (see `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing
-    more.
+    inside that transaction, which SQLAlchemy commits or rolls back. A locking read counts as a write.
+
+    The unit of work's `commit_with` sets `committing` while its last write runs: an atomic statement (see `hot`: a
+    repository's last statement of a write) that then finds no transaction open is sent as a transaction of its
+    own, with no BEGIN and COMMIT; the commit that follows has nothing left to do. Anything the unit of work
+    writes after it begins a new transaction.
 
     A reader's point reads may share one statement with other requests' (`coalesced_read`): a reader whose reads
     all joined another's statement never takes a connection at all."""
@@ -194,32 +198,8 @@ class AsyncEngineConnection:
         self._connection: AsyncConnection | None = None
         self._driver: Any = None
         self._hot = engine.dialect.driver == "asyncpg"
-        self._done = False  # an atomic statement ran on its own: nothing may be written after it
+        self.committing = False  # `commit_with`'s write is running: an atomic first write may be sent alone
         self._coalescing = self._hot and read_only
-        self._outbox: list[tuple[Any, dict[str, Any]]] = []  # (statement, parameters): see `hold_outbox`
-
-    def hold_outbox(self, statement: Any, parameters: dict[str, Any]) -> bool:
-        """Hold a webhook event's outbox insert (`statement` with `parameters`) when it would be this unit of work's
-        first write: the execution change that follows takes it into its own statement (`take_outbox`), which then
-        stays one atomic statement instead of BEGIN, the insert, the change and COMMIT (four round trips for one;
-        docs/benchmarks.md, "Webhooks"). Anything else run first, or a commit, runs it as it was, in order.
-        False (run it now) when a transaction is open or the unit of work is a reader."""
-        if not self._hot or self._read_only or self._done:
-            return False
-        if self._driver is not None and self._driver.is_in_transaction():
-            return False
-        self._outbox.append((statement, parameters))
-        return True
-
-    def take_outbox(self) -> list[dict[str, Any]]:
-        """The held outbox inserts' parameters, for the statement about to run, which writes them."""
-        taken, self._outbox = self._outbox, []
-        return [parameters for _, parameters in taken]
-
-    async def _run_outbox(self) -> None:
-        held, self._outbox = self._outbox, []
-        for statement, parameters in held:
-            await self.execute(statement, parameters)
 
     @property
     def coalesces(self) -> bool:
@@ -250,13 +230,9 @@ class AsyncEngineConnection:
         return await coalescer_for(self._state.coalescers, kind, key_of).read(key, read)
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
-        if self._outbox:  # (what was held runs first: it was asked for first)
-            await self._run_outbox()
         connection = self._connection or await self._open()
         plan = plan_for(statement, self.dialect, parameters) if self._hot else None
         if plan is None:
-            if self._done and not isinstance(statement, sa.Select):
-                raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
             return await connection.execute(statement, parameters)
         if self._driver is None:
             sync = connection.sync_connection  # its pooled connection, without a trip through a greenlet
@@ -264,10 +240,8 @@ class AsyncEngineConnection:
             raw = sync.connection if live and sync else await connection.get_raw_connection()
             self._driver = raw.driver_connection
         if not self._read_only and plan.kind != READ and not self._driver.is_in_transaction():
-            if self._done:
-                raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
-            if plan.kind == ATOMIC:
-                self._done = True
+            if plan.kind == ATOMIC and self.committing:
+                self.committing = False  # sent alone: its own transaction, committed once it has run
             else:
                 return await self._first_write(connection, plan, parameters)
         if isinstance(parameters, list):  # executemany (rows are not returned)
@@ -281,8 +255,6 @@ class AsyncEngineConnection:
         plain read (Postgres runs it off the loop, within the statement timeout)."""
         if milliseconds is None:
             return list(await self.execute(statement))
-        if self._outbox:
-            await self._run_outbox()
         connection = self._connection or await self._open()
         await connection.execute(sa.text(f"SET LOCAL statement_timeout = {int(milliseconds)}"))
         try:
@@ -355,20 +327,16 @@ class AsyncEngineConnection:
         return translated
 
     async def commit(self) -> None:
-        if self._outbox:
-            await self._run_outbox()
-        connection = self._connection  # else nothing to commit (reads, an atomic write): no greenlet trip
+        connection = self._connection  # else nothing to commit (reads, a write sent alone): no greenlet trip
         if connection is not None and connection.in_transaction():
             await connection.commit()
 
     async def rollback(self) -> None:
-        self._outbox.clear()
         connection = self._connection
         if connection is not None and connection.in_transaction():
             await connection.rollback()
 
     async def close(self) -> None:
-        self._outbox.clear()
         connection, self._connection = self._connection, None
         if connection is not None:
             clean = self._driver is None or not self._driver.is_in_transaction()

@@ -50,6 +50,14 @@ def _enqueue() -> sa.Insert:
     return hot(d.insert().from_select(columns, select))
 
 
+def event_parameters(event: Event) -> dict[str, Any]:
+    """The parameters of an event's deliveries' insert (`_enqueue`; an execution's change writes them with its own
+    statement on Postgres: `executions/statements.py` `outbox_of`)."""
+    return {"e_id": event.id, "e_type": event.type, "e_payload": event.payload, "e_now": event.created_at,
+            "e_position": event.position, "e_organization_id": event.organization_id,
+            "e_like": f"%,{event.type},%"}  # fmt: skip
+
+
 def _heads() -> sa.ScalarSelect[Any]:
     """The oldest pending delivery of each enabled webhook (one index probe a webhook)."""
     e = d.alias("head")
@@ -130,17 +138,8 @@ class SqlWebhookRepository(SqlRepository[Webhook]):
         return frozenset(found)
 
     async def enqueue(self, event: Event) -> int:
-        """The event's deliveries (one for each enabled webhook listening); how many. On Postgres, an event that is
-        its unit of work's first write is held for the execution change that follows, which writes its deliveries
-        in its own statement (`AsyncEngineConnection.hold_outbox`, `executions/statements.py` `outbox_of`): it
-        answers 1 then (some webhook may listen: the caller asked the listeners' cache first)."""
-        parameters = {"e_id": event.id, "e_type": event.type, "e_payload": event.payload, "e_now": event.created_at,
-                      "e_position": event.position, "e_organization_id": event.organization_id,
-                      "e_like": f"%,{event.type},%"}  # fmt: skip
-        hold = getattr(self.connection, "hold_outbox", None)
-        if hold is not None and hold(_enqueue(), parameters):
-            return 1
-        result = await self.connection.execute(_enqueue(), parameters)
+        """The event's deliveries (one for each enabled webhook listening); how many."""
+        result = await self.connection.execute(_enqueue(), event_parameters(event))
         return int(result.rowcount)
 
     async def add_delivery(self, delivery: Delivery) -> None:

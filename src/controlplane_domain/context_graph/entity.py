@@ -156,7 +156,7 @@ class PropertyFilter:
         number = self.number
         if number is None:
             return False
-        if isinstance(value, int):  # exactly, as Postgres compares its numeric (which reads back as an int)
+        if isinstance(value, int):  # exactly, as a decimal number compares (which reads back as an int)
             return Decimal(value) == self.exact
         return isinstance(value, float) and value == number
 
