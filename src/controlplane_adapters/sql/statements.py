@@ -62,14 +62,17 @@ def update_columns(table: sa.Table, columns: tuple[str, ...]) -> sa.Update:
 
 
 @functools.cache
-def page_of(table: sa.Table, order: tuple[str, ...]) -> tuple[sa.Select[Any], sa.Select[Any]]:
-    """(count, rows) statements for one organization's page, built once per table."""
+def page_of(
+    table: sa.Table, order: tuple[str, ...], *, descending: bool = False
+) -> tuple[sa.Select[Any], sa.Select[Any]]:
+    """(count, rows) statements for one organization's page in `order` (every column descending, or none), built
+    once per table and direction."""
     where = table.c.organization_id == sa.bindparam("organization_id")
     count = sa.select(sa.func.count()).select_from(table).where(where)
     rows = (
         sa.select(table)
         .where(where)
-        .order_by(*(table.c[name] for name in order))
+        .order_by(*(table.c[name].desc() if descending else table.c[name] for name in order))
         .limit(sa.bindparam("limit"))
         .offset(sa.bindparam("offset"))
     )
