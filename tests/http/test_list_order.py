@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import pytest
 from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
+from controlplane_domain.paging import MAX_QUERY_LENGTH
 from tests.http.test_agents import create_agent
 from tests.http.test_executions import execute, setup_queue
+from tests.http.test_jobs import create_job
+from tests.http.test_projects import create_project
+from tests.http.test_skills import create_skill
+from tests.http.test_teams import create_team
+from tests.http.test_templates import create_template
+from tests.http.test_workflows import create_workflow, step
 
 
 def walk(client: TestClient[Any], path: str, query: str = "", limit: int = 2) -> list[str]:
@@ -56,4 +65,96 @@ def test_an_unknown_order_names_the_allowed_ones(client: TestClient[Any]) -> Non
     assert response.json()["error"]["details"]["allowed"] == ["asc", "desc"]
     unknown = client.get("/api/v1/executions?sort=desc")
     assert unknown.status_code == 422, unknown.text
+    assert "order" in unknown.json()["error"]["details"]["known"]
+
+
+NAMES = ["Alpha", "alpha_beta", "ALPHA%", "beta\\gamma", "Équipe", "équipe", "zeta"]
+
+
+def _named(client: TestClient[Any], area: str) -> Callable[[str, int], str]:
+    """How to make one named object of `area` (its id), given its name and a serial number."""
+    if area == "agents":
+        return lambda name, i: create_agent(client, name)["id"]
+    if area == "teams":
+        return lambda name, i: create_team(client, name)["id"]
+    if area == "projects":
+        return lambda name, i: create_project(client, name, f"K{i}")["id"]
+    if area == "skills":
+        return lambda name, i: create_skill(client, name)["id"]
+    if area == "templates":
+        return lambda name, i: create_template(client, name)["id"]
+    agent = create_agent(client, "the-agent")
+    if area == "workflows":
+        return lambda name, i: create_workflow(client, [step("only", agent["id"])], name)["id"]
+    _, queue_id = setup_queue(client, "the-queue")
+    return lambda name, i: create_job(client, name, target={"agent_id": agent["id"]}, worker_queue_id=queue_id)["id"]
+
+
+NAMED_AREAS = ["agents", "teams", "workflows", "jobs", "projects", "skills", "templates"]
+
+
+@pytest.mark.parametrize("area", NAMED_AREAS)
+def test_named_lists_take_name_q_and_order(client: TestClient[Any], clock: ManualClock, area: str) -> None:
+    make = _named(client, area)
+    made: dict[str, str] = {}
+    when: list[tuple[int, str]] = []
+    for i, name in enumerate(NAMES):
+        if i == 4:  # two instants: the first four share one created_at, ids break their ties
+            clock.advance(1)
+        made[name] = make(name, i)
+        when.append((i >= 4, made[name]))
+    path = f"/api/v1/{area}" + ("?scope=organization" if area == "templates" else "")
+    expected = oldest_first([(int(later), object_id) for later, object_id in when])
+    assert walk(client, path) == expected  # the default: oldest first
+    assert walk(client, path, "&order=asc", limit=3) == expected
+    assert walk(client, path, "&order=desc") == expected[::-1]
+
+    def names(query: dict[str, str], order: str = "asc") -> list[str]:
+        response = client.get(f"/api/v1/{area}", params={**query, "order": order, "limit": 200})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["total"] == len(body["items"])
+        return [item["name"] for item in body["items"]]
+
+    assert names({"name": "Alpha"}) == ["Alpha"]  # exact, case included
+    assert names({"name": "alpha"}) == []
+    assert sorted(names({"q": "alpha"})) == sorted(["Alpha", "alpha_beta", "ALPHA%"])  # ASCII in any case
+    assert names({"q": "a_b"}) == ["alpha_beta"]  # `_` is a plain character, not any one character
+    assert names({"q": "_"}) == ["alpha_beta"]
+    assert names({"q": "%"}) == ["ALPHA%"]  # `%` likewise
+    assert names({"q": "\\"}) == ["beta\\gamma"]  # and the escape character itself
+    assert names({"q": "a%b"}) == []
+    assert sorted(names({"q": "quipe"})) == sorted(["Équipe", "équipe"])
+    assert names({"q": "ÉQUIPE"}) == ["Équipe"]  # other letters exactly as given, on every store
+    assert names({"q": "é"}) == ["équipe"]
+    both = [made["Équipe"], made["équipe"]]
+    ids = client.get(f"/api/v1/{area}", params={"q": "QUIPE", "order": "desc"}).json()["items"]
+    assert [item["id"] for item in ids] == sorted(both, reverse=True)  # one created_at: by id, descending
+    assert names({"q": "alpha", "name": "ALPHA%"}) == ["ALPHA%"]  # both apply
+    paged = client.get(f"/api/v1/{area}", params={"q": "ALPHA", "limit": 2, "offset": 1}).json()
+    alphas = [object_id for object_id in expected if object_id in {made[n] for n in ("Alpha", "alpha_beta", "ALPHA%")}]
+    assert (paged["total"], [item["id"] for item in paged["items"]]) == (3, alphas[1:])
+
+
+def test_templates_filter_and_order_the_built_in_ones_with_the_organizations(client: TestClient[Any]) -> None:
+    made = {name: create_template(client, name)["id"] for name in ("agent-a", "agent-b")}
+    mine = sorted(made.values())  # one created_at: by id
+    builtins = [t["id"] for t in client.get("/api/v1/templates", params={"scope": "builtin"}).json()["items"]]
+    agents = [
+        t["id"] for t in client.get("/api/v1/templates", params={"scope": "builtin", "q": "-AGENT"}).json()["items"]
+    ]
+    assert 0 < len(agents) < len(builtins)
+    assert walk(client, "/api/v1/templates?q=agent") == agents + mine  # the built-in ones first, as shipped
+    assert walk(client, "/api/v1/templates?q=agent", "&order=desc", limit=3) == (agents + mine)[::-1]
+    assert walk(client, "/api/v1/templates?name=agent-b") == [made["agent-b"]]
+
+
+@pytest.mark.parametrize("parameter", ["q", "name"])
+def test_a_name_query_is_bounded(client: TestClient[Any], parameter: str) -> None:
+    assert client.get("/api/v1/agents", params={parameter: "x" * MAX_QUERY_LENGTH}).status_code == 200
+    response = client.get("/api/v1/agents", params={parameter: "x" * (MAX_QUERY_LENGTH + 1)})
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"][0]["loc"] == ["query", parameter]
+    unknown = client.get("/api/v1/environments", params={"q": "x"})  # a list without names does not take it
+    assert unknown.status_code == 422
     assert "order" in unknown.json()["error"]["details"]["known"]

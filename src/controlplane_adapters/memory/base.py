@@ -16,7 +16,7 @@ from controlplane_domain.paging import PageRequest
 T = TypeVar("T")
 
 
-def sorted_page(items: Iterable[T], key: Callable[[T], tuple[datetime, str]], page: PageRequest) -> tuple[list[T], int]:
+def sorted_page(items: Iterable[T], key: Callable[[T], tuple[Any, ...]], page: PageRequest) -> tuple[list[T], int]:
     """The page of `items` in `key` order (reversed when the page asks newest first), and how many there are in
     all; with `name` or `q`, of the items whose `name` the page keeps (`PageRequest.keeps_name`, as SQL's
     `listing.names_kept`)."""

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import datetime
 
-from controlplane_adapters.memory.base import MemoryRepository
+from controlplane_adapters.memory.base import MemoryRepository, sorted_page
 from controlplane_domain.errors import Conflict
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.webhooks.entity import Delivery, DeliveryStatus, Event, Webhook
@@ -64,10 +64,9 @@ class MemoryWebhookRepository(MemoryRepository[Webhook]):
     async def delivery_page(
         self, organization_id: str, webhook_id: str, page: PageRequest
     ) -> tuple[list[Delivery], int]:
-        mine = [each for each in self.deliveries.values()
-                if each.organization_id == organization_id and each.webhook_id == webhook_id]  # fmt: skip
-        mine.sort(key=lambda each: each.order, reverse=True)
-        return mine[page.offset : page.offset + page.limit], len(mine)
+        mine = (each for each in self.deliveries.values()
+                if each.organization_id == organization_id and each.webhook_id == webhook_id)  # fmt: skip
+        return sorted_page(mine, lambda each: each.order, page)
 
     async def claim_due(
         self, now: datetime, until: datetime, token: str, limit: int, per_organization: int | None = None

@@ -17,7 +17,17 @@ from controlplane_domain.skills.catalog import SKILL_TYPES
 from controlplane_domain.skills.entity import AttachedSkill as DomainAttachedSkill
 from controlplane_domain.skills.entity import Skill as DomainSkill
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import (
+    Limit,
+    NameFilter,
+    NameQuery,
+    Offset,
+    OldestFirst,
+    caller,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.skills import (
@@ -77,9 +87,19 @@ class SkillController(Controller):
         return skill_out(await usecases.create_skill(ports, principal.organization_id, command))
 
     @get("/", operation_id="listSkills", responses=errors())
-    async def list_skills(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> SkillList:
+    async def list_skills(
+        self,
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: OldestFirst = None,
+        name: NameFilter = None,
+        q: NameQuery = None,
+    ) -> SkillList:
         ports, principal = caller(scope)
-        page = await usecases.list_skills(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_skills(
+            ports, principal.organization_id, page_request(limit, offset, order, name=name, q=q)
+        )
         return page_of(SkillList, page, skill_out)
 
     @get("/{skill_id:str}", operation_id="getSkill", responses=errors(404))

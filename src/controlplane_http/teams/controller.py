@@ -13,7 +13,18 @@ from controlplane_domain.config import ExecutionEnvironment, TeamSettings
 from controlplane_domain.teams import usecases
 from controlplane_domain.teams.entity import TeamView
 from controlplane_http.agents.controller import agent_out
-from controlplane_http.handlers import Limit, Offset, ProjectFilter, caller, errors, page_of, page_request
+from controlplane_http.handlers import (
+    Limit,
+    NameFilter,
+    NameQuery,
+    Offset,
+    OldestFirst,
+    ProjectFilter,
+    caller,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.configuration import ExecutionEnvironment as WireEnvironment
 from controlplane_wire.configuration import TeamConfiguration, given_fields
@@ -77,10 +88,17 @@ class TeamController(Controller):
 
     @get("/", operation_id="listTeams", responses=errors())
     async def list_teams(
-        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, project_id: ProjectFilter = None
+        self,
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: OldestFirst = None,
+        name: NameFilter = None,
+        q: NameQuery = None,
+        project_id: ProjectFilter = None,
     ) -> TeamList:
         ports, principal = caller(scope)
-        request = page_request(limit, offset)
+        request = page_request(limit, offset, order, name=name, q=q)
         page = await usecases.list_teams(ports, principal.organization_id, request, project_id=project_id)
         return page_of(TeamList, page, team_out)
 
