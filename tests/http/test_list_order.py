@@ -158,3 +158,72 @@ def test_a_name_query_is_bounded(client: TestClient[Any], parameter: str) -> Non
     unknown = client.get("/api/v1/environments", params={"q": "x"})  # a list without names does not take it
     assert unknown.status_code == 422
     assert "order" in unknown.json()["error"]["details"]["known"]
+
+
+def _posted(client: TestClient[Any], path: str, body: dict[str, Any], status: int = 201) -> str:
+    response = client.post(path, json=body)
+    assert response.status_code == status, response.text
+    object_id: str = response.json()["id"]
+    return object_id
+
+
+def _lists(client: TestClient[Any], which: str) -> tuple[str, Callable[[int], str]]:
+    """A list's path and how to add one item to it (its id in the list), given a serial number."""
+    if which == "environments":
+        return "/api/v1/environments", lambda i: _posted(client, "/api/v1/environments", {"name": f"env-{i}"})
+    if which == "secrets":
+        return "/api/v1/secrets", lambda i: _posted(client, "/api/v1/secrets", {"name": f"KEY_{i}", "value": "v"})
+    if which == "nodes":
+        return "/api/v1/context-graph/nodes", lambda i: _posted(client, "/api/v1/context-graph/nodes", {})
+    if which == "models":
+        return "/api/v1/models", lambda i: _posted(client, "/api/v1/models", {"value": f"m-{i}", "provider": "p"})
+    if which == "audit":  # the events of environments' creations
+
+        def made(i: int) -> str:
+            environment = _posted(client, "/api/v1/environments", {"name": f"env-{i}"})
+            found = client.get("/api/v1/audit-events", params={"resource_id": environment}).json()["items"]
+            event_id: str = found[0]["id"]
+            return event_id
+
+        return "/api/v1/audit-events?resource_type=environment", made
+    agent = create_agent(client, "the-agent")
+    _, queue_id = setup_queue(client, "the-queue")
+    if which == "task-plans":
+        return "/api/v1/task-plans", lambda i: _posted(client, "/api/v1/task-plans", {
+            "task": f"task {i}", "worker_queue_id": queue_id})  # fmt: skip
+    if which == "workflow-runs":
+        workflow = create_workflow(client, [step("only", agent["id"])], "flow")
+        runs = f"/api/v1/workflows/{workflow['id']}/runs"
+        return "/api/v1/workflow-runs", lambda i: _posted(client, runs, {"worker_queue_id": queue_id, "input": {}})
+    job = create_job(client, "job", target={"agent_id": agent["id"]}, worker_queue_id=queue_id)
+    return f"/api/v1/jobs/{job['id']}/runs", lambda i: _posted(client, f"/api/v1/jobs/{job['id']}/trigger", {})
+
+
+@pytest.mark.parametrize(
+    ("which", "newest_first"),
+    [("environments", False), ("secrets", False), ("nodes", False), ("models", False), ("audit", True),
+     ("task-plans", True), ("workflow-runs", True), ("job-runs", True)],
+)  # fmt: skip
+def test_lists_page_both_ways_and_histories_start_with_the_newest(
+    client: TestClient[Any], clock: ManualClock, which: str, newest_first: bool
+) -> None:
+    path, make = _lists(client, which)
+    clock.advance(1)  # after what the setup made
+    made = [(0, make(i)) for i in range(4)]
+    clock.advance(1)
+    made += [(1, make(i)) for i in range(4, 6)]
+    expected = oldest_first(made)
+    assert walk(client, path) == (expected[::-1] if newest_first else expected)
+    assert walk(client, path, "&order=asc", limit=4) == expected
+    assert walk(client, path, "&order=desc", limit=3) == expected[::-1]
+
+
+def test_deliveries_list_newest_first_by_default(client: TestClient[Any], clock: ManualClock) -> None:
+    hook = _posted(client, "/api/v1/webhooks", {"url": "https://93.184.215.14/hook", "events": ["*"]})
+    made = [(0, _posted(client, f"/api/v1/webhooks/{hook}/test", {}, 202)) for _ in range(3)]
+    clock.advance(1)
+    made += [(1, _posted(client, f"/api/v1/webhooks/{hook}/test", {}, 202)) for _ in range(2)]
+    expected = oldest_first(made)  # one event each: (created_at, position, id) is (created_at, id) here
+    path = f"/api/v1/webhooks/{hook}/deliveries"
+    assert walk(client, path) == expected[::-1]
+    assert walk(client, path, "&order=asc") == expected
