@@ -45,7 +45,7 @@ from benchmarks.run import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("get", "list", "heartbeat", "create", "team", "roundtrip")
+SCENARIOS = ("get", "list", "heartbeat", "create", "team", "roundtrip", "executions")  # executions: --inprocess
 
 
 @dataclass(frozen=True)

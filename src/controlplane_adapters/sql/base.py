@@ -185,8 +185,11 @@ class SqlRepository(Generic[T]):
         `name` the page's `name` and `q` keep, and their total: what a `list_page` with filters calls
         (`self.list_where(organization_id, page, environment_id=environment_id)`)."""
         table = self.table
+        equal = {name: value for name, value in equal.items() if value is not None}
+        if not conditions and not equal and not page.filters_names:  # no filter: the statements built once
+            return await self._page(organization_id, page)
         where = [table.c.organization_id == organization_id, *conditions]
-        where.extend(table.c[name] == value for name, value in equal.items() if value is not None)
+        where.extend(table.c[name] == value for name, value in equal.items())
         if page.filters_names:
             where.extend(names_kept(table.c.name, page, self.connection.dialect.name))
         total = (
@@ -202,8 +205,10 @@ class SqlRepository(Generic[T]):
         return [type(self).to_domain(row) for row in rows], total
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
-        if page.filters_names:
-            return await self.list_where(organization_id, page)
+        return await self.list_where(organization_id, page)
+
+    async def _page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
+        """A page of all the organization's rows, by statements built once per table and direction."""
         count, rows = page_of(self.table, ("created_at", "id"), descending=page.newest_first)
         parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
         total = (await self.connection.execute(count, parameters)).scalar_one()
