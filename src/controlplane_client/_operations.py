@@ -317,9 +317,9 @@ class AsyncOperations(CallAsync):
         """ListTypes (`GET /api/v1/skills/types`)."""
         return cast('SkillTypeList', await self._call('GET', '/api/v1/skills/types', SkillTypeList, params={'limit': limit, 'offset': offset}, body=None))
 
-    async def list_agent_skills(self, agent_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    async def list_agent_skills(self, agent_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """AgentSkills (`GET /api/v1/agents/{agent_id}/skills`)."""
-        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def attach_skill_to_agent(self, agent_id: str, skill_id: str, body: SkillAttach | Mapping[str, Any] | None = None, *, idempotency_key: str | None = None) -> AttachedSkill:
         """AttachToAgent (`POST /api/v1/agents/{agent_id}/skills/{skill_id}`)."""
@@ -345,17 +345,17 @@ class AsyncOperations(CallAsync):
         """DetachFromTeam (`DELETE /api/v1/teams/{team_id}/skills/{skill_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/teams/{_path(team_id)}/skills/{_path(skill_id)}', None, params=None, body=None))
 
-    async def list_environment_skills(self, environment_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    async def list_environment_skills(self, environment_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """EnvironmentSkills (`GET /api/v1/environments/{environment_id}/skills`)."""
-        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/environments/{_path(environment_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/environments/{_path(environment_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def list_resolved_agent_skills(self, agent_id: str, *, environment_id: str | None = None, limit: int | None = None, offset: int | None = None) -> ResolvedSkillList:
         """Resolved (`GET /api/v1/agents/{agent_id}/skills/resolved`)."""
         return cast('ResolvedSkillList', await self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills/resolved', ResolvedSkillList, params={'environment_id': environment_id, 'limit': limit, 'offset': offset}, body=None))
 
-    async def list_team_skills(self, team_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    async def list_team_skills(self, team_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """TeamSkills (`GET /api/v1/teams/{team_id}/skills`)."""
-        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/teams/{_path(team_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/teams/{_path(team_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def list_secrets(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> SecretList:
         """ListSecrets (`GET /api/v1/secrets`)."""
@@ -1017,9 +1017,9 @@ class Operations(CallSync):
         """ListTypes (`GET /api/v1/skills/types`)."""
         return cast('SkillTypeList', self._call('GET', '/api/v1/skills/types', SkillTypeList, params={'limit': limit, 'offset': offset}, body=None))
 
-    def list_agent_skills(self, agent_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    def list_agent_skills(self, agent_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """AgentSkills (`GET /api/v1/agents/{agent_id}/skills`)."""
-        return cast('AttachedSkillList', self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def attach_skill_to_agent(self, agent_id: str, skill_id: str, body: SkillAttach | Mapping[str, Any] | None = None, *, idempotency_key: str | None = None) -> AttachedSkill:
         """AttachToAgent (`POST /api/v1/agents/{agent_id}/skills/{skill_id}`)."""
@@ -1045,17 +1045,17 @@ class Operations(CallSync):
         """DetachFromTeam (`DELETE /api/v1/teams/{team_id}/skills/{skill_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/teams/{_path(team_id)}/skills/{_path(skill_id)}', None, params=None, body=None))
 
-    def list_environment_skills(self, environment_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    def list_environment_skills(self, environment_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """EnvironmentSkills (`GET /api/v1/environments/{environment_id}/skills`)."""
-        return cast('AttachedSkillList', self._call('GET', f'/api/v1/environments/{_path(environment_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', self._call('GET', f'/api/v1/environments/{_path(environment_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def list_resolved_agent_skills(self, agent_id: str, *, environment_id: str | None = None, limit: int | None = None, offset: int | None = None) -> ResolvedSkillList:
         """Resolved (`GET /api/v1/agents/{agent_id}/skills/resolved`)."""
         return cast('ResolvedSkillList', self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills/resolved', ResolvedSkillList, params={'environment_id': environment_id, 'limit': limit, 'offset': offset}, body=None))
 
-    def list_team_skills(self, team_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    def list_team_skills(self, team_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """TeamSkills (`GET /api/v1/teams/{team_id}/skills`)."""
-        return cast('AttachedSkillList', self._call('GET', f'/api/v1/teams/{_path(team_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', self._call('GET', f'/api/v1/teams/{_path(team_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def list_secrets(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> SecretList:
         """ListSecrets (`GET /api/v1/secrets`)."""

@@ -227,3 +227,16 @@ def test_deliveries_list_newest_first_by_default(client: TestClient[Any], clock:
     path = f"/api/v1/webhooks/{hook}/deliveries"
     assert walk(client, path) == expected[::-1]
     assert walk(client, path, "&order=asc") == expected
+
+
+def test_attached_skills_list_in_the_order_attached_either_way(client: TestClient[Any]) -> None:
+    agent = create_agent(client)
+    skills = [create_skill(client, f"skill-{i}")["id"] for i in range(3)]
+    for skill_id in skills:
+        attached = client.post(f"/api/v1/agents/{agent['id']}/skills/{skill_id}", json={})
+        assert attached.status_code == 200, attached.text
+    path = f"/api/v1/agents/{agent['id']}/skills"
+    listed = [item["skill"]["id"] for item in client.get(path).json()["items"]]
+    assert listed == skills
+    newest = client.get(path, params={"order": "desc", "limit": 2}).json()
+    assert ([item["skill"]["id"] for item in newest["items"]], newest["total"]) == (skills[:0:-1], 3)

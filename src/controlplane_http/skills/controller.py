@@ -11,7 +11,7 @@ from litestar.openapi.spec import Operation, RequestBody
 from litestar.params import FromPath, JSONBody, Parameter
 from litestar.types import Scope
 
-from controlplane_domain.paging import Page
+from controlplane_domain.paging import Order, Page
 from controlplane_domain.skills import attachments, usecases
 from controlplane_domain.skills.catalog import SKILL_TYPES
 from controlplane_domain.skills.entity import AttachedSkill as DomainAttachedSkill
@@ -133,9 +133,11 @@ async def _detach(scope: Scope, owner: SkillOwner, owner_id: str, skill_id: str)
     await attachments.detach_skill(ports, principal.organization_id, owner, owner_id, skill_id)
 
 
-async def _attached(scope: Scope, owner: SkillOwner, owner_id: str, limit: int, offset: int) -> AttachedSkillList:
+async def _attached(
+    scope: Scope, owner: SkillOwner, owner_id: str, limit: int, offset: int, order: Order | None
+) -> AttachedSkillList:
     ports, principal = caller(scope)
-    request = page_request(limit, offset)
+    request = page_request(limit, offset, order)
     page = await attachments.list_attached_skills(ports, principal.organization_id, owner, owner_id, request)
     return page_of(AttachedSkillList, page, attached_out)
 
@@ -175,9 +177,9 @@ class SkillAttachmentController(Controller):
 
     @get("/agents/{agent_id:str}/skills", operation_id="listAgentSkills", responses=errors(404))
     async def agent_skills(
-        self, agent_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+        self, agent_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
     ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.AGENT, agent_id, limit, offset)
+        return await _attached(scope, SkillOwner.AGENT, agent_id, limit, offset, order)
 
     @get("/agents/{agent_id:str}/skills/resolved", operation_id="listResolvedAgentSkills", responses=errors(404))
     async def resolved(
@@ -216,9 +218,9 @@ class SkillAttachmentController(Controller):
 
     @get("/teams/{team_id:str}/skills", operation_id="listTeamSkills", responses=errors(404))
     async def team_skills(
-        self, team_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+        self, team_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
     ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.TEAM, team_id, limit, offset)
+        return await _attached(scope, SkillOwner.TEAM, team_id, limit, offset, order)
 
     @post(
         _ENVIRONMENT,
@@ -249,6 +251,11 @@ class SkillAttachmentController(Controller):
 
     @get("/environments/{environment_id:str}/skills", operation_id="listEnvironmentSkills", responses=errors(404))
     async def environment_skills(
-        self, environment_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+        self,
+        environment_id: FromPath[str],
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: OldestFirst = None,
     ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.ENVIRONMENT, environment_id, limit, offset)
+        return await _attached(scope, SkillOwner.ENVIRONMENT, environment_id, limit, offset, order)
