@@ -51,10 +51,10 @@ class PageRequest:
             raise ValidationFailed("offset", "must be 0 or more", "query")
         if self.offset > MAX_OFFSET:
             raise ValidationFailed("offset", f"must be at most {MAX_OFFSET}", "query")
-        for field in ("name", "q"):
-            value = getattr(self, field)
-            if value is not None and len(value) > MAX_QUERY_LENGTH:
-                raise ValidationFailed(field, f"must be at most {MAX_QUERY_LENGTH} characters", "query")
+        if self.name is not None and len(self.name) > MAX_QUERY_LENGTH:
+            raise ValidationFailed("name", f"must be at most {MAX_QUERY_LENGTH} characters", "query")
+        if self.q is not None and len(self.q) > MAX_QUERY_LENGTH:
+            raise ValidationFailed("q", f"must be at most {MAX_QUERY_LENGTH} characters", "query")
 
     @property
     def newest_first(self) -> bool:
