@@ -143,14 +143,16 @@ class RenderedReads:
             return None
         pages = coalescing(self.connection, "coalesces_pages")
         if pages is not None:  # a reader: each page asked in this turn rendered once, for all who asked
-            kind = _rendered_page_of(self.table, descending)
-
-            async def read(keys: list[Any]) -> list[tuple[Any, ...]]:
-                return [(*key, *await self._sqlite_page(key, descending)) for key in keys]
-
-            (row,) = await pages.coalesced_read(kind, key, _sqlite_page_key, read)
+            read = self._sqlite_pages_newest_first if descending else self._sqlite_pages
+            (row,) = await pages.coalesced_read(_rendered_page_of(self.table, descending), key, _sqlite_page_key, read)
             return row[3], row[4]
         return await self._sqlite_page(key, descending)
+
+    async def _sqlite_pages(self, keys: list[Any]) -> list[tuple[Any, ...]]:
+        return [(*key, *await self._sqlite_page(key, False)) for key in keys]
+
+    async def _sqlite_pages_newest_first(self, keys: list[Any]) -> list[tuple[Any, ...]]:
+        return [(*key, *await self._sqlite_page(key, True)) for key in keys]
 
     async def _sqlite_page(self, key: tuple[str, int, int], descending: bool) -> tuple[str, int]:
         organization_id, limit, offset = key
