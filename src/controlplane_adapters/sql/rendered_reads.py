@@ -27,10 +27,15 @@ def _column_names(table: sa.Table) -> tuple[str, ...]:
     return tuple(column.name for column in table.columns)
 
 
-@functools.cache
 def _rendered_page_of(table: sa.Table, descending: bool = False) -> sa.Select[Any]:
     """One organization's page of rows rendered as JSON objects by SQLite (see rendered.py), each with the
-    organization's total (one statement, one snapshot), built once a direction."""
+    organization's total (one statement, one snapshot), built once a direction (one object however it is asked
+    for: the coalescer of its reads is found by it)."""
+    return _rendered_page_in(table, descending)
+
+
+@functools.cache
+def _rendered_page_in(table: sa.Table, descending: bool) -> sa.Select[Any]:
     where = table.c.organization_id == sa.bindparam("organization_id")
     total = sa.select(sa.func.count()).select_from(table).where(where).scalar_subquery()
     return hot(
@@ -50,8 +55,13 @@ def _rendered_by_id(table: sa.Table) -> sa.Select[Any]:
     return hot(sa.select(rendered_row(table)).where(*where))
 
 
-@functools.cache
 def _postgres_rendered_pages_of(table: sa.Table, descending: bool = False) -> sa.TextualSelect:
+    """`_postgres_rendered_pages_in` (one object a table and direction, however it is asked for)."""
+    return _postgres_rendered_pages_in(table, descending)
+
+
+@functools.cache
+def _postgres_rendered_pages_in(table: sa.Table, descending: bool) -> sa.TextualSelect:
     """Pages of (organization, limit, offset) keys, each one JSON array rendered by Postgres (rendered.py) and
     the organization's total, in one statement (one snapshot, one row a key): several requests' pages when they
     are coalesced, a unit of work's own page when not."""

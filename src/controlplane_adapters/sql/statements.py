@@ -61,12 +61,16 @@ def update_columns(table: sa.Table, columns: tuple[str, ...]) -> sa.Update:
     return hot(table.update().where(*where).values({name: sa.bindparam(name) for name in columns}))
 
 
-@functools.cache
 def page_of(
     table: sa.Table, order: tuple[str, ...], *, descending: bool = False
 ) -> tuple[sa.Select[Any], sa.Select[Any]]:
     """(count, rows) statements for one organization's page in `order` (every column descending, or none), built
-    once per table and direction."""
+    once per table and direction (the same objects whether `descending` is given or not)."""
+    return _page_in(table, order, descending)
+
+
+@functools.cache
+def _page_in(table: sa.Table, order: tuple[str, ...], descending: bool) -> tuple[sa.Select[Any], sa.Select[Any]]:
     where = table.c.organization_id == sa.bindparam("organization_id")
     count = sa.select(sa.func.count()).select_from(table).where(where)
     rows = (
