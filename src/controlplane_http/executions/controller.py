@@ -25,6 +25,7 @@ from controlplane_http.handlers import (
     WORKER_PROTOCOL,
     WORKERS_ONLY,
     Limit,
+    NewestFirst,
     Offset,
     caller,
     errors,
@@ -167,10 +168,12 @@ class ExecutionController(Controller):
         worker_queue_id: FromQuery[str | None] = None,
         limit: Limit = 50,
         offset: Offset = 0,
+        order: NewestFirst = None,
     ) -> ExecutionList:
         ports, principal = caller(scope)
         where = ExecutionFilter(status=status, agent_id=agent_id, team_id=team_id, worker_queue_id=worker_queue_id)
-        page = await queries.list_executions(ports, principal.organization_id, page_request(limit, offset), where)
+        request = page_request(limit, offset, order, newest_first=True)
+        page = await queries.list_executions(ports, principal.organization_id, request, where)
         return page_of(ExecutionList, page, execution_out)
 
     @get("/{execution_id:str}", operation_id="getExecution", responses=errors(404))
