@@ -32,8 +32,8 @@ class Order(StrEnum):
 
 def fold_ascii(text: str) -> str:
     """`text` with the ASCII letters A to Z in lowercase and every other character as it is: what `q` compares.
-    Only ASCII folds, so that every store agrees (SQLite's LIKE folds ASCII only; Postgres's lower() folds what
-    its database's locale says, which differs between deployments)."""
+    Only ASCII folds, so that every store agrees: some fold ASCII only, others what their locale says, which
+    differs between deployments (docs/api-decisions.md, "Names")."""
     return text.translate(_ASCII_LOWER)
 
 
