@@ -13,8 +13,8 @@ from sqlalchemy.exc import IntegrityError
 from controlplane_adapters.agents.sql import agent_to_domain
 from controlplane_adapters.contexts.sql import context_value, execution_context_row, execution_contexts
 from controlplane_adapters.environments.sql import SqlQueueRepository, queue_to_domain
-from controlplane_adapters.executions.extras import lease_extras_statement
 from controlplane_adapters.executions.lease import LEASE_TABLES, lease_candidate, lease_in_one
+from controlplane_adapters.executions.lease_extras import lease_extras_statement
 from controlplane_adapters.executions.mapping import (
     RUN_WITH_FIELDS,
     event_to_domain,
