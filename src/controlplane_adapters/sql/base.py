@@ -72,8 +72,8 @@ class SqlRepository(Generic[T]):
 
     An update writes only the columns that changed since this unit of work read or wrote the object (all of
     them for an object it never saw). SQLite maintains an index only when the UPDATE assigns one of its
-    columns: assigning every column rewrote all seven indexes of the executions table, 46 us a transaction
-    against 5 for `last_seq` alone. On Postgres a narrow update also leaves alone the columns another
+    columns: assigning every column rewrote all seven indexes of the executions table, several times the
+    cost of assigning `last_seq` alone. On Postgres a narrow update also leaves alone the columns another
     transaction changed in between (an unlocked read), instead of writing them back stale."""
 
     table: ClassVar[sa.Table]
