@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from controlplane_wire.agents import Agent, AgentCreate, AgentList, AgentUpdate
 from controlplane_wire.analytics import AgentAnalyticsList, AnalyticsSummary, AnalyticsTimeseries
-from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList
+from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, Caller
 from controlplane_wire.audit import AuditEvent, AuditEventList
 from controlplane_wire.context_graph import Edge, EdgeCreate, EdgeList, Neighborhood, Node, NodeCreate, NodeList, NodeUpdate, Path
 from controlplane_wire.contexts import Context, ContextPut, ExecutionContext
@@ -144,6 +144,10 @@ class AsyncOperations(CallAsync):
     async def revoke_api_key(self, key_id: str) -> None:
         """Revoke the key: it is refused from the next request on. (`DELETE /api/v1/api-keys/{key_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/api-keys/{_path(key_id)}', None, params=None, body=None))
+
+    async def who_am_i(self) -> Caller:
+        """The caller's organization, subject and role: what a client (the console) shows and offers. (`GET /api/v1/whoami`)."""
+        return cast('Caller', await self._call('GET', '/api/v1/whoami', Caller, params=None, body=None))
 
     async def get_organization_settings(self, organization_id: str) -> OrganizationSettings:
         """The organization's tier and rate limits (its admins, or an operator). (`GET /api/v1/organizations/{organization_id}/settings`)."""
@@ -844,6 +848,10 @@ class Operations(CallSync):
     def revoke_api_key(self, key_id: str) -> None:
         """Revoke the key: it is refused from the next request on. (`DELETE /api/v1/api-keys/{key_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/api-keys/{_path(key_id)}', None, params=None, body=None))
+
+    def who_am_i(self) -> Caller:
+        """The caller's organization, subject and role: what a client (the console) shows and offers. (`GET /api/v1/whoami`)."""
+        return cast('Caller', self._call('GET', '/api/v1/whoami', Caller, params=None, body=None))
 
     def get_organization_settings(self, organization_id: str) -> OrganizationSettings:
         """The organization's tier and rate limits (its admins, or an operator). (`GET /api/v1/organizations/{organization_id}/settings`)."""

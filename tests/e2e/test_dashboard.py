@@ -1,7 +1,8 @@
-"""The operator dashboard in a real headless Chromium (Debian's package, driven by Playwright), against a real
-server: sign in with a key, watch an execution live over its SSE stream, see workers, queues, jobs and runs.
-Screenshots are kept in `test-artifacts/dashboard/` (or $CONTROLPLANE_TEST_ARTIFACTS) for a person to look at.
-The API's Swagger page (`/api/docs`) is driven the same way, with every request off loopback refused."""
+"""The operator console in a real headless Chromium (Debian's package, driven by Playwright), against a real
+server: sign in, issue a key and sign in with it, watch an execution stream to its end, cancel one, a viewer sees
+no write button. Every request that leaves loopback is aborted and asserted absent (the assets ship in the
+package). Screenshots are kept in `test-artifacts/dashboard/` (or $CONTROLPLANE_TEST_ARTIFACTS) for a person to look
+at. The API's Swagger page (`/api/docs`) is driven the same way."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Server
-from tests.e2e.test_executions import make_agent, make_queue, run
+from tests.e2e.test_executions import make_agent, make_queue, run, unique
 from tests.support import SERVICE_KEY
 
 pytestmark = pytest.mark.e2e
@@ -55,128 +56,198 @@ def browser() -> Iterator[Any]:
             launched.close()
 
 
+class Tab:
+    """A browser context whose requests off loopback are aborted (and remembered), and its page's errors."""
+
+    def __init__(self, browser: Any, **options: Any) -> None:
+        self.requested: list[str] = []
+        self.refused: list[str] = []
+        self.errors: list[str] = []
+        self.context = browser.new_context(viewport={"width": 1280, "height": 800}, **options)
+        self.context.route("**/*", self._only_loopback)
+        self.page = self.context.new_page()
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def _only_loopback(self, route: Any) -> None:
+        url = route.request.url
+        self.requested.append(url)
+        if urlsplit(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            self.refused.append(url)
+            route.abort("internetdisconnected")
+
+    def close(self) -> None:
+        self.context.close()
+        assert self.refused == [], f"the page reached outside the service: {self.refused}"
+        assert self.errors == [], f"the page raised: {self.errors}"
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Tab]:
+    opened = Tab(browser)
+    yield opened
+    opened.close()
+
+
 def shot(page: Any, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
-def test_an_operator_signs_in_and_watches_an_execution_live(sqlite_server: Server, browser: Any) -> None:
+def sign_in(page: Any, server: Server, credential: str) -> None:
     from playwright.sync_api import expect
 
-    client = sqlite_server.client()
+    page.goto(f"{server.url}/dashboard")
+    page.fill("#key", credential)
+    page.click("#signin button[type=submit]")
+    expect(page.locator("#signin-panel")).to_be_hidden()
+
+
+def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(shared_server: Server, tab: Tab) -> None:
+    from playwright.sync_api import expect
+
+    client = shared_server.client()
     queue_id = make_queue(client)
-    agent_id = make_agent(client)
-    execution = run(client, agent_id, queue_id, "summarise the week")
-    beat = client.post("/api/v1/workers/heartbeat", json={"worker_id": "dash-w1", "environment_name": "e2e"})
-    assert beat.status_code == 200, beat.text
+    agent_name = unique("keyed")
+    agent_id = make_agent(client, agent_name)
+    execution = run(client, agent_id, queue_id, "wait in the queue")
+    page = tab.page
 
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{sqlite_server.url}/dashboard")
-    expect(page.locator("#signin-panel")).to_be_visible()
-
+    page.goto(f"{shared_server.url}/dashboard")
     page.fill("#key", "not-a-key")
     page.click("#signin button[type=submit]")
-    expect(page.locator("#signin-error")).to_have_text("That key was refused.")
-    shot(page, "01-refused")
+    expect(page.locator("#signin-error")).to_have_text("That credential was refused.")
+    shot(page, "01-sign-in")
 
-    page.fill("#key", SERVICE_KEY)
-    page.click("#signin button[type=submit]")
-    row = page.locator(f"#table tbody tr[data-id='{execution['id']}']")
-    expect(row).to_contain_text("queued")
-    shot(page, "02-executions")
+    sign_in(page, shared_server, SERVICE_KEY)
+    expect(page.locator("#who")).to_contain_text("admin")
+    expect(page.locator("#tile-running")).to_be_visible()
+    expect(page.locator("#chart-executions canvas")).to_have_count(1)
+    shot(page, "02-overview")
 
-    row.click()
-    expect(page.locator("#detail-title")).to_have_text(f"Execution {execution['id']}")
-    leased = client.post(f"/api/v1/worker-queues/{queue_id}/lease", json={"worker_id": "dash-w1", "wait_seconds": 0})
-    assert leased.status_code == 200, leased.text
-    path = f"/api/v1/executions/{execution['id']}"
-    chunks = [{"type": "message_chunk", "data": {"text": "Hel"}}, {"type": "message_chunk", "data": {"text": "lo"}}]
-    sent = client.post(f"{path}/events", json={"worker_id": "dash-w1", "attempt": 1, "events": chunks})
-    assert sent.status_code == 200, sent.text
-    expect(page.locator("#events li[data-type=message_chunk]")).to_have_count(2)
-    expect(page.locator("#events")).to_contain_text("message_chunk: lo")
-    expect(page.locator("#detail-state")).to_have_text("status: running (live)")
-    done = {"worker_id": "dash-w1", "attempt": 1, "status": "completed", "response": "Hello"}
-    assert client.post(f"{path}/complete", json=done).status_code == 200
-    expect(page.locator("#detail-state")).to_have_text("status: completed (finished)")
-    shot(page, "03-live-execution")
-
-    page.click("#tabs button[data-tab=workers]")
-    expect(page.locator("#table tbody")).to_contain_text("dash-w1")
-    page.click("#tabs button[data-tab=queues]")
-    expect(page.locator("#table tbody")).to_contain_text(queue_id)
-    shot(page, "04-queues")
-
-    job = client.post(
-        "/api/v1/jobs",
-        json={"name": "nightly", "trigger": {"type": "manual"}, "target": {"agent_id": agent_id},
-              "prompt": "report", "worker_queue_id": queue_id},
-    )  # fmt: skip
-    assert job.status_code == 201, job.text
-    page.click("#tabs button[data-tab=jobs]")
-    expect(page.locator("#table tbody")).to_contain_text("nightly")
-    page.click("#tabs button[data-tab=runs]")
-    expect(page.locator("#status")).to_have_text("Nothing here yet.")
-    page.click("#tabs button[data-tab=webhooks]")
-    expect(page.locator("#status")).not_to_be_empty()
-    shot(page, "05-webhooks")
+    page.click("#nav a[data-view=keys]")
+    name = unique("viewer-key")
+    page.fill("#key-name", name)
+    page.select_option("#key-role", "viewer")
+    page.click("#issue-key button[type=submit]")
+    expect(page.locator("#new-key")).to_contain_text("cpk_")
+    expect(page.locator("#copy-key")).to_be_visible()
+    key = page.locator("#new-key").inner_text()
+    expect(page.locator("#key-list tbody")).to_contain_text(name)
+    shot(page, "03-api-keys")
+    issued = [k for k in client.get("/api/v1/api-keys", params={"limit": 100}).json()["items"] if k["name"] == name]
+    assert [k["role"] for k in issued] == ["viewer"], "the key the page issued is the API's"
 
     page.click("#signout")
-    expect(page.locator("#signin-panel")).to_be_visible()
-    assert errors == [], f"the page raised: {errors}"
+    sign_in(page, shared_server, key)
+    expect(page.locator("#who")).to_contain_text("viewer")
+    expect(page.locator("#nav a[data-view=keys]")).to_be_hidden()
+    page.goto(f"{shared_server.url}/dashboard#/executions/{execution['id']}")
+    expect(page.locator("#detail-state")).to_have_text("status: queued (live)")
+    expect(page.locator("#facts")).to_contain_text(agent_name)
+    for view in ("executions", "jobs", "workflows", "governance", "overview"):
+        page.click(f"#nav a[data-view={view}]")
+        expect(page.locator("main h1")).to_be_visible()
+        expect(page.locator("main > .loading")).to_have_count(0)
+        assert page.locator("button.action").count() == 0, f"a viewer sees a write button on {view}"
+    assert page.locator("#issue-key").count() == 0
 
 
-def test_the_dashboard_is_public_strict_and_outside_the_api_document(sqlite_server: Server) -> None:
-    page = httpx.get(f"{sqlite_server.url}/dashboard", timeout=5)
+def test_an_operator_watches_an_execution_stream_to_its_end_and_cancels_one(shared_server: Server, tab: Tab) -> None:
+    from playwright.sync_api import expect
+
+    client = shared_server.client()
+    queue_id = make_queue(client)
+    agent_name = unique("streamer")
+    agent_id = make_agent(client, agent_name)
+    doomed = run(client, agent_id, queue_id, "never mind")
+    execution = run(client, agent_id, queue_id, "summarise the week")
+    worker = unique("dash-w")
+    beat = client.post("/api/v1/workers/heartbeat", json={"worker_id": worker, "environment_name": "e2e"})
+    assert beat.status_code == 200, beat.text
+    page = tab.page
+    sign_in(page, shared_server, SERVICE_KEY)
+
+    page.click("#nav a[data-view=executions]")
+    page.select_option("#filter-agent_id", agent_id)
+    rows = page.locator("#results tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.first).to_contain_text(agent_name)  # names, not ids
+    shot(page, "04-executions")
+
+    page.goto(f"{shared_server.url}/dashboard#/executions/{doomed['id']}")
+    expect(page.locator("#detail-state")).to_have_text("status: queued (live)")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button[data-action=cancel]")
+    expect(page.locator("#detail-state")).to_have_text("status: cancelled (finished)")
+    assert client.get(f"/api/v1/executions/{doomed['id']}").json()["status"] == "cancelled"
+
+    page.goto(f"{shared_server.url}/dashboard#/executions/{execution['id']}")
+    expect(page.locator("#detail-title")).to_have_text(f"Execution {execution['id']}")
+    expect(page.locator("#detail-state")).to_have_text("status: queued (live)")
+    leased = client.post(f"/api/v1/worker-queues/{queue_id}/lease", json={"worker_id": worker, "wait_seconds": 0})
+    assert leased.status_code == 200, leased.text
+    assert leased.json()["execution"]["id"] == execution["id"]
+    path = f"/api/v1/executions/{execution['id']}"
+    expect(page.locator("#detail-state")).to_have_text("status: running (live)")
+    for token in ("Hel", "lo", " world"):
+        chunk = [{"type": "message_chunk", "data": {"text": token}}]
+        sent = client.post(f"{path}/events", json={"worker_id": worker, "attempt": 1, "events": chunk})
+        assert sent.status_code == 200, sent.text
+        expect(page.locator("#events li[data-type=message_chunk]").last).to_contain_text(token)
+    expect(page.locator("#output")).to_have_text("Hello world")  # token by token, as they came
+    done = {"worker_id": worker, "attempt": 1, "status": "completed", "response": "Hello world",
+            "usage": {"prompt_tokens": 12, "completion_tokens": 3}}  # fmt: skip
+    assert client.post(f"{path}/complete", json=done).status_code == 200
+    expect(page.locator("#detail-state")).to_have_text("status: completed (finished)")
+    expect(page.locator("#events li[data-type=done]")).to_have_count(1)
+    expect(page.locator("#facts")).to_contain_text("prompt tokens")
+    expect(page.locator("#context pre")).to_contain_text(execution["id"])
+    assert page.locator("button[data-action=cancel]").count() == 0, "a finished execution offers no cancel"
+    shot(page, "05-execution-live")
+
+    page.click("#nav a[data-view=fleet]")
+    expect(page.locator("#workers tbody")).to_contain_text(worker)
+    shot(page, "06-fleet")
+
+
+def test_the_console_is_public_strict_and_outside_the_api_document(shared_server: Server) -> None:
+    url = shared_server.url
+    page = httpx.get(f"{url}/dashboard", timeout=5)
     assert page.status_code == 200
     assert page.headers["content-type"].startswith("text/html")
-    assert "script-src 'self'" in page.headers["content-security-policy"]
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy
+    assert "unsafe-inline" not in policy
     assert page.headers["x-content-type-options"] == "nosniff"
-    script = httpx.get(f"{sqlite_server.url}/dashboard/static/app.js", timeout=5)
-    assert script.status_code == 200
-    assert script.headers["content-type"].startswith("text/javascript")
-    assert httpx.get(f"{sqlite_server.url}/dashboard/static/secrets.txt", timeout=5).status_code == 404
-    assert httpx.get(f"{sqlite_server.url}/dashboard/static/..%2F..%2Fapp.py", timeout=5).status_code == 404
-    document = httpx.get(f"{sqlite_server.url}/api/openapi.json", timeout=5).json()
+    assert "<script>" not in page.text, "no inline script"
+    for asset, media in (("app.js", "text/javascript"), ("views/executions.js", "text/javascript"),
+                         ("vendor/uplot/uPlot.esm.js", "text/javascript"), ("app.css", "text/css")):  # fmt: skip
+        answer = httpx.get(f"{url}/dashboard/static/{asset}", timeout=5)
+        assert answer.status_code == 200, asset
+        assert answer.headers["content-type"].startswith(media)
+    assert httpx.get(f"{url}/dashboard/static/secrets.txt", timeout=5).status_code == 404
+    assert httpx.get(f"{url}/dashboard/static/vendor/uplot/LICENSE", timeout=5).status_code == 404
+    assert httpx.get(f"{url}/dashboard/static/..%2F..%2Fapp.py", timeout=5).status_code == 404
+    assert httpx.get(f"{url}/dashboard/static/../controller.py", timeout=5).status_code == 404
+    document = httpx.get(f"{url}/api/openapi.json", timeout=5).json()
     assert not any(path.startswith("/dashboard") for path in document["paths"])
-    assert httpx.get(f"{sqlite_server.url}/api/v1/executions", timeout=5).status_code == 401, "the API stays closed"
+    assert httpx.get(f"{url}/api/v1/executions", timeout=5).status_code == 401, "the API stays closed"
 
 
-def test_the_api_docs_render_without_internet(sqlite_server: Server, browser: Any) -> None:
+def test_the_api_docs_render_without_internet(shared_server: Server, tab: Tab) -> None:
     """Swagger UI comes from the package: with every request that leaves loopback refused, none is even tried,
     and the page lists the operations of the document and opens one."""
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    requested: list[str] = []
-    refused: list[str] = []
-
-    def only_loopback(route: Any) -> None:
-        url = route.request.url
-        requested.append(url)
-        if urlsplit(url).hostname == "127.0.0.1" or url.startswith("data:"):
-            route.continue_()
-        else:
-            refused.append(url)
-            route.abort("internetdisconnected")
-
-    context.route("**/*", only_loopback)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(f"{sqlite_server.url}/api/docs")
-        expect(page.locator(".swagger-ui .info .title")).to_contain_text("Agent Control Plane API")
-        listing = page.locator("#operations-agents-listAgents")
-        expect(listing).to_contain_text("GET")
-        expect(listing).to_contain_text("/api/v1/agents")
-        listing.locator(".opblock-summary-control").click()  # opens the operation: its parameters, as documented
-        expect(listing.locator(".parameters-container")).to_contain_text("limit")
-        shot(page, "06-api-docs-offline")
-    finally:
-        context.close()
-    assert refused == [], f"the page reached outside the service: {refused}"
-    assert any("/api/docs/assets/" in url for url in requested), requested
-    assert errors == [], f"the page raised: {errors}"
+    page = tab.page
+    page.goto(f"{shared_server.url}/api/docs")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("Agent Control Plane API")
+    listing = page.locator("#operations-agents-listAgents")
+    expect(listing).to_contain_text("GET")
+    expect(listing).to_contain_text("/api/v1/agents")
+    listing.locator(".opblock-summary-control").click()  # opens the operation: its parameters, as documented
+    expect(listing.locator(".parameters-container")).to_contain_text("limit")
+    shot(page, "99-api-docs-offline")
+    assert any("/api/docs/assets/" in url for url in tab.requested), tab.requested

@@ -1,0 +1,2 @@
+import { el } from "../ui.js";
+export async function render(main) { main.replaceChildren(el("h1", {}, "workflows")); }
