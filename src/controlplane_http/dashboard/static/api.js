@@ -25,7 +25,7 @@ function query(params) {
   return text ? `?${text}` : "";
 }
 
-export async function request(method, path, { params, body, raw, headers, signal } = {}) {
+export async function request(method, path, { params, body, raw, headers, signal, blob } = {}) {
   const sent = { Authorization: `Bearer ${credential()}`, Accept: "application/json", ...headers };
   let payload = body;
   if (body !== undefined && !raw) { sent["Content-Type"] = "application/json"; payload = JSON.stringify(body); }
@@ -43,6 +43,7 @@ export async function request(method, path, { params, body, raw, headers, signal
     throw new ApiError(response.status, code, message, details);
   }
   if (response.status === 204) return null;
+  if (blob) return response.blob();
   const type = response.headers.get("content-type") ?? "";
   return type.includes("json") ? response.json() : response.blob();
 }
