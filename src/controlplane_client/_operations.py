@@ -229,9 +229,9 @@ class AsyncOperations(CallAsync):
         """GetExecution (`GET /api/v1/executions/{execution_id}`)."""
         return cast('Execution', await self._call('GET', f'/api/v1/executions/{_path(execution_id)}', Execution, params=None, body=None))
 
-    async def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, limit: int | None = None, offset: int | None = None) -> ExecutionList:
-        """ListExecutions (`GET /api/v1/executions`)."""
-        return cast('ExecutionList', await self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'limit': limit, 'offset': offset}, body=None))
+    async def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None) -> ExecutionList:
+        """Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive). (`GET /api/v1/executions`)."""
+        return cast('ExecutionList', await self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'from': from_, 'to': to, 'limit': limit, 'offset': offset}, body=None))
 
     async def lease_execution(self, queue_id: str, body: LeaseRequest | Mapping[str, Any], *, idempotency_key: str | None = None) -> Lease | None:
         """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204. (`POST /api/v1/worker-queues/{queue_id}/lease`)."""
@@ -933,9 +933,9 @@ class Operations(CallSync):
         """GetExecution (`GET /api/v1/executions/{execution_id}`)."""
         return cast('Execution', self._call('GET', f'/api/v1/executions/{_path(execution_id)}', Execution, params=None, body=None))
 
-    def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, limit: int | None = None, offset: int | None = None) -> ExecutionList:
-        """ListExecutions (`GET /api/v1/executions`)."""
-        return cast('ExecutionList', self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'limit': limit, 'offset': offset}, body=None))
+    def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None) -> ExecutionList:
+        """Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive). (`GET /api/v1/executions`)."""
+        return cast('ExecutionList', self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'from': from_, 'to': to, 'limit': limit, 'offset': offset}, body=None))
 
     def lease_execution(self, queue_id: str, body: LeaseRequest | Mapping[str, Any], *, idempotency_key: str | None = None) -> Lease | None:
         """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204. (`POST /api/v1/worker-queues/{queue_id}/lease`)."""

@@ -36,7 +36,8 @@ export async function render(main, rest, signal) {
 
   async function load() {
     const params = { limit: 25, offset, status: filters.status, agent_id: filters.agent_id, team_id: filters.team_id, worker_queue_id: filters.worker_queue_id };
-    for (const key of ["created_after", "created_before"]) if (filters[key]) params[key] = new Date(filters[key]).toISOString();
+    if (filters.created_after) params.from = new Date(filters.created_after).toISOString();
+    if (filters.created_before) params.to = new Date(filters.created_before).toISOString();
     let page;
     try { page = await api.newest("/api/v1/executions", params, signal); } catch (error) {
       if (signal.aborted) return;
