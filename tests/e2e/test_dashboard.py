@@ -16,9 +16,10 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import FAST, Server, start_server, stop_server
 from tests.e2e.test_executions import make_agent, make_queue, run, unique
-from tests.support import SERVICE_KEY
+from tests.fakes.webhook_receiver import WebhookReceiver
+from tests.support import SECRETS_KEY, SERVICE_KEY, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -35,6 +36,21 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the module (SQLite; short heartbeats and keep-alives; webhooks to loopback allowed)."""
+    directory = tmp_path_factory.mktemp("console")
+    server = start_server(
+        directory, f"sqlite+aiosqlite:///{directory / 'console.db'}", **FAST,
+        CONTROLPLANE_WEBHOOKS_ALLOW_PRIVATE="true", CONTROLPLANE_SECRETS_KEY=SECRETS_KEY,
+        CONTROLPLANE_SCHEDULER_INTERVAL_MS="200",
+    )  # fmt: skip
+    try:
+        yield server
+    finally:
+        stop_server(server)
 
 
 @pytest.fixture(scope="module")
@@ -104,23 +120,23 @@ def sign_in(page: Any, server: Server, credential: str) -> None:
     expect(page.locator("#signin-panel")).to_be_hidden()
 
 
-def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(shared_server: Server, tab: Tab) -> None:
+def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(console: Server, tab: Tab) -> None:
     from playwright.sync_api import expect
 
-    client = shared_server.client()
+    client = console.client()
     queue_id = make_queue(client)
     agent_name = unique("keyed")
     agent_id = make_agent(client, agent_name)
     execution = run(client, agent_id, queue_id, "wait in the queue")
     page = tab.page
 
-    page.goto(f"{shared_server.url}/dashboard")
+    page.goto(f"{console.url}/dashboard")
     page.fill("#key", "not-a-key")
     page.click("#signin button[type=submit]")
     expect(page.locator("#signin-error")).to_have_text("That credential was refused.")
     shot(page, "01-sign-in")
 
-    sign_in(page, shared_server, SERVICE_KEY)
+    sign_in(page, console, SERVICE_KEY)
     expect(page.locator("#who")).to_contain_text("admin")
     expect(page.locator("#tile-running")).to_be_visible()
     expect(page.locator("#chart-executions canvas")).to_have_count(1)
@@ -140,10 +156,10 @@ def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(shared_server
     assert [k["role"] for k in issued] == ["viewer"], "the key the page issued is the API's"
 
     page.click("#signout")
-    sign_in(page, shared_server, key)
+    sign_in(page, console, key)
     expect(page.locator("#who")).to_contain_text("viewer")
     expect(page.locator("#nav a[data-view=keys]")).to_be_hidden()
-    page.goto(f"{shared_server.url}/dashboard#/executions/{execution['id']}")
+    page.goto(f"{console.url}/dashboard#/executions/{execution['id']}")
     expect(page.locator("#detail-state")).to_have_text("status: queued (live)")
     expect(page.locator("#facts")).to_contain_text(agent_name)
     for view in ("executions", "jobs", "workflows", "governance", "overview"):
@@ -154,10 +170,10 @@ def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(shared_server
     assert page.locator("#issue-key").count() == 0
 
 
-def test_an_operator_watches_an_execution_stream_to_its_end_and_cancels_one(shared_server: Server, tab: Tab) -> None:
+def test_an_operator_watches_an_execution_stream_to_its_end_and_cancels_one(console: Server, tab: Tab) -> None:
     from playwright.sync_api import expect
 
-    client = shared_server.client()
+    client = console.client()
     queue_id = make_queue(client)
     agent_name = unique("streamer")
     agent_id = make_agent(client, agent_name)
@@ -167,7 +183,7 @@ def test_an_operator_watches_an_execution_stream_to_its_end_and_cancels_one(shar
     beat = client.post("/api/v1/workers/heartbeat", json={"worker_id": worker, "environment_name": "e2e"})
     assert beat.status_code == 200, beat.text
     page = tab.page
-    sign_in(page, shared_server, SERVICE_KEY)
+    sign_in(page, console, SERVICE_KEY)
 
     page.click("#nav a[data-view=executions]")
     page.select_option("#filter-agent_id", agent_id)
@@ -176,14 +192,14 @@ def test_an_operator_watches_an_execution_stream_to_its_end_and_cancels_one(shar
     expect(rows.first).to_contain_text(agent_name)  # names, not ids
     shot(page, "04-executions")
 
-    page.goto(f"{shared_server.url}/dashboard#/executions/{doomed['id']}")
+    page.goto(f"{console.url}/dashboard#/executions/{doomed['id']}")
     expect(page.locator("#detail-state")).to_have_text("status: queued (live)")
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("button[data-action=cancel]")
     expect(page.locator("#detail-state")).to_have_text("status: cancelled (finished)")
     assert client.get(f"/api/v1/executions/{doomed['id']}").json()["status"] == "cancelled"
 
-    page.goto(f"{shared_server.url}/dashboard#/executions/{execution['id']}")
+    page.goto(f"{console.url}/dashboard#/executions/{execution['id']}")
     expect(page.locator("#detail-title")).to_have_text(f"Execution {execution['id']}")
     expect(page.locator("#detail-state")).to_have_text("status: queued (live)")
     leased = client.post(f"/api/v1/worker-queues/{queue_id}/lease", json={"worker_id": worker, "wait_seconds": 0})
@@ -212,8 +228,8 @@ def test_an_operator_watches_an_execution_stream_to_its_end_and_cancels_one(shar
     shot(page, "06-fleet")
 
 
-def test_the_console_is_public_strict_and_outside_the_api_document(shared_server: Server) -> None:
-    url = shared_server.url
+def test_the_console_is_public_strict_and_outside_the_api_document(console: Server) -> None:
+    url = console.url
     page = httpx.get(f"{url}/dashboard", timeout=5)
     assert page.status_code == 200
     assert page.headers["content-type"].startswith("text/html")
@@ -236,13 +252,13 @@ def test_the_console_is_public_strict_and_outside_the_api_document(shared_server
     assert httpx.get(f"{url}/api/v1/executions", timeout=5).status_code == 401, "the API stays closed"
 
 
-def test_the_api_docs_render_without_internet(shared_server: Server, tab: Tab) -> None:
+def test_the_api_docs_render_without_internet(console: Server, tab: Tab) -> None:
     """Swagger UI comes from the package: with every request that leaves loopback refused, none is even tried,
     and the page lists the operations of the document and opens one."""
     from playwright.sync_api import expect
 
     page = tab.page
-    page.goto(f"{shared_server.url}/api/docs")
+    page.goto(f"{console.url}/api/docs")
     expect(page.locator(".swagger-ui .info .title")).to_contain_text("Agent Control Plane API")
     listing = page.locator("#operations-agents-listAgents")
     expect(listing).to_contain_text("GET")
@@ -251,3 +267,86 @@ def test_the_api_docs_render_without_internet(shared_server: Server, tab: Tab) -
     expect(listing.locator(".parameters-container")).to_contain_text("limit")
     shot(page, "99-api-docs-offline")
     assert any("/api/docs/assets/" in url for url in tab.requested), tab.requested
+
+
+def finish_step(client: httpx.Client, queue_id: str, worker: str, response: str) -> str:
+    """Lease the queue's next execution (a workflow step's) and complete it: its id."""
+    leased = client.post(f"/api/v1/worker-queues/{queue_id}/lease", json={"worker_id": worker, "wait_seconds": 0})
+    assert leased.status_code == 200, leased.text
+    execution_id = str(leased.json()["execution"]["id"])
+    done = {"worker_id": worker, "attempt": 1, "status": "completed", "response": response}
+    assert client.post(f"/api/v1/executions/{execution_id}/complete", json=done).status_code == 200
+    return execution_id
+
+
+def test_a_workflow_dag_changes_colour_as_it_runs(console: Server, tab: Tab) -> None:
+    from playwright.sync_api import expect
+
+    client = console.client()
+    queue_id = make_queue(client)
+    agent_id = make_agent(client)
+    worker = unique("dag-w")
+    assert client.post("/api/v1/workers/heartbeat", json={"worker_id": worker, "environment_name": "e2e"}).is_success
+    steps = [{"id": "gather", "agent_id": agent_id, "prompt": "gather"},
+             {"id": "write", "agent_id": agent_id, "prompt": "write", "depends_on": ["gather"]}]  # fmt: skip
+    workflow = client.post("/api/v1/workflows", json={"name": unique("notes"), "steps": steps})
+    assert workflow.status_code == 201, workflow.text
+    workflow_id = workflow.json()["id"]
+    page = tab.page
+    sign_in(page, console, SERVICE_KEY)
+    page.goto(f"{console.url}/dashboard#/workflows/{workflow_id}")
+    expect(page.locator("#dag canvas").first).to_be_attached()
+    expect(page.locator("#run-state")).to_have_text("no run chosen")
+
+    page.select_option("#run-queue", queue_id)
+    page.click("button[data-action=start-run]")
+    dag = page.locator("#dag")
+    expect(dag).to_have_attribute("data-statuses", '{"gather":"running","write":"pending"}')
+    shot(page, "07-workflow-running")
+    finish_step(client, queue_id, worker, "gathered")
+    expect(dag).to_have_attribute("data-statuses", '{"gather":"succeeded","write":"running"}')  # live, no reload
+    finish_step(client, queue_id, worker, "written")
+    expect(dag).to_have_attribute("data-statuses", '{"gather":"succeeded","write":"succeeded"}')
+    expect(page.locator("#run-state")).to_contain_text("succeeded")
+    shot(page, "08-workflow-succeeded")
+
+    page.click("#nav a[data-view=jobs]")
+    expect(page.locator("main h1")).to_have_text("Jobs")
+
+
+def test_an_admin_redelivers_a_delivery_and_sees_the_compilers_error(console: Server, tab: Tab) -> None:
+    from playwright.sync_api import expect
+
+    client = console.client()
+    receiver = WebhookReceiver()
+    try:
+        hook = client.post("/api/v1/webhooks", json={"url": receiver.url, "events": ["error"]})
+        assert hook.status_code == 201, hook.text
+        webhook_id = hook.json()["id"]
+        assert client.post(f"/api/v1/webhooks/{webhook_id}/test").status_code == 202
+
+        def delivered() -> list[dict[str, Any]]:
+            items: list[dict[str, Any]] = client.get(f"/api/v1/webhooks/{webhook_id}/deliveries").json()["items"]
+            return items
+
+        wait_until(lambda: [d["status"] for d in delivered()] == ["succeeded"])
+        page = tab.page
+        sign_in(page, console, SERVICE_KEY)
+        page.goto(f"{console.url}/dashboard#/governance/webhooks")
+        rows = page.locator("#delivery-list tbody tr")
+        expect(rows.filter(has_text=receiver.url)).to_have_count(1)
+        page.once("dialog", lambda dialog: dialog.accept())
+        rows.filter(has_text=receiver.url).locator("button[data-action=redeliver]").click()
+        expect(page.locator("#notice")).to_have_text("Queued again.")
+        wait_until(lambda: sorted(d["status"] for d in delivered()) == ["succeeded", "succeeded"])
+        assert len(receiver.messages()) == 2, "the receiver got the event again"
+        shot(page, "09-webhooks")
+    finally:
+        receiver.stop()
+
+    page.goto(f"{console.url}/dashboard#/governance/policies")
+    page.fill("#policy-name", unique("broken"))
+    page.fill("#policy-rego", "package controlplane\n\ndeny contains msg if {\n  msg = = 1\n}\n")
+    page.click("button[data-action=save-policy]")
+    expect(page.locator("#policy-problems li")).to_contain_text("line 4")
+    shot(page, "10-policy-error")

@@ -23,17 +23,21 @@ async function route() {
   for (const link of document.querySelectorAll("#nav a")) {
     if (link.dataset.view === view) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
   }
+  const key = location.hash;
+  if (current && current.key === key && !current.signal.aborted) return; // already drawing this route
   if (current) current.abort();
-  current = new AbortController();
+  const mine = new AbortController();
+  mine.key = key;
+  current = mine;
   const main = $("#main");
   main.replaceChildren(el("p.loading", { role: "status" }, "Loading…"));
   main.dataset.view = view;
   try {
     const module = await VIEWS[view]();
-    if (current.signal.aborted) return;
-    await module.render(main, rest, current.signal, caller);
+    if (mine.signal.aborted) return;
+    await module.render(main, rest, mine.signal, caller);
   } catch (error) {
-    if (error.status === 401 || current.signal.aborted) return;
+    if (error.status === 401 || mine.signal.aborted) return;
     main.replaceChildren(el("p.error", { role: "alert" }, `Could not load: ${error.code ?? ""} ${error.message}`));
   }
 }
@@ -72,6 +76,7 @@ function showSignIn() {
 function signOut(message) {
   api.forget(); caller = null; setRole("viewer");
   if (current) current.abort();
+  current = null;
   $("#main").replaceChildren();
   $("#signin-error").textContent = message ?? "";
   showSignIn();
