@@ -175,8 +175,10 @@ def test_an_operator_watches_an_execution_stream_to_its_end_and_cancels_one(cons
 
     client = console.client()
     queue_id = make_queue(client)
-    agent_name = unique("streamer")
-    agent_id = make_agent(client, agent_name)
+    agent_name, model = unique("streamer"), unique("priced-model")
+    priced = {"value": model, "provider": "p", "input_cost_per_million": 2.5, "output_cost_per_million": 10}
+    assert client.post("/api/v1/models", json=priced).status_code == 201
+    agent_id = make_agent(client, agent_name, model_id=model)
     doomed = run(client, agent_id, queue_id, "never mind")
     execution = run(client, agent_id, queue_id, "summarise the week")
     worker = unique("dash-w")
@@ -219,6 +221,7 @@ def test_an_operator_watches_an_execution_stream_to_its_end_and_cancels_one(cons
     expect(page.locator("#detail-state")).to_have_text("status: completed (finished)")
     expect(page.locator("#events li[data-type=done]")).to_have_count(1)
     expect(page.locator("#facts")).to_contain_text("prompt tokens")
+    expect(page.locator("#facts")).to_contain_text("Cost0.000060")  # 12 × 2.5 / 10^6 + 3 × 10 / 10^6
     expect(page.locator("#context pre")).to_contain_text(execution["id"])
     assert page.locator("button[data-action=cancel]").count() == 0, "a finished execution offers no cancel"
     shot(page, "05-execution-live")
@@ -350,3 +353,43 @@ def test_an_admin_redelivers_a_delivery_and_sees_the_compilers_error(console: Se
     page.click("button[data-action=save-policy]")
     expect(page.locator("#policy-problems li")).to_contain_text("line 4")
     shot(page, "10-policy-error")
+
+
+def test_every_page_reads_on_a_phone_in_the_dark_and_by_keyboard(console: Server, browser: Any) -> None:
+    """At 390×844 with the system's dark theme: each page draws without a horizontal scroll bar, on the dark
+    palette; sign-in, the navigation and a row of the executions work from the keyboard alone."""
+    from playwright.sync_api import expect
+
+    client = console.client()
+    queue_id = make_queue(client)
+    execution = run(client, make_agent(client, unique("phone")), queue_id, "from a phone")
+    phone = Tab(browser, is_mobile=True, has_touch=True, color_scheme="dark")
+    phone.context.set_default_timeout(10_000)
+    phone.page.set_viewport_size({"width": 390, "height": 844})
+    page = phone.page
+    try:
+        page.goto(f"{console.url}/dashboard")
+        page.keyboard.press("Tab")  # the skip link first, then the key field (focused already)
+        page.locator("#key").focus()
+        page.keyboard.type(SERVICE_KEY)
+        page.keyboard.press("Enter")
+        expect(page.locator("#signin-panel")).to_be_hidden()
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(15, 17, 21)", f"the dark theme follows the system: {background}"
+        for view, section in (("overview", ""), ("executions", ""), ("workflows", ""), ("jobs", ""), ("fleet", ""),
+                              ("governance", "policies"), ("governance", "audit"), ("governance", "secrets"),
+                              ("governance", "storage"), ("keys", "")):  # fmt: skip
+            page.goto(f"{console.url}/dashboard#/{view}/{section}")
+            expect(page.locator("main h1")).to_be_visible()
+            expect(page.locator("main .loading")).to_have_count(0)
+            width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert width[0] <= width[1], f"{view} {section} scrolls sideways on a phone: {width}"
+            shot(page, f"phone-{view}{'-' + section if section else ''}")
+
+        page.goto(f"{console.url}/dashboard#/executions")
+        row = page.locator(f"#results tbody tr[data-id='{execution['id']}']")
+        row.focus()
+        page.keyboard.press("Enter")
+        expect(page.locator("#detail-title")).to_have_text(f"Execution {execution['id']}")
+    finally:
+        phone.close()

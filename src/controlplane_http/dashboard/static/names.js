@@ -7,6 +7,7 @@ const KINDS = {
   team: "/api/v1/teams",
   queue: "/api/v1/worker-queues",
   workflow: "/api/v1/workflows",
+  model: "/api/v1/models",
 };
 const tables = {};
 const loaded = {};
@@ -33,3 +34,18 @@ export function name(kind, value) {
 export function items(kind) { return [...(tables[kind]?.values() ?? [])]; }
 
 export function forget() { for (const kind of Object.keys(tables)) delete tables[kind]; }
+
+// An execution's cost as the analytics routes count it (docs/analytics.md): its agent's model, found by id, else
+// by value; prompt and completion tokens at the model's prices per million. null: no price or no tokens known.
+export function cost(execution) {
+  const agent = tables.agent?.get(execution.agent_id);
+  if (!agent?.model_id) return null;
+  const models = [...(tables.model?.values() ?? [])];
+  const model = tables.model?.get(agent.model_id) ?? models.find((m) => m.value === agent.model_id);
+  const usage = execution.usage ?? {};
+  const tokens = (first, second) => (Number.isInteger(usage[first]) ? usage[first] : Number.isInteger(usage[second]) ? usage[second] : null);
+  const prompt = tokens("prompt_tokens", "input_tokens"); const completion = tokens("completion_tokens", "output_tokens");
+  if (!model || (prompt === null && completion === null)) return null;
+  const part = (count, price) => (count === null || price === null || price === undefined ? 0 : (count * price) / 1e6);
+  return part(prompt, model.input_cost_per_million) + part(completion, model.output_cost_per_million);
+}

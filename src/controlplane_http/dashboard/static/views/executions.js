@@ -21,7 +21,7 @@ export async function render(main, rest, signal) {
     const options = [["", `any ${label}`], ...names.items(kind).map((item) => [item.id, item.name])];
     const input = select(options, filters[key], { id: `filter-${key}` });
     input.addEventListener("change", () => { filters[key] = input.value; offset = 0; load(); });
-    return field(label, input);
+    return field(label[0].toUpperCase() + label.slice(1), input);
   };
   const status = select([["", "any status"], ...STATUSES.map((s) => [s, s])], filters.status, { id: "filter-status" });
   status.addEventListener("change", () => { filters.status = status.value; offset = 0; load(); });
@@ -67,7 +67,7 @@ export async function render(main, rest, signal) {
 async function detail(main, executionId, signal) {
   const path = `/api/v1/executions/${api.id(executionId)}`;
   let execution = await api.get(path, {}, signal);
-  await names.ensure(["agent", "team", "queue"], { agent: [execution.agent_id], team: [execution.team_id], queue: [execution.worker_queue_id] });
+  await names.ensure(["agent", "team", "queue", "model"], { agent: [execution.agent_id], team: [execution.team_id], queue: [execution.worker_queue_id] });
   const state = el("p#detail-state", { role: "status" });
   const facts = el("dl#facts.facts");
   const output = el("pre#output.output", { "aria-live": "off" }, execution.response ?? "");
@@ -87,6 +87,7 @@ async function detail(main, executionId, signal) {
       ["Started", when(execution.started_at)], ["Finished", when(execution.finished_at)],
       ["Queue wait", seconds(execution.queued_at, execution.started_at)], ["Run time", seconds(execution.started_at, execution.finished_at)],
       ...Object.entries(usage).map(([key, value]) => [key.replaceAll("_", " "), typeof value === "object" ? JSON.stringify(value) : String(value)]),
+      ["Cost", names.cost(execution) === null ? "" : names.cost(execution).toFixed(6)],
     ];
     facts.replaceChildren(...rows.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value || "—")]));
     errorBox.replaceChildren(...(execution.error ? [el("h2", {}, "Error"), el("pre.err", {}, execution.error)] : []));
