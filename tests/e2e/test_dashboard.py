@@ -221,7 +221,7 @@ def test_an_operator_watches_an_execution_stream_to_its_end_and_cancels_one(cons
     expect(page.locator("#detail-state")).to_have_text("status: completed (finished)")
     expect(page.locator("#events li[data-type=done]")).to_have_count(1)
     expect(page.locator("#facts")).to_contain_text("prompt tokens")
-    expect(page.locator("#facts")).to_contain_text("Cost0.000060")  # 12 × 2.5 / 10^6 + 3 × 10 / 10^6
+    expect(page.locator("#facts")).to_contain_text("Cost0.000060")  # 12 * 2.5 / 10^6 + 3 * 10 / 10^6
     expect(page.locator("#context pre")).to_contain_text(execution["id"])
     assert page.locator("button[data-action=cancel]").count() == 0, "a finished execution offers no cancel"
     shot(page, "05-execution-live")
@@ -356,7 +356,7 @@ def test_an_admin_redelivers_a_delivery_and_sees_the_compilers_error(console: Se
 
 
 def test_every_page_reads_on_a_phone_in_the_dark_and_by_keyboard(console: Server, browser: Any) -> None:
-    """At 390×844 with the system's dark theme: each page draws without a horizontal scroll bar, on the dark
+    """At 390x844 with the system's dark theme: each page draws without a horizontal scroll bar, on the dark
     palette; sign-in, the navigation and a row of the executions work from the keyboard alone."""
     from playwright.sync_api import expect
 
