@@ -19,7 +19,7 @@ import pytest
 from tests.e2e.conftest import FAST, Server, start_server, stop_server
 from tests.e2e.test_executions import make_agent, make_queue, run, unique
 from tests.fakes.webhook_receiver import WebhookReceiver
-from tests.support import SECRETS_KEY, SERVICE_KEY, wait_until
+from tests.support import SECRETS_KEY, SERVICE_KEY, make_jwt, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -169,6 +169,12 @@ def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(console: Serv
         assert page.locator("button.action").count() == 0, f"a viewer sees a write button on {view}"
     assert page.locator("#issue-key").count() == 0
 
+    page.click("#signout")
+    sign_in(page, console, make_jwt("default", sub="ada", roles=["member"]))  # a JWT is a credential too
+    expect(page.locator("#who")).to_have_text("ada · member · default")
+    page.goto(f"{console.url}/dashboard#/executions/{execution['id']}")
+    expect(page.locator("button[data-action=cancel]")).to_be_visible()  # a member may cancel
+
 
 def test_an_operator_watches_an_execution_stream_to_its_end_and_cancels_one(console: Server, tab: Tab) -> None:
     from playwright.sync_api import expect
@@ -313,8 +319,20 @@ def test_a_workflow_dag_changes_colour_as_it_runs(console: Server, tab: Tab) -> 
     expect(page.locator("#run-state")).to_contain_text("succeeded")
     shot(page, "08-workflow-succeeded")
 
+    job = client.post("/api/v1/jobs", json={"name": unique("weekly-notes"), "trigger": {"type": "manual"},
+                                            "target": {"workflow_id": workflow_id}, "prompt": "notes",
+                                            "worker_queue_id": queue_id})  # fmt: skip
+    assert job.status_code == 201, job.text
     page.click("#nav a[data-view=jobs]")
-    expect(page.locator("main h1")).to_have_text("Jobs")
+    row = page.locator(f"#job-list tbody tr:has(a[href='#/jobs/{job.json()['id']}'])")
+    expect(row).to_contain_text("never")
+    row.locator("button[data-action=trigger]").click()
+    expect(row).to_contain_text("fired")
+    row.locator("button[data-action=disable]").click()
+    expect(row.locator("button[data-action=enable]")).to_be_visible()
+    assert client.get(f"/api/v1/jobs/{job.json()['id']}").json()["enabled"] is False
+    assert client.get(f"/api/v1/jobs/{job.json()['id']}/runs").json()["total"] == 1
+    shot(page, "11-jobs")
 
 
 def test_an_admin_redelivers_a_delivery_and_sees_the_compilers_error(console: Server, tab: Tab) -> None:
