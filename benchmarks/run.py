@@ -1,8 +1,10 @@
 """`make bench`: the real server on SQLite and Postgres under wrk on loopback, against a bare Litestar app.
 
-Prints, for each scenario, requests (or round trips) per second, p50 and p99 latency, and the ratio to the
-bare app measured in the same run; the orchestration scenarios (cron jobs due at once, workflow step hand-overs)
-are described in benchmarks/orchestration.py. `--smoke` runs every scenario for about a second (CI keeps it working)."""
+With no `--only`, the fleet's load (random ids, 5,000 workers, random pages) and the round trip, each the
+median of three runs. Prints, for each scenario, requests (or round trips) per second, p50 and p99 latency, and
+the ratio to the bare app measured in the same run; the orchestration scenarios (cron jobs due at once,
+workflow step hand-overs) are described in benchmarks/orchestration.py. `--smoke` runs every scenario for
+about a second (CI keeps it working)."""
 
 from __future__ import annotations
 
@@ -153,21 +155,27 @@ def server_env(database_url: str) -> dict[str, str]:
     }
 
 
-def seed(base: str) -> dict[str, str]:
+FLEET_WORKERS = 5000  # distinct workers heartbeating (the fleet scenario)
+FLEET_AGENTS = 1000  # agents in the store: gets pick among the first FLEET_GETS, pages among all
+FLEET_GETS = 50
+
+
+def seed(base: str, agents_wanted: int = 40) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {KEY}"}
     with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
-        agents = [client.post("/api/v1/agents", json={"name": f"seed-{i}"}).json()["id"] for i in range(40)]
+        agents = [client.post("/api/v1/agents", json={"name": f"seed-{i}"}).json()["id"]
+                  for i in range(max(2, agents_wanted))]  # fmt: skip
         teams = [client.post("/api/v1/teams", json={"name": f"team-{i}"}).json()["id"] for i in range(2)]
         environment = client.post("/api/v1/environments", json={"name": "bench"}).json()["id"]
         queue = client.post(f"/api/v1/environments/{environment}/worker-queues", json={"name": "q"}).json()["id"]
     return {"agent": agents[0], "team_a": teams[0], "team_b": teams[1], "queue": queue, "mover": agents[1],
-            "environment": environment}  # fmt: skip
+            "environment": environment, "agents": agents}  # fmt: skip
 
 
 ROUND_TRIP_WORKERS = 16
 
 
-def round_trips(base: str, database_url: str, seconds: float, workers: int, seeded: dict[str, str]) -> Result:
+def round_trips(base: str, database_url: str, seconds: float, workers: int, seeded: dict[str, Any]) -> Result:
     """execute -> lease -> events -> complete, driven by wrk (one connection a thread, each a worker running the
     cycle: see wrk_scripts.ROUND_TRIP). A Python client spent more CPU a round trip than the server did and was
     the bottleneck. Schedule-to-start is the server's own queued_at -> started_at of this run's executions."""
@@ -275,7 +283,7 @@ def _stream_process(port: int, execution_id: str, count: int, connected: Any, wa
     out.put(asyncio.run(_follow_streams(port, execution_id, count, connected, warm)))
 
 
-def sse_streams(base: str, pid: int, streams: int, events: int, seeded: dict[str, str]) -> Result:
+def sse_streams(base: str, pid: int, streams: int, events: int, seeded: dict[str, Any]) -> Result:
     """`streams` clients (in SSE_PROCESSES processes) follow one running execution; a worker appends `events`
     events SSE_INTERVAL apart, each stamped with its send time; delivery latency is receive time minus send
     time on the same clock. A warm-up event that every stream has received starts the clock."""
@@ -332,7 +340,11 @@ def sse_streams(base: str, pid: int, streams: int, events: int, seeded: dict[str
                   "deliveries", streams * events - len(latencies), note)  # fmt: skip
 
 
-SCENARIOS = ("get", "list", "pages", "create", "heartbeat", "team", "roundtrip", "sse", "orchestration")
+SCENARIOS = ("fleet-get", "fleet-heartbeat", "fleet-pages", "get", "list", "pages", "create", "heartbeat", "team",
+             "roundtrip", "sse", "orchestration")  # fmt: skip
+# `make bench` with no --only: the fleet's load (random ids among 50 agents, heartbeats from 5,000 workers, random
+# pages of 20 over 1,000 agents) and the execution round trip, each the median of three runs against the bare app
+FLEET = ("fleet-get", "fleet-heartbeat", "fleet-pages", "roundtrip")
 CRON_JOBS = 1000
 SCHEDULER_INTERVAL_MS = 1000  # the server's default (server_env sets none)
 ALL = frozenset(SCENARIOS)
@@ -347,10 +359,19 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
     results = []
     with process(args, server_env(database_url), workdir / f"server-{database}.log") as proc:
         wait_ready(f"{base}/api/health", headers)
-        seeded = seed(base)
+        fleet = bool(only & {"fleet-get", "fleet-pages"})
+        seeded = seed(base, (100 if smoke else FLEET_AGENTS) if fleet else 40)
+        agents: list[str] = seeded["agents"]
+        gets = agents[:FLEET_GETS]
         team_paths = [f"/api/v1/teams/{seeded['team_a']}/agents/{seeded['mover']}",
                       f"/api/v1/teams/{seeded['team_b']}/agents/{seeded['mover']}"]  # fmt: skip
         simple: list[tuple[str, str, str, str | None, Callable[[], list[str] | None]]] = [
+            ("fleet-get", f"get agent, {len(gets)} at random", f"{base}/api/v1/agents", wrk_scripts.RANDOM_GET,
+             lambda: gets),
+            ("fleet-heartbeat", f"heartbeat, {FLEET_WORKERS:,} workers at random", f"{base}/api/v1/workers/heartbeat",
+             wrk_scripts.FLEET_HEARTBEAT, lambda: [str(FLEET_WORKERS)]),
+            ("fleet-pages", f"list agents, random pages of 20 over {len(agents):,}", f"{base}/api/v1/agents",
+             wrk_scripts.RANDOM_PAGES, lambda: [str(len(agents))]),
             ("get", "get agent by id", f"{base}/api/v1/agents/{seeded['agent']}", None, lambda: None),
             ("list", "list agents (20 a page)", f"{base}/api/v1/agents?limit=20", None, lambda: None),
             ("pages", "list agents, 20 pages in turn", f"{base}/api/v1/agents", wrk_scripts.LIST_PAGES, lambda: None),
@@ -465,13 +486,17 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="about a second a scenario, few streams")
     parser.add_argument("--stores", default="sqlite,postgres")
     names = ",".join(SCENARIOS)
-    parser.add_argument("--only", default=names, help=f"a comma-separated subset of {names}")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each request scenario; the median ratio is kept")
+    parser.add_argument("--only", default=None,
+                        help=f"a comma-separated subset of {names}, or `all` (default: {','.join(FLEET)}; with"
+                             " --smoke, all)")  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each request scenario; the median ratio is kept")
     parser.add_argument("--postgres-url", default=os.environ.get(
         "CONTROLPLANE_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"))  # fmt: skip
     arguments = parser.parse_args()
     seconds = 1 if arguments.smoke else arguments.seconds
-    only = frozenset(arguments.only.split(","))
+    chosen = arguments.only or ("all" if arguments.smoke else ",".join(FLEET))
+    only = ALL if chosen == "all" else frozenset(chosen.split(","))
+    repeat = 1 if arguments.smoke else arguments.repeat
     if unknown := only - set(SCENARIOS):
         parser.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
     workdir = Path(tempfile.mkdtemp(prefix="controlplane-bench-"))
@@ -483,12 +508,12 @@ def main() -> int:
             if store == "sqlite":
                 url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
                 results += control_plane("sqlite", url, seconds, arguments.connections, arguments.smoke, workdir,
-                                         bare_app, only, arguments.repeat)  # fmt: skip
+                                         bare_app, only, repeat)  # fmt: skip
             elif store == "postgres":
                 url, name = postgres_database(arguments.postgres_url)
                 try:
                     results += control_plane("postgres", url, seconds, arguments.connections, arguments.smoke,
-                                             workdir, bare_app, only, arguments.repeat)  # fmt: skip
+                                             workdir, bare_app, only, repeat)  # fmt: skip
                 finally:
                     drop_postgres(arguments.postgres_url, name)
     print(table(results, bare))

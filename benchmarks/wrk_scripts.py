@@ -53,6 +53,45 @@ request = function()
 end
 """
 
+# The fleet's load (issue: realistic load): gets of agents picked at random among the ids given as arguments;
+# heartbeats from as many distinct workers as the first argument says (5,000 by default), each request a worker
+# picked at random, so the server's caches see a fleet rather than 16 workers; pages of 20 at random offsets over
+# the whole list (the first argument: how many agents there are).
+RANDOM_GET = r"""
+function init(args)
+  ids = args
+  math.randomseed(os.time() + (tonumber(tostring({}):match("0x(%x+)"), 16) or 0))
+end
+request = function()
+  return wrk.format("GET", "/api/v1/agents/" .. ids[math.random(#ids)])
+end
+"""
+
+FLEET_HEARTBEAT = r"""
+function init(args)
+  fleet = tonumber(args[1]) or 5000
+  wrk.headers["Content-Type"] = "application/json"
+  math.randomseed(os.time() + (tonumber(tostring({}):match("0x(%x+)"), 16) or 0))
+end
+local counter = 0
+request = function()
+  counter = counter + 1
+  local worker = "fleet-worker-" .. math.random(fleet)
+  local body = '{"worker_id":"' .. worker .. '","environment_name":"bench","tasks_processed":' .. counter .. '}'
+  return wrk.format("POST", nil, nil, body)
+end
+"""
+
+RANDOM_PAGES = r"""
+function init(args)
+  total = tonumber(args[1]) or 20
+  math.randomseed(os.time() + (tonumber(tostring({}):match("0x(%x+)"), 16) or 0))
+end
+request = function()
+  return wrk.format("GET", "/api/v1/agents?limit=20&offset=" .. math.random(0, math.max(0, total - 20)))
+end
+"""
+
 ADD_TO_TEAM = r"""
 local counter = 0
 function init(args)

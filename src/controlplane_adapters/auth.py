@@ -52,8 +52,8 @@ class JwtVerifier:
     """Verifies HS256 JWTs signed with the configured secret.
 
     A verified token is remembered (by its full text, signature included) until it expires or for a minute,
-    whichever comes first: decoding and checking a token cost ~25 us, a dashboard sends the same one with every
-    request, and a JWT cannot be revoked before its expiry anyway."""
+    whichever comes first: decoding and checking a token costs more than the rest of authentication, a dashboard
+    sends the same one with every request, and a JWT cannot be revoked before its expiry anyway."""
 
     def __init__(self, settings: AuthSettings) -> None:
         self._settings = settings

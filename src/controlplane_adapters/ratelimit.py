@@ -49,7 +49,7 @@ class RateDecision:
 class FixedWindows:
     """In-process fixed windows: one (reset time, count) pair per key, in the event loop's thread.
 
-    `limits`' own memory storage keeps a lock per key and restarts an expiry thread every 10 ms; on the
+    `limits`' own memory storage keeps a lock per key and keeps restarting an expiry thread; on the
     request path that cost as much as authentication itself. Expired windows are swept as the table grows."""
 
     def __init__(self, window_seconds: int = WINDOW_SECONDS, sweep_at: int = 10_000) -> None:

@@ -88,7 +88,7 @@ class EventTail:
                 # Another follower is reading (and may bring what was just published): wait for its read with
                 # every other follower (one wake-up for all, where a lock hands over to one waiter per loop
                 # turn), then look again. A future of its own: a follower that goes away cancels only its own
-                # wait (what `asyncio.shield` of one shared future gives, at 1.2 us more a waiter).
+                # wait (what `asyncio.shield` of one shared future gives, at a higher cost a waiter).
                 waiter = asyncio.get_running_loop().create_future()
                 tail.waiting.append(waiter)
                 await waiter

@@ -154,9 +154,8 @@ class SqlDecisionRepository:
         self.connection = connection
 
     async def add_many(self, decisions: Sequence[Decision]) -> None:
-        """A statement per DECISION_CHUNK decisions: a flush of thousands (a quarter second of executes under ten
-        policies) built as one statement held the event loop for ~25 ms, which the requests waiting meanwhile paid
-        at their p99; between chunks, they go on."""
+        """A statement per DECISION_CHUNK decisions: a flush of thousands built as one statement held the event
+        loop long enough for the requests waiting meanwhile to pay it at their p99; between chunks, they go on."""
         for start in range(0, len(decisions), DECISION_CHUNK):
             chunk = decisions[start : start + DECISION_CHUNK]
             await self.connection.execute(_add_decisions(), [decision_to_row(d) for d in chunk])

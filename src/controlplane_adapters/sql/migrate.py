@@ -27,8 +27,8 @@ def alembic_config(url: str | None = None) -> Config:
 
 @functools.cache
 def head_revision() -> str | None:
-    """This release's newest revision (read once a process: loading the migrations' scripts costs ~40 ms, which
-    every start of an app paid, twice, to learn what cannot change while the process runs)."""
+    """This release's newest revision (read once a process: loading the migrations' scripts is slow, and every
+    start of an app paid it twice to learn what cannot change while the process runs)."""
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 

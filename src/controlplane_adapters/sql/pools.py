@@ -67,7 +67,7 @@ def close_idle_connections(engine: sa.Engine) -> None:
 
 # Postgres units of work keep their connection checked out between uses, for engines that `keep_idle` names:
 # entering and leaving a unit of work through the engine (AsyncConnection, greenlet, pool checkout and checkin)
-# cost 53 us of CPU, more than the point query in it (44 us on the driver).
+# cost more CPU than the point query in it.
 @dataclass
 class EngineState:
     """What the units of work keep per Postgres engine: idle connections (`keep_idle`; `most` 0: none) and the
@@ -92,7 +92,7 @@ def keep_idle(engine: AsyncEngine, most: int) -> None:
     """Let units of work on `engine` keep up to `most` idle connections out of its pool (the server does; close
     them with `close_idle_async_connections` before disposing of the engine). Readers and writers share them:
     Postgres readers differ only in how `AsyncEngineConnection` runs their statements. (Kept apart, the readers'
-    idle connections could not serve writers: create agent measured 1,507 req/s, 2,102-2,338 with one list.)"""
+    idle connections could not serve writers, and creates were slower: docs/benchmarks.md.)"""
     engine_state(engine).most = most
 
 

@@ -1,8 +1,8 @@
 """Rows rendered as JSON by the database itself (SQLite, Postgres): a read model for pages of a list.
 
-A page of 20 agents cost the server about 130 us of Python to build (sqlite3 making 15 values a row, the type
-processors, a domain object and a wire object a row, then encoding them), several times what SQLite takes to
-find the rows. `rendered_row(table)` is one SQL expression that turns a row into the JSON object a client sees,
+A page of agents cost the server more Python to build (sqlite3 making a value a column, the type processors,
+a domain object and a wire object a row, then encoding them) than SQLite took to find the rows
+(docs/benchmarks.md). `rendered_row(table)` is one SQL expression that turns a row into the JSON object a client sees,
 keyed by column name, in table order:
 
 - text: `json_object` of each run of text columns (strings, or `null`);
@@ -85,8 +85,8 @@ def rendered_row(table: sa.Table) -> sa.ColumnElement[str]:
 
     One `printf` assembles the object; each run of text columns is one `json_object` call (its closing brace
     trimmed, and its opening one after the first run); a timestamp that cannot be NULL is printed in pieces.
-    Measured on 20 agents: about 33 us, against 42 with `||` concatenation and 69 with a `json_quote` a column
-    and a CASE a timestamp (a plain `SELECT *` of them takes 39)."""
+    The cheapest of the forms measured: `||` concatenation, and a `json_quote` a column with a CASE a
+    timestamp, cost more (docs/benchmarks.md, "Rows rendered by the database")."""
     formats: list[str] = []
     arguments: list[str | None] = []
     runs: list[list[sa.Column[object]]] = []
@@ -144,8 +144,7 @@ def _pg_value(kind: str, name: str) -> str:
 @functools.cache
 def postgres_rendered_row(table: sa.Table) -> sa.ColumnElement[str]:
     """The Postgres expression of a row of `table` as a JSON object, keyed by column name in table order, over
-    the row's unqualified column names (use it in a query whose FROM is the table or a subquery of its rows).
-    Measured on a page of 20 agents: about 90 us of the backend's CPU more than reading the rows."""
+    the row's unqualified column names (use it in a query whose FROM is the table or a subquery of its rows)."""
     return sa.literal_column(postgres_rendered_sql(table), sa.Text)
 
 

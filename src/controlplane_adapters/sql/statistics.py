@@ -3,8 +3,8 @@
 Autovacuum analyzes a table once its changes pass a tenth of its rows, but it looks only once a minute
 (`autovacuum_naptime`). A table that grows from nothing within that minute is planned without statistics, and
 then every index looks as cheap as any other: for an execution by id Postgres took the index on
-(organization_id, worker_id, status) and filtered the organization's 1,700 executions down to one (829 buffers,
-0.6 ms, where the primary key reads 3), twice per execution round trip, and prepared statements kept that plan.
+(organization_id, worker_id, status) and filtered all the organization's executions down to one (hundreds of
+buffers where the primary key reads three), twice per execution round trip, and prepared statements kept that plan.
 
 `analyze_young_tables` analyzes each of the service's tables whose changes since its last statistics
 (`n_mod_since_analyze`) outnumber its rows as last counted (`reltuples`, at least MIN_CHANGES): a table that has

@@ -29,7 +29,7 @@ SHARED_DEFAULT = "controlplane-storage"
 def s3_store(settings: StorageSettings) -> S3BlobStore:
     """A client of the configured S3-compatible store (path-style addressing when an endpoint is given: what
     MinIO and most other servers expect); credentials from the settings, else boto3's usual chain. (boto3 is
-    imported here: a server on the local backend does without its ~100 ms of imports.)"""
+    imported here: a server on the local backend does without its slow imports.)"""
     import boto3
     from botocore.config import Config
 

@@ -20,8 +20,9 @@ from controlplane_domain.skills.ports import SchemaProblem, SchemaValidator
 HEAVY_VALUES = 1000
 """A configuration holding more values (objects, arrays and scalars, at any depth; a string counts one for each
 HEAVY_STRING_CHARACTERS characters) is checked against its schema in a worker thread, before its unit of work:
-checking takes some 20 us a value in the event loop's thread (a 1 MiB configuration, seconds; a pattern on a long
-string, hundreds of milliseconds). Smaller ones are checked in place, as before (docs/api-decisions.md, "Bounds")."""
+checking is linear in the values and would hold the event loop's thread (a 1 MiB configuration for seconds, a
+pattern on a long string for far more than a request should). Smaller ones are checked in place, as before
+(docs/api-decisions.md, "Bounds")."""
 HEAVY_STRING_CHARACTERS = 64
 
 
