@@ -144,12 +144,24 @@ const SECTION_VIEWS = {
       results.replaceChildren(table([
         ["Name", (s) => s.name], ["Description", (s) => s.description ?? ""], ["Version", (s) => s.version],
         ["Updated", (s) => when(s.updated_at)], ["Last read by a worker", (s) => when(s.last_accessed_at) || "never"],
-        ["", (s) => action("Set value", async () => {
-          const value = window.prompt(`New value of ${s.name} (it is never shown again)`);
-          if (!value) return;
-          await api.patch(`/api/v1/secrets/${api.id(s.id)}`, { value }); notice(`Secret ${s.name} set (version ${s.version + 1}).`); await load();
-        }, { testid: "set-secret" })],
+        ["", (s) => action("Set value", async () => { setValue(s); }, { testid: "set-secret" })],
       ], page.items, { empty: "No secret yet." }), pager(page, (next) => { offset = next; load(); }));
+    }
+    const setter = el("section#set-secret", { "aria-live": "polite" });
+    function setValue(secret) {
+      const input = el("input#secret-new-value", { type: "password", required: true, autocomplete: "off" });
+      const form = el("form.card", {}, el("h2", {}, `New value of ${secret.name}`),
+        el("div.row", {}, field("Value (write-only: never shown)", input), el("button", { type: "submit" }, "Set"),
+          el("button", { type: "button", onclick: () => setter.replaceChildren() }, "Cancel")));
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        try {
+          const saved = await api.patch(`/api/v1/secrets/${api.id(secret.id)}`, { value: input.value });
+          setter.replaceChildren(); notice(`Secret ${saved.name} set (version ${saved.version}).`); await load();
+        } catch (error) { failed(error); }
+      });
+      setter.replaceChildren(form);
+      input.focus();
     }
     const name = el("input#secret-name", { required: true, placeholder: "OPENAI_API_KEY" });
     const value = el("input#secret-value", { type: "password", required: true, autocomplete: "off" });
@@ -159,7 +171,7 @@ const SECTION_VIEWS = {
       event.preventDefault();
       try { await api.post("/api/v1/secrets", { name: name.value.trim(), value: value.value }); form.reset(); notice("Secret created."); await load(); } catch (error) { failed(error); }
     });
-    body.replaceChildren(...[form, results].filter(Boolean));
+    body.replaceChildren(...[form, setter, results].filter(Boolean));
     await load();
   },
 
