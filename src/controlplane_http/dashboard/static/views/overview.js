@@ -29,7 +29,8 @@ export async function render(main, _rest, signal) {
       api.get("/api/v1/executions", { status: "queued", limit: 1 }, signal),
       api.get("/api/v1/worker-queues", { limit: 100 }, signal),
       api.get("/api/v1/workers", { limit: 100 }, signal),
-      api.newest("/api/v1/executions", { status: "failed", limit: 5 }, signal),
+      Promise.all(["failed", "timed_out"].map((status) => api.newest("/api/v1/executions", { status, limit: 5 }, signal)))
+        .then((pages) => ({ items: pages.flatMap((page) => page.items).sort((a, b) => (a.updated_at < b.updated_at ? 1 : -1)).slice(0, 5) })),
     ]);
     const ids = [...runningPage.items, ...failed.items];
     await names.ensure(["agent", "team", "queue"], { agent: ids.map((e) => e.agent_id), team: ids.map((e) => e.team_id), queue: ids.map((e) => e.worker_queue_id) });
