@@ -83,6 +83,12 @@ class Tab:
         self.context.route("**/*", self._only_loopback)
         self.page = self.context.new_page()
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("console", self._refused_by_policy)
+
+    def _refused_by_policy(self, message: Any) -> None:
+        """What the Content-Security-Policy refused (an inline script or style, an eval): none may be."""
+        if "Content Security Policy" in message.text:
+            self.errors.append(message.text)
 
     def _only_loopback(self, route: Any) -> None:
         url = route.request.url
