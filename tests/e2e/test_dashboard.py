@@ -174,6 +174,11 @@ def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(console: Serv
         expect(page.locator("main > .loading")).to_have_count(0)
         assert page.locator("button.action").count() == 0, f"a viewer sees a write button on {view}"
     assert page.locator("#issue-key").count() == 0
+    for section in ("policies", "secrets", "webhooks", "storage"):
+        page.goto(f"{console.url}/dashboard#/governance/{section}")
+        expect(page.locator("#governance-body")).to_have_attribute("data-drawn", section)
+        writes = page.locator("main button.action, main form button[type=submit]")
+        assert writes.count() == 0, f"a viewer sees a write button on {section}"
 
     page.click("#signout")
     sign_in(page, console, make_jwt("default", sub="ada", roles=["member"]))  # a JWT is a credential too

@@ -14,6 +14,7 @@ export async function render(main, rest, signal) {
   const body = el("section#governance-body");
   main.replaceChildren(el("h1", {}, "Governance"), tabs, body);
   await SECTION_VIEWS[section](body, rest.slice(1), signal);
+  body.dataset.drawn = section;
 }
 
 function range(state, load) {
