@@ -13,9 +13,10 @@ export async function render(main, _rest, signal) {
     ]);
     await names.ensure(["queue"], { queue: [...workerPage.items.map((w) => w.queue_id), ...runnerPage.items.flatMap((r) => r.queue_ids)] });
     if (signal.aborted) return;
-    const version = (w) => w.worker_metadata?.version ?? w.worker_metadata?.worker_version ?? "";
+    const version = (w) => String(w.worker_metadata?.version ?? "");
     workers.replaceChildren(el("h2", {}, `Workers (${workerPage.total})`), table([
-      ["Worker", (w) => w.worker_id], ["Status", (w) => badge(w.status)], ["Environment", (w) => w.environment_name],
+      ["Worker", (w) => w.worker_id], ["Status", (w) => badge(w.status)],
+      ["Runner", (w) => w.worker_metadata?.runner ?? w.worker_metadata?.hostname ?? ""], ["Environment", (w) => w.environment_name],
       ["Queue", (w) => names.name("queue", w.queue_id)], ["Version", version], ["Tasks", (w) => w.tasks_processed],
       ["Current task", (w) => w.current_task_id ? el("a", { href: `#/executions/${w.current_task_id}` }, "open") : ""],
       ["Last heartbeat", (w) => el("span", { title: when(w.last_heartbeat_at) }, ago(w.last_heartbeat_at))],
