@@ -146,7 +146,15 @@ def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(console: Serv
     expect(page.locator("#who")).to_contain_text("admin")
     expect(page.locator("#tile-running")).to_be_visible()
     expect(page.locator("#chart-executions canvas")).to_have_count(1)
+    charts = page.locator("#charts")
+    expect(charts).to_have_attribute("data-span", "24h")
+    expect(charts).to_have_attribute("data-points", "25")  # the hours that overlap the last 24 hours
+    drawn = int(charts.get_attribute("data-executions") or 0)
+    assert drawn >= 1, "the execution made above is on the chart"
     shot(page, "02-overview")
+    page.click(".segmented button[data-span='7d']")
+    expect(charts).to_have_attribute("data-span", "7d")
+    expect(charts).to_have_attribute("data-points", "169")
 
     page.click("#nav a[data-view=keys]")
     name = unique("viewer-key")

@@ -96,6 +96,8 @@ export async function render(main, _rest, signal) {
       plot("chart-executions", "Executions", total, colour("--accent"), ""),
       plot("chart-failure-rate", "Failure rate", rate, colour("--bad"), "%"),
       plot("chart-cost", "Cost", costs, colour("--good"), ""));
+    charts.dataset.span = span; charts.dataset.points = String(starts.length);
+    charts.dataset.executions = String(total.reduce((sum, value) => sum + value, 0));
   }
 
   main.replaceChildren(el("h1", {}, "Overview"), tiles,
