@@ -136,13 +136,13 @@ async function workflow(main, workflowId, runId, signal) {
     style: [
       { selector: "node", style: {
         shape: "round-rectangle", width: 150, height: 48, label: "data(label)", "text-wrap": "wrap",
-        "text-valign": "center", "font-size": 12, color: text, "background-color": colour("--panel"),
+        "text-valign": "center", "font-size": 14, color: text, "background-color": colour("--panel"),
         "border-width": 3, "border-color": colour("--muted"),
       } },
       ...Object.entries(STEP_COLOURS).map(([status, name]) => ({ selector: `node[status = "${status}"]`, style: { "border-color": colour(name) } })),
       { selector: "edge", style: { width: 2, "line-color": line, "target-arrow-color": line, "target-arrow-shape": "triangle", "curve-style": "bezier" } },
     ],
-    layout: { name: "breadthfirst", directed: true, spacingFactor: 1.1, padding: 20 },
+    layout: { name: "breadthfirst", directed: true, spacingFactor: 1.1, padding: 20, maxZoom: 1.5 },
     userZoomingEnabled: false, boxSelectionEnabled: false, autoungrabify: true,
   });
   graph.dataset.ready = "true";
