@@ -142,8 +142,8 @@ async function workflow(main, workflowId, runId, signal) {
       ...Object.entries(STEP_COLOURS).map(([status, name]) => ({ selector: `node[status = "${status}"]`, style: { "border-color": colour(name) } })),
       { selector: "edge", style: { width: 2, "line-color": line, "target-arrow-color": line, "target-arrow-shape": "triangle", "curve-style": "bezier" } },
     ],
-    layout: { name: "breadthfirst", directed: true, spacingFactor: 1.1, padding: 20, maxZoom: 1.5 },
-    userZoomingEnabled: false, boxSelectionEnabled: false, autoungrabify: true,
+    layout: { name: "breadthfirst", directed: true, spacingFactor: 1.1, padding: 20 },
+    userZoomingEnabled: false, boxSelectionEnabled: false, autoungrabify: true, maxZoom: 1.5,
   });
   graph.dataset.ready = "true";
   const page = await loadRuns();
