@@ -155,6 +155,13 @@ def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(console: Serv
     page.click(".segmented button[data-span='7d']")
     expect(charts).to_have_attribute("data-span", "7d")
     expect(charts).to_have_attribute("data-points", "169")
+    page.click("#tile-queued")  # a tile opens the executions it counts
+    expect(page.locator("#filter-status")).to_have_value("queued")
+    expect(page.locator(f"#results tbody tr[data-id='{execution['id']}']")).to_contain_text(agent_name)
+    assert (
+        page.locator("#results tbody tr .badge").all_inner_texts()
+        == ["queued"] * page.locator("#results tbody tr").count()
+    )
 
     page.click("#nav a[data-view=keys]")
     name = unique("viewer-key")

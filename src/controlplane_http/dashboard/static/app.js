@@ -18,7 +18,9 @@ let caller = null;
 
 async function route() {
   if (!caller) return;
-  const [name = "overview", ...rest] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  const [path, search = ""] = location.hash.replace(/^#\/?/, "").split("?");
+  const [name = "overview", ...rest] = path.split("/").map(decodeURIComponent);
+  const query = new URLSearchParams(search);
   const view = VIEWS[name] ? name : "overview";
   for (const link of document.querySelectorAll("#nav a")) {
     if (link.dataset.view === view) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
@@ -35,7 +37,7 @@ async function route() {
   try {
     const module = await VIEWS[view]();
     if (mine.signal.aborted) return;
-    await module.render(main, rest, mine.signal, caller);
+    await module.render(main, rest, mine.signal, caller, query);
   } catch (error) {
     if (error.status === 401 || mine.signal.aborted) return;
     main.replaceChildren(el("p.error", { role: "alert" }, `Could not load: ${error.code ?? ""} ${error.message}`));

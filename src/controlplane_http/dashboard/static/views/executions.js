@@ -13,8 +13,12 @@ export function target(execution) {
   return execution.agent_id ? names.name("agent", execution.agent_id) : `team ${names.name("team", execution.team_id)}`;
 }
 
-export async function render(main, rest, signal) {
+export async function render(main, rest, signal, _caller, query) {
   if (rest[0]) return detail(main, rest[0], signal);
+  if (query?.size) { // a link with filters (#/executions?status=failed): those, and no others
+    for (const key of Object.keys(filters)) filters[key] = query.get(key) ?? "";
+    offset = 0;
+  }
   await names.ensure(["agent", "team", "queue"]);
   const results = el("section#results", { "aria-live": "polite" });
   const choose = (kind, key, label) => {

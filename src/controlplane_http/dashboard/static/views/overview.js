@@ -9,7 +9,9 @@ const FAILED = new Set(["failed", "timed_out"]);
 const FINISHED = new Set(["completed", "failed", "cancelled", "timed_out"]);
 let span = "24h";
 
-function tile(label, value, id) { return el(`div.tile#${id}`, {}, el("span.value", {}, String(value)), el("span.label", {}, label)); }
+function tile(label, value, id, href) {
+  return el(`a.tile#${id}`, { href }, el("span.value", {}, String(value)), el("span.label", {}, label));
+}
 
 export async function render(main, _rest, signal) {
   const tiles = el("section.tiles", { "aria-label": "now" });
@@ -37,18 +39,21 @@ export async function render(main, _rest, signal) {
     if (signal.aborted) return;
     const online = workers.items.filter((w) => w.status !== "offline").length;
     tiles.replaceChildren(
-      tile("running now", runningPage.total, "tile-running"), tile("queued", queued.total, "tile-queued"),
-      tile("workers online", online, "tile-online"), tile("workers offline", workers.items.length - online, "tile-offline"));
+      tile("running now", runningPage.total, "tile-running", "#/executions?status=running"),
+      tile("queued", queued.total, "tile-queued", "#/executions?status=queued"),
+      tile("workers online", online, "tile-online", "#/fleet"),
+      tile("workers offline", workers.items.length - online, "tile-offline", "#/fleet"));
     const link = (e) => el("a", { href: `#/executions/${e.id}` }, target(e));
     running.replaceChildren(el("h2", {}, "Running now"), table([
       ["Target", link], ["Queue", (e) => names.name("queue", e.worker_queue_id)], ["Worker", (e) => e.worker_id ?? ""],
       ["Started", (e) => ago(e.started_at)],
     ], runningPage.items, { empty: "Nothing is running." }));
     queues.replaceChildren(el("h2", {}, "Queues"), table([
-      ["Queue", (q) => q.name], ["Status", (q) => badge(q.status)], ["Queued", (q) => q.queued_executions],
+      ["Queue", (q) => el("a", { href: `#/executions?worker_queue_id=${encodeURIComponent(q.id)}` }, q.name)],
+      ["Status", (q) => badge(q.status)], ["Queued", (q) => q.queued_executions],
       ["Workers", (q) => q.active_workers],
     ], queueList.items, { empty: "No queue yet." }));
-    failures.replaceChildren(el("h2", {}, "Recent failures"), table([
+    failures.replaceChildren(el("h2", {}, "Recent failures ", el("a", { href: "#/executions?status=failed" }, "(all)")), table([
       ["Target", link], ["Failed", (e) => when(e.finished_at ?? e.updated_at)],
       ["Error", (e) => el("span.err", {}, (e.error ?? "").slice(0, 160))],
     ], failed.items, { empty: "No failure." }));
