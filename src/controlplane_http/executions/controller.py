@@ -169,11 +169,14 @@ def instant(name: str, text: str | None) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(text)
-        moment = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
-    except (ValueError, OverflowError):
+    except ValueError:
         raise ValidationFailed(name, "must be an RFC 3339 date and time (e.g. 2030-01-01T00:00:00Z)", "query") from None
+    try:
+        moment = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    except OverflowError:  # the first or last hours of years 1 and 9999, moved to UTC
+        moment = datetime.max.replace(tzinfo=UTC)
     if not 1970 < moment.year < 9999:
-        raise ValidationFailed(name, "must be within the years 1971 to 9998", "query")
+        raise ValidationFailed(name, "must be from 1971 to 9998", "query")
     return moment
 
 
