@@ -195,7 +195,12 @@ def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(console: Serv
         writes = page.locator("main button.action, main form button[type=submit]")
         assert writes.count() == 0, f"a viewer sees a write button on {section}"
 
-    page.click("#signout")
+    assert client.delete(f"/api/v1/api-keys/{issued[0]['id']}").status_code == 204  # revoked while signed in
+    page.click("#nav a[data-view=executions]")
+    expect(page.locator("#signin-error")).to_have_text("The credential was refused (401): sign in again.")
+    expect(page.locator("#signin-panel")).to_be_visible()
+    assert page.evaluate("sessionStorage.getItem('controlplane.credential')") is None, "the tab forgot it"
+
     sign_in(page, console, make_jwt("default", sub="ada", roles=["member"]))  # a JWT is a credential too
     expect(page.locator("#who")).to_have_text("ada · member · default")
     page.goto(f"{console.url}/dashboard#/executions/{execution['id']}")

@@ -1,6 +1,7 @@
 // The console: a small client of the public API (ES modules, no build step). Routes are the URL's hash
 // (#/executions/<id>); each view draws into <main> and stops its timers and streams when the route changes.
 import * as api from "./api.js";
+import * as names from "./names.js";
 import { $, el, setRole, may } from "./ui.js";
 
 const VIEWS = {
@@ -45,6 +46,7 @@ async function route() {
 }
 
 async function signIn(candidate) {
+  names.forget(); // another credential may be another organization: its names are asked again
   api.remember(candidate);
   try {
     caller = await api.get("/api/v1/whoami");
@@ -75,13 +77,14 @@ function showSignIn() {
   $("#key").focus();
 }
 
+// Signing out reloads the page: no view, timer, stream or cached name of this credential outlives it. The reason,
+// if any, is shown by the sign-in form after the reload; the route stays, for the next credential.
+const NOTE = "controlplane.signedOut";
 function signOut(message) {
-  api.forget(); caller = null; setRole("viewer");
+  api.forget(); caller = null;
   if (current) current.abort();
-  current = null;
-  $("#main").replaceChildren();
-  $("#signin-error").textContent = message ?? "";
-  showSignIn();
+  if (message) sessionStorage.setItem(NOTE, message);
+  location.reload();
 }
 
 api.whenUnauthorized(() => { if (caller) signOut("The credential was refused (401): sign in again."); });
@@ -89,4 +92,6 @@ api.whenUnauthorized(() => { if (caller) signOut("The credential was refused (40
 $("#signin").addEventListener("submit", (event) => { event.preventDefault(); signIn($("#key").value.trim()); });
 $("#signout").addEventListener("click", () => signOut());
 window.addEventListener("hashchange", route);
+$("#signin-error").textContent = sessionStorage.getItem(NOTE) ?? "";
+sessionStorage.removeItem(NOTE);
 if (api.credential()) signIn(api.credential()); else showSignIn();
