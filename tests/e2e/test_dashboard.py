@@ -112,9 +112,11 @@ def tab(browser: Any) -> Iterator[Tab]:
     opened.close()
 
 
-def shot(page: Any, name: str) -> None:
+def shot(page: Any, name: str, *hidden: str) -> None:
+    """A full-page screenshot, the elements matching `hidden` painted over (a key shown once)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    masks = [page.locator(selector) for selector in hidden]
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True, mask=masks)
 
 
 def sign_in(page: Any, server: Server, credential: str) -> None:
@@ -172,7 +174,8 @@ def test_an_admin_issues_a_key_and_its_viewer_sees_no_write_button(console: Serv
     expect(page.locator("#copy-key")).to_be_visible()
     key = page.locator("#new-key").inner_text()
     expect(page.locator("#key-list tbody")).to_contain_text(name)
-    shot(page, "03-api-keys")
+    expect(page.locator("#key-role")).to_have_value("member")  # the form is ready for the next key
+    shot(page, "03-api-keys", "#new-key")
     issued = [k for k in client.get("/api/v1/api-keys", params={"limit": 100}).json()["items"] if k["name"] == name]
     assert [k["role"] for k in issued] == ["viewer"], "the key the page issued is the API's"
 

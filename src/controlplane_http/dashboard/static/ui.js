@@ -108,7 +108,7 @@ export function field(label, input, hint) {
 
 export function select(options, value, props = {}) {
   return el("select", props, options.map(([optionValue, text]) =>
-    el("option", { value: optionValue, selected: optionValue === value }, text)));
+    el("option", { value: optionValue, defaultSelected: optionValue === value }, text)));
 }
 
 export async function copy(text, button) {
