@@ -95,7 +95,8 @@ const SECTION_VIEWS = {
     const state = { offset: 0, allowed: "", action: "" };
     const results = el("section#decision-list");
     async function load() {
-      const page = await api.newest("/api/v1/policy-decisions", { limit: 25, offset: state.offset, allowed: state.allowed, action: state.action, from: iso(state.from), to: iso(state.to) }, signal);
+      const page = await api.newest("/api/v1/policy-decisions", { limit: 25, offset: state.offset, allowed: state.allowed, action: state.action,
+        policy_id: state.policy_id, from: iso(state.from), to: iso(state.to) }, signal);
       results.replaceChildren(table([
         ["When", (d) => when(d.created_at)], ["Decision", (d) => badge(d.allowed ? "allow" : "deny")], ["Action", (d) => d.action],
         ["Policy", (d) => d.policy_name], ["Enforcement", (d) => d.enforcement], ["Who", (d) => d.principal.subject ?? ""],
@@ -106,7 +107,10 @@ const SECTION_VIEWS = {
     allowed.addEventListener("change", () => { state.allowed = allowed.value; state.offset = 0; load(); });
     const act = select([["", "any action"], ...ACTIONS.map((a) => [a, a])], "", { id: "filter-action" });
     act.addEventListener("change", () => { state.action = act.value; state.offset = 0; load(); });
-    body.replaceChildren(el("form.filters", {}, field("Decision", allowed), field("Action", act), ...range(state, load)), results);
+    const policies = await api.all("/api/v1/policies");
+    const policy = select([["", "any policy"], ...policies.map((p) => [p.id, p.name])], "", { id: "filter-policy" });
+    policy.addEventListener("change", () => { state.policy_id = policy.value; state.offset = 0; load(); });
+    body.replaceChildren(el("form.filters", {}, field("Decision", allowed), field("Action", act), field("Policy", policy), ...range(state, load)), results);
     await load();
   },
 
@@ -115,7 +119,8 @@ const SECTION_VIEWS = {
     const state = { offset: 0 };
     const results = el("section#audit-list");
     async function load() {
-      const params = { limit: 25, offset: state.offset, action: state.action, actor: state.actor, resource_type: state.resource_type, outcome: state.outcome, from: iso(state.from), to: iso(state.to) };
+      const params = { limit: 25, offset: state.offset, action: state.action, actor: state.actor, resource_type: state.resource_type,
+        resource_id: state.resource_id, request_id: state.request_id, outcome: state.outcome, from: iso(state.from), to: iso(state.to) };
       let page;
       try { page = await api.get("/api/v1/audit-events", params, signal); } catch (error) { results.replaceChildren(el("p.error", {}, `${error.code}: ${error.message}`)); return; }
       results.replaceChildren(table([
@@ -133,6 +138,7 @@ const SECTION_VIEWS = {
     outcome.addEventListener("change", () => { state.outcome = outcome.value; state.offset = 0; load(); });
     body.replaceChildren(el("form.filters", { onsubmit: (event) => event.preventDefault() },
       text("action", "Action", "agent.create"), text("actor", "Actor", "subject"), text("resource_type", "Resource type", "agent"),
+      text("resource_id", "Resource id", "id"), text("request_id", "Request id", "X-Request-ID"),
       field("Outcome", outcome), ...range(state, load)), results);
     await load();
   },
