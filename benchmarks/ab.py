@@ -46,6 +46,7 @@ from benchmarks.run import (
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ("get", "list", "heartbeat", "create", "team", "roundtrip")
+INPROCESS_ONLY = ("team_get", "team_list")  # --inprocess: a team's get and a page of 20 teams
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,11 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--stores", default="sqlite,postgres")
-    parser.add_argument("--only", default="get,list,heartbeat,roundtrip", help=f"a subset of {','.join(SCENARIOS)}")
+    parser.add_argument(
+        "--only",
+        default="get,list,heartbeat,roundtrip",
+        help=f"a subset of {','.join(SCENARIOS)} ({','.join(INPROCESS_ONLY)} with --inprocess)",
+    )
     parser.add_argument("--inprocess", action="store_true", help="benchmarks.inprocess instead of wrk")
     parser.add_argument("--count", type=int, default=1000, help="--inprocess: requests a round")
     parser.add_argument("--concurrency", type=int, default=1,

@@ -93,15 +93,22 @@ def execution_rows(org: str, count: int, seed: int) -> list[dict[str, Any]]:
         prompt = chance.randint(100, 5000) if finished else None
         completion = chance.randint(10, 2000) if finished else None
         usage = {"prompt_tokens": prompt, "completion_tokens": completion} if prompt else {}
+        agent = None if team else chance.randrange(50)
+        team_index = chance.randrange(5) if team else None
+        value, inp, out = MODELS[agent % len(MODELS)] if agent is not None else (None, None, None)
         rows.append({
             "id": f"{org}-e{n:07d}", "organization_id": org, "target_type": "team" if team else "agent",
-            "agent_id": None if team else f"{org}-a{chance.randrange(50):02d}",
-            "team_id": f"{org}-t{chance.randrange(5)}" if team else None, "worker_queue_id": f"{org}-q",
+            "agent_id": None if agent is None else f"{org}-a{agent:02d}",
+            "team_id": None if team_index is None else f"{org}-t{team_index}", "worker_queue_id": f"{org}-q",
             "prompt": "p", "status": status, "response": None, "error": None, "usage": json.dumps(usage),
             "attempt": 1, "max_attempts": 3, "worker_id": None, "lease_expires_at": None, "cancel_requested": False,
             "last_seq": 2, "created_at": created, "updated_at": finished or created, "queued_at": created,
             "started_at": started, "finished_at": finished, "workflow_run_id": None, "workflow_step_id": None,
             "prompt_tokens": prompt, "completion_tokens": completion, "trace_parent": None,
+            # what it was run with (as an execute takes it from the catalog's agent and model, or team)
+            "target_name": f"agent-{agent}" if agent is not None else f"team-{team_index}", "model": value,
+            "input_cost_per_million": inp, "output_cost_per_million": out,
+            "agent_team_id": None if agent is None else f"{org}-t{agent % 5}",
         })  # fmt: skip
     return rows
 

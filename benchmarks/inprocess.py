@@ -102,10 +102,18 @@ async def seed(client: Client) -> dict[str, str]:
         status, body = await client.request("POST", "/api/v1/agents", json.dumps({"name": f"seed-{i}"}).encode())
         assert status == 201, body
         ids.append(json.loads(body)["id"])
+    skills = []
+    for kind in ("shell", "web"):
+        status, body = await client.request("POST", "/api/v1/skills", json.dumps({"name": kind, "type": kind}).encode())
+        skills.append(json.loads(body)["id"])
+    status, body = await client.request("POST", "/api/v1/projects", b'{"name": "bench", "key": "BENCH"}')
+    project = json.loads(body)["id"]
     teams = []
-    for i in range(2):
-        status, body = await client.request("POST", "/api/v1/teams", json.dumps({"name": f"team-{i}"}).encode())
+    for i in range(20):  # (each in a project, with two skills: what a team's answer reads besides its members)
+        team = {"name": f"team-{i}", "skill_ids": skills}
+        status, body = await client.request("POST", "/api/v1/teams", json.dumps(team).encode())
         teams.append(json.loads(body)["id"])
+        await client.request("POST", f"/api/v1/projects/{project}/teams/{teams[-1]}", b"")
     status, body = await client.request("POST", "/api/v1/environments", b'{"name": "bench"}')
     environment = json.loads(body)["id"]
     status, body = await client.request("POST", f"/api/v1/environments/{environment}/worker-queues", b'{"name": "q"}')
@@ -226,6 +234,8 @@ def scenarios(seeded: dict[str, str]) -> dict[str, Callable[[int], tuple[str, st
         "create": lambda i: ("POST", "/api/v1/agents", json.dumps({"name": f"c-{prefix}-{i}"}).encode()),
         "heartbeat": heartbeat,
         "team": team,
+        "team_get": lambda i: ("GET", f"/api/v1/teams/{seeded['team_a']}", b""),
+        "team_list": lambda i: ("GET", "/api/v1/teams?limit=20", b""),
     }
 
 
@@ -308,7 +318,7 @@ def main() -> None:
     parser.add_argument("--database-url", help="default: a SQLite file in a temporary directory")
     parser.add_argument("--count", type=int, default=2000, help="requests a round")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--only", nargs="*", help="get list create heartbeat team roundtrip")
+    parser.add_argument("--only", nargs="*", help="get list create heartbeat team team_get team_list roundtrip")
     parser.add_argument("--no-fast-lane", action="store_true", help="every request through Litestar's router")
     parser.add_argument("--statement-timeout-ms", type=int, default=5000, help="0: no statement timeout")
     parser.add_argument("--agent-context", action="store_true",

@@ -59,6 +59,13 @@ class Execution(msgspec.Struct, kw_only=True):
     queued_at: datetime | None
     started_at: datetime | None
     finished_at: datetime | None
+    # what it was run with, kept from its creation whatever happens to its agent, team or model later (null:
+    # none, or unknown for an execution older than this record whose agent or team was already deleted)
+    target_name: str | None = None
+    model: str | None = None
+    input_cost_per_million: float | None = None
+    output_cost_per_million: float | None = None
+    agent_team_id: str | None = None
 
 
 class ExecutionList(msgspec.Struct, kw_only=True):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.teams.entity import TeamStatus
 from controlplane_wire.agents import Agent, Name
@@ -45,9 +45,18 @@ class TeamWithAgentsResponse(msgspec.Struct, kw_only=True):
     configuration: TeamConfiguration
     created_at: datetime
     updated_at: datetime
-    projects: list[dict[str, Any]] = []
+    projects: Annotated[
+        list[dict[str, Any]],
+        Meta(description="the projects the team belongs to, in their order: `{id, name, key}` each"),
+    ] = []
     skill_ids: list[str] | None = None
-    skills: list[dict[str, Any]] | None = None
+    skills: Annotated[
+        list[dict[str, Any]] | None,
+        Meta(
+            description="the skills of `skill_ids`, in that order, with their details: a skill's fields and the "
+            "team's `configuration_override` of it (null when `skill_ids` is)"
+        ),
+    ] = None
     execution_environment: ExecutionEnvironment | None = None
     agents: list[Agent]
 

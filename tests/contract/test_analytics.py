@@ -92,7 +92,12 @@ async def seeded(uow: UowFactory) -> UowFactory:
         )  # fmt: skip
         await work.projects.set_member("org-a", "p1", MemberKind.AGENT, BETA, True, T0)
         await work.projects.set_member("org-a", "p1", MemberKind.TEAM, TEAM, True, T0)
-        for each in EXECUTIONS:
+        for each in EXECUTIONS:  # each with what it runs with, as an execute takes it
+            run_with = await work.executions.run_with(each.organization_id, each.agent_id or "")
+            if run_with is not None:
+                each = run_with.applied(each)
+            elif each.team_id is not None:
+                each = replace(each, target_name="t1")
             await work.executions.record(None, each, [])
         await work.commit()
     return uow
@@ -228,14 +233,36 @@ async def test_the_ranked_agents(seeded: UowFactory, order_by: AgentOrder, ranki
     assert (alpha.prompt_tokens, alpha.completion_tokens, alpha.cost) == (3000, 500, pytest.approx(0.011))
 
 
-async def test_a_new_price_reprices_the_past_and_a_deleted_agent_keeps_its_executions(seeded: UowFactory) -> None:
+async def figures(work: Any) -> tuple[Any, ...]:
+    """Every figure analytics answers of the range: the summary, the series by model and by team, the ranking."""
+    return (
+        await work.analytics.summary("org-a", WINDOW, Scope()),
+        await work.analytics.summary("org-a", WINDOW, Scope(team_id=TEAM)),
+        sorted(map(repr, await work.analytics.timeseries("org-a", WINDOW, Metric.COST, Bucket.DAY, GroupBy.MODEL))),
+        sorted(map(repr, await work.analytics.timeseries("org-a", WINDOW, Metric.TOKENS, Bucket.DAY, GroupBy.TEAM))),
+        await work.analytics.agents("org-a", WINDOW, AgentOrder.COST),
+    )
+
+
+async def test_repricing_renaming_or_deleting_later_changes_no_past_figure(seeded: UowFactory) -> None:
     async with seeded() as work:
-        priced = await work.models.get("org-a", "org-a-gpt-b")
-        assert priced is not None
-        await work.models.update(replace(priced, input_cost_per_million=2.0, output_cost_per_million=4.0))
+        before = await figures(work)
+        for key in ("org-a-gpt-a", "org-a-gpt-b"):
+            priced = await work.models.get("org-a", key)
+            assert priced is not None
+            await work.models.update(replace(priced, value=f"{priced.value}-v2", input_cost_per_million=50.0,
+                                             output_cost_per_million=70.0))  # fmt: skip
+        beta = await work.agents.get("org-a", BETA)
+        assert beta is not None
+        await work.agents.update(replace(beta, name="beta renamed", model_id="unregistered-y", team_id=TEAM))
+        await work.agents.delete("org-a", ALPHA)
         await work.agents.delete("org-a", GAMMA)
+        await work.models.delete("org-a", "org-a-gpt-b")
+        await work.teams.delete("org-a", TEAM)
         await work.commit()
     async with seeded() as work:
-        rows = {row.agent_id: row for row in await work.analytics.agents("org-a", WINDOW, AgentOrder.COST)}
-    assert rows[BETA].cost == pytest.approx((30000 * 2 + 1000 * 4) / 1e6)
-    assert (rows[GAMMA].name, rows[GAMMA].executions) == (None, 1)
+        after = await figures(work)
+    assert after == before
+    rows = {row.agent_id: row for row in after[-1]}
+    assert (rows[ALPHA].name, rows[BETA].name, rows[GAMMA].name) == ("alpha", "beta", "gamma")
+    assert rows[BETA].cost == pytest.approx(0.03)

@@ -205,10 +205,12 @@ async def test_an_execution_is_added_only_where_its_queue_and_agent_are(uow: Uow
     answers = []
     for each in [*refused, new]:
         async with uow() as work:
-            answers.append(await work.executions.add_if_found(each, events(each, 1)))
+            queue_found, agent_found, added = await work.executions.add_if_found(each, events(each, 1))
+            answers.append((queue_found, agent_found))
             await work.commit()
     assert answers == [(True, False), (False, True), (False, False), (False, True), (True, True)]
-    assert await stored(uow, "e1") == (new, events(new, 1))
+    assert added == replace(new, target_name="a")  # what its agent runs with (no model: tests of RunWith)
+    assert await stored(uow, "e1") == (added, events(new, 1))
     async with uow() as work:
         assert await work.executions.get("org-b", "e1") is None
     with pytest.raises(Conflict):  # the same id again

@@ -21,7 +21,7 @@ from controlplane_adapters.sql.columns import (
 )
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rendered_reads import RenderedReads
-from controlplane_adapters.sql.statements import insert_row
+from controlplane_adapters.sql.statements import insert_row, one_of, values_of
 from controlplane_domain.agents.entity import Agent, AgentStatus
 from controlplane_domain.errors import DomainError, ValidationFailed
 
@@ -96,6 +96,13 @@ def _team_members() -> sa.Select[Any]:
 
 
 @functools.cache
+def _teams_members(postgres: bool) -> sa.Select[Any]:
+    t = agents
+    where = (t.c.organization_id == sa.bindparam("organization_id"), one_of(t.c.team_id, "team_ids", postgres))
+    return hot(sa.select(t).where(*where).order_by(t.c.created_at, t.c.id))
+
+
+@functools.cache
 def _set_one_team(only_from: bool = False) -> sa.Update:
     """`only_from`: only if the agent is in team `only_from` (re-checked on Postgres once its row is locked)."""
     t = agents
@@ -134,13 +141,9 @@ class SqlAgentRepository(RenderedReads, SqlRepository[Agent]):
         if len(team_ids) == 1:  # one team's members (every membership answer): a statement built once
             parameters = {"organization_id": organization_id, "team_id": team_ids[0]}
             return [agent_to_domain(row) for row in await self.connection.execute(_team_members(), parameters)]
-        t = self.table
-        rows = await self.connection.execute(
-            sa.select(t)
-            .where(t.c.organization_id == organization_id, t.c.team_id.in_(list(team_ids)))
-            .order_by(t.c.created_at, t.c.id)
-        )
-        return [agent_to_domain(row) for row in rows]
+        postgres = self.connection.dialect.name == "postgresql"  # a page of teams' members: built once too
+        parameters = {"organization_id": organization_id, "team_ids": values_of(team_ids, postgres)}
+        return [agent_to_domain(row) for row in await self.connection.execute(_teams_members(postgres), parameters)]
 
     async def set_team(
         self,

@@ -23,7 +23,6 @@ from controlplane_domain.analytics.entity import (
 )
 from controlplane_domain.analytics.facts import cost_of, percentile, reported_tokens, seconds_between
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
-from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.projects.entity import MemberKind, Project
 from controlplane_domain.teams.entity import Team
 
@@ -31,7 +30,6 @@ from controlplane_domain.teams.entity import Team
 @dataclass(frozen=True, slots=True)
 class Fact:
     execution: Execution
-    agent: Agent | None
     team: str | None
     model: str | None
     prompt_tokens: int | None
@@ -62,33 +60,25 @@ class MemoryAnalyticsRepository:
         executions: Mapping[str, Execution],
         agents: Mapping[str, Agent],
         teams: Mapping[str, Team],
-        models: Mapping[str, LlmModel],
         projects: tuple[Mapping[str, Project], Memberships],
     ) -> None:
-        self._executions, self._agents, self._teams, self._models = executions, agents, teams, models
+        self._executions, self._agents, self._teams = executions, agents, teams
         self._projects, self._members = projects
 
     def _facts(self, organization_id: str, window: TimeRange) -> list[Fact]:
-        models = [model for model in self._models.values() if model.organization_id == organization_id]
-        by_id, by_value = {model.id: model for model in models}, {model.value: model for model in models}
         facts = []
         for execution in self._executions.values():
             if execution.organization_id != organization_id:
                 continue
             if not window.start <= execution.created_at < window.end:
                 continue
-            agent = self._agents.get(execution.agent_id or "")
-            agent = agent if agent is not None and agent.organization_id == organization_id else None
-            named = agent.model_id if agent is not None else None
-            model = (by_id.get(named) or by_value.get(named)) if named is not None else None
-            prices = (model.input_cost_per_million, model.output_cost_per_million) if model else (None, None)
             prompt, completion = reported_tokens(execution.usage)
+            prices = (execution.input_cost_per_million, execution.output_cost_per_million)
             facts.append(
                 Fact(
                     execution=execution,
-                    agent=agent,
-                    team=execution.team_id or (agent.team_id if agent is not None else None),
-                    model=model.value if model is not None else named,
+                    team=execution.team_id or execution.agent_team_id,
+                    model=execution.model,
                     prompt_tokens=prompt,
                     completion_tokens=completion,
                     duration=seconds_between(execution.started_at, execution.finished_at),
@@ -158,7 +148,7 @@ class MemoryAnalyticsRepository:
         rows = [
             AgentRow(
                 agent_id=agent_id,
-                name=facts[0].agent.name if facts[0].agent is not None else None,
+                name=max(facts, key=lambda fact: (fact.execution.created_at, fact.execution.id)).execution.target_name,
                 by_status=_by_status(facts),
                 duration_p50=_percentile((fact.duration for fact in facts), 0.5),
                 duration_p95=_percentile((fact.duration for fact in facts), 0.95),

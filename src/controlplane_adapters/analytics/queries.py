@@ -1,52 +1,23 @@
-"""The analytics statements, one a call: the executions of a range joined to their agent and the agent's model
-(`facts`), aggregated by the database. Percentiles are Postgres's `percentile_cont`; on SQLite the same
-definition from window ranks (`_sqlite_percentile`). Buckets: `date_trunc` on Postgres, `strftime` on SQLite."""
+"""The analytics statements, one a call: the executions of a range with what each was run with (`facts`: no
+join, the execution carries its model, prices and team), aggregated by the database. Percentiles are Postgres's
+`percentile_cont`; on SQLite the same definition from window ranks (`_sqlite_percentile`). Buckets: `date_trunc`
+on Postgres, `strftime` on SQLite."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
-from controlplane_adapters.agents.sql import agents
 from controlplane_adapters.executions.table import executions
-from controlplane_adapters.llm_models.sql import llm_models
 from controlplane_adapters.projects.sql import project_agents, project_teams
 from controlplane_domain.analytics.entity import FAILED, FINISHED, AgentOrder, Bucket, GroupBy, Metric, Scope, TimeRange
 from controlplane_domain.executions.entity import ExecutionStatus
 
 e = executions
-by_id = llm_models.alias("model_by_id")
-by_value = llm_models.alias("model_by_value")
 STATUSES = tuple(status.value for status in ExecutionStatus)
 MILLION = sa.literal_column("1000000.0", sa.Float)
-
-
-Of = Callable[[Any], sa.ColumnElement[Any]]
-"""An expression of the executions and their `agent` (`agent_facts`)."""
-
-
-def agent_facts(organization_id: str) -> sa.Subquery:
-    """The organization's agents with what an execution takes from its agent: its team, its model (the value of
-    the model record its `model_id` names by id or by value, else its `model_id` as written), that model's
-    prices. A few rows, joined once to the executions."""
-    mine = agents.c.organization_id
-    named_by_id = (by_id.c.organization_id == mine) & (by_id.c.id == agents.c.model_id)
-    named_by_value = (by_value.c.organization_id == mine) & (by_value.c.value == agents.c.model_id)
-    return (
-        sa.select(
-            agents.c.id,
-            agents.c.name,
-            agents.c.team_id,
-            sa.func.coalesce(by_id.c.value, by_value.c.value, agents.c.model_id).label("model"),
-            sa.func.coalesce(by_id.c.input_cost_per_million, by_value.c.input_cost_per_million).label("input_price"),
-            sa.func.coalesce(by_id.c.output_cost_per_million, by_value.c.output_cost_per_million).label("output_price"),
-        )
-        .select_from(agents.outerjoin(by_id, named_by_id).outerjoin(by_value, named_by_value))
-        .where(mine == organization_id)
-        .subquery("agent")
-    )
 
 
 def _literal(value: str) -> sa.ColumnElement[str]:
@@ -67,62 +38,58 @@ def _seconds(start: sa.ColumnElement[Any], end: sa.ColumnElement[Any], postgres:
 
 
 def facts(organization_id: str, window: TimeRange, postgres: bool, *where: Any, **extra: Any) -> sa.Select[Any]:
-    """One row an execution of the organization created in the range (and `where`, which may name the agent's
-    columns as `agent`): what analytics counts. `extra` columns are functions of the executions and `agent`."""
-    agent = agent_facts(organization_id)
+    """One row an execution of the organization created in the range (and `where`): what analytics counts, from
+    the execution alone (what it was run with is on it: its model, prices and names never change later). `extra`
+    columns are expressions of the executions."""
 
     def priced(tokens: sa.ColumnElement[int], price: sa.ColumnElement[float]) -> sa.ColumnElement[float]:
         return sa.func.coalesce(tokens * price, sa.literal_column("0.0", sa.Float))
 
-    cost = priced(e.c.prompt_tokens, agent.c.input_price) + priced(e.c.completion_tokens, agent.c.output_price)
-    return (
-        sa.select(
-            e.c.status,
-            e.c.agent_id,
-            e.c.prompt_tokens,
-            e.c.completion_tokens,
-            _seconds(e.c.started_at, e.c.finished_at, postgres).label("duration"),
-            _seconds(e.c.queued_at, e.c.started_at, postgres).label("wait"),
-            (cost / MILLION).label("cost"),
-            *(value(agent).label(name) for name, value in extra.items()),
-        )
-        .select_from(e.outerjoin(agent, agent.c.id == e.c.agent_id))
-        .where(
-            e.c.organization_id == organization_id,
-            e.c.created_at >= window.start,
-            e.c.created_at < window.end,
-            *where,
-        )
+    cost = priced(e.c.prompt_tokens, e.c.input_cost_per_million) + priced(
+        e.c.completion_tokens, e.c.output_cost_per_million
+    )
+    return sa.select(
+        e.c.status,
+        e.c.agent_id,
+        e.c.prompt_tokens,
+        e.c.completion_tokens,
+        _seconds(e.c.started_at, e.c.finished_at, postgres).label("duration"),
+        _seconds(e.c.queued_at, e.c.started_at, postgres).label("wait"),
+        (cost / MILLION).label("cost"),
+        *(value.label(name) for name, value in extra.items()),
+    ).where(
+        e.c.organization_id == organization_id,
+        e.c.created_at >= window.start,
+        e.c.created_at < window.end,
+        *where,
     )
 
 
-def team_of(agent: Any) -> sa.ColumnElement[str]:
-    """An execution's team: the team it targets, else its agent's (current) team."""
-    return sa.func.coalesce(e.c.team_id, agent.c.team_id)
+TEAM = sa.func.coalesce(e.c.team_id, e.c.agent_team_id)
+"""An execution's team: the team it targets, else its agent's team when it was run."""
 
 
-def _of_teams(organization_id: str, teams: Any) -> sa.ColumnElement[bool]:
-    """The executions whose team (`team_of`) is in `teams` (a SELECT of team ids), written so that both
-    databases may use the indexes of teams' and of agents' executions: the team's own executions, and those of
-    its agents (an agent's execution has no team of its own)."""
-    members = sa.select(agents.c.id).where(agents.c.organization_id == organization_id, agents.c.team_id.in_(teams))
-    return sa.or_(e.c.team_id.in_(teams), sa.and_(e.c.team_id.is_(None), e.c.agent_id.in_(members)))
+def _of_teams(teams: Any) -> sa.ColumnElement[bool]:
+    """The executions whose team (`TEAM`) is in `teams` (a SELECT of team ids): the team's own executions (the
+    index of teams' executions), and those of its agents then."""
+    return sa.or_(e.c.team_id.in_(teams), sa.and_(e.c.team_id.is_(None), e.c.agent_team_id.in_(teams)))
 
 
 def scoped(organization_id: str, scope: Scope) -> list[sa.ColumnElement[bool]]:
-    """The summary's filters: an agent, a team (an execution's team as `team_of`), a project's agents and teams."""
+    """The summary's filters: an agent, a team (an execution's team as `TEAM`), a project's agents and teams
+    (the project's members now: a project groups, it does not run)."""
     where: list[sa.ColumnElement[bool]] = []
     if scope.agent_id is not None:
         where.append(e.c.agent_id == scope.agent_id)
     if scope.team_id is not None:
-        where.append(_of_teams(organization_id, sa.select(sa.literal(scope.team_id))))
+        where.append(_of_teams(sa.select(sa.literal(scope.team_id))))
     if scope.project_id is not None:
         pa, pt = project_agents, project_teams
         held_agents = sa.select(pa.c.agent_id).where(pa.c.organization_id == organization_id,
                                                      pa.c.project_id == scope.project_id)  # fmt: skip
         held_teams = sa.select(pt.c.team_id).where(pt.c.organization_id == organization_id,
                                                    pt.c.project_id == scope.project_id)  # fmt: skip
-        where.append(sa.or_(e.c.agent_id.in_(held_agents), _of_teams(organization_id, held_teams)))
+        where.append(sa.or_(e.c.agent_id.in_(held_agents), _of_teams(held_teams)))
     return where
 
 
@@ -182,19 +149,19 @@ def _bucket(bucket: Bucket, postgres: bool) -> sa.ColumnElement[Any]:
     return sa.func.strftime(form, e.c.created_at)
 
 
-GROUPS: dict[GroupBy, Of] = {
-    GroupBy.AGENT: lambda agent: e.c.agent_id,
-    GroupBy.TEAM: team_of,
-    GroupBy.MODEL: lambda agent: agent.c.model,
-    GroupBy.STATUS: lambda agent: e.c.status,
+GROUPS: dict[GroupBy, sa.ColumnElement[Any]] = {
+    GroupBy.AGENT: e.c.agent_id,
+    GroupBy.TEAM: TEAM,
+    GroupBy.MODEL: e.c.model,
+    GroupBy.STATUS: e.c.status,
 }
 
 
 def timeseries_statement(
     organization_id: str, window: TimeRange, metric: Metric, bucket: Bucket, group_by: GroupBy | None, postgres: bool
 ) -> sa.Select[Any]:
-    group = GROUPS[group_by] if group_by is not None else lambda agent: sa.null()
-    base = facts(organization_id, window, postgres, start=lambda agent: _bucket(bucket, postgres), group=group)
+    group = GROUPS[group_by] if group_by is not None else sa.null()
+    base = facts(organization_id, window, postgres, start=_bucket(bucket, postgres), group=group)
     if metric is Metric.DURATION_P95:
         rows: Any = base.subquery("facts") if postgres else ranked(base, ("duration",), ("start", "group"))
         value: sa.ColumnElement[Any] = percentile(rows, "duration", 0.95, postgres)
@@ -210,9 +177,26 @@ def timeseries_statement(
     return sa.select(rows.c.start, rows.c.group, value.label("value")).group_by(rows.c.start, rows.c.group)
 
 
+def _last_name(organization_id: str, window: TimeRange, agent_id: Any, postgres: bool) -> sa.ScalarSelect[Any]:
+    """The agent's name as its last execution of the range was run with (the index of agents' executions)."""
+    last = e.alias("last")
+    return (
+        sa.select(last.c.target_name)
+        .where(
+            last.c.organization_id == organization_id,
+            last.c.agent_id == agent_id,
+            last.c.created_at >= window.start,
+            last.c.created_at < window.end,
+        )
+        .order_by(last.c.created_at.desc(), (last.c.id.collate("C") if postgres else last.c.id).desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+
+
 def agents_statement(organization_id: str, window: TimeRange, order_by: AgentOrder, postgres: bool) -> sa.Select[Any]:
     has_agent = e.c.agent_id.isnot(None)  # the partial index of agents' executions
-    base = facts(organization_id, window, postgres, has_agent, name=lambda agent: agent.c.name)
+    base = facts(organization_id, window, postgres, has_agent)
     rows = base.subquery("facts") if postgres else ranked(base, ("duration",), ("agent_id",))
     finished = sa.func.count().filter(rows.c.status.in_([_literal(status) for status in sorted(FINISHED)]))
     failed = sa.func.count().filter(rows.c.status.in_([_literal(status) for status in sorted(FAILED)]))
@@ -225,7 +209,7 @@ def agents_statement(organization_id: str, window: TimeRange, order_by: AgentOrd
     return (
         sa.select(
             rows.c.agent_id,
-            sa.func.max(rows.c.name).label("name"),
+            _last_name(organization_id, window, rows.c.agent_id, postgres).label("name"),
             *status_counts(rows),
             percentile(rows, "duration", 0.5, postgres).label("duration_p50"),
             percentile(rows, "duration", 0.95, postgres).label("duration_p95"),

@@ -5,17 +5,28 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
 
 from controlplane_adapters.sql.columns import to_json
 from controlplane_domain.analytics.facts import reported_tokens
-from controlplane_domain.executions.entity import EventType, Execution, ExecutionEvent, ExecutionStatus, TargetType
+from controlplane_domain.executions.entity import (
+    EventType,
+    Execution,
+    ExecutionEvent,
+    ExecutionStatus,
+    RunWith,
+    TargetType,
+)
+
+RUN_WITH_FIELDS = tuple(each.name for each in fields(RunWith))
+"""What an execution is run with: taken from its agent and model by `run_with_of` when an agent's is added."""
 
 EXECUTION_FIELDS = (
     "id", "organization_id", "agent_id", "team_id", "worker_queue_id", "prompt", "response", "error", "attempt",
     "max_attempts", "worker_id", "lease_expires_at", "cancel_requested", "last_seq", "created_at", "updated_at",
     "queued_at", "started_at", "finished_at", "workflow_run_id", "workflow_step_id",
-    "trace_parent",
+    "trace_parent", *RUN_WITH_FIELDS,
 )  # fmt: skip
 
 

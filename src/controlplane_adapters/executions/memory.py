@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from datetime import datetime
 
@@ -13,9 +13,17 @@ from controlplane_adapters.skills.memory import Attachments
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.errors import Conflict
-from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
+from controlplane_domain.executions.entity import (
+    Execution,
+    ExecutionEvent,
+    ExecutionStatus,
+    LeaseTerms,
+    RunWith,
+    agent_run_with,
+)
 from controlplane_domain.executions.lease_steps import lease_in_steps
 from controlplane_domain.executions.ports import ExecutionFilter, Leased, LeaseExtras
+from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.skills.entity import SkillOwner
 
@@ -31,12 +39,14 @@ class MemoryExecutionRepository:
         related: tuple[MemoryQueueRepository, MemoryWorkerRepository, MemoryAgentRepository],
         contexts: dict[str, ResolvedContext],
         skill_attachments: Attachments | None = None,
+        models: Mapping[str, LlmModel] | None = None,
     ) -> None:
         self.rows = rows
         self.events = events
         self.related = related  # what a lease candidate is read with
         self.contexts = contexts  # execution id -> the context resolved when it was created (when not empty)
         self.skill_attachments = {} if skill_attachments is None else skill_attachments  # (a lease's extras)
+        self.models: Mapping[str, LlmModel] = {} if models is None else models  # (what an agent runs with)
 
     async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
         queues, workers, agents = self.related
@@ -57,17 +67,23 @@ class MemoryExecutionRepository:
 
     async def add_if_found(
         self, execution: Execution, events: Sequence[ExecutionEvent], context: ResolvedContext | None = None
-    ) -> tuple[bool, bool]:
-        queues, _, agents = self.related
+    ) -> tuple[bool, bool, Execution]:
+        queues, _, _ = self.related
         if execution.agent_id is None:
             raise ValueError("add_if_found adds an agent's execution")
-        found = (
-            await queues.get(execution.organization_id, execution.worker_queue_id) is not None,
-            await agents.get(execution.organization_id, execution.agent_id) is not None,
-        )
-        if all(found):
+        run_with = await self.run_with(execution.organization_id, execution.agent_id)
+        queue_found = await queues.get(execution.organization_id, execution.worker_queue_id) is not None
+        if queue_found and run_with is not None:
+            execution = run_with.applied(execution)
             await self.record(None, execution, events, context=context)
-        return found
+        return queue_found, run_with is not None, execution
+
+    async def run_with(self, organization_id: str, agent_id: str) -> RunWith | None:
+        _, _, agents = self.related
+        agent = await agents.get(organization_id, agent_id)
+        if agent is None:
+            return None
+        return agent_run_with(agent, (m for m in self.models.values() if m.organization_id == organization_id))
 
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
         execution = self.rows.get(execution_id)

@@ -10,12 +10,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from controlplane_adapters.agents.sql import SqlAgentRepository, agent_to_domain
+from controlplane_adapters.agents.sql import agent_to_domain
 from controlplane_adapters.contexts.sql import context_value, execution_context_row, execution_contexts
 from controlplane_adapters.environments.sql import SqlQueueRepository, queue_to_domain
 from controlplane_adapters.executions.extras import lease_extras_statement
 from controlplane_adapters.executions.lease import LEASE_TABLES, lease_candidate, lease_in_one
 from controlplane_adapters.executions.mapping import (
+    RUN_WITH_FIELDS,
     event_to_domain,
     event_to_row,
     execution_changes,
@@ -35,6 +36,7 @@ from controlplane_adapters.executions.statements import (
     insert_if_found,
     is_held,
     is_queued,
+    run_with_statement,
     update_if_at,
     worker_key,
     worker_parameters,
@@ -48,7 +50,14 @@ from controlplane_adapters.workers.sql import worker_to_domain
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue
-from controlplane_domain.executions.entity import TERMINAL, Execution, ExecutionEvent, ExecutionStatus, LeaseTerms
+from controlplane_domain.executions.entity import (
+    TERMINAL,
+    Execution,
+    ExecutionEvent,
+    ExecutionStatus,
+    LeaseTerms,
+    RunWith,
+)
 from controlplane_domain.executions.lease_steps import lease_in_steps
 from controlplane_domain.executions.ports import ExecutionFilter, Leased, LeaseExtras
 from controlplane_domain.paging import PageRequest
@@ -220,11 +229,18 @@ class SqlExecutionRepository(SqlRepository[Execution]):
 
     async def add_if_found(
         self, execution: Execution, events: Sequence[ExecutionEvent], context: ResolvedContext | None = None
-    ) -> tuple[bool, bool]:
+    ) -> tuple[bool, bool, Execution]:
         if execution.agent_id is None:
             raise ValueError("add_if_found adds an agent's execution")
         check_events(execution, events)
         if not self._postgres:  # the insert of what is found, its events; the reads only to say what was not
+            run_with = await self.run_with(execution.organization_id, execution.agent_id)  # (BEGIN IMMEDIATE)
+            if run_with is None:
+                queue = await SqlQueueRepository(self.connection).get(
+                    execution.organization_id, execution.worker_queue_id
+                )
+                return queue is not None, False, execution
+            execution = run_with.applied(execution)
             try:
                 inserted = await self.connection.execute(insert_if_found(), execution_to_row(execution))
             except IntegrityError as exc:
@@ -234,13 +250,8 @@ class SqlExecutionRepository(SqlRepository[Execution]):
                 if context is not None:
                     await self._add_context(execution, context)
                 self._seen[execution.id] = execution
-                return True, True
-            return (
-                await SqlQueueRepository(self.connection).get(execution.organization_id, execution.worker_queue_id)
-                is not None,
-                await SqlAgentRepository(self.connection).get(execution.organization_id, execution.agent_id)
-                is not None,
-            )
+                return True, True, execution
+            return False, True, execution  # (the agent was found, in this transaction)
         parameters = execution_to_row(execution)
         add_events_json(parameters, events)
         if context is not None:
@@ -249,10 +260,16 @@ class SqlExecutionRepository(SqlRepository[Execution]):
             row = (await self.connection.execute(add_in_one(context is not None), parameters)).first()
         except IntegrityError as exc:
             raise self._conflict(execution, exc) from exc
-        found = (bool(row[0]), bool(row[1]))
-        if all(found):
+        queue_found, agent_found = bool(row[0]), bool(row[1])
+        if queue_found and agent_found:
+            execution = RunWith(**{name: getattr(row, name) for name in RUN_WITH_FIELDS}).applied(execution)
             self._seen[execution.id] = execution
-        return found
+        return queue_found, agent_found, execution
+
+    async def run_with(self, organization_id: str, agent_id: str) -> RunWith | None:
+        parameters = {"organization_id": organization_id, "agent_id": agent_id}
+        row = (await self.connection.execute(run_with_statement(), parameters)).first()
+        return None if row is None else RunWith(**{name: getattr(row, name) for name in RUN_WITH_FIELDS})
 
     async def _record_in_steps(
         self, before: Execution | None, row: dict[str, Any], columns: tuple[str, ...] | None,

@@ -17,6 +17,7 @@ from controlplane_adapters.agents.sql import agents
 from controlplane_adapters.contexts.sql import stored_context_of
 from controlplane_adapters.environments.sql import worker_queues
 from controlplane_adapters.executions.table import QUEUED, execution_events, executions
+from controlplane_adapters.llm_models.sql import llm_models
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.statements import update_columns
 from controlplane_adapters.webhooks.table import new_uuid, webhook_deliveries, webhooks
@@ -220,20 +221,61 @@ def insert_if_found() -> sa.Insert:
     return hot(t.insert().from_select([c.name for c in t.columns], values))
 
 
+def run_with_of(organization_id: Any, agent_id: Any) -> sa.Select[Any]:
+    """What a new execution of an agent runs with (`executions.entity.agent_run_with`, the same rule, which
+    `tests/contract/test_execution_history.py` holds every store to): one row when the agent exists, none
+    otherwise, with the columns of `RUN_WITH_FIELDS`."""
+    a = agents
+    by_id, by_value = llm_models.alias("run_model_by_id"), llm_models.alias("run_model_by_value")
+    named_by_id = sa.and_(by_id.c.organization_id == a.c.organization_id, by_id.c.id == a.c.model_id)
+    named_by_value = sa.and_(by_value.c.organization_id == a.c.organization_id, by_value.c.value == a.c.model_id)
+
+    def price(name: str) -> sa.ColumnElement[Any]:  # the model named by id, else by value
+        return sa.case((by_id.c.id.isnot(None), by_id.c[name]), else_=by_value.c[name]).label(name)
+
+    return (
+        sa.select(
+            a.c.name.label("target_name"),
+            sa.func.coalesce(by_id.c.value, by_value.c.value, a.c.model_id).label("model"),
+            price("input_cost_per_million"),
+            price("output_cost_per_million"),
+            a.c.team_id.label("agent_team_id"),
+        )
+        .select_from(a.outerjoin(by_id, named_by_id).outerjoin(by_value, named_by_value))
+        .where(a.c.organization_id == organization_id, a.c.id == agent_id)
+    )
+
+
+@functools.cache
+def run_with_statement() -> sa.Select[Any]:
+    return hot(run_with_of(sa.bindparam("organization_id"), sa.bindparam("agent_id")))
+
+
 @functools.cache
 def add_in_one(with_context: bool = False) -> sa.Select[Any]:
     """Postgres: `change_in_one(None, with_context)` only if the execution's worker queue and agent exist in its
-    organization, answering whether each does (one statement: the reads an execute needs and its write)."""
+    organization, with what the agent runs with (`run_with_of`), answering whether each does and what the
+    execution was added with (one statement: the reads an execute needs and its write)."""
     t = executions
     queue, agent = _found(worker_queues, "worker_queue_id"), _found(agents, "agent_id")
     found = sa.select(queue.label("queue"), agent.label("agent"))
     found_cte = found.cte("found")
-    values = sa.select(*(sa.bindparam(c.name, type_=c.type) for c in t.columns)).where(
-        found_cte.c.queue, found_cte.c.agent
+    run = run_with_of(
+        sa.bindparam("organization_id", type_=t.c.organization_id.type), sa.bindparam("agent_id", type_=sa.String())
+    ).subquery("run_with")
+    values = (
+        sa.select(*(run.c[c.name] if c.name in run.c else sa.bindparam(c.name, type_=c.type) for c in t.columns))
+        .select_from(found_cte.join(run, sa.true()))
+        .where(found_cte.c.queue)
     )
     write = t.insert().from_select([c.name for c in t.columns], values)
-    changed = write.returning(t.c.id, t.c.organization_id).cte("changed")
-    statement = sa.select(found_cte.c.queue, found_cte.c.agent).add_cte(_events_of(changed))
+    ran_with = [t.c[name] for name in run.c.keys()]  # noqa: SIM118 (a subquery's columns are not a dict)
+    changed = write.returning(t.c.id, t.c.organization_id, *ran_with).cte("changed")
+    statement = (
+        sa.select(found_cte.c.queue, found_cte.c.agent, *(changed.c[c.name] for c in ran_with))
+        .select_from(found_cte.outerjoin(changed, sa.true()))
+        .add_cte(_events_of(changed))
+    )
     if with_context:
         statement = statement.add_cte(stored_context_of(changed))
     return hot(statement, atomic=True)

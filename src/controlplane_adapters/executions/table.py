@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from controlplane_adapters.llm_models.sql import Price
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_domain.executions.entity import ExecutionStatus
 
@@ -47,6 +48,12 @@ executions = sa.Table(
     sa.Column("prompt_tokens", sa.BigInteger(), nullable=True),
     sa.Column("completion_tokens", sa.BigInteger(), nullable=True),
     sa.Column("trace_parent", sa.String(128), nullable=True),  # W3C traceparent of its creation (tracing on)
+    # what it was run with, kept from its creation (migration 0024; `executions.entity.RunWith`)
+    sa.Column("target_name", sa.String(255), nullable=True),
+    sa.Column("model", sa.String(255), nullable=True),
+    sa.Column("input_cost_per_million", Price(), nullable=True),
+    sa.Column("output_cost_per_million", Price(), nullable=True),
+    sa.Column("agent_team_id", sa.String(64), nullable=True),
     sa.Index("ix_executions_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_executions_org_status", "organization_id", "status", "created_at", "id"),
     sa.Index("ix_executions_org_queue", "organization_id", "worker_queue_id", "created_at", "id"),

@@ -177,6 +177,7 @@ class MemoryUnitOfWork:
             (self.queues, self.workers, self.agents),
             work.execution_contexts,
             work.skill_attachments,
+            work.models,
         )
         self.projects = MemoryProjectRepository(
             work.projects, work.project_members, agents=work.agents, teams=work.teams
@@ -212,7 +213,7 @@ class MemoryUnitOfWork:
         self.policy_decisions = MemoryDecisionRepository(work.policy_decisions)
         self.audit_events = MemoryAuditRepository(work.audit_events)
         self.analytics = MemoryAnalyticsRepository(
-            work.executions, work.agents, work.teams, work.models, (work.projects, work.project_members)
+            work.executions, work.agents, work.teams, (work.projects, work.project_members)
         )
         self.context_graph = MemoryContextGraphRepository(work.graph_nodes, work.graph_edges)
         self.operations = MemoryOperationsRepository(work.executions, work.workers, work.jobs)

@@ -57,6 +57,24 @@ class MemoryProjectRepository(MemoryRepository[Project]):
         else:
             self.members.pop(key, None)
 
+    async def of_teams(self, organization_id: str, team_ids: Sequence[str]) -> dict[str, list[Project]]:
+        return await self._of_members(organization_id, MemberKind.TEAM, team_ids)
+
+    async def _of_members(
+        self, organization_id: str, kind: MemberKind, member_ids: Sequence[str]
+    ) -> dict[str, list[Project]]:
+        asked, alive = set(member_ids), self._exists[kind]
+        found: dict[str, list[Project]] = {}
+        held = sorted(
+            ((self.rows[project_id], member) for (project_id, what, member) in self.members
+             if what == kind.value and member in asked and member in alive and project_id in self.rows),
+            key=lambda pair: (pair[0].created_at, pair[0].id),
+        )  # fmt: skip
+        for project, member in held:
+            if project.organization_id == organization_id:
+                found.setdefault(member, []).append(project)
+        return found
+
     async def agent_page(self, organization_id: str, project_id: str, page: PageRequest) -> tuple[list[Agent], int]:
         held = [self.agents[agent_id] for agent_id in self.member_ids(MemberKind.AGENT, project_id)]
         mine = (agent for agent in held if agent.organization_id == organization_id)

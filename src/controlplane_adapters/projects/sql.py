@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -11,6 +12,8 @@ import sqlalchemy as sa
 from controlplane_adapters.agents.sql import SqlAgentRepository
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.statements import one_of, values_of
 from controlplane_adapters.teams.sql import SqlTeamRepository
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.paging import PageRequest
@@ -86,6 +89,23 @@ def member_of(kind: MemberKind, project_id: str) -> sa.Select[Any]:
     return sa.select(table.c[column]).where(table.c.project_id == project_id)
 
 
+@functools.cache
+def _projects_of(kind: MemberKind, postgres: bool) -> sa.Select[Any]:
+    """The projects of several agents (or teams), each row with its member's id, in the projects' order."""
+    table, column = MEMBERS[kind]
+    mine: sa.BindParameter[str] = sa.bindparam("organization_id")
+    return hot(
+        sa.select(table.c[column].label("member_id"), *projects.c)
+        .select_from(table.join(projects, projects.c.id == table.c.project_id))
+        .where(
+            table.c.organization_id == mine,
+            projects.c.organization_id == mine,
+            one_of(table.c[column], "member_ids", postgres),
+        )
+        .order_by(projects.c.created_at, projects.c.id)
+    )
+
+
 class SqlProjectRepository(SqlRepository[Project]):
     table = projects
     to_row = staticmethod(project_to_row)
@@ -120,6 +140,21 @@ class SqlProjectRepository(SqlRepository[Project]):
         if (await self.connection.execute(present)).first() is None:
             row = {"project_id": project_id, column: member_id, "organization_id": organization_id, "created_at": now}
             await self.connection.execute(table.insert(), row)
+
+    async def of_teams(self, organization_id: str, team_ids: Sequence[str]) -> dict[str, list[Project]]:
+        return await self._of_members(organization_id, MemberKind.TEAM, team_ids)
+
+    async def _of_members(
+        self, organization_id: str, kind: MemberKind, member_ids: Sequence[str]
+    ) -> dict[str, list[Project]]:
+        if not member_ids:
+            return {}
+        postgres = self.connection.dialect.name == "postgresql"
+        parameters = {"organization_id": organization_id, "member_ids": values_of(member_ids, postgres)}
+        found: dict[str, list[Project]] = {}
+        for row in await self.connection.execute(_projects_of(kind, postgres), parameters):
+            found.setdefault(row.member_id, []).append(project_to_domain(row))
+        return found
 
     async def agent_page(self, organization_id: str, project_id: str, page: PageRequest) -> tuple[list[Agent], int]:
         agents = SqlAgentRepository(self.connection)

@@ -44,6 +44,16 @@ class MemorySkillRepository(MemoryRepository[Skill]):
         ]  # fmt: skip
         return {skill_id: override for _, skill_id, override in sorted(mine, key=lambda item: item[:2])}
 
+    async def attached_of(
+        self, organization_id: str, owner: SkillOwner, owner_ids: Sequence[str]
+    ) -> dict[str, dict[str, tuple[Skill, JSONObject | None]]]:
+        found = {}
+        for owner_id in set(owner_ids):
+            attached = await self.attachments(organization_id, owner, owner_id)
+            if attached:
+                found[owner_id] = {skill_id: (self.rows[skill_id], override) for skill_id, override in attached.items()}
+        return found
+
     async def attach(
         self,
         organization_id: str,

@@ -3,6 +3,7 @@ the repository."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -11,6 +12,8 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.statements import one_of, values_of
 from controlplane_domain.config import JSONObject
 from controlplane_domain.skills.entity import Skill, SkillOwner
 
@@ -82,6 +85,23 @@ def skill_to_domain(row: Any) -> Skill:
     )
 
 
+@functools.cache
+def _attached_of(owner: SkillOwner, postgres: bool) -> sa.Select[Any]:
+    """The skills attached to several owners with each attachment's override, in attachment order (built once)."""
+    table, column = ATTACHMENTS[owner]
+    mine: sa.BindParameter[str] = sa.bindparam("organization_id")
+    return hot(
+        sa.select(table.c[column].label("owner_id"), table.c.configuration_override, *skills.c)
+        .select_from(table.join(skills, skills.c.id == table.c.skill_id))
+        .where(
+            table.c.organization_id == mine,
+            skills.c.organization_id == mine,
+            one_of(table.c[column], "owner_ids", postgres),
+        )
+        .order_by(table.c.created_at, table.c.skill_id)
+    )
+
+
 class SqlSkillRepository(SqlRepository[Skill]):
     table = skills
     to_row = staticmethod(skill_to_row)
@@ -106,6 +126,19 @@ class SqlSkillRepository(SqlRepository[Skill]):
             skill_id: None if override is None else dict(override)
             for skill_id, override in await self.connection.execute(statement)
         }
+
+    async def attached_of(
+        self, organization_id: str, owner: SkillOwner, owner_ids: Sequence[str]
+    ) -> dict[str, dict[str, tuple[Skill, JSONObject | None]]]:
+        if not owner_ids:
+            return {}
+        postgres = self.connection.dialect.name == "postgresql"
+        parameters = {"organization_id": organization_id, "owner_ids": values_of(owner_ids, postgres)}
+        found: dict[str, dict[str, tuple[Skill, JSONObject | None]]] = {}
+        for row in await self.connection.execute(_attached_of(owner, postgres), parameters):
+            override = None if row.configuration_override is None else dict(row.configuration_override)
+            found.setdefault(row.owner_id, {})[row.id] = (skill_to_domain(row), override)
+        return found
 
     async def attach(
         self,

@@ -8,6 +8,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -117,3 +118,21 @@ def slices(row: Sequence[Any], joined: tuple[sa.Table, ...]) -> list[Any]:
 def _cuts(joined: tuple[sa.Table, ...]) -> tuple[tuple[int, Any], ...]:
     """Each joined table's width and row maker, worked out once."""
     return tuple((len(table.columns), _row_of(table)._make) for table in joined)
+
+
+def one_of(column: sa.ColumnElement[Any], name: str, postgres: bool) -> sa.ColumnElement[bool]:
+    """`column` is one of the values of the parameter `name` (`values_of` makes it): `= ANY` of an array on
+    Postgres, `IN` the values of a JSON array (`json_each`) on SQLite. One plain bind parameter, so that a hot
+    statement may hold it (an expanding IN may not) whatever the number of values."""
+    if postgres:
+        return column == sa.any_(sa.bindparam(name, type_=postgresql.ARRAY(sa.String)))
+    each = sa.func.json_each(sa.bindparam(name, type_=sa.String)).table_valued("value")
+    return column.in_(sa.select(each.c.value))
+
+
+def values_of(values: Sequence[str], postgres: bool) -> Any:
+    """The parameter of `one_of`."""
+    return list(values) if postgres else _JSON.encode(list(values)).decode()
+
+
+_JSON = msgspec.json.Encoder()

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from controlplane_domain.agents.entity import Agent
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import Conflict
+from controlplane_domain.llm_models.entity import LlmModel
 
 MAX_ATTEMPT = 2**31 - 1  # attempts are signed 32-bit numbers in every store
 PROMPT_MAX_LENGTH = 200_000  # an execution's prompt, in characters
@@ -125,6 +127,15 @@ class Execution:
     workflow_step_id: str | None = None
     trace_parent: str | None = None
     """The W3C `traceparent` of the request that created it when tracing is on: its later steps join that trace."""
+    # What it was run with (`RunWith`), as it was when it was created and kept whatever happens to them later:
+    # its agent's or team's name (None: a plan's, or unknown, docs/analytics.md "History"), its agent's model (the
+    # model record's `value`, else the `model_id` as written; a team's own execution has none), that model's
+    # prices then (None: not priced), and its agent's team then (a team's own execution: `team_id`).
+    target_name: str | None = None
+    model: str | None = None
+    input_cost_per_million: float | None = None
+    output_cost_per_million: float | None = None
+    agent_team_id: str | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -163,6 +174,46 @@ _EXECUTION_FIELDS = frozenset(_EXECUTION_FIELD_ORDER)
 _EXECUTION_SLOTS: tuple[tuple[str, Callable[[Any], Any], Callable[[Any, Any], None]], ...] = tuple(
     (name, vars(Execution)[name].__get__, vars(Execution)[name].__set__) for name in _EXECUTION_FIELD_ORDER
 )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunWith:
+    """What an execution is run with, taken from its agent (or team) and the agent's model when it is created
+    and kept on it: renaming, repricing or deleting them later changes nothing of its history."""
+
+    target_name: str | None = None
+    model: str | None = None
+    input_cost_per_million: float | None = None
+    output_cost_per_million: float | None = None
+    agent_team_id: str | None = None
+
+    def applied(self, execution: Execution) -> Execution:
+        return execution.changed(
+            target_name=self.target_name,
+            model=self.model,
+            input_cost_per_million=self.input_cost_per_million,
+            output_cost_per_million=self.output_cost_per_million,
+            agent_team_id=self.agent_team_id,
+        )
+
+
+def agent_run_with(agent: Agent, models: Iterable[LlmModel]) -> RunWith:
+    """What an agent's execution is run with: its name, its team, its model (the organization's model record
+    its `model_id` names by id, else by value; the `model_id` as written when none does) and that model's
+    prices. `models`: the agent's organization's."""
+    model = None
+    if agent.model_id is not None:
+        known = list(models)
+        model = next((each for each in known if each.id == agent.model_id), None) or next(
+            (each for each in known if each.value == agent.model_id), None
+        )
+    return RunWith(
+        target_name=agent.name,
+        model=model.value if model is not None else agent.model_id,
+        input_cost_per_million=model.input_cost_per_million if model is not None else None,
+        output_cost_per_million=model.output_cost_per_million if model is not None else None,
+        agent_team_id=agent.team_id,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

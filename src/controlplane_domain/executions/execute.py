@@ -9,7 +9,7 @@ from controlplane_domain.contexts.entity import NO_CONTEXT, ResolvedContext
 from controlplane_domain.contexts.resolution import resolve
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.executions.changes import publish, remember, topic
-from controlplane_domain.executions.entity import PROMPT_MAX_LENGTH, Execution, ExecutionStatus, TargetType
+from controlplane_domain.executions.entity import PROMPT_MAX_LENGTH, Execution, ExecutionStatus, RunWith, TargetType
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
 from controlplane_domain.names import is_uuid
@@ -90,13 +90,14 @@ async def queue_execution(
     first, queued = _numbered(queued, [_status(queued)], now)
     context = await applicable_context(ports, uow, queued)
     if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
-        queue_found, agent_found = await uow.executions.add_if_found(queued, first, context)
+        queue_found, agent_found, queued = await uow.executions.add_if_found(queued, first, context)
         if not agent_found:
             raise NotFound("agent", target_id)
         if not queue_found:
             raise _no_such_queue()
     else:
-        await require_team(uow, organization_id, target_id)
+        team = await require_team(uow, organization_id, target_id)
+        queued = RunWith(target_name=team.name).applied(queued)
         if await uow.queues.get(organization_id, command.worker_queue_id) is None:
             raise _no_such_queue()
         await uow.executions.record(None, queued, first, context=context)

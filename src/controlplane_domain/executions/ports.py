@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Protocol
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue
-from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, LeaseTerms, PlanningTask
+from controlplane_domain.executions.entity import (
+    Execution,
+    ExecutionEvent,
+    ExecutionStatus,
+    LeaseTerms,
+    PlanningTask,
+    RunWith,
+)
 from controlplane_domain.paging import PageRequest
 
 if TYPE_CHECKING:
@@ -122,11 +129,15 @@ class ExecutionRepository(Protocol):
 
     async def add_if_found(
         self, execution: Execution, events: Sequence[ExecutionEvent], context: ResolvedContext | None = None
-    ) -> tuple[bool, bool]:
+    ) -> tuple[bool, bool, Execution]:
         """Add an agent's new execution with its events (and its resolved `context`, when one is given), as
         `record(None, ...)` does, only if its worker queue and
-        its agent exist in its organization; answers (queue found, agent found). One statement on Postgres (an
-        execute's reads and its write); like `record`, it may be durable at once."""
+        its agent exist in its organization, with what its agent runs with (`run_with`) as they are in this
+        write; answers (queue found, agent found, the execution as added, else as given). One statement on
+        Postgres (an execute's reads and its write); like `record`, it may be durable at once."""
+
+    async def run_with(self, organization_id: str, agent_id: str) -> RunWith | None:
+        """What a new execution of the agent runs with (`entity.agent_run_with`); None: no such agent."""
 
     async def events_after(
         self, organization_id: str, execution_id: str, after_seq: int, limit: int

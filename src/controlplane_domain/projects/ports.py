@@ -34,6 +34,10 @@ class ProjectRepository(Protocol):
     ) -> None:
         """Add (`member`) or remove the agent or team; adding twice or removing what is absent changes nothing."""
 
+    async def of_teams(self, organization_id: str, team_ids: Sequence[str]) -> dict[str, list[Project]]:
+        """The projects each of these teams belongs to, in the projects' order (created_at, id); a team of none is
+        left out. One read, whatever the number of teams."""
+
     async def agent_page(self, organization_id: str, project_id: str, page: PageRequest) -> tuple[list[Agent], int]:
         """A page of the agents the project holds, in (created_at, id) order, and their total."""
 

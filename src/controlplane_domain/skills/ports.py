@@ -45,6 +45,12 @@ class SkillRepository(Protocol):
     async def attachments(self, organization_id: str, owner: SkillOwner, owner_id: str) -> dict[str, JSONObject | None]:
         """The skills attached to the agent, team or environment: skill id -> override, in attachment order."""
 
+    async def attached_of(
+        self, organization_id: str, owner: SkillOwner, owner_ids: Sequence[str]
+    ) -> dict[str, dict[str, tuple[Skill, JSONObject | None]]]:
+        """The skills attached to several agents (teams, environments) with each attachment's override, in one
+        read: owner id -> skill id -> (skill, override), in attachment order; an owner without any is left out."""
+
     async def attach(
         self,
         organization_id: str,

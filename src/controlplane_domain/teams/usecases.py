@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
+from controlplane_domain.agents.entity import Agent
 from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.audit.usecases import record
 from controlplane_domain.config import (
@@ -24,7 +25,7 @@ from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
 from controlplane_domain.secrets.references import check_secret_references
-from controlplane_domain.skills.attachments import check_skill_ids, sync_attachments
+from controlplane_domain.skills.attachments import attached_to_many, check_skill_ids, sync_attachments
 from controlplane_domain.skills.entity import SkillOwner
 from controlplane_domain.teams.entity import Team, TeamStatus, TeamView
 from controlplane_domain.teams.ports import TeamRepository
@@ -74,7 +75,22 @@ async def require_team(uow: UnitOfWork, organization_id: str, team_id: str, *, l
 
 
 async def _view(uow: UnitOfWork, team: Team) -> TeamView:
-    return TeamView(team, await uow.agents.list_by_teams(team.organization_id, [team.id]))
+    return (await _views(uow, team.organization_id, [team]))[0]
+
+
+async def _views(uow: UnitOfWork, organization_id: str, teams: Sequence[Team]) -> list[TeamView]:
+    """The teams with their members, projects and skills: one read a relation whatever the number of teams (none
+    for the skills when no team has any)."""
+    if not teams:
+        return []
+    ids = [team.id for team in teams]
+    members: dict[str, list[Agent]] = {team_id: [] for team_id in ids}
+    for agent in await uow.agents.list_by_teams(organization_id, ids):
+        members[agent.team_id or ""].append(agent)
+    projects = await uow.projects.of_teams(organization_id, ids)
+    with_skills = {team.id: team.skill_ids for team in teams if team.skill_ids is not None}
+    skills = await attached_to_many(uow, organization_id, SkillOwner.TEAM, with_skills)
+    return [TeamView(team, members[team.id], projects.get(team.id, ()), skills.get(team.id)) for team in teams]
 
 
 async def _set_members(ports: Ports, uow: UnitOfWork, team: Team, member_ids: Sequence[str]) -> None:
@@ -135,19 +151,15 @@ async def get_team(ports: Ports, organization_id: str, team_id: str) -> TeamView
 async def list_teams(
     ports: Ports, organization_id: str, page: PageRequest, *, project_id: str | None = None
 ) -> Page[TeamView]:
-    """A page of teams (all, or those a project holds) with their members, in two queries whatever the page size."""
+    """A page of teams (all, or those a project holds) with their members, projects and skills (`_views`): a few
+    queries whatever the page size."""
     async with ports.read() as uow:
         if project_id is None:
             teams, total = await uow.teams.list_page(organization_id, page)
         else:
             teams, total = await uow.projects.team_page(organization_id, project_id, page)
-        members = await uow.agents.list_by_teams(organization_id, [team.id for team in teams])
-    by_team: dict[str, list[Any]] = {team.id: [] for team in teams}
-    for agent in members:
-        by_team[agent.team_id or ""].append(agent)
-    return Page(
-        items=[TeamView(team, by_team[team.id]) for team in teams], total=total, limit=page.limit, offset=page.offset
-    )
+        views = await _views(uow, organization_id, teams)
+    return Page(items=views, total=total, limit=page.limit, offset=page.offset)
 
 
 @retry_transient

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, TargetType
+from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, RunWith, TargetType
 from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
 from controlplane_domain.executions.execute import applicable_context
@@ -159,13 +159,16 @@ async def start_step(
     assert step is not None
     organization_id = run.organization_id
     queue_id = definition.worker_queue_id or run.worker_queue_id
-    missing = None
+    missing, run_with = None, None
     if await uow.queues.get(organization_id, queue_id) is None:
         missing = f"worker queue '{queue_id}'"
-    elif definition.agent_id is not None and await uow.agents.get(organization_id, definition.agent_id) is None:
-        missing = f"agent '{definition.agent_id}'"
-    elif definition.team_id is not None and await uow.teams.get(organization_id, definition.team_id) is None:
-        missing = f"team '{definition.team_id}'"
+    elif definition.agent_id is not None:
+        run_with = await uow.executions.run_with(organization_id, definition.agent_id)
+        missing = f"agent '{definition.agent_id}'" if run_with is None else None
+    elif definition.team_id is not None:
+        team = await uow.teams.get(organization_id, definition.team_id)
+        missing = f"team '{definition.team_id}'" if team is None else None
+        run_with = None if team is None else RunWith(target_name=team.name)
     outputs = {each.id: each.output for each in run.steps}
     error = None if missing is None else f"{missing} no longer exists"
     prompt = ""
@@ -192,6 +195,8 @@ async def start_step(
         workflow_run_id=run.id,
         workflow_step_id=step_id,
     )
+    if run_with is not None:
+        pending = run_with.applied(pending)
     queued = pending.transition(S.QUEUED, now)
     first, queued = numbered_execution(queued, [execution_status(queued)], now)
     context = await applicable_context(ports, uow, queued)

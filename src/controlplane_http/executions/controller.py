@@ -94,6 +94,11 @@ def execution_out(execution: DomainExecution) -> Execution:
         queued_at=execution.queued_at,
         started_at=execution.started_at,
         finished_at=execution.finished_at,
+        target_name=execution.target_name,
+        model=execution.model,
+        input_cost_per_million=execution.input_cost_per_million,
+        output_cost_per_million=execution.output_cost_per_million,
+        agent_team_id=execution.agent_team_id,
     )
 
 

@@ -10,10 +10,12 @@ from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.config import ExecutionEnvironment, TeamSettings
+from controlplane_domain.skills.entity import AttachedSkill
 from controlplane_domain.teams import usecases
 from controlplane_domain.teams.entity import TeamView
 from controlplane_http.agents.controller import agent_out
 from controlplane_http.handlers import Limit, Offset, ProjectFilter, caller, errors, page_of, page_request
+from controlplane_http.skills.controller import skill_out
 from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.configuration import ExecutionEnvironment as WireEnvironment
 from controlplane_wire.configuration import TeamConfiguration, given_fields
@@ -34,10 +36,20 @@ def team_out(view: TeamView) -> TeamWithAgentsResponse:
         configuration=configuration,
         created_at=team.created_at,
         updated_at=team.updated_at,
+        projects=[{"id": project.id, "name": project.name, "key": project.key} for project in view.projects],
         skill_ids=team.skill_ids,
+        skills=None if view.skills is None else [_skill_of_team(each) for each in view.skills],
         execution_environment=None if environment is None else to_wire(environment, WireEnvironment),
         agents=[agent_out(agent) for agent in view.members],
     )
+
+
+def _skill_of_team(attached: AttachedSkill) -> dict[str, Any]:
+    """A skill of the team with its details: the skill's own fields and the team's `configuration_override` of
+    it (`GET /api/v1/teams/{team_id}/skills` lists the configuration merged)."""
+    item: dict[str, Any] = msgspec.to_builtins(skill_out(attached.skill))
+    item["configuration_override"] = attached.configuration_override
+    return item
 
 
 def create_command(data: TeamCreate) -> usecases.CreateTeam:
