@@ -35,13 +35,18 @@ export function items(kind) { return [...(tables[kind]?.values() ?? [])]; }
 
 export function forget() { for (const kind of Object.keys(tables)) delete tables[kind]; }
 
-// An execution's cost as the analytics routes count it (docs/analytics.md): its agent's model, found by id, else
-// by value; prompt and completion tokens at the model's prices per million. null: no price or no tokens known.
+// An execution's cost as the analytics routes count it (docs/analytics.md): prompt and completion tokens at the
+// prices it was run with (the execution keeps them), else, for a server that does not say, its agent's model's
+// prices today (found by id, else by value). null: no price or no tokens known.
 export function cost(execution) {
-  const agent = tables.agent?.get(execution.agent_id);
-  if (!agent?.model_id) return null;
-  const models = [...(tables.model?.values() ?? [])];
-  const model = tables.model?.get(agent.model_id) ?? models.find((m) => m.value === agent.model_id);
+  let model = null;
+  if ("input_cost_per_million" in execution) {
+    model = execution.model ? execution : null;
+  } else {
+    const agent = tables.agent?.get(execution.agent_id);
+    const models = [...(tables.model?.values() ?? [])];
+    model = agent?.model_id ? tables.model?.get(agent.model_id) ?? models.find((m) => m.value === agent.model_id) : null;
+  }
   const usage = execution.usage ?? {};
   const tokens = (first, second) => (Number.isInteger(usage[first]) ? usage[first] : Number.isInteger(usage[second]) ? usage[second] : null);
   const prompt = tokens("prompt_tokens", "input_tokens"); const completion = tokens("completion_tokens", "output_tokens");

@@ -9,8 +9,10 @@ const TERMINAL = new Set(["completed", "failed", "cancelled", "timed_out"]);
 const filters = { status: "", agent_id: "", team_id: "", worker_queue_id: "", created_after: "", created_before: "" };
 let offset = 0;
 
+// The name it was run with (kept by the execution, whatever happened to its agent or team since), else today's.
 export function target(execution) {
-  return execution.agent_id ? names.name("agent", execution.agent_id) : `team ${names.name("team", execution.team_id)}`;
+  const current = execution.agent_id ? names.name("agent", execution.agent_id) : names.name("team", execution.team_id);
+  return `${execution.agent_id ? "" : "team "}${execution.target_name ?? current}`;
 }
 
 export async function render(main, rest, signal, _caller, query) {
@@ -91,6 +93,7 @@ async function detail(main, executionId, signal) {
       ["Started", when(execution.started_at)], ["Finished", when(execution.finished_at)],
       ["Queue wait", seconds(execution.queued_at, execution.started_at)], ["Run time", seconds(execution.started_at, execution.finished_at)],
       ...Object.entries(usage).map(([key, value]) => [key.replaceAll("_", " "), typeof value === "object" ? JSON.stringify(value) : String(value)]),
+      ["Model", execution.model ?? ""],
       ["Cost", names.cost(execution) === null ? "" : names.cost(execution).toFixed(6)],
     ];
     facts.replaceChildren(...rows.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value || "—")]));
