@@ -61,9 +61,9 @@ class AsyncOperations(CallAsync):
         """UpdateAgent (`PATCH /api/v1/agents/{agent_id}`)."""
         return cast('Agent', await self._call('PATCH', f'/api/v1/agents/{_path(agent_id)}', Agent, params=None, body=body))
 
-    async def delete_agent(self, agent_id: str) -> None:
+    async def delete_agent(self, agent_id: str, *, force: bool | None = None) -> None:
         """DeleteAgent (`DELETE /api/v1/agents/{agent_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/agents/{_path(agent_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/agents/{_path(agent_id)}', None, params={'force': force}, body=None))
 
     async def add_agent_to_team(self, team_id: str, agent_id: str, *, idempotency_key: str | None = None) -> TeamWithAgentsResponse:
         """AddAgent (`POST /api/v1/teams/{team_id}/agents/{agent_id}`)."""
@@ -89,9 +89,9 @@ class AsyncOperations(CallAsync):
         """UpdateTeam (`PATCH /api/v1/teams/{team_id}`)."""
         return cast('TeamWithAgentsResponse', await self._call('PATCH', f'/api/v1/teams/{_path(team_id)}', TeamWithAgentsResponse, params=None, body=body))
 
-    async def delete_team(self, team_id: str) -> None:
+    async def delete_team(self, team_id: str, *, force: bool | None = None) -> None:
         """DeleteTeam (`DELETE /api/v1/teams/{team_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/teams/{_path(team_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/teams/{_path(team_id)}', None, params={'force': force}, body=None))
 
     async def get_worker(self, worker_id: str) -> Worker:
         """GetWorker (`GET /api/v1/workers/{worker_id}`)."""
@@ -121,9 +121,9 @@ class AsyncOperations(CallAsync):
         """UpdateModel (`PATCH /api/v1/models/{model_id}`)."""
         return cast('Model', await self._call('PATCH', f'/api/v1/models/{_path(model_id)}', Model, params=None, body=body))
 
-    async def delete_model(self, model_id: str) -> None:
+    async def delete_model(self, model_id: str, *, force: bool | None = None) -> None:
         """DeleteModel (`DELETE /api/v1/models/{model_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/models/{_path(model_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/models/{_path(model_id)}', None, params={'force': force}, body=None))
 
     async def list_runtimes(self, *, limit: int | None = None, offset: int | None = None) -> RuntimeList:
         """ListRuntimes (`GET /api/v1/runtimes`)."""
@@ -181,9 +181,9 @@ class AsyncOperations(CallAsync):
         """UpdateEnvironment (`PATCH /api/v1/environments/{environment_id}`)."""
         return cast('Environment', await self._call('PATCH', f'/api/v1/environments/{_path(environment_id)}', Environment, params=None, body=body))
 
-    async def delete_environment(self, environment_id: str) -> None:
+    async def delete_environment(self, environment_id: str, *, force: bool | None = None) -> None:
         """Delete an environment without worker queues (409 while it has some). (`DELETE /api/v1/environments/{environment_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/environments/{_path(environment_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/environments/{_path(environment_id)}', None, params={'force': force}, body=None))
 
     async def get_worker_queue(self, queue_id: str) -> WorkerQueue:
         """GetQueue (`GET /api/v1/worker-queues/{queue_id}`)."""
@@ -193,9 +193,9 @@ class AsyncOperations(CallAsync):
         """UpdateQueue (`PATCH /api/v1/worker-queues/{queue_id}`)."""
         return cast('WorkerQueue', await self._call('PATCH', f'/api/v1/worker-queues/{_path(queue_id)}', WorkerQueue, params=None, body=body))
 
-    async def delete_worker_queue(self, queue_id: str) -> None:
+    async def delete_worker_queue(self, queue_id: str, *, force: bool | None = None) -> None:
         """Delete a queue with no queued or running executions (409 otherwise). (`DELETE /api/v1/worker-queues/{queue_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/worker-queues/{_path(queue_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/worker-queues/{_path(queue_id)}', None, params={'force': force}, body=None))
 
     async def list_worker_queues(self, *, environment_id: str | None = None, limit: int | None = None, offset: int | None = None) -> WorkerQueueList:
         """ListQueues (`GET /api/v1/worker-queues`)."""
@@ -269,9 +269,9 @@ class AsyncOperations(CallAsync):
         """UpdateProject (`PATCH /api/v1/projects/{project_id}`)."""
         return cast('Project', await self._call('PATCH', f'/api/v1/projects/{_path(project_id)}', Project, params=None, body=body))
 
-    async def delete_project(self, project_id: str) -> None:
+    async def delete_project(self, project_id: str, *, force: bool | None = None) -> None:
         """DeleteProject (`DELETE /api/v1/projects/{project_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/projects/{_path(project_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/projects/{_path(project_id)}', None, params={'force': force}, body=None))
 
     async def list_templates(self, *, limit: int | None = None, offset: int | None = None, scope: Any | None = None) -> TemplateList:
         """ListTemplates (`GET /api/v1/templates`)."""
@@ -313,9 +313,9 @@ class AsyncOperations(CallAsync):
         """UpdateSkill (`PATCH /api/v1/skills/{skill_id}`)."""
         return cast('Skill', await self._call('PATCH', f'/api/v1/skills/{_path(skill_id)}', Skill, params=None, body=body))
 
-    async def delete_skill(self, skill_id: str) -> None:
+    async def delete_skill(self, skill_id: str, *, force: bool | None = None) -> None:
         """DeleteSkill (`DELETE /api/v1/skills/{skill_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/skills/{_path(skill_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/skills/{_path(skill_id)}', None, params={'force': force}, body=None))
 
     async def list_skill_types(self, *, limit: int | None = None, offset: int | None = None) -> SkillTypeList:
         """ListTypes (`GET /api/v1/skills/types`)."""
@@ -377,9 +377,9 @@ class AsyncOperations(CallAsync):
         """Change the given fields; a `value` bumps `version` (503 SECRETS_KEY_MISSING without a key). (`PATCH /api/v1/secrets/{secret_id}`)."""
         return cast('Secret', await self._call('PATCH', f'/api/v1/secrets/{_path(secret_id)}', Secret, params=None, body=body))
 
-    async def delete_secret(self, secret_id: str) -> None:
+    async def delete_secret(self, secret_id: str, *, force: bool | None = None) -> None:
         """DeleteSecret (`DELETE /api/v1/secrets/{secret_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/secrets/{_path(secret_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/secrets/{_path(secret_id)}', None, params={'force': force}, body=None))
 
     async def list_secret_accesses(self, secret_id: str, *, limit: int | None = None, offset: int | None = None) -> SecretAccessList:
         """The reads of the secret's value for leases: which worker, when, for which execution (oldest first). (`GET /api/v1/secrets/{secret_id}/accesses`)."""
@@ -469,9 +469,9 @@ class AsyncOperations(CallAsync):
         """Change the given fields; a `configuration` replaces the stored one, a secret field given as "********" keeps i... (`PATCH /api/v1/integrations/{integration_id}`)."""
         return cast('Integration', await self._call('PATCH', f'/api/v1/integrations/{_path(integration_id)}', Integration, params=None, body=body))
 
-    async def delete_integration(self, integration_id: str) -> None:
+    async def delete_integration(self, integration_id: str, *, force: bool | None = None) -> None:
         """DeleteIntegration (`DELETE /api/v1/integrations/{integration_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/integrations/{_path(integration_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/integrations/{_path(integration_id)}', None, params={'force': force}, body=None))
 
     async def list_custom_integrations(self, *, limit: int | None = None, offset: int | None = None) -> CustomIntegrationList:
         """ListCustomIntegrations (`GET /api/v1/custom-integrations`)."""
@@ -489,9 +489,9 @@ class AsyncOperations(CallAsync):
         """UpdateCustomIntegration (`PATCH /api/v1/custom-integrations/{custom_integration_id}`)."""
         return cast('CustomIntegration', await self._call('PATCH', f'/api/v1/custom-integrations/{_path(custom_integration_id)}', CustomIntegration, params=None, body=body))
 
-    async def delete_custom_integration(self, custom_integration_id: str) -> None:
+    async def delete_custom_integration(self, custom_integration_id: str, *, force: bool | None = None) -> None:
         """DeleteCustomIntegration (`DELETE /api/v1/custom-integrations/{custom_integration_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/custom-integrations/{_path(custom_integration_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/custom-integrations/{_path(custom_integration_id)}', None, params={'force': force}, body=None))
 
     async def list_jobs(self, *, limit: int | None = None, offset: int | None = None) -> JobList:
         """ListJobs (`GET /api/v1/jobs`)."""
@@ -545,9 +545,9 @@ class AsyncOperations(CallAsync):
         """Changes the given fields; runs already started keep the definition they started with. (`PATCH /api/v1/workflows/{workflow_id}`)."""
         return cast('Workflow', await self._call('PATCH', f'/api/v1/workflows/{_path(workflow_id)}', Workflow, params=None, body=body))
 
-    async def delete_workflow(self, workflow_id: str) -> None:
+    async def delete_workflow(self, workflow_id: str, *, force: bool | None = None) -> None:
         """Deletes the definition; its runs stay and go on. (`DELETE /api/v1/workflows/{workflow_id}`)."""
-        return cast('None', await self._call('DELETE', f'/api/v1/workflows/{_path(workflow_id)}', None, params=None, body=None))
+        return cast('None', await self._call('DELETE', f'/api/v1/workflows/{_path(workflow_id)}', None, params={'force': force}, body=None))
 
     async def start_workflow_run(self, workflow_id: str, body: RunCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> WorkflowRun:
         """A run, `running`, its first steps queued as executions on the queue (a step's own queue when it names one); 42... (`POST /api/v1/workflows/{workflow_id}/runs`)."""
@@ -765,9 +765,9 @@ class Operations(CallSync):
         """UpdateAgent (`PATCH /api/v1/agents/{agent_id}`)."""
         return cast('Agent', self._call('PATCH', f'/api/v1/agents/{_path(agent_id)}', Agent, params=None, body=body))
 
-    def delete_agent(self, agent_id: str) -> None:
+    def delete_agent(self, agent_id: str, *, force: bool | None = None) -> None:
         """DeleteAgent (`DELETE /api/v1/agents/{agent_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/agents/{_path(agent_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/agents/{_path(agent_id)}', None, params={'force': force}, body=None))
 
     def add_agent_to_team(self, team_id: str, agent_id: str, *, idempotency_key: str | None = None) -> TeamWithAgentsResponse:
         """AddAgent (`POST /api/v1/teams/{team_id}/agents/{agent_id}`)."""
@@ -793,9 +793,9 @@ class Operations(CallSync):
         """UpdateTeam (`PATCH /api/v1/teams/{team_id}`)."""
         return cast('TeamWithAgentsResponse', self._call('PATCH', f'/api/v1/teams/{_path(team_id)}', TeamWithAgentsResponse, params=None, body=body))
 
-    def delete_team(self, team_id: str) -> None:
+    def delete_team(self, team_id: str, *, force: bool | None = None) -> None:
         """DeleteTeam (`DELETE /api/v1/teams/{team_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/teams/{_path(team_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/teams/{_path(team_id)}', None, params={'force': force}, body=None))
 
     def get_worker(self, worker_id: str) -> Worker:
         """GetWorker (`GET /api/v1/workers/{worker_id}`)."""
@@ -825,9 +825,9 @@ class Operations(CallSync):
         """UpdateModel (`PATCH /api/v1/models/{model_id}`)."""
         return cast('Model', self._call('PATCH', f'/api/v1/models/{_path(model_id)}', Model, params=None, body=body))
 
-    def delete_model(self, model_id: str) -> None:
+    def delete_model(self, model_id: str, *, force: bool | None = None) -> None:
         """DeleteModel (`DELETE /api/v1/models/{model_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/models/{_path(model_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/models/{_path(model_id)}', None, params={'force': force}, body=None))
 
     def list_runtimes(self, *, limit: int | None = None, offset: int | None = None) -> RuntimeList:
         """ListRuntimes (`GET /api/v1/runtimes`)."""
@@ -885,9 +885,9 @@ class Operations(CallSync):
         """UpdateEnvironment (`PATCH /api/v1/environments/{environment_id}`)."""
         return cast('Environment', self._call('PATCH', f'/api/v1/environments/{_path(environment_id)}', Environment, params=None, body=body))
 
-    def delete_environment(self, environment_id: str) -> None:
+    def delete_environment(self, environment_id: str, *, force: bool | None = None) -> None:
         """Delete an environment without worker queues (409 while it has some). (`DELETE /api/v1/environments/{environment_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/environments/{_path(environment_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/environments/{_path(environment_id)}', None, params={'force': force}, body=None))
 
     def get_worker_queue(self, queue_id: str) -> WorkerQueue:
         """GetQueue (`GET /api/v1/worker-queues/{queue_id}`)."""
@@ -897,9 +897,9 @@ class Operations(CallSync):
         """UpdateQueue (`PATCH /api/v1/worker-queues/{queue_id}`)."""
         return cast('WorkerQueue', self._call('PATCH', f'/api/v1/worker-queues/{_path(queue_id)}', WorkerQueue, params=None, body=body))
 
-    def delete_worker_queue(self, queue_id: str) -> None:
+    def delete_worker_queue(self, queue_id: str, *, force: bool | None = None) -> None:
         """Delete a queue with no queued or running executions (409 otherwise). (`DELETE /api/v1/worker-queues/{queue_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/worker-queues/{_path(queue_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/worker-queues/{_path(queue_id)}', None, params={'force': force}, body=None))
 
     def list_worker_queues(self, *, environment_id: str | None = None, limit: int | None = None, offset: int | None = None) -> WorkerQueueList:
         """ListQueues (`GET /api/v1/worker-queues`)."""
@@ -973,9 +973,9 @@ class Operations(CallSync):
         """UpdateProject (`PATCH /api/v1/projects/{project_id}`)."""
         return cast('Project', self._call('PATCH', f'/api/v1/projects/{_path(project_id)}', Project, params=None, body=body))
 
-    def delete_project(self, project_id: str) -> None:
+    def delete_project(self, project_id: str, *, force: bool | None = None) -> None:
         """DeleteProject (`DELETE /api/v1/projects/{project_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/projects/{_path(project_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/projects/{_path(project_id)}', None, params={'force': force}, body=None))
 
     def list_templates(self, *, limit: int | None = None, offset: int | None = None, scope: Any | None = None) -> TemplateList:
         """ListTemplates (`GET /api/v1/templates`)."""
@@ -1017,9 +1017,9 @@ class Operations(CallSync):
         """UpdateSkill (`PATCH /api/v1/skills/{skill_id}`)."""
         return cast('Skill', self._call('PATCH', f'/api/v1/skills/{_path(skill_id)}', Skill, params=None, body=body))
 
-    def delete_skill(self, skill_id: str) -> None:
+    def delete_skill(self, skill_id: str, *, force: bool | None = None) -> None:
         """DeleteSkill (`DELETE /api/v1/skills/{skill_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/skills/{_path(skill_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/skills/{_path(skill_id)}', None, params={'force': force}, body=None))
 
     def list_skill_types(self, *, limit: int | None = None, offset: int | None = None) -> SkillTypeList:
         """ListTypes (`GET /api/v1/skills/types`)."""
@@ -1081,9 +1081,9 @@ class Operations(CallSync):
         """Change the given fields; a `value` bumps `version` (503 SECRETS_KEY_MISSING without a key). (`PATCH /api/v1/secrets/{secret_id}`)."""
         return cast('Secret', self._call('PATCH', f'/api/v1/secrets/{_path(secret_id)}', Secret, params=None, body=body))
 
-    def delete_secret(self, secret_id: str) -> None:
+    def delete_secret(self, secret_id: str, *, force: bool | None = None) -> None:
         """DeleteSecret (`DELETE /api/v1/secrets/{secret_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/secrets/{_path(secret_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/secrets/{_path(secret_id)}', None, params={'force': force}, body=None))
 
     def list_secret_accesses(self, secret_id: str, *, limit: int | None = None, offset: int | None = None) -> SecretAccessList:
         """The reads of the secret's value for leases: which worker, when, for which execution (oldest first). (`GET /api/v1/secrets/{secret_id}/accesses`)."""
@@ -1173,9 +1173,9 @@ class Operations(CallSync):
         """Change the given fields; a `configuration` replaces the stored one, a secret field given as "********" keeps i... (`PATCH /api/v1/integrations/{integration_id}`)."""
         return cast('Integration', self._call('PATCH', f'/api/v1/integrations/{_path(integration_id)}', Integration, params=None, body=body))
 
-    def delete_integration(self, integration_id: str) -> None:
+    def delete_integration(self, integration_id: str, *, force: bool | None = None) -> None:
         """DeleteIntegration (`DELETE /api/v1/integrations/{integration_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/integrations/{_path(integration_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/integrations/{_path(integration_id)}', None, params={'force': force}, body=None))
 
     def list_custom_integrations(self, *, limit: int | None = None, offset: int | None = None) -> CustomIntegrationList:
         """ListCustomIntegrations (`GET /api/v1/custom-integrations`)."""
@@ -1193,9 +1193,9 @@ class Operations(CallSync):
         """UpdateCustomIntegration (`PATCH /api/v1/custom-integrations/{custom_integration_id}`)."""
         return cast('CustomIntegration', self._call('PATCH', f'/api/v1/custom-integrations/{_path(custom_integration_id)}', CustomIntegration, params=None, body=body))
 
-    def delete_custom_integration(self, custom_integration_id: str) -> None:
+    def delete_custom_integration(self, custom_integration_id: str, *, force: bool | None = None) -> None:
         """DeleteCustomIntegration (`DELETE /api/v1/custom-integrations/{custom_integration_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/custom-integrations/{_path(custom_integration_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/custom-integrations/{_path(custom_integration_id)}', None, params={'force': force}, body=None))
 
     def list_jobs(self, *, limit: int | None = None, offset: int | None = None) -> JobList:
         """ListJobs (`GET /api/v1/jobs`)."""
@@ -1249,9 +1249,9 @@ class Operations(CallSync):
         """Changes the given fields; runs already started keep the definition they started with. (`PATCH /api/v1/workflows/{workflow_id}`)."""
         return cast('Workflow', self._call('PATCH', f'/api/v1/workflows/{_path(workflow_id)}', Workflow, params=None, body=body))
 
-    def delete_workflow(self, workflow_id: str) -> None:
+    def delete_workflow(self, workflow_id: str, *, force: bool | None = None) -> None:
         """Deletes the definition; its runs stay and go on. (`DELETE /api/v1/workflows/{workflow_id}`)."""
-        return cast('None', self._call('DELETE', f'/api/v1/workflows/{_path(workflow_id)}', None, params=None, body=None))
+        return cast('None', self._call('DELETE', f'/api/v1/workflows/{_path(workflow_id)}', None, params={'force': force}, body=None))
 
     def start_workflow_run(self, workflow_id: str, body: RunCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> WorkflowRun:
         """A run, `running`, its first steps queued as executions on the queue (a step's own queue when it names one); 42... (`POST /api/v1/workflows/{workflow_id}/runs`)."""

@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
-from typing import Protocol, Self
+from typing import TYPE_CHECKING, Protocol, Self
 
 from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.analytics.ports import AnalyticsRepository
@@ -45,6 +45,9 @@ from controlplane_domain.webhooks.ports import WebhookRepository, WebhookSender
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_domain.workers.ports import WorkerRepository
 from controlplane_domain.workflows.ports import WorkflowRepository, WorkflowRunRepository
+
+if TYPE_CHECKING:  # (references.py records forced deletes through the audit log, which needs this module)
+    from controlplane_domain.references import Referrers
 
 
 class Subscription(Protocol):
@@ -156,6 +159,10 @@ class UnitOfWork(Protocol):
 
     @property
     def webhooks(self) -> WebhookRepository: ...
+
+    @property
+    def referrers(self) -> Referrers:
+        """Who names an object (controlplane_domain/references.py): every store's one answer to it."""
 
     async def __aenter__(self) -> Self: ...
 

@@ -6,7 +6,8 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Protocol, TypeVar
 
 import msgspec
-from litestar import Request
+from litestar import Request, Response
+from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
@@ -15,6 +16,7 @@ from litestar.types import Scope
 from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal
+from controlplane_domain.references import REFERRERS_SHOWN, Dangling
 from controlplane_wire.base import ErrorResponse, HTTPValidationError
 
 PrincipalDep = NamedDependency[Principal]
@@ -38,7 +40,8 @@ _DESCRIPTIONS = {
     401: "Missing, malformed, unknown, expired or revoked credentials",
     403: "The caller's role does not allow this action",
     404: "Not found in the caller's organization",
-    409: "Conflicts with existing data (a duplicate name) or with a concurrent change",
+    409: "Conflicts with existing data (a duplicate name) or with a concurrent change; on a delete, `IN_USE`: "
+    "other objects name it (`details.referrers`: `[{type, id}]`, `details.more`)",
     413: "The request body is too large",
     415: "The body's Content-Type is not JSON (application/json or application/*+json)",
     422: "Validation error",
@@ -60,6 +63,32 @@ def errors(*codes: int) -> dict[int, ResponseSpec]:
         )
         for code in wanted
     }
+
+
+Force = Annotated[
+    bool,
+    Parameter(
+        description="delete even when other objects name it (a 409 `IN_USE` otherwise); the answer's "
+        '`X-Dangling-References` header lists what was left naming nothing (docs/api-decisions.md, "References")'
+    ),
+]
+DANGLING_HEADER = "X-Dangling-References"
+DANGLING = [
+    ResponseHeader(
+        name=DANGLING_HEADER,
+        description=f"a forced delete's answer: the objects left naming what was deleted, as `type/id` separated by "
+        f"`, ` (at most {REFERRERS_SHOWN}; a last `...` when there were more); absent when none",
+        documentation_only=True,
+    )
+]
+
+
+def deleted(dangling: Dangling) -> Response[None]:
+    """A delete's 204; a forced one that left references dangling says which in `X-Dangling-References`."""
+    if not dangling.referrers:
+        return Response(None, status_code=204)
+    listed = [f"{referrer.type}/{referrer.id}" for referrer in dangling.referrers]
+    return Response(None, status_code=204, headers={DANGLING_HEADER: ", ".join([*listed, *(["..."] * dangling.more)])})
 
 
 L = TypeVar("L")

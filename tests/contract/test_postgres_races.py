@@ -18,6 +18,7 @@ from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Conflict, NotFound
 from controlplane_domain.llm_models import usecases as models
 from controlplane_domain.ports import Ports
+from controlplane_domain.references import InUse
 from controlplane_domain.teams import usecases as teams
 from tests.contract.conftest import behind
 
@@ -80,7 +81,7 @@ async def test_a_team_change_that_waited_for_a_move_elsewhere_does_not_undo_it(
     if change == "replace members":
         await behind(postgres_url, move_to_b, teams.update_team(ports, ORG, a.id, teams.UpdateTeam(member_ids=[])))
     else:
-        await behind(postgres_url, move_to_b, teams.delete_team(ports, ORG, a.id))
+        await behind(postgres_url, move_to_b, teams.delete_team(ports, ORG, a.id, force=True))
     assert (await agents.get_agent(ports, ORG, x.id)).team_id == b.id
 
 
@@ -109,6 +110,6 @@ async def test_an_environment_delete_that_waited_for_a_queue_being_created_is_a_
         "INSERT INTO worker_queues (id, organization_id, environment_id, name, status, heartbeat_interval_seconds,"
         f" created_at, updated_at) VALUES ('q-1', '{ORG}', '{environment.id}', 'q', 'active', 30, now(), now())"
     ]
-    with pytest.raises(Conflict) as raised:
+    with pytest.raises(InUse) as raised:
         await behind(postgres_url, being_created, environments.delete_environment(ports, ORG, environment.id))
-    assert "worker queues" in raised.value.message
+    assert raised.value.details["referrers"] == [{"type": "worker_queue", "id": "q-1"}]

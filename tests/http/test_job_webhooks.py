@@ -142,3 +142,20 @@ def test_deliveries_are_rate_limited_per_job(tmp_path: Path, clock: ManualClock)
         limited = deliver(client, job, PUSH, clock, webhook_id="m9")
         assert limited.json()["error"]["code"] == "RATE_LIMITED"
         assert "Retry-After" in limited.headers
+
+
+def test_a_delivery_whose_queue_is_gone_fails_once_and_disables_the_job(
+    client: TestClient[Any], clock: ManualClock
+) -> None:
+    job = webhook_job(client)
+    gone = client.delete(f"/api/v1/worker-queues/{job['worker_queue_id']}", params={"force": "true"})
+    assert gone.headers["x-dangling-references"] == f"job/{job['id']}"
+    failed = deliver(client, job, PUSH, clock)
+    assert failed.status_code == 201, failed.text
+    assert failed.json()["status"] == "failed"
+    assert "worker_queue_id" in failed.json()["skipped_reason"]
+    assert "the job is disabled" in failed.json()["skipped_reason"]
+    assert client.get(f"/api/v1/jobs/{job['id']}").json()["enabled"] is False
+    again = deliver(client, job, PUSH, clock, webhook_id="msg_2")
+    assert (again.status_code, again.json()["error"]["code"]) == (409, "CONFLICT")  # disabled: nothing recorded
+    assert len(runs(client, job["id"])) == 1

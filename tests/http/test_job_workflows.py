@@ -77,7 +77,8 @@ def test_a_firing_that_cannot_start_the_run_is_a_failed_run(client: TestClient[A
     assert (missing["status"], missing["workflow_run_id"]) == ("failed", None)
     assert "input.topic" in missing["skipped_reason"]
     assert client.get("/api/v1/workflow-runs").json()["total"] == 0
-    assert client.delete(f"/api/v1/workflows/{job['target']['workflow_id']}").status_code == 204
+    forced = client.delete(f"/api/v1/workflows/{job['target']['workflow_id']}", params={"force": "true"})
+    assert forced.status_code == 204
     clock.advance(1)
     gone = client.post(f"/api/v1/jobs/{job['id']}/trigger", json={"payload": {"topic": "x"}}).json()
     assert gone["status"] == "failed"

@@ -165,10 +165,12 @@ def test_overlap_skip_skips_while_the_previous_execution_runs(client: TestClient
 
 def test_a_firing_whose_target_is_gone_is_a_failed_run(client: TestClient[Any]) -> None:
     job = create_job(client)
-    assert client.delete(f"/api/v1/agents/{job['target']['agent_id']}").status_code == 204
+    gone = client.delete(f"/api/v1/agents/{job['target']['agent_id']}", params={"force": "true"})
+    assert gone.headers["x-dangling-references"] == f"job/{job['id']}"
     run = client.post(f"/api/v1/jobs/{job['id']}/trigger").json()
     assert (run["status"], run["execution_id"]) == ("failed", None)
     assert "not found" in run["skipped_reason"]
+    assert client.get(f"/api/v1/jobs/{job['id']}").json()["enabled"] is True  # a person's trigger only fails
 
 
 def test_the_scheduler_fires_a_due_cron_job_once(client: TestClient[Any], clock: ManualClock) -> None:

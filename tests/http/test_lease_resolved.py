@@ -161,7 +161,7 @@ def test_an_execution_whose_secret_is_gone_fails_saying_why_and_the_next_is_leas
     doomed = execute(client, needy["id"], queue_id)
     clock.advance(1)  # queued after it
     fine = execute(client, create_agent(client, "plain")["id"], queue_id)
-    assert client.delete(f"/api/v1/secrets/{secret['id']}").status_code == 204
+    assert client.delete(f"/api/v1/secrets/{secret['id']}", params={"force": "true"}).status_code == 204
     assert leased(client, queue_id)["execution"]["id"] == fine["id"]
     failed = client.get(f"/api/v1/executions/{doomed['id']}").json()
     assert failed["status"] == "failed"

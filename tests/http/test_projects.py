@@ -133,7 +133,10 @@ def test_deleting_a_project_keeps_its_agents_and_deleting_an_agent_leaves_the_pr
     client.post(f"{url}/agents/{kept['id']}")
     assert client.delete(f"/api/v1/agents/{agent['id']}").status_code == 204
     assert client.get(url).json()["agent_count"] == 1
-    assert client.delete(url).status_code == 204
+    in_use = client.delete(url).json()["error"]
+    assert (in_use["code"], in_use["details"]["referrers"]) == ("IN_USE", [{"type": "agent", "id": kept["id"]}])
+    forced = client.delete(url, params={"force": "true"})
+    assert (forced.status_code, forced.headers.get("x-dangling-references")) == (204, None)  # memberships went
     assert client.get(url).status_code == 404
     assert client.get(f"/api/v1/agents/{kept['id']}").status_code == 200
     assert client.delete(url).status_code == 404

@@ -211,7 +211,8 @@ def test_agents_and_teams_may_name_only_existing_secrets(client: TestClient[Any]
 def test_a_rename_of_an_agent_does_not_trip_on_a_secret_deleted_since(client: TestClient[Any]) -> None:
     secret = create_secret(client, "API_TOKEN")
     agent = create_agent(client, execution_environment={"env_vars": {"T": "{{secret:API_TOKEN}}"}})
-    assert client.delete(f"/api/v1/secrets/{secret['id']}").status_code == 204
+    forced = client.delete(f"/api/v1/secrets/{secret['id']}", params={"force": "true"})
+    assert (forced.status_code, forced.headers["x-dangling-references"]) == (204, f"agent/{agent['id']}")
     assert client.patch(f"/api/v1/agents/{agent['id']}", json={"name": "renamed"}).status_code == 200
     environment = {"execution_environment": agent["execution_environment"]}
     again = client.patch(f"/api/v1/agents/{agent['id']}", json=environment)

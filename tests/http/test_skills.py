@@ -173,7 +173,9 @@ def test_deleting_a_skill_takes_it_from_every_agent_and_team(client: TestClient[
     team = created(client, "/api/v1/teams", name="crew", skill_ids=[web["id"], shell["id"]])
     environment = created(client, "/api/v1/environments", name="prod")
     assert client.post(f"/api/v1/environments/{environment['id']}/skills/{shell['id']}").status_code == 200
-    assert client.delete(f"/api/v1/skills/{shell['id']}").status_code == 204
+    assert client.delete(f"/api/v1/skills/{shell['id']}").json()["error"]["code"] == "IN_USE"
+    forced = client.delete(f"/api/v1/skills/{shell['id']}", params={"force": "true"})
+    assert (forced.status_code, forced.headers.get("x-dangling-references")) == (204, None)  # detached everywhere
     assert client.get(f"/api/v1/agents/{agent['id']}").json()["skill_ids"] == [web["id"]]
     assert client.get(f"/api/v1/teams/{team['id']}").json()["skill_ids"] == [web["id"]]
     assert client.get(f"/api/v1/environments/{environment['id']}/skills").json()["items"] == []

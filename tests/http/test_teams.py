@@ -290,7 +290,8 @@ def test_deleting_an_agent_or_a_team_leaves_no_dangling_reference(client: TestCl
     client.patch(f"/api/v1/teams/{crew['id']}", json={"configuration": {"member_ids": [gone["id"], stays["id"]]}})
     assert client.delete(f"/api/v1/agents/{gone['id']}").status_code == 204
     assert team(client, crew["id"])["configuration"]["member_ids"] == [stays["id"]]
-    assert client.delete(f"/api/v1/teams/{crew['id']}").status_code == 204
+    assert client.delete(f"/api/v1/teams/{crew['id']}").json()["error"]["code"] == "IN_USE"  # it has a member
+    assert client.delete(f"/api/v1/teams/{crew['id']}", params={"force": "true"}).status_code == 204
     assert client.get(f"/api/v1/teams/{crew['id']}").status_code == 404
     assert agent_team(client, stays["id"]) is None
 

@@ -128,7 +128,7 @@ class Membership(RuleBasedStateMachine):
     @rule(team=consumes(team_ids))
     def delete_team(self, team: str) -> None:
         try:
-            self.run(teams.delete_team(self.ports, ORG, team))
+            self.run(teams.delete_team(self.ports, ORG, team, force=True))  # (its members leave it)
         except NotFound:
             assert team not in self.teams
             return

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.analytics.memory import MemoryAnalyticsRepository
@@ -20,6 +21,7 @@ from controlplane_adapters.integrations.memory import MemoryCustomIntegrationRep
 from controlplane_adapters.jobs.memory import MemoryJobRepository
 from controlplane_adapters.llm_models.memory import MemoryModelRepository
 from controlplane_adapters.memory.base import MemoryRepository
+from controlplane_adapters.memory.referrers import MemoryReferrers
 from controlplane_adapters.operations.memory import MemoryOperationsRepository
 from controlplane_adapters.organizations.memory import MemoryOrganizationRepository
 from controlplane_adapters.policies.memory import MemoryDecisionRepository, MemoryPolicyRepository
@@ -150,6 +152,7 @@ class MemoryUnitOfWork:
     context_graph: MemoryContextGraphRepository
     operations: MemoryOperationsRepository
     webhooks: MemoryWebhookRepository
+    referrers: MemoryReferrers
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -218,6 +221,17 @@ class MemoryUnitOfWork:
         self.context_graph = MemoryContextGraphRepository(work.graph_nodes, work.graph_edges)
         self.operations = MemoryOperationsRepository(work.executions, work.workers, work.jobs)
         self.webhooks = MemoryWebhookRepository(work.webhooks, work.webhook_deliveries)
+        referring: dict[str, Mapping[str, Any]] = {
+            "agent": work.agents,
+            "team": work.teams,
+            "job": work.jobs,
+            "workflow": work.workflows,
+            "api_key": work.api_keys,
+            "worker_queue": work.queues,
+            "environment": work.environments,
+            "custom_integration": work.custom_integrations,
+        }
+        self.referrers = MemoryReferrers(referring, work.project_members, work.skill_attachments)
         for repository in vars(self).values():  # the generic repositories append their audited writes' events
             if isinstance(repository, MemoryRepository):
                 repository.audit_log = work.audit_events

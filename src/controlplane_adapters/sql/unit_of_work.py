@@ -32,6 +32,7 @@ from controlplane_adapters.skills.sql import SqlSkillRepository
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.connection import AsyncEngineConnection, LoopConnection
 from controlplane_adapters.sql.errors import translate_driver_error
+from controlplane_adapters.sql.referrers import SqlReferrers
 from controlplane_adapters.storage.sql import SqlStoredFileRepository
 from controlplane_adapters.task_plans.sql import SqlTaskPlanRepository
 from controlplane_adapters.teams.sql import SqlTeamRepository
@@ -116,6 +117,7 @@ class SqlUnitOfWork:
     context_graph = _Repository(SqlContextGraphRepository)
     operations = _Repository(SqlOperationsRepository)
     webhooks = _Repository(SqlWebhookRepository)
+    referrers = _Repository(SqlReferrers)
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:

@@ -12,6 +12,7 @@ from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
 from controlplane_domain.secrets.references import check_secret_references
@@ -164,9 +165,12 @@ async def update_agent(ports: Ports, organization_id: str, agent_id: str, comman
 
 
 @retry_transient
-async def delete_agent(ports: Ports, organization_id: str, agent_id: str) -> None:
-    """Delete an agent; its team simply no longer lists it (membership lives on the agent)."""
+async def delete_agent(ports: Ports, organization_id: str, agent_id: str, *, force: bool = False) -> Dangling:
+    """Delete an agent; its team simply no longer lists it (membership lives on the agent), nor do its projects.
+    Jobs and workflow steps naming it: 409 IN_USE, or with `force` left naming nothing (references.py)."""
     async with ports.uow() as uow:
         await require_agent(uow, organization_id, agent_id, lock=True)
+        dangling = await check_unreferenced(uow, organization_id, Target(Kind.AGENT, agent_id), force=force)
         await uow.agents.delete(organization_id, agent_id)
         await uow.commit()
+    return dangling

@@ -21,6 +21,7 @@ from controlplane_domain.names import check_name, is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.references import REFERRERS_SHOWN, Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 
 
@@ -132,15 +133,28 @@ async def update_environment(
 
 
 @retry_transient
-async def delete_environment(ports: Ports, organization_id: str, environment_id: str) -> None:
-    """Delete an environment that holds no worker queues (409 otherwise)."""
+async def delete_environment(
+    ports: Ports, organization_id: str, environment_id: str, *, force: bool = False
+) -> Dangling:
+    """Delete an environment. Its worker queues and the worker keys bound to it: 409 IN_USE. With `force` its queues
+    are deleted with it, each by the queue's own rule (409 CONFLICT while one has unfinished executions), and what
+    named them or the environment is left naming nothing (references.py)."""
     async with ports.uow() as uow:
         await require_environment(uow, organization_id, environment_id, lock=True)
-        _, queues = await uow.queues.list_page(organization_id, PageRequest(limit=1), environment_id=environment_id)
-        if queues:
-            raise Conflict("the environment still has worker queues; delete them first")
+        target = Target(Kind.ENVIRONMENT, environment_id)
+        dangling = await check_unreferenced(uow, organization_id, target, force=force)
+        left = [referrer for referrer in dangling.referrers if referrer.type != "worker_queue"]
+        more = dangling.more
+        page = PageRequest(limit=REFERRERS_SHOWN)
+        while queues := (await uow.queues.list_page(organization_id, page, environment_id=environment_id))[0]:
+            for queue in queues:  # (only when forced: a queue is a referrer)
+                gone = await _delete_queue(uow, organization_id, queue.id, force=True)
+                left.extend(gone.referrers)
+                more = more or gone.more
         await uow.environments.delete(organization_id, environment_id)
         await uow.commit()
+    unique = tuple(dict.fromkeys(left))
+    return Dangling(unique[:REFERRERS_SHOWN], more or len(unique) > REFERRERS_SHOWN)
 
 
 def _check_queue(queue: WorkerQueue) -> None:
@@ -226,11 +240,19 @@ async def update_queue(ports: Ports, organization_id: str, queue_id: str, comman
 
 
 @retry_transient
-async def delete_queue(ports: Ports, organization_id: str, queue_id: str) -> None:
-    """Delete a queue with no queued or running executions (409 otherwise)."""
+async def delete_queue(ports: Ports, organization_id: str, queue_id: str, *, force: bool = False) -> Dangling:
+    """Delete a queue with no queued or running executions (409 CONFLICT otherwise, forced or not). Jobs, workflow
+    steps and worker keys naming it: 409 IN_USE, or with `force` left naming nothing (references.py)."""
     async with ports.uow() as uow:
         await require_queue(uow, organization_id, queue_id, lock=True)
-        if await uow.executions.count_unfinished(organization_id, queue_id):
-            raise Conflict("the queue still has unfinished executions; cancel them or let them finish")
-        await uow.queues.delete(organization_id, queue_id)
+        dangling = await _delete_queue(uow, organization_id, queue_id, force=force)
         await uow.commit()
+    return dangling
+
+
+async def _delete_queue(uow: UnitOfWork, organization_id: str, queue_id: str, *, force: bool) -> Dangling:
+    if await uow.executions.count_unfinished(organization_id, queue_id):
+        raise Conflict("the queue still has unfinished executions; cancel them or let them finish")
+    dangling = await check_unreferenced(uow, organization_id, Target(Kind.WORKER_QUEUE, queue_id), force=force)
+    await uow.queues.delete(organization_id, queue_id)
+    return dangling

@@ -29,6 +29,7 @@ from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SECRET_NAME
 
@@ -233,8 +234,14 @@ async def update_custom_integration(
 
 
 @retry_transient
-async def delete_custom_integration(ports: Ports, organization_id: str, integration_id: str) -> None:
+async def delete_custom_integration(
+    ports: Ports, organization_id: str, integration_id: str, *, force: bool = False
+) -> Dangling:
+    """Delete it. Agents and teams naming it: 409 IN_USE, or with `force` they keep the id (references.py)."""
     async with ports.uow() as uow:
         await require_custom_integration(uow, organization_id, integration_id, lock=True)
+        target = Target(Kind.CUSTOM_INTEGRATION, integration_id)
+        dangling = await check_unreferenced(uow, organization_id, target, force=force)
         await uow.custom_integrations.delete(organization_id, integration_id)
         await uow.commit()
+    return dangling

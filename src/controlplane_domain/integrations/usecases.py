@@ -21,6 +21,7 @@ from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.ports import SecretCipher
 from controlplane_domain.secrets.usecases import require_cipher
@@ -252,10 +253,15 @@ async def update_integration(
 
 
 @retry_transient
-async def delete_integration(ports: Ports, organization_id: str, integration_id: str) -> None:
-    """Delete the integration (and its sealed fields). Agents and teams naming it keep the id (see api-decisions);
-    the lease's resolution leaves out an id that names nothing."""
+async def delete_integration(
+    ports: Ports, organization_id: str, integration_id: str, *, force: bool = False
+) -> Dangling:
+    """Delete the integration (and its sealed fields). Agents and teams naming it: 409 IN_USE, or with `force` they
+    keep the id (references.py); the lease's resolution leaves out an id that names nothing."""
     async with ports.uow() as uow:
         await require_integration(uow, organization_id, integration_id, lock=True)
+        target = Target(Kind.INTEGRATION, integration_id)
+        dangling = await check_unreferenced(uow, organization_id, target, force=force)
         await uow.integrations.delete(organization_id, integration_id)
         await uow.commit()
+    return dangling

@@ -36,6 +36,8 @@ from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.usecases import require_cipher
 from controlplane_domain.webhooks.listeners import DUE
+from controlplane_domain.workflows.entity import GONE, WorkflowRun
+from controlplane_domain.workflows.entity import RunStatus as WorkflowRunStatus
 from controlplane_domain.workflows.runs import StartRun, begin_run
 
 MISFIRE_GRACE = timedelta(seconds=60)
@@ -58,6 +60,8 @@ class Fired:
     execution: Execution | None = None
     topics: frozenset[str] = frozenset()
     """The workflow run's topics to publish once committed (a workflow target)."""
+    gone: bool = False
+    """It failed because its target or its queue is gone (deleted since the job was saved)."""
 
 
 async def announce_fired(ports: Ports, *fired: Fired) -> None:
@@ -115,11 +119,39 @@ async def fire(
         result = Fired(run(RunStatus.SKIPPED, reason=exc.message))  # the scheduler, a webhook
     else:
         result = await _fire(ports, uow, job, run, principal=principal, payload=payload)
+    if result.gone and trigger is not TriggerType.MANUAL and job.enabled:
+        result = await _disable(ports, uow, job, result)
     if record:
         await uow.jobs.add_run(result.run)
         if await jobs_fired(ports, uow, [result.run]):
             result = replace(result, topics=result.topics | {DUE})
     return result
+
+
+GONE_DISABLED = "; the job is disabled until it names a target and a queue that exist and is enabled again"
+
+
+async def _disable(ports: Ports, uow: UnitOfWork, job: Job, fired: Fired) -> Fired:
+    """A scheduled or webhook firing whose target or queue is gone: its failed run says why, once, and the job
+    stops firing (disabled, no next run) rather than recording the same failure at every firing. A person's
+    trigger only fails: the job stays as it is (docs/api-decisions.md, "References")."""
+    await uow.jobs.update(replace(job, enabled=False, next_run_at=None, updated_at=ports.clock.now()))
+    reason = (fired.run.skipped_reason or "its target or queue is gone") + GONE_DISABLED
+    return replace(fired, run=replace(fired.run, skipped_reason=reason))
+
+
+def _failed_at_once(workflow_run: WorkflowRun) -> str | None:
+    """Why a workflow run a firing started failed at once because a first step's queue, agent or team is gone
+    (None otherwise): the job's run says so, and the job is disabled as for its own target gone."""
+    if workflow_run.status is not WorkflowRunStatus.FAILED:
+        return None
+    errors = [f"step '{step.id}': {step.error}" for step in workflow_run.steps if (step.error or "").endswith(GONE)]
+    return f"the workflow run failed at once: {'; '.join(errors)}" if errors else None
+
+
+def _gone(exc: DomainError) -> bool:
+    """Whether a firing's failure is its target or its queue missing (rather than a policy, a prompt or an input)."""
+    return isinstance(exc, NotFound) or (isinstance(exc, ValidationFailed) and exc.field == "worker_queue_id")
 
 
 async def _fire(
@@ -136,16 +168,16 @@ async def _fire(
     if job.overlap is Overlap.SKIP and await _still_running(uow, job):
         result = Fired(run(RunStatus.SKIPPED, reason="overlap: the previous run has not finished"))
     elif job.worker_queue_id is None:  # a job's rules require one: only a row written otherwise lacks it
-        result = Fired(run(RunStatus.FAILED, reason="the job has no worker queue"))
+        result = Fired(run(RunStatus.FAILED, reason="the job has no worker queue"), gone=True)
     elif job.target.kind is TargetKind.WORKFLOW:
         start = StartRun(worker_queue_id=job.worker_queue_id, input=dict(payload or {}))
         try:
             advance = await begin_run(ports, uow, job.organization_id, job.target.id, start, principal=principal)
         except (NotFound, ValidationFailed, PolicyDenied) as exc:  # raised before anything is written
-            result = Fired(run(RunStatus.FAILED, reason=exc.message))
+            result = Fired(run(RunStatus.FAILED, reason=exc.message), gone=_gone(exc))
         else:
-            fired = run(RunStatus.FIRED, workflow_run_id=advance.run.id)
-            result = Fired(fired, topics=frozenset(advance.topics))
+            fired = run(RunStatus.FIRED, workflow_run_id=advance.run.id, reason=_failed_at_once(advance.run))
+            result = Fired(fired, topics=frozenset(advance.topics), gone=fired.skipped_reason is not None)
     else:
         kind = TargetType.AGENT if job.target.kind is TargetKind.AGENT else TargetType.TEAM
         try:  # (a prompt that renders past its limit is a failed run, its reason naming the limit)
@@ -156,7 +188,7 @@ async def _fire(
                 ports, uow, job.organization_id, kind, job.target.id, command, principal=principal
             )
         except (NotFound, ValidationFailed, PolicyDenied) as exc:  # raised before anything is written
-            result = Fired(run(RunStatus.FAILED, reason=exc.message))
+            result = Fired(run(RunStatus.FAILED, reason=exc.message), gone=_gone(exc))
         else:
             result = Fired(run(RunStatus.FIRED, execution_id=execution.id), execution)
     return result

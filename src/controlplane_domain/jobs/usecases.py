@@ -93,13 +93,26 @@ def _check_trigger(ports: Ports, trigger: Trigger) -> None:
         raise ValidationFailed("trigger.cron", f"only a cron trigger has a schedule, not a {trigger.type} one")
 
 
-async def _check_job(ports: Ports, uow: UnitOfWork, job: Job) -> None:
+async def _check_job(ports: Ports, uow: UnitOfWork, job: Job, was: Job | None = None) -> None:
+    """The job's rules; on a change (`was`: the job before it), its target and queue are checked only when they
+    change, so that a job whose target or queue is gone can still be disabled, renamed or pointed elsewhere."""
     check_name("name", job.name)
     if not job.prompt.strip():
         raise ValidationFailed("prompt", "must not be blank")
     if len(job.prompt) > PROMPT_MAX_LENGTH:
         raise ValidationFailed("prompt", f"must be at most {PROMPT_MAX_LENGTH} characters")
     _check_trigger(ports, job.trigger)
+    if was is None or job.target != was.target:
+        await _check_target(uow, job)
+    if job.worker_queue_id is None:
+        raise ValidationFailed("worker_queue_id", f"is required (the queue the {job.target.kind} runs on)")
+    if was is not None and job.worker_queue_id == was.worker_queue_id:
+        return
+    if not is_uuid(job.worker_queue_id) or await uow.queues.get(job.organization_id, job.worker_queue_id) is None:
+        raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
+
+
+async def _check_target(uow: UnitOfWork, job: Job) -> None:
     target, org = job.target, job.organization_id
     field = f"target.{target.kind}_id"
     if not is_uuid(target.id):
@@ -112,10 +125,6 @@ async def _check_job(ports: Ports, uow: UnitOfWork, job: Job) -> None:
         found = await uow.teams.get(org, target.id)
     if found is None:
         raise ValidationFailed(field, f"no {target.kind} of this organization has this id")
-    if job.worker_queue_id is None:
-        raise ValidationFailed("worker_queue_id", f"is required (the queue the {target.kind} runs on)")
-    if not is_uuid(job.worker_queue_id) or await uow.queues.get(org, job.worker_queue_id) is None:
-        raise ValidationFailed("worker_queue_id", "no worker queue of this organization has this id")
 
 
 def _new_secret(ports: Ports, job: Job) -> tuple[str, SealedValue]:
@@ -199,7 +208,7 @@ async def update_job(ports: Ports, organization_id: str, job_id: str, command: U
             misfire=pick(command.misfire, job.misfire),
             updated_at=now,
         )
-        await _check_job(ports, uow, updated)
+        await _check_job(ports, uow, updated, job)
         if updated.trigger != job.trigger or updated.enabled != job.enabled:
             updated = replace(updated, next_run_at=next_run(ports, updated, now))
         if updated.trigger.type is not TriggerType.WEBHOOK:

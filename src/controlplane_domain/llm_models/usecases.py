@@ -10,6 +10,7 @@ from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports
+from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import RUNTIME_IDS, require_supported_runtime
 
@@ -120,9 +121,15 @@ async def update_model(ports: Ports, organization_id: str, model_id: str, comman
 
 
 @retry_transient
-async def delete_model(ports: Ports, organization_id: str, model_id: str) -> None:
+async def delete_model(ports: Ports, organization_id: str, model_id: str, *, force: bool = False) -> Dangling:
+    """Delete a model. Agents whose `model_id` names it (its id or its value): 409 IN_USE, or with `force` they keep
+    the text (references.py)."""
     async with ports.uow() as uow:
-        if await uow.models.get(organization_id, model_id, for_update=True) is None:
+        model = await uow.models.get(organization_id, model_id, for_update=True)
+        if model is None:
             raise NotFound("model", model_id)
+        target = Target(Kind.MODEL, model_id, model.value)
+        dangling = await check_unreferenced(uow, organization_id, target, force=force)
         await uow.models.delete(organization_id, model_id)
         await uow.commit()
+    return dangling

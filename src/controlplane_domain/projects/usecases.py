@@ -19,6 +19,7 @@ from controlplane_domain.projects.entity import (
     ProjectStatus,
     ProjectView,
 )
+from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 
 
@@ -114,12 +115,15 @@ async def update_project(ports: Ports, organization_id: str, project_id: str, co
 
 
 @retry_transient
-async def delete_project(ports: Ports, organization_id: str, project_id: str) -> None:
-    """Delete the project and its memberships; its agents and teams stay."""
+async def delete_project(ports: Ports, organization_id: str, project_id: str, *, force: bool = False) -> Dangling:
+    """Delete the project. With members: 409 IN_USE; with `force` its memberships go with it (never its agents
+    nor its teams), so nothing is left dangling (references.py)."""
     async with ports.uow() as uow:
         await require_project(uow, organization_id, project_id, lock=True)
+        await check_unreferenced(uow, organization_id, Target(Kind.PROJECT, project_id), force=force)
         await uow.projects.delete(organization_id, project_id)
         await uow.commit()
+    return Dangling()
 
 
 async def _require_member(uow: UnitOfWork, organization_id: str, kind: MemberKind, member_id: str) -> None:

@@ -11,6 +11,7 @@ from controlplane_domain.policies.entity import Action, Resource
 from controlplane_domain.policies.gate import guard
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.principal import Principal
+from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import (
     MAX_VALUE_BYTES,
@@ -164,14 +165,18 @@ async def update_secret(
 
 @retry_transient
 async def delete_secret(
-    ports: Ports, organization_id: str, secret_id: str, *, principal: Principal | None = None
-) -> None:
-    """Delete the secret and its accesses. Agents and teams that name it keep the reference (see api-decisions)."""
+    ports: Ports, organization_id: str, secret_id: str, *, principal: Principal | None = None, force: bool = False
+) -> Dangling:
+    """Delete the secret and its accesses. Agents, teams and custom integrations naming it: 409 IN_USE, or with
+    `force` they keep the name (references.py; a lease then reports it missing)."""
     async with ports.uow() as uow:
         secret = await require_secret(uow, organization_id, secret_id, lock=True)
         await may_write(ports, uow, secret, "delete", principal, value_changed=False)
+        target = Target(Kind.SECRET, secret_id, secret.name)
+        dangling = await check_unreferenced(uow, organization_id, target, force=force)
         await uow.secrets.delete(organization_id, secret_id)
         await uow.commit()
+    return dangling
 
 
 async def list_secret_accesses(

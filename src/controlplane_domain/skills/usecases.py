@@ -12,6 +12,7 @@ from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.skills.catalog import SKILL_TYPES_BY_NAME
 from controlplane_domain.skills.entity import Skill, SkillOwner
@@ -181,10 +182,12 @@ async def update_skill(ports: Ports, organization_id: str, skill_id: str, comman
 
 
 @retry_transient
-async def delete_skill(ports: Ports, organization_id: str, skill_id: str) -> None:
-    """Delete the skill: it leaves every agent's and team's `skill_ids`, and every attachment goes with it."""
+async def delete_skill(ports: Ports, organization_id: str, skill_id: str, *, force: bool = False) -> Dangling:
+    """Delete the skill. Attached anywhere: 409 IN_USE; with `force` it leaves every agent's and team's
+    `skill_ids`, and every attachment goes with it, so nothing is left dangling (references.py)."""
     async with ports.uow() as uow:
         await require_skill(uow, organization_id, skill_id, lock=True)
+        await check_unreferenced(uow, organization_id, Target(Kind.SKILL, skill_id), force=force)
         now = ports.clock.now()
         for agent_id in await uow.skills.owners(organization_id, SkillOwner.AGENT, skill_id):
             agent = await uow.agents.get(organization_id, agent_id, for_update=True)
@@ -198,3 +201,4 @@ async def delete_skill(ports: Ports, organization_id: str, skill_id: str) -> Non
                 await uow.teams.update(replace(team, skill_ids=kept, updated_at=now))
         await uow.skills.delete(organization_id, skill_id)
         await uow.commit()
+    return Dangling()

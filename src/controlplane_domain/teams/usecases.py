@@ -22,6 +22,7 @@ from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
 from controlplane_domain.secrets.references import check_secret_references
@@ -203,16 +204,19 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
 
 
 @retry_transient
-async def delete_team(ports: Ports, organization_id: str, team_id: str) -> None:
-    """Delete a team; its members stay, with no team."""
+async def delete_team(ports: Ports, organization_id: str, team_id: str, *, force: bool = False) -> Dangling:
+    """Delete a team. Members, jobs and workflow steps naming it: 409 IN_USE; with `force` its members stay, with
+    no team, and the jobs and steps are left naming nothing (references.py)."""
     async with ports.uow() as uow:
         team = await require_team(uow, organization_id, team_id, lock=True)
+        dangling = await check_unreferenced(uow, organization_id, Target(Kind.TEAM, team_id), force=force)
         members = await uow.agents.list_by_teams(organization_id, [team.id])
         await uow.teams.delete(organization_id, team_id)
         if members:  # (SQL stores: the foreign key's ON DELETE SET NULL did it already, on the rows as locked)
             ids = [agent.id for agent in members]
             await uow.agents.set_team(organization_id, ids, None, ports.clock.now(), only_from=team.id)
         await uow.commit()
+    return Dangling(tuple(r for r in dangling.referrers if r.type != "agent"), dangling.more)
 
 
 @retry_transient

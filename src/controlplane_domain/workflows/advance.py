@@ -17,6 +17,7 @@ from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.rendering import RenderedTooLong
 from controlplane_domain.webhooks.listeners import DUE
 from controlplane_domain.workflows.entity import (
+    GONE,
     NewRunEvent,
     RunStatus,
     StepRun,
@@ -170,7 +171,7 @@ async def start_step(
         missing = f"team '{definition.team_id}'" if team is None else None
         run_with = None if team is None else RunWith(target_name=team.name)
     outputs = {each.id: each.output for each in run.steps}
-    error = None if missing is None else f"{missing} no longer exists"
+    error = None if missing is None else f"{missing} {GONE}"
     prompt = ""
     if error is None:
         try:

@@ -15,6 +15,10 @@ MAX_STEP_ATTEMPTS = 10
 TIMEOUT_MAX_SECONDS = 7 * 24 * 3600  # a step's timeout
 
 
+GONE = "no longer exists"
+"""How a step's error ends when its queue, agent or team is gone (deleted since the definition was saved)."""
+
+
 class RunStatus(enum.StrEnum):
     PENDING = "pending"
     RUNNING = "running"

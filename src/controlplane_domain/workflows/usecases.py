@@ -10,6 +10,7 @@ from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.workflows.entity import StepDefinition, Workflow
 from controlplane_domain.workflows.graph import check_steps
@@ -105,9 +106,12 @@ async def update_workflow(ports: Ports, organization_id: str, workflow_id: str, 
 
 
 @retry_transient
-async def delete_workflow(ports: Ports, organization_id: str, workflow_id: str) -> None:
-    """Delete the definition; its runs stay (each holds the definition it started with) and go on."""
+async def delete_workflow(ports: Ports, organization_id: str, workflow_id: str, *, force: bool = False) -> Dangling:
+    """Delete the definition; its runs stay (each holds the definition it started with) and go on. Jobs naming it:
+    409 IN_USE, or with `force` left naming nothing (references.py)."""
     async with ports.uow() as uow:
         await require_workflow(uow, organization_id, workflow_id, lock=True)
+        dangling = await check_unreferenced(uow, organization_id, Target(Kind.WORKFLOW, workflow_id), force=force)
         await uow.workflows.delete(organization_id, workflow_id)
         await uow.commit()
+    return dangling

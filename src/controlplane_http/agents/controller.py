@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
@@ -12,10 +12,13 @@ from controlplane_domain.agents import usecases
 from controlplane_domain.agents.entity import Agent as DomainAgent
 from controlplane_domain.config import ExecutionEnvironment
 from controlplane_http.handlers import (
+    DANGLING,
+    Force,
     Limit,
     Offset,
     ProjectFilter,
     caller,
+    deleted,
     errors,
     page_of,
     page_request,
@@ -71,7 +74,13 @@ class AgentController(Controller):
         command = usecases.UpdateAgent(**changes)
         return agent_out(await usecases.update_agent(ports, principal.organization_id, agent_id, command))
 
-    @delete("/{agent_id:str}", operation_id="deleteAgent", status_code=204, responses=errors(404))
-    async def delete_agent(self, agent_id: FromPath[str], scope: Scope) -> None:
+    @delete(
+        "/{agent_id:str}",
+        operation_id="deleteAgent",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
+    )
+    async def delete_agent(self, agent_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
         ports, principal = caller(scope)
-        await usecases.delete_agent(ports, principal.organization_id, agent_id)
+        return deleted(await usecases.delete_agent(ports, principal.organization_id, agent_id, force=force))

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.params import FromPath, JSONBody, Parameter
 from litestar.types import Scope
 
 from controlplane_domain.environments import usecases
 from controlplane_domain.environments.entity import Environment as DomainEnvironment
 from controlplane_domain.environments.entity import QueueView
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.environments import (
@@ -78,11 +78,19 @@ class EnvironmentController(Controller):
         updated = await usecases.update_environment(ports, principal.organization_id, environment_id, command)
         return environment_out(updated)
 
-    @delete("/{environment_id:str}", operation_id="deleteEnvironment", status_code=204, responses=errors(404, 409))
-    async def delete_environment(self, environment_id: FromPath[str], scope: Scope) -> None:
+    @delete(
+        "/{environment_id:str}",
+        operation_id="deleteEnvironment",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
+    )
+    async def delete_environment(
+        self, environment_id: FromPath[str], scope: Scope, force: Force = False
+    ) -> Response[None]:
         """Delete an environment without worker queues (409 while it has some)."""
         ports, principal = caller(scope)
-        await usecases.delete_environment(ports, principal.organization_id, environment_id)
+        return deleted(await usecases.delete_environment(ports, principal.organization_id, environment_id, force=force))
 
     @post(
         "/{environment_id:str}/worker-queues",
@@ -143,8 +151,14 @@ class WorkerQueueController(Controller):
         command = usecases.UpdateQueue(**given_fields(data))
         return queue_out(await usecases.update_queue(ports, principal.organization_id, queue_id, command))
 
-    @delete("/{queue_id:str}", operation_id="deleteWorkerQueue", status_code=204, responses=errors(404, 409))
-    async def delete_queue(self, queue_id: FromPath[str], scope: Scope) -> None:
+    @delete(
+        "/{queue_id:str}",
+        operation_id="deleteWorkerQueue",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
+    )
+    async def delete_queue(self, queue_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
         """Delete a queue with no queued or running executions (409 otherwise)."""
         ports, principal = caller(scope)
-        await usecases.delete_queue(ports, principal.organization_id, queue_id)
+        return deleted(await usecases.delete_queue(ports, principal.organization_id, queue_id, force=force))

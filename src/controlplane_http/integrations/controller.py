@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.integrations import catalog, usecases
 from controlplane_domain.integrations.entity import Integration as DomainIntegration
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.integrations import (
     Integration,
@@ -101,7 +101,15 @@ class IntegrationController(Controller):
         updated = await usecases.update_integration(ports, principal.organization_id, integration_id, command)
         return integration_out(updated)
 
-    @delete("/{integration_id:str}", operation_id="deleteIntegration", status_code=204, responses=errors(404))
-    async def delete_integration(self, integration_id: FromPath[str], scope: Scope) -> None:
+    @delete(
+        "/{integration_id:str}",
+        operation_id="deleteIntegration",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
+    )
+    async def delete_integration(
+        self, integration_id: FromPath[str], scope: Scope, force: Force = False
+    ) -> Response[None]:
         ports, principal = caller(scope)
-        await usecases.delete_integration(ports, principal.organization_id, integration_id)
+        return deleted(await usecases.delete_integration(ports, principal.organization_id, integration_id, force=force))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.integrations import custom
 from controlplane_domain.integrations.entity import CustomIntegration as DomainCustomIntegration
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.integrations import (
     CustomIntegration,
@@ -93,8 +93,16 @@ class CustomIntegrationController(Controller):
         return custom_out(updated)
 
     @delete(
-        "/{custom_integration_id:str}", operation_id="deleteCustomIntegration", status_code=204, responses=errors(404)
+        "/{custom_integration_id:str}",
+        operation_id="deleteCustomIntegration",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
     )
-    async def delete_custom_integration(self, custom_integration_id: FromPath[str], scope: Scope) -> None:
+    async def delete_custom_integration(
+        self, custom_integration_id: FromPath[str], scope: Scope, force: Force = False
+    ) -> Response[None]:
         ports, principal = caller(scope)
-        await custom.delete_custom_integration(ports, principal.organization_id, custom_integration_id)
+        return deleted(
+            await custom.delete_custom_integration(ports, principal.organization_id, custom_integration_id, force=force)
+        )

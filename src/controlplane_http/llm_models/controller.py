@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.params import FromPath, JSONBody, Parameter
 from litestar.types import Scope
 
 from controlplane_domain.llm_models import usecases
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.runtimes import RUNTIME_IDS
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.llm_models import Model, ModelCreate, ModelList, ModelUpdate
@@ -65,7 +65,13 @@ class ModelController(Controller):
         command = usecases.UpdateModel(**given_fields(data))
         return model_out(await usecases.update_model(ports, principal.organization_id, model_id, command))
 
-    @delete("/{model_id:str}", operation_id="deleteModel", status_code=204, responses=errors(404))
-    async def delete_model(self, model_id: FromPath[str], scope: Scope) -> None:
+    @delete(
+        "/{model_id:str}",
+        operation_id="deleteModel",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
+    )
+    async def delete_model(self, model_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
         ports, principal = caller(scope)
-        await usecases.delete_model(ports, principal.organization_id, model_id)
+        return deleted(await usecases.delete_model(ports, principal.organization_id, model_id, force=force))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.projects import usecases
 from controlplane_domain.projects.entity import MemberKind, ProjectView
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
 from controlplane_wire.base import to_domain
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.projects import Project, ProjectCreate, ProjectList, ProjectUpdate
@@ -66,10 +66,16 @@ class ProjectController(Controller):
         command = usecases.UpdateProject(**given_fields(data))
         return project_out(await usecases.update_project(ports, principal.organization_id, project_id, command))
 
-    @delete("/{project_id:str}", operation_id="deleteProject", status_code=204, responses=errors(404))
-    async def delete_project(self, project_id: FromPath[str], scope: Scope) -> None:
+    @delete(
+        "/{project_id:str}",
+        operation_id="deleteProject",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
+    )
+    async def delete_project(self, project_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
         ports, principal = caller(scope)
-        await usecases.delete_project(ports, principal.organization_id, project_id)
+        return deleted(await usecases.delete_project(ports, principal.organization_id, project_id, force=force))
 
     @post(
         "/{project_id:str}/agents/{agent_id:str}",

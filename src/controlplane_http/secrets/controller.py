@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.secrets import entity, usecases
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.secrets import (
     Secret,
@@ -73,10 +73,18 @@ class SecretController(Controller):
             await usecases.update_secret(ports, principal.organization_id, secret_id, command, principal=principal)
         )
 
-    @delete("/{secret_id:str}", operation_id="deleteSecret", status_code=204, responses=errors(404))
-    async def delete_secret(self, secret_id: FromPath[str], scope: Scope) -> None:
+    @delete(
+        "/{secret_id:str}",
+        operation_id="deleteSecret",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
+    )
+    async def delete_secret(self, secret_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
         ports, principal = caller(scope)
-        await usecases.delete_secret(ports, principal.organization_id, secret_id, principal=principal)
+        return deleted(
+            await usecases.delete_secret(ports, principal.organization_id, secret_id, principal=principal, force=force)
+        )
 
     @get("/{secret_id:str}/accesses", operation_id="listSecretAccesses", responses=errors(404))
     async def list_accesses(

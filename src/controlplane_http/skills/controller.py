@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.openapi.spec import Operation, RequestBody
 from litestar.params import FromPath, JSONBody, Parameter
 from litestar.types import Scope
@@ -17,7 +17,7 @@ from controlplane_domain.skills.catalog import SKILL_TYPES
 from controlplane_domain.skills.entity import AttachedSkill as DomainAttachedSkill
 from controlplane_domain.skills.entity import Skill as DomainSkill
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
 from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.skills import (
@@ -93,10 +93,16 @@ class SkillController(Controller):
         command = usecases.UpdateSkill(**given_fields(data))
         return skill_out(await usecases.update_skill(ports, principal.organization_id, skill_id, command))
 
-    @delete("/{skill_id:str}", operation_id="deleteSkill", status_code=204, responses=errors(404))
-    async def delete_skill(self, skill_id: FromPath[str], scope: Scope) -> None:
+    @delete(
+        "/{skill_id:str}",
+        operation_id="deleteSkill",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
+    )
+    async def delete_skill(self, skill_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
         ports, principal = caller(scope)
-        await usecases.delete_skill(ports, principal.organization_id, skill_id)
+        return deleted(await usecases.delete_skill(ports, principal.organization_id, skill_id, force=force))
 
 
 async def _attach(

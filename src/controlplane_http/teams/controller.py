@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
@@ -14,7 +14,18 @@ from controlplane_domain.skills.entity import AttachedSkill
 from controlplane_domain.teams import usecases
 from controlplane_domain.teams.entity import TeamView
 from controlplane_http.agents.controller import agent_out
-from controlplane_http.handlers import Limit, Offset, ProjectFilter, caller, errors, page_of, page_request
+from controlplane_http.handlers import (
+    DANGLING,
+    Force,
+    Limit,
+    Offset,
+    ProjectFilter,
+    caller,
+    deleted,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_http.skills.controller import skill_out
 from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.configuration import ExecutionEnvironment as WireEnvironment
@@ -117,10 +128,16 @@ class TeamController(Controller):
         command = usecases.UpdateTeam(**changes)
         return team_out(await usecases.update_team(ports, principal.organization_id, team_id, command))
 
-    @delete("/{team_id:str}", operation_id="deleteTeam", status_code=204, responses=errors(404))
-    async def delete_team(self, team_id: FromPath[str], scope: Scope) -> None:
+    @delete(
+        "/{team_id:str}",
+        operation_id="deleteTeam",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
+    )
+    async def delete_team(self, team_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
         ports, principal = caller(scope)
-        await usecases.delete_team(ports, principal.organization_id, team_id)
+        return deleted(await usecases.delete_team(ports, principal.organization_id, team_id, force=force))
 
     @post("/{team_id:str}/agents/{agent_id:str}", operation_id="addAgentToTeam", status_code=200, responses=errors(404))
     async def add_agent(self, team_id: FromPath[str], agent_id: FromPath[str], scope: Scope) -> TeamWithAgentsResponse:

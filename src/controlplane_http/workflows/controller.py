@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 import msgspec
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
 from litestar.response import Stream
@@ -22,7 +22,7 @@ from controlplane_domain.workflows.entity import WorkflowRun as DomainRun
 from controlplane_http.executions.controller import stream_options
 from controlplane_http.executions.frames import KEEPALIVE, RETRY
 from controlplane_http.executions.streaming import StreamOptions, parse_last_event_id
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.workflows import (
     RunCreate,
@@ -146,11 +146,17 @@ class WorkflowController(Controller):
         command = usecases.UpdateWorkflow(**given)
         return workflow_out(await usecases.update_workflow(ports, principal.organization_id, workflow_id, command))
 
-    @delete("/{workflow_id:str}", operation_id="deleteWorkflow", status_code=204, responses=errors(404))
-    async def delete_workflow(self, workflow_id: FromPath[str], scope: Scope) -> None:
+    @delete(
+        "/{workflow_id:str}",
+        operation_id="deleteWorkflow",
+        status_code=204,
+        responses=errors(404, 409),
+        response_headers=DANGLING,
+    )
+    async def delete_workflow(self, workflow_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
         """Deletes the definition; its runs stay and go on."""
         ports, principal = caller(scope)
-        await usecases.delete_workflow(ports, principal.organization_id, workflow_id)
+        return deleted(await usecases.delete_workflow(ports, principal.organization_id, workflow_id, force=force))
 
     @post("/{workflow_id:str}/runs", operation_id="startWorkflowRun", status_code=201, responses=errors(404, 415))
     async def start_run(self, workflow_id: FromPath[str], data: JSONBody[RunCreate], scope: Scope) -> WorkflowRun:
