@@ -98,7 +98,7 @@ class Unavailable(DomainError):
 
 class StatementTimeout(Unavailable):
     """A database statement ran past its time limit and was stopped (503: the request asked for more work than
-    one statement may do; a narrower filter or a smaller page may pass)."""
+    one read may do; a narrower filter or a smaller page may pass)."""
 
     code = "STATEMENT_TIMEOUT"
 

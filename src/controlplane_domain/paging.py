@@ -11,7 +11,11 @@ T = TypeVar("T")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
-MAX_OFFSET = 2**63 - 1  # the largest integer SQLite and Postgres (bigint) take
+MAX_OFFSET = 2**63 - 1  # the largest signed 64-bit integer: what every store's offset takes
+MAX_COUNTED = 10_000
+"""`max_counted`: a list's `total` counts the rows past its `offset` up to this many: a list holding more answers
+`offset` + MAX_COUNTED, a floor (a client pages on while `offset` is below `total`, as ever). Counting a list to
+its end takes a time that grows with the organization's rows, on some stores in the event loop's thread."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +34,15 @@ class PageRequest:
             raise ValidationFailed("offset", f"must be at most {MAX_OFFSET}", "query")
 
 
+def counted(rows: int, page: PageRequest) -> int:
+    """A list's `total` when it holds `rows` rows: counted to at most `offset` + MAX_COUNTED (the SQL stores stop
+    counting there: `controlplane_adapters.sql.statements.counted`)."""
+    return min(rows, page.offset + MAX_COUNTED)
+
+
 @dataclass(frozen=True, slots=True)
 class Page(Generic[T]):
-    """One page of a list and the total number of items in the whole list."""
+    """One page of a list and the total number of items in the whole list (at most `offset` + MAX_COUNTED)."""
 
     items: list[T]
     total: int

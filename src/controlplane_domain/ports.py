@@ -6,12 +6,12 @@ there), the clock, ids, credentials, health, the event bus, and `Ports`, which t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar
 
 from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.analytics.ports import AnalyticsRepository
@@ -48,6 +48,8 @@ from controlplane_domain.workflows.ports import WorkflowRepository, WorkflowRunR
 
 if TYPE_CHECKING:  # (references.py records forced deletes through the audit log, which needs this module)
     from controlplane_domain.references import Referrers
+
+T = TypeVar("T")
 
 
 class Subscription(Protocol):
@@ -171,6 +173,13 @@ class UnitOfWork(Protocol):
     ) -> None: ...
 
     async def commit(self) -> None: ...
+
+    async def commit_with(self, write: Callable[[], Awaitable[T]]) -> T:
+        """Run `write`, then commit: what the unit of work wrote before and `write` are committed together, and
+        `write`'s answer is returned. `write` makes this unit of work's last write (it may read before and after
+        it, and writes nothing after it). The store decides how to send it with the commit (when nothing was
+        written before it, as one transaction of its own). What the unit of work does after `commit_with` reads,
+        or writes in a new transaction, as after `commit()`."""
 
 
 class Clock(Protocol):

@@ -146,18 +146,19 @@ async def test_an_execution_is_stored_with_its_context_in_its_write(uow: UowFact
     refused = replace(new, id="e3", worker_queue_id="nope")
     team_run = replace(new, id="e4", agent_id=None, team_id="org-a-team-t", target_type=TargetType.TEAM)
     async with uow() as work:
-        assert await work.executions.add_if_found(new, events(new, 1), RESOLVED) == (True, True)
+        queue_found, agent_found, added = await work.executions.add_if_found(new, events(new, 1), RESOLVED)
+        assert (queue_found, agent_found) == (True, True)
         await work.commit()
     async with uow() as work:
-        assert await work.executions.add_if_found(plain, events(plain, 1)) == (True, True)
+        assert (await work.executions.add_if_found(plain, events(plain, 1)))[:2] == (True, True)
         await work.commit()
     async with uow() as work:
-        assert await work.executions.add_if_found(refused, events(refused, 1), RESOLVED) == (False, True)
+        assert (await work.executions.add_if_found(refused, events(refused, 1), RESOLVED))[:2] == (False, True)
         await work.commit()
     async with uow() as work:
         assert await work.executions.record(None, team_run, events(team_run, 1), context=RESOLVED)
         await work.commit()
-    assert await stored(uow, "e1") == (new, events(new, 1))
+    assert await stored(uow, "e1") == (added, events(new, 1))  # as added: with what it was run with
     async with uow() as work:
         assert await work.contexts.for_execution("org-a", "e1") == RESOLVED
         assert await work.contexts.for_execution("org-a", "e4") == RESOLVED

@@ -141,9 +141,10 @@ async def test_a_change_of_another_organizations_execution_is_refused(uow: UowFa
     assert await stored(uow, "e1") == (mine, events(mine, 1))
 
 
-async def test_on_postgres_a_first_record_is_its_own_transaction(postgres_url: str) -> None:
-    """Reads before it and the record itself send no BEGIN or COMMIT; nothing may be written after it; once the
-    unit of work has written, a record joins its transaction (and rolls back with it)."""
+async def test_on_postgres_a_record_committed_with_nothing_before_is_its_own_transaction(postgres_url: str) -> None:
+    """`commit_with` a record, after reads only: no BEGIN or COMMIT is sent, the record's one statement is its own
+    transaction; a write after it is a new transaction (rolled back when left without commit). A record that is
+    not the last write joins the unit of work's transaction (and rolls back with it)."""
     await truncate(postgres_url)
     engine = create_engine(postgres_url)
     sent: list[str] = []
@@ -154,20 +155,17 @@ async def test_on_postgres_a_first_record_is_its_own_transaction(postgres_url: s
             assert await work.executions.get("org-a", "e1") is None
             driver = connection._driver
             driver.add_query_logger(lambda record: sent.append(record.query.split()[0].upper()))
-            assert await work.executions.record(None, new, events(new, 1))
-            with pytest.raises(RuntimeError, match="atomic write"):
-                await work.executions.record(None, replace(new, id="e2"), [])
-            await work.commit()
-        await asyncio.sleep(0)  # asyncpg calls its query loggers with call_soon: one turn of the loop runs them
-        assert sent.count("WITH") == 1
-        assert not {"BEGIN", "COMMIT", "BEGIN;", "COMMIT;"} & set(sent)
+            assert await work.commit_with(lambda: work.executions.record(None, new, events(new, 1)))
+            await asyncio.sleep(0)  # asyncpg calls its query loggers with call_soon: one turn of the loop runs them
+            assert sent == ["WITH"]
+            assert await work.executions.record(None, replace(new, id="e2"), [])  # a new transaction, not committed
         async with SqlUnitOfWork(engine) as work:  # written by the record alone
             assert await work.executions.get("org-a", "e1") == new
+            assert await work.executions.get("org-a", "e2") is None
         async with SqlUnitOfWork(engine) as work:
-            await work.executions.get("org-a", "e1", for_update=True)
             changed = replace(new, status=ExecutionStatus.CANCELLED, last_seq=2)
             assert await work.executions.record(new, changed, events(changed, 2))
-            # left without commit: rolled back with the lock's transaction
+            # left without commit: rolled back
         async with SqlUnitOfWork(engine) as work:
             assert await work.executions.get("org-a", "e1") == new
         async with engine.connect() as plain:
@@ -275,9 +273,9 @@ async def test_a_lease_sees_only_an_active_queue_of_its_organization(uow: UowFac
     await add_queued(uow, first)
     outcomes = []
     for organization_id, queue_id in (("org-a", "q"), ("org-b", "q"), ("org-a", "other")):
-        async with uow() as work:  # a lease may be its unit of work's only write
-            outcomes.append(await work.executions.lease_next(organization_id, queue_id, terms("w1")))
-            await work.commit()
+        async with uow() as work:  # a lease committed with the unit of work (on Postgres: sent alone)
+            lease = work.executions.lease_next
+            outcomes.append(await work.commit_with(lambda: lease(organization_id, queue_id, terms("w1"))))  # noqa: B023
     paused = Leased(replace(queue(), status=QueueStatus.PAUSED), worker("w1"), None, None)
     assert outcomes == [paused, Leased(None, None, None, None), Leased(None, None, None, None)]
     assert await stored(uow, "e1") == (first, events(first, 1))
@@ -301,8 +299,7 @@ async def test_on_postgres_a_lease_is_one_statement_and_skips_what_another_holds
                 connection: Any = work._connection
                 await work.agents.get("org-a", "warm-up")  # takes the connection's driver
                 connection._driver.add_query_logger(lambda record: sent.append(record.query.split()[0].upper()))
-                outcome = await work.executions.lease_next("org-a", "q", terms("w2"))
-                await work.commit()
+                outcome = await work.commit_with(lambda: work.executions.lease_next("org-a", "q", terms("w2")))
         assert outcome.execution is not None
         assert outcome.execution.id == "e2"
         assert sent == ["WITH"]  # no BEGIN, no COMMIT: a transaction of its own

@@ -14,11 +14,14 @@ sql_only = pytest.mark.parametrize("uow", ["sqlite", "postgres"], indirect=True)
 
 
 @sql_only
-@pytest.mark.parametrize("alone", [False, True])
-async def test_an_agent_in_a_team_that_is_gone_is_a_validation_error_on_team_id(uow: UowFactory, alone: bool) -> None:
+@pytest.mark.parametrize("committing", [False, True])
+async def test_an_agent_in_a_team_that_is_gone_is_a_validation_error_on_team_id(
+    uow: UowFactory, committing: bool
+) -> None:
     async with uow() as work:
         with pytest.raises(ValidationFailed) as raised:
-            await work.agents.add(agent("a", team_id="org-a-team-gone"), alone=alone)
+            added = agent("a", team_id="org-a-team-gone")
+            await (work.commit_with(lambda: work.agents.add(added)) if committing else work.agents.add(added))
     assert raised.value.field == "team_id"
     assert "org-a-team-gone" in raised.value.issue
     async with uow() as work:

@@ -1,4 +1,4 @@
-"""Postgres: a membership change is one statement that re-checks the rows it locks."""
+"""Postgres: a membership change reads its rows locked (team, then agent), so it decides on them as committed."""
 
 from __future__ import annotations
 

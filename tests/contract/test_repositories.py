@@ -103,18 +103,37 @@ async def test_names_are_unique_per_organization(uow: UowFactory) -> None:
         assert (await work.agents.get("org-a", "org-a-other")).name == "other"  # type: ignore[union-attr]
 
 
-async def test_an_agent_added_alone_is_stored_and_its_name_still_unique(uow: UowFactory) -> None:
+async def test_an_agent_added_with_the_commit_is_stored_and_its_name_still_unique(uow: UowFactory) -> None:
     async with uow() as work:
-        await work.agents.add(agent("solo", team_id=None), alone=True)
-        await work.commit()
+        await work.commit_with(lambda: work.agents.add(agent("solo", team_id=None)))
     with pytest.raises(Conflict):
         async with uow() as work:
-            await work.agents.add(replace(agent("solo"), id="another-id"), alone=True)
-            await work.commit()
+            await work.commit_with(lambda: work.agents.add(replace(agent("solo"), id="another-id")))
     async with uow() as work:
         stored = await work.agents.get("org-a", "org-a-solo")
         duplicate = await work.agents.get("org-a", "another-id")
     assert [stored == agent("solo"), duplicate] == [True, None]
+
+
+async def test_commit_with_commits_what_came_before_and_a_later_write_is_a_new_transaction(uow: UowFactory) -> None:
+    """`commit_with`'s write is committed with what the unit of work wrote before it; a write after it is a
+    transaction of its own (left without commit: rolled back); a `commit_with` whose write fails commits nothing.
+    Alike on every store, whether or not the store sends the write alone."""
+    async with uow() as work:
+        await work.agents.add(agent("before"))
+        await work.commit_with(lambda: work.agents.add(agent("with")))
+        await work.agents.add(agent("after"))  # not committed
+    async with uow() as work:
+        await work.commit_with(lambda: work.agents.add(agent("alone")))
+        await work.agents.add(agent("later"))
+        await work.commit()
+    with pytest.raises(Conflict):
+        async with uow() as work:
+            await work.agents.add(agent("lost"))
+            await work.commit_with(lambda: work.agents.add(replace(agent("with"), id="dup")))
+    async with uow() as work:
+        names = [a.name for a in (await work.agents.list_page("org-a", PageRequest()))[0]]
+    assert sorted(names) == ["alone", "before", "later", "with"]
 
 
 async def test_leaving_without_commit_rolls_back(uow: UowFactory) -> None:

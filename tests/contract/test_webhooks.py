@@ -18,7 +18,7 @@ from controlplane_domain.ports import Ports
 from controlplane_domain.webhooks import usecases as webhooks
 from controlplane_domain.webhooks.delivery import claim, deliver_due
 from controlplane_domain.webhooks.entity import DeliveryStatus, backoff
-from controlplane_domain.webhooks.events import emit
+from controlplane_domain.webhooks.events import emit, prepare
 from controlplane_domain.webhooks.ports import Outcome
 from tests.contract.conftest import UowFactory
 
@@ -244,9 +244,9 @@ async def test_a_worker_that_falls_silent_is_marked_offline_once_across_nodes_an
 
 
 async def test_an_event_is_delivered_only_with_the_change_that_causes_it(uow: UowFactory) -> None:
-    """On Postgres an event written first is held and written by the change's own statement (one atomic statement:
-    sql/connection.py `hold_outbox`); a change that does not happen (its compare-and-set fails) writes no delivery
-    of its event, and one that happens writes it. Every store answers alike."""
+    """A change's webhook events are written by the change itself (`record(..., outbox=...)`; on Postgres in its
+    own statement): a change that does not happen (its compare-and-set fails) writes no delivery of its event, and
+    one that happens writes it. Every store answers alike."""
     from controlplane_adapters.jobs.cron import CronsimCalendar
     from controlplane_domain.executions.entity import ExecutionStatus, TargetType
     from controlplane_domain.executions.execute import ExecuteCommand, execute
@@ -267,14 +267,17 @@ async def test_an_event_is_delivered_only_with_the_change_that_causes_it(uow: Uo
     )
     stale = replace(queued, last_seq=queued.last_seq + 1)  # as if read after a change this one did not see
     async with ports.uow() as unit:
-        await emit(ports, unit, ORG, "execution.failed", {"id": queued.id}, clock.now())
+        event = await prepare(ports, unit, ORG, "execution.failed", {"id": queued.id}, clock.now())
+        assert event is not None
         ended = stale.transition(ExecutionStatus.FAILED, clock.now(), error="boom")
-        assert not await unit.executions.record(stale, ended, [])
+        assert not await unit.executions.record(stale, ended, [], outbox=[event])
+        await unit.commit()
     assert await deliveries(ports, listening) == []
     async with ports.uow() as unit:
-        await emit(ports, unit, ORG, "execution.failed", {"id": queued.id}, clock.now())
+        event = await prepare(ports, unit, ORG, "execution.failed", {"id": queued.id}, clock.now())
+        assert event is not None
         ended = queued.transition(ExecutionStatus.FAILED, clock.now(), error="boom")
-        assert await unit.executions.record(queued, ended, [])
+        assert await unit.executions.record(queued, ended, [], outbox=[event])
         await unit.commit()
     (delivered,) = await deliveries(ports, listening)
     assert (delivered.event_type, json.loads(delivered.payload)["data"]) == ("execution.failed", {"id": queued.id})

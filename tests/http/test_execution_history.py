@@ -60,7 +60,7 @@ CHANGES: dict[str, Callable[[TestClient[Any], dict[str, Any]], Any]] = {
         f"/api/v1/models/{run['model']['id']}",
         json={"value": "gpt-y", "input_cost_per_million": 100, "output_cost_per_million": None},
     ),
-    "the model deleted": lambda client, run: client.delete(f"/api/v1/models/{run['model']['id']}"),
+    "the model deleted": lambda client, run: client.delete(f"/api/v1/models/{run['model']['id']}?force=true"),
     "the team renamed": lambda client, run: client.patch(f"/api/v1/teams/{run['team']['id']}", json={"name": "x"}),
 }
 

@@ -1,8 +1,9 @@
-"""The domain stays pure: it imports the standard library and itself, nothing else."""
+"""The domain stays pure: it imports the standard library and itself, nothing else, and names no database."""
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -32,3 +33,22 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
     module = tmp_path / "bad.py"
     module.write_text("from litestar import Litestar\nimport sqlalchemy.orm\nfrom . import sibling\n")
     assert imported_roots(module) == {"litestar", "sqlalchemy"}
+
+
+STORE_WORDS = re.compile(r"postgres|sqlite|round[ -]trips?\b|\bdialects?\b|for update|skip locked", re.IGNORECASE)
+"""What the domain leaves to the stores: which database, how many trips to it, its locking clauses."""
+
+
+def store_words(text: str) -> list[str]:
+    return [match.group(0) for match in STORE_WORDS.finditer(text)]
+
+
+def test_no_domain_module_names_a_database_or_a_round_trip() -> None:
+    offenders = {str(path.relative_to(DOMAIN)): store_words(path.read_text()) for path in DOMAIN.rglob("*.py")}
+    assert {path: words for path, words in offenders.items() if words} == {}
+
+
+def test_the_check_sees_a_store_word() -> None:
+    assert store_words("one statement on Postgres, a round trip; SQLite: FOR UPDATE") == [
+        "Postgres", "round trip", "SQLite", "FOR UPDATE"
+    ]  # fmt: skip

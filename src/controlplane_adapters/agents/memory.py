@@ -13,9 +13,6 @@ from controlplane_domain.agents.entity import Agent
 class MemoryAgentRepository(MemoryRepository[Agent]):
     noun = "agent"
 
-    async def add(self, obj: Agent, *, alone: bool = False) -> None:
-        await super().add(obj)  # a memory unit of work is published on commit, alone or not
-
     async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]:
         found = [self.rows.get(agent_id) for agent_id in agent_ids]
         return [agent for agent in found if agent is not None and agent.organization_id == organization_id]

@@ -123,8 +123,8 @@ class SqlAgentRepository(RenderedReads, SqlRepository[Agent]):
     def _missing_reference(self, obj: Agent) -> DomainError:  # the team, as the use case's own check says it
         return ValidationFailed("team_id", f"team '{obj.team_id}' does not exist")
 
-    async def add(self, obj: Agent, *, alone: bool = False) -> None:
-        await self._add(obj, insert_row(self.table, atomic=True) if alone else insert_row(self.table))
+    async def add(self, obj: Agent) -> None:
+        await self._add(obj, insert_row(self.table, atomic=True))  # (the last statement of the add)
 
     async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]:
         if not agent_ids:

@@ -1,7 +1,10 @@
 """The analytics statements, one a call: the executions of a range with what each was run with (`facts`: no
-join, the execution carries its model, prices and team), aggregated by the database. Percentiles are Postgres's
-`percentile_cont`; on SQLite the same definition from window ranks (`_sqlite_percentile`). Buckets: `date_trunc`
-on Postgres, `strftime` on SQLite."""
+join, the execution carries its model, prices and team), aggregated by the database. Percentiles are the domain's
+definition (`analytics.facts.percentile`), in each database's strategy: Postgres's `percentile_cont` (kept for
+its speed: one sort a measure, where the window ranks cost the summary several times as long,
+docs/benchmarks.md), on SQLite window ranks (`ranked`, `percentile`); `tests/contract/test_percentile_rule.py`, a
+property test on every store, holds both to the domain's. Buckets: `date_trunc` on Postgres, `strftime` on
+SQLite."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controlplane_domain.audit.entity import AuditEvent, AuditFilter
-from controlplane_domain.paging import PageRequest
+from controlplane_domain.paging import PageRequest, counted
 
 
 class MemoryAuditRepository:
@@ -22,4 +22,4 @@ class MemoryAuditRepository:
     ) -> tuple[list[AuditEvent], int]:
         kept = [e for e in self.rows.values() if e.organization_id == organization_id and where.keeps(e)]
         kept.sort(key=lambda event: (event.occurred_at, event.id), reverse=True)
-        return kept[page.offset : page.offset + page.limit], len(kept)
+        return kept[page.offset : page.offset + page.limit], counted(len(kept), page)

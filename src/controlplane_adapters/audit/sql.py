@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, to_json
-from controlplane_adapters.sql.statements import insert_row
+from controlplane_adapters.sql.statements import counted, insert_row
 from controlplane_domain.audit.entity import AuditEvent, AuditFilter, Outcome
 from controlplane_domain.paging import PageRequest
 
@@ -113,7 +113,7 @@ class SqlAuditRepository:
             conditions.append(t.c.occurred_at >= where.since)
         if where.until is not None:
             conditions.append(t.c.occurred_at < where.until)
-        count = sa.select(sa.func.count()).select_from(t).where(*conditions)
+        count = counted(t, *conditions, offset=page.offset)
         total = (await self.connection.execute(count)).scalar_one()
         rows = await self.connection.execute(
             sa.select(t)

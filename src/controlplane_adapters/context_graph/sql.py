@@ -12,7 +12,10 @@ from sqlalchemy.dialects.postgresql import JSONB
 from controlplane_adapters.context_graph import walks
 from controlplane_adapters.context_graph.tables import graph_edges, graph_nodes
 from controlplane_adapters.sql.base import SqlConnection, SqlRepository
+from controlplane_adapters.sql.errors import OverBudget
 from controlplane_domain.context_graph.entity import (
+    MAX_WALK_MS,
+    MAX_WALK_MS_OFF_LOOP,
     Direction,
     GraphEdge,
     GraphNode,
@@ -21,6 +24,7 @@ from controlplane_domain.context_graph.entity import (
     Reached,
     Step,
     WalkTooLarge,
+    WalkTooLong,
 )
 from controlplane_domain.errors import Conflict, DomainError
 from controlplane_domain.paging import PageRequest
@@ -133,6 +137,7 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
     def __init__(self, connection: SqlConnection) -> None:
         super().__init__(connection)
         self._edges = SqlEdges(connection)
+        self._planned = False  # (Postgres: the walks' planner setting made in this transaction)
 
     @property
     def _dialect(self) -> str:
@@ -211,13 +216,13 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
         max_nodes: int,
     ) -> Neighborhood:
         walk = walks.Walk(organization_id, direction, edge_type, self._dialect)
-        rows = list(await self.connection.execute(walks.reached(walk, node_id, depth, limit + 2, max_nodes)))
+        rows = await self._walked(walks.reached(walk, node_id, depth, limit + 2, max_nodes))
         if rows and rows[0].visited > max_nodes:
             raise WalkTooLarge
         rows = [row for row in rows if row.id != node_id]  # (the start, at 0 moves)
         reached = [Reached(node_to_domain(row), row.depth) for row in rows[:limit]]
         kept = [node_id, *(item.node.id for item in reached)]
-        among = list(await self.connection.execute(walks.edges_among(walk, kept, limit + 1)))
+        among = await self._walked(walks.edges_among(walk, kept, limit + 1))
         edges = [edge_to_domain(row) for row in among[:limit]]
         return Neighborhood(reached, edges, len(rows) > limit or len(among) > limit)
 
@@ -233,7 +238,7 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
         max_nodes: int,
     ) -> list[Step] | None:
         walk = walks.Walk(organization_id, direction, edge_type, self._dialect)
-        found = (await self.connection.execute(walks.distance(walk, source_id, target_id, max_depth, max_nodes))).one()
+        (found,) = await self._walked(walks.distance(walk, source_id, target_id, max_depth, max_nodes))
         if found.visited is not None and found.visited > max_nodes:
             raise WalkTooLarge
         length = found.depth
@@ -241,5 +246,20 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
             return None
         if length == 0:
             return []
-        rows = await self.connection.execute(walks.shortest_steps(walk, source_id, target_id, length, max_nodes))
+        rows = await self._walked(walks.shortest_steps(walk, source_id, target_id, length, max_nodes))
         return [Step(row.from_id, row.to_id, row.edge_id, row.at) for row in rows]
+
+    async def _walked(self, statement: Any) -> list[Any]:
+        """A walk's statement's rows, within MAX_WALK_MS (SQLite, in the loop's thread) or MAX_WALK_MS_OFF_LOOP
+        (Postgres), else WalkTooLong: its time grows with the edges of the nodes it reaches, which `max_nodes` does
+        not bound."""
+        if self._dialect == "postgresql" and not self._planned:
+            # every move an index search (walks.distances): the planner's statistics cannot tell a node with many
+            # edges from one with none (a star's edges share one source), and it would scan them all a move
+            self._planned = True
+            await self.connection.execute(sa.text("SET LOCAL enable_seqscan = off"))
+        limit = MAX_WALK_MS_OFF_LOOP if self._dialect == "postgresql" else MAX_WALK_MS
+        try:
+            return await self.connection.execute_within(statement, limit)
+        except OverBudget:
+            raise WalkTooLong(limit) from None

@@ -75,14 +75,18 @@ def distances(walk: Walk, start: str, bound: int, name: str, max_nodes: int, *, 
         return sa.and_(ahead.c.node_id == to_id, ahead.c.depth == bound - rows.c.depth)
 
     steps: list[sa.Select[Any]] = []
-    if len(searches) == 1 or walk.dialect == "sqlite":  # (SQLite: a recursive CTE may have several recursive SELECTs)
+    if walk.dialect == "sqlite":  # (SQLite: a recursive CTE may have several recursive SELECTs)
         for edge, far_end, conditions in searches:
             joined = rows.join(edge, sa.and_(*conditions))
             joined = joined if ahead is None else joined.join(ahead, on_path(far_end))
             steps.append(sa.select(far_end, rows.c.depth + 1).select_from(joined).where(rows.c.depth < bound))
-    else:  # Postgres names the CTE once in its recursive term: the two searches as one LATERAL subquery
+    else:  # Postgres names the CTE once in its recursive term: the searches as one LATERAL subquery
         moves = [sa.select(far.label("node_id")).where(*conditions).correlate(rows) for _, far, conditions in searches]
-        lateral = sa.union_all(*moves).lateral(f"{name}_move")
+        # OFFSET 0 keeps the subquery one (Postgres pulls a plain one up into a join): an index search a row of
+        # the walk. Pulled up, the planner takes the walk's level for a few rows and the organization's edges for
+        # a few more (no statistics serve the `|| ''`), and loops over a scan of all of them for each row.
+        moved = sa.union_all(*moves).subquery(f"{name}_moves")
+        lateral = sa.select(moved.c.node_id).offset(0).lateral(f"{name}_move")
         joined = rows.join(lateral, sa.true())
         joined = joined if ahead is None else joined.join(ahead, on_path(lateral.c.node_id))
         steps.append(sa.select(lateral.c.node_id, rows.c.depth + 1).select_from(joined).where(rows.c.depth < bound))

@@ -1,5 +1,8 @@
-"""A lease in SQL: what `lease_next` reads on SQLite (one statement, then the domain's steps), and the whole
-lease as one statement on Postgres."""
+"""The lease's dialect strategies: on SQLite, what `lease_next` reads (one statement), then the domain's rule
+(`lease_steps.lease_in_steps`); on Postgres, the whole lease as one statement (`lease_in_one`), kept for the
+round trips it saves on the hot path (docs/benchmarks.md). Both are pinned to the domain's rule
+(`executions.entity.lease_order` and `leased`) by `tests/contract/test_lease_rule.py`, a property test on every
+store."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.environments.memory import MemoryQueueRepository
 from controlplane_adapters.memory.base import sorted_page
 from controlplane_adapters.skills.memory import Attachments
+from controlplane_adapters.webhooks.memory import MemoryWebhookRepository
 from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.errors import Conflict
@@ -20,12 +21,14 @@ from controlplane_domain.executions.entity import (
     LeaseTerms,
     RunWith,
     agent_run_with,
+    lease_order,
 )
 from controlplane_domain.executions.lease_steps import lease_in_steps
 from controlplane_domain.executions.ports import ExecutionFilter, Leased, LeaseExtras
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.skills.entity import SkillOwner
+from controlplane_domain.webhooks.entity import Event
 
 QUEUED = ExecutionStatus.QUEUED
 HELD = frozenset({ExecutionStatus.RUNNING, ExecutionStatus.WAITING_FOR_INPUT})
@@ -40,6 +43,7 @@ class MemoryExecutionRepository:
         contexts: dict[str, ResolvedContext],
         skill_attachments: Attachments | None = None,
         models: Mapping[str, LlmModel] | None = None,
+        webhooks: MemoryWebhookRepository | None = None,
     ) -> None:
         self.rows = rows
         self.events = events
@@ -47,6 +51,7 @@ class MemoryExecutionRepository:
         self.contexts = contexts  # execution id -> the context resolved when it was created (when not empty)
         self.skill_attachments = {} if skill_attachments is None else skill_attachments  # (a lease's extras)
         self.models: Mapping[str, LlmModel] = {} if models is None else models  # (what an agent runs with)
+        self.webhooks = webhooks  # where a change's webhook events (`record`'s outbox) are written
 
     async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
         queues, workers, agents = self.related
@@ -111,7 +116,7 @@ class MemoryExecutionRepository:
             for e in self.rows.values()
             if e.organization_id == organization_id and e.worker_queue_id == queue_id and e.status is QUEUED
         ]
-        return min(queued, key=lambda e: (e.queued_at or e.created_at, e.id), default=None)
+        return min(queued, key=lease_order, default=None)
 
     async def running_for_worker(self, organization_id: str, worker_id: str) -> list[Execution]:
         return [
@@ -155,6 +160,7 @@ class MemoryExecutionRepository:
         events: Sequence[ExecutionEvent],
         *,
         context: ResolvedContext | None = None,
+        outbox: Sequence[Event] = (),
     ) -> bool:
         if context is not None and before is not None:
             raise ValueError("a context is stored with a new execution only")
@@ -179,6 +185,11 @@ class MemoryExecutionRepository:
                 if getattr(before, f.name) != getattr(after, f.name)
             }
             self.rows[after.id] = replace(stored, **changed)
+        if outbox:
+            if self.webhooks is None:
+                raise ValueError("a change with webhook events needs the webhooks' repository")
+            for event in outbox:
+                await self.webhooks.enqueue(event)
         return True
 
     async def _add_events(self, events: Sequence[ExecutionEvent]) -> None:

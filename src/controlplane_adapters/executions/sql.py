@@ -46,6 +46,7 @@ from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.coalesced import coalesced, coalescing
 from controlplane_adapters.sql.columns import from_json
 from controlplane_adapters.sql.statements import insert_row, slices, updatable
+from controlplane_adapters.webhooks.sql import SqlWebhookRepository, event_parameters
 from controlplane_adapters.workers.sql import worker_to_domain
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.contexts.entity import ResolvedContext
@@ -61,6 +62,7 @@ from controlplane_domain.executions.entity import (
 from controlplane_domain.executions.lease_steps import lease_in_steps
 from controlplane_domain.executions.ports import ExecutionFilter, Leased, LeaseExtras
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.webhooks.entity import Event
 from controlplane_domain.workers.entity import Worker
 
 
@@ -182,6 +184,7 @@ class SqlExecutionRepository(SqlRepository[Execution]):
         events: Sequence[ExecutionEvent],
         *,
         context: ResolvedContext | None = None,
+        outbox: Sequence[Event] = (),
     ) -> bool:
         columns: tuple[str, ...] | None = None
         if context is not None and before is not None:
@@ -197,11 +200,15 @@ class SqlExecutionRepository(SqlRepository[Execution]):
         check_events(after, events)
         try:
             if self._postgres:
-                recorded = await self._record_in_one(before, row, columns, events, context)
+                recorded = await self._record_in_one(before, row, columns, events, context, outbox)
             else:
                 recorded = await self._record_in_steps(before, row, columns, events)
                 if recorded and context is not None:
                     await self._add_context(after, context)
+                if recorded and outbox:
+                    deliveries = SqlWebhookRepository(self.connection)
+                    for event in outbox:
+                        await deliveries.enqueue(event)
         except IntegrityError as exc:
             raise self._conflict(after, exc) from exc
         if recorded:
@@ -210,17 +217,15 @@ class SqlExecutionRepository(SqlRepository[Execution]):
 
     async def _record_in_one(
         self, before: Execution | None, row: dict[str, Any], columns: tuple[str, ...] | None,
-        events: Sequence[ExecutionEvent], context: ResolvedContext | None,
+        events: Sequence[ExecutionEvent], context: ResolvedContext | None, outbox: Sequence[Event],
     ) -> bool:  # fmt: skip
         parameters = row if columns is None else self._where_at(before, row, columns)
         add_events_json(parameters, events)
         if context is not None:
             parameters["context"] = context_value(context)
-        take = getattr(self.connection, "take_outbox", None)
-        held = take() if take is not None else []  # (the webhook events of this change, held for this statement)
-        if held:
-            add_outbox_json(parameters, held)
-        statement = change_in_one(columns, context is not None, bool(held))
+        if outbox:
+            add_outbox_json(parameters, [event_parameters(event) for event in outbox])
+        statement = change_in_one(columns, context is not None, bool(outbox))
         return (await self.connection.execute(statement, parameters)).first() is not None
 
     async def _add_context(self, execution: Execution, context: ResolvedContext) -> None:

@@ -126,7 +126,7 @@ def change_in_one(
     """Postgres: an execution's change and its events as one statement (data-modifying CTEs), atomic on its own.
     `columns` None inserts the execution (`with_context`: and its context, the `context` parameter); otherwise
     `update_if_at`. The events (`_events_of`) are inserted only if the execution was, and the statement returns
-    its id only then; so are, `with_outbox`, the webhook deliveries of the events held for it (`outbox_of`)."""
+    its id only then; so are, `with_outbox`, the webhook deliveries of the change's webhook events (`outbox_of`)."""
     t = executions
     if columns is None:
         write: Any = t.insert().values({c.name: sa.bindparam(c.name) for c in t.columns})
@@ -148,8 +148,8 @@ OUTBOX_RECORD = (
 
 
 def outbox_of(changed: sa.CTE) -> sa.CTE:
-    """The deliveries of the webhook events held for a change (the `outbox` parameter, a JSON array of the events'
-    records, `add_outbox_json`), for each row of `changed`: one a webhook of the event's organization, enabled and
+    """The deliveries of a change's webhook events (the `outbox` parameter, a JSON array of the events' records,
+    `add_outbox_json`), for each row of `changed`: one a webhook of the event's organization, enabled and
     listening to its type, as the webhooks' own insert (`webhooks/sql.py` `_enqueue`) writes them."""
     w, d = webhooks, webhook_deliveries
     event = (
@@ -183,10 +183,11 @@ def outbox_of(changed: sa.CTE) -> sa.CTE:
     return d.insert().from_select(names, rows).cte("delivered")
 
 
-def add_outbox_json(parameters: dict[str, Any], held: Sequence[dict[str, Any]]) -> None:
-    """The `outbox` parameter of `outbox_of`: the held events' records as one JSON array."""
+def add_outbox_json(parameters: dict[str, Any], outbox: Sequence[dict[str, Any]]) -> None:
+    """The `outbox` parameter of `outbox_of`: the events' records (`webhooks/sql.py` `event_parameters`) as one
+    JSON array."""
     parameters["outbox"] = _EVENTS_JSON.encode(
-        [{name: each[name] for name, _ in OUTBOX_RECORD} for each in held]
+        [{name: each[name] for name, _ in OUTBOX_RECORD} for each in outbox]
     ).decode()
 
 

@@ -11,7 +11,7 @@ from controlplane_domain.errors import Conflict
 from controlplane_domain.executions.entity import Execution
 from controlplane_domain.fairness import in_turns
 from controlplane_domain.jobs.entity import FiringFilter, Job, JobRun
-from controlplane_domain.paging import PageRequest
+from controlplane_domain.paging import PageRequest, counted
 from controlplane_domain.workflows.entity import WorkflowRun
 
 
@@ -73,7 +73,7 @@ class MemoryJobRepository(MemoryRepository[Job]):
 
     async def run_page(self, organization_id: str, job_id: str, page: PageRequest) -> tuple[list[JobRun], int]:
         ordered = sorted(self._mine(organization_id, job_id), key=lambda run: (run.fired_at, run.id), reverse=True)
-        return ordered[page.offset : page.offset + page.limit], len(ordered)
+        return ordered[page.offset : page.offset + page.limit], counted(len(ordered), page)
 
     async def run_for_webhook(self, organization_id: str, job_id: str, webhook_id: str) -> JobRun | None:
         return next((run for run in self._mine(organization_id, job_id) if run.webhook_id == webhook_id), None)
@@ -97,7 +97,7 @@ class MemoryJobRepository(MemoryRepository[Job]):
         if where is not None:
             mine = [run for run in mine if self._kept(run, where)]
         ordered = sorted(mine, key=lambda run: (run.fired_at, run.id), reverse=True)
-        return ordered[page.offset : page.offset + page.limit], len(ordered)
+        return ordered[page.offset : page.offset + page.limit], counted(len(ordered), page)
 
     def _kept(self, run: JobRun, where: FiringFilter) -> bool:
         if run.status.value in where.firing:

@@ -13,6 +13,7 @@ from controlplane_adapters.executions.table import executions
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.fair import in_turns
+from controlplane_adapters.sql.statements import counted
 from controlplane_adapters.workflows.sql import workflow_runs
 from controlplane_domain.errors import Conflict
 from controlplane_domain.jobs.entity import (
@@ -206,7 +207,7 @@ class SqlJobRepository(SqlRepository[Job]):
 
     async def run_page(self, organization_id: str, job_id: str, page: PageRequest) -> tuple[list[JobRun], int]:
         where = (job_runs.c.organization_id == organization_id, job_runs.c.job_id == job_id)
-        count = sa.select(sa.func.count()).select_from(job_runs).where(*where)
+        count = counted(job_runs, *where, offset=page.offset)
         total = (await self.connection.execute(count)).scalar_one()
         rows = await self.connection.execute(
             sa.select(job_runs)
@@ -261,7 +262,7 @@ class SqlJobRepository(SqlRepository[Job]):
                     workflow_runs.c.status.in_(sorted(where.workflow_runs)),
                 )
             )
-        count = sa.select(sa.func.count()).select_from(source).where(*conditions)
+        count = counted(source, *conditions, offset=page.offset)
         total = (await self.connection.execute(count)).scalar_one()
         rows = await self.connection.execute(
             sa.select(job_runs)

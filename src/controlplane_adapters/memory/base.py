@@ -10,15 +10,15 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from controlplane_domain.audit import changes
 from controlplane_domain.audit.entity import AuditEvent
 from controlplane_domain.errors import Conflict
-from controlplane_domain.paging import PageRequest
+from controlplane_domain.paging import PageRequest, counted
 
 T = TypeVar("T")
 
 
 def sorted_page(items: Iterable[T], key: Callable[[T], tuple[datetime, str]], page: PageRequest) -> tuple[list[T], int]:
-    """The page of `items` in `key` order, and how many there are in all."""
+    """The page of `items` in `key` order, and how many there are in all (paging.counted)."""
     ordered = sorted(items, key=key)
-    return ordered[page.offset : page.offset + page.limit], len(ordered)
+    return ordered[page.offset : page.offset + page.limit], counted(len(ordered), page)
 
 
 class Keyed(Protocol):

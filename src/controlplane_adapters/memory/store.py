@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.analytics.memory import MemoryAnalyticsRepository
@@ -58,6 +58,8 @@ from controlplane_domain.templates.entity import Template
 from controlplane_domain.webhooks.entity import Delivery, Webhook
 from controlplane_domain.workers.entity import Worker
 from controlplane_domain.workflows.entity import RunEvent, Workflow, WorkflowRun
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -174,6 +176,7 @@ class MemoryUnitOfWork:
         self.idempotency = MemoryIdempotencyRepository(work.idempotency)
         self.environments = MemoryEnvironmentRepository(work.environments)
         self.queues = MemoryQueueRepository(work.queues)
+        self.webhooks = MemoryWebhookRepository(work.webhooks, work.webhook_deliveries)
         self.executions = MemoryExecutionRepository(
             work.executions,
             work.events,
@@ -181,6 +184,7 @@ class MemoryUnitOfWork:
             work.execution_contexts,
             work.skill_attachments,
             work.models,
+            self.webhooks,
         )
         self.projects = MemoryProjectRepository(
             work.projects, work.project_members, agents=work.agents, teams=work.teams
@@ -220,7 +224,6 @@ class MemoryUnitOfWork:
         )
         self.context_graph = MemoryContextGraphRepository(work.graph_nodes, work.graph_edges)
         self.operations = MemoryOperationsRepository(work.executions, work.workers, work.jobs)
-        self.webhooks = MemoryWebhookRepository(work.webhooks, work.webhook_deliveries)
         referring: dict[str, Mapping[str, Any]] = {
             "agent": work.agents,
             "team": work.teams,
@@ -247,6 +250,11 @@ class MemoryUnitOfWork:
             raise RuntimeError("commit outside the unit of work")
         self._store.tables = self._work
         self._bind(self._work.copy())
+
+    async def commit_with(self, write: Callable[[], Awaitable[T]]) -> T:
+        answer = await write()
+        await self.commit()
+        return answer
 
 
 class MemoryHealthProbe:

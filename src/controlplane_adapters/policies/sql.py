@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from controlplane_adapters.sql.base import SqlConnection, SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.statements import counted
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.policies.entity import Action, Decision, DecisionFilter, Enforcement, Policy
 
@@ -175,7 +176,7 @@ class SqlDecisionRepository:
             conditions.append(table.c.created_at >= where.since)
         if where.until is not None:
             conditions.append(table.c.created_at < where.until)
-        count = sa.select(sa.func.count()).select_from(table).where(*conditions)
+        count = counted(table, *conditions, offset=page.offset)
         total = (await self.connection.execute(count)).scalar_one()
         rows = await self.connection.execute(
             sa.select(table)

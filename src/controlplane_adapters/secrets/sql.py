@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.statements import counted
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.secrets.entity import SealedValue, Secret, SecretAccess
 
@@ -117,7 +118,7 @@ class SqlSecretRepository(SqlRepository[Secret]):
     ) -> tuple[list[SecretAccess], int]:
         table = secret_accesses
         where = (table.c.organization_id == organization_id, table.c.secret_id == secret_id)
-        count = sa.select(sa.func.count()).select_from(table).where(*where)
+        count = counted(table, *where, offset=page.offset)
         total = (await self.connection.execute(count)).scalar_one()
         rows = await self.connection.execute(
             sa.select(table)

@@ -29,7 +29,16 @@ from sqlalchemy.exc import IntegrityError
 from controlplane_adapters.audit.sql import INSERT as AUDIT_INSERT
 from controlplane_adapters.audit.sql import audit_event_to_row
 from controlplane_adapters.sql.coalesced import coalesced_by_id, coalescing
-from controlplane_adapters.sql.statements import by_id, changed, insert_row, page_of, update_by_id, update_columns
+from controlplane_adapters.sql.statements import (
+    by_id,
+    changed,
+    counted,
+    counted_to,
+    insert_row,
+    page_of,
+    update_by_id,
+    update_columns,
+)
 from controlplane_domain.audit import changes
 from controlplane_domain.audit.entity import AuditEvent
 from controlplane_domain.errors import Conflict, DomainError
@@ -45,6 +54,12 @@ class SqlConnection(Protocol):
     def dialect(self) -> Dialect: ...
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any: ...
+
+    async def execute_within(self, statement: Any, milliseconds: int | None) -> list[Any]:
+        """The statement's rows, read within `milliseconds` (errors.OverBudget past them; None: the statement
+        timeout alone), off the event loop on SQLite: a read whose work a tenant's data drives (a dense graph's
+        walk, analytics over many executions)."""
+        ...
 
 
 class SqlRepository(Generic[T]):
@@ -119,8 +134,8 @@ class SqlRepository(Generic[T]):
         await self._add(obj, insert_row(self.table))
 
     async def _audit(self, event: AuditEvent | None) -> None:
-        """Append the event of an audited write (written before the change itself: a write `atomic` on Postgres
-        then joins this transaction instead of ending it on its own)."""
+        """Append the event of an audited write (written before the change itself, whose statement may be atomic:
+        `commit_with` then sends it in this transaction)."""
         if event is not None:
             await self.connection.execute(AUDIT_INSERT, audit_event_to_row(event))
 
@@ -181,13 +196,12 @@ class SqlRepository(Generic[T]):
     ) -> tuple[list[T], int]:
         """A page of the organization's rows, oldest first, that meet every one of `conditions` and whose columns
         named in `equal` hold the values given (a value None: no condition), and their total: what a `list_page`
-        with filters calls (`self.list_where(organization_id, page, environment_id=environment_id)`)."""
+        with filters calls (`self.list_where(organization_id, page, environment_id=environment_id)`; the total as
+        `statements.counted`)."""
         table = self.table
         where = [table.c.organization_id == organization_id, *conditions]
         where.extend(table.c[name] == value for name, value in equal.items() if value is not None)
-        total = (
-            await self.connection.execute(sa.select(sa.func.count()).select_from(table).where(*where))
-        ).scalar_one()
+        total = (await self.connection.execute(counted(table, *where, offset=page.offset))).scalar_one()
         rows = await self.connection.execute(
             sa.select(table)
             .where(*where)
@@ -200,6 +214,6 @@ class SqlRepository(Generic[T]):
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
         count, rows = page_of(self.table, ("created_at", "id"))
         parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
-        total = (await self.connection.execute(count, parameters)).scalar_one()
+        total = (await self.connection.execute(count, {**parameters, "counted": counted_to(page.offset)})).scalar_one()
         found = await self.connection.execute(rows, parameters)
         return [type(self).to_domain(row) for row in found], total

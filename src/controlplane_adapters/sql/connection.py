@@ -3,7 +3,9 @@ from an async engine (`AsyncEngineConnection`: Postgres, where hot statements ru
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -11,7 +13,8 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from controlplane_adapters.sql.coalesced import KeysRead
-from controlplane_adapters.sql.engine import DeadlineConnection
+from controlplane_adapters.sql.engine import READ_ONLY, DeadlineConnection
+from controlplane_adapters.sql.errors import OverBudget, canceled
 from controlplane_adapters.sql.hot import ATOMIC, READ, HotResult, Plan, plan_for
 from controlplane_adapters.sql.pools import (
     LOOP_COALESCERS,
@@ -41,6 +44,7 @@ class LoopConnection:
         self._driver: Any = None
         self._limited = False  # its statements have a time limit (DeadlineConnection)
         self.coalesces = False  # point reads: SQLite answers one in less time than a coalesced one waits
+        self.committing = False  # (as `AsyncEngineConnection.committing`; SQLite's writer always has a transaction)
 
     @property
     def coalesces_pages(self) -> bool:
@@ -92,6 +96,30 @@ class LoopConnection:
         except error as exc:
             raise self._error(plan.sql, values, exc) from exc
 
+    async def execute_within(self, statement: Any, milliseconds: int | None) -> list[Any]:
+        """The statement's rows, read within `milliseconds` of CPU time (OverBudget past them:
+        `DeadlineConnection.within`; None: the statement timeout alone), off the event loop: on a connection of
+        its own in a worker thread (sqlite3 gives the interpreter lock back while SQLite steps), at most
+        OFF_LOOP_READS of an engine at once, the others waiting their turn without a connection. A budget in the
+        loop's thread would not bound the loop: several such statements ready in one turn of the loop run one
+        after the other before any timer.
+
+        A reader lets its own connection go first (its statements are each their own snapshot, as this one is),
+        so that no SQLite connection is held across the wait. A writer, or a database in memory (one a
+        connection), reads in the loop's thread, within the budget."""
+        seconds = None if milliseconds is None else milliseconds / 1000
+        if self._read_only and self._engine.url.database not in (None, "", ":memory:"):
+            connection, self._connection = self._connection, None
+            if connection is not None:
+                release(connection, self._read_only)
+            async with _off_loop_turn(self._engine):
+                return await asyncio.to_thread(_read_off_loop, self._engine, statement, seconds)
+        connection = self._connection or self._open()
+        driver = self._driver
+        if not isinstance(driver, DeadlineConnection):  # (an engine not made by create_sqlite_engine: no budget)
+            return list(connection.execute(statement))
+        return driver.within(seconds, lambda: list(connection.execute(statement)))
+
     def _error(self, sql: str, values: Any, error: Exception) -> sa.exc.StatementError:
         """The DBAPIError SQLAlchemy would raise for an error of the sqlite3 connection."""
         return sa.exc.DBAPIError.instance(sql, values, error, self.dialect.loaded_dbapi.Error)
@@ -121,6 +149,29 @@ class LoopConnection:
             release(connection, self._read_only)
 
 
+OFF_LOOP_READS = 2
+"""Statements of `execute_within` (walks, analytics) of one SQLite engine running in worker threads at once."""
+_OFF_LOOP_TURNS: weakref.WeakKeyDictionary[sa.Engine, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+def _off_loop_turn(engine: sa.Engine) -> asyncio.Semaphore:
+    turns = _OFF_LOOP_TURNS.get(engine)
+    if turns is None:
+        turns = _OFF_LOOP_TURNS[engine] = asyncio.Semaphore(OFF_LOOP_READS)
+    return turns
+
+
+def _read_off_loop(engine: sa.Engine, statement: Any, seconds: float | None) -> list[Any]:
+    """In a worker thread: the statement's rows on a reader's connection of the engine's pool, within `seconds`
+    of this thread's CPU time."""
+    with engine.connect() as connection:
+        connection.execution_options(**{READ_ONLY: True})  # (a reader: no BEGIN IMMEDIATE)
+        driver: Any = connection.connection.dbapi_connection
+        if not isinstance(driver, DeadlineConnection):
+            return list(connection.execute(statement))
+        return driver.within(seconds, lambda: list(connection.execute(statement)))
+
+
 class AsyncEngineConnection:
     """A Postgres unit of work's connection, taken when its first statement runs; its hot statements run on
     the asyncpg connection itself.
@@ -129,9 +180,12 @@ class AsyncEngineConnection:
     snapshot, as under READ COMMITTED inside one, without the BEGIN and ROLLBACK round trips). The first write
     begins the transaction as SQLAlchemy would: its Connection's transaction first, then the statement on the
     DBAPI connection SQLAlchemy holds, whose driver adapter sends BEGIN with it; the statements after it run hot
-    inside that transaction, which SQLAlchemy commits or rolls back. A locking read counts as a write. An atomic
-    statement (see `hot`) that comes first runs as a transaction of its own; the unit of work then writes nothing
-    more.
+    inside that transaction, which SQLAlchemy commits or rolls back. A locking read counts as a write.
+
+    The unit of work's `commit_with` sets `committing` while its last write runs: an atomic statement (see `hot`: a
+    repository's last statement of a write) that then finds no transaction open is sent as a transaction of its
+    own, with no BEGIN and COMMIT; the commit that follows has nothing left to do. Anything the unit of work
+    writes after it begins a new transaction.
 
     A reader's point reads may share one statement with other requests' (`coalesced_read`): a reader whose reads
     all joined another's statement never takes a connection at all."""
@@ -144,32 +198,8 @@ class AsyncEngineConnection:
         self._connection: AsyncConnection | None = None
         self._driver: Any = None
         self._hot = engine.dialect.driver == "asyncpg"
-        self._done = False  # an atomic statement ran on its own: nothing may be written after it
+        self.committing = False  # `commit_with`'s write is running: an atomic first write may be sent alone
         self._coalescing = self._hot and read_only
-        self._outbox: list[tuple[Any, dict[str, Any]]] = []  # (statement, parameters): see `hold_outbox`
-
-    def hold_outbox(self, statement: Any, parameters: dict[str, Any]) -> bool:
-        """Hold a webhook event's outbox insert (`statement` with `parameters`) when it would be this unit of work's
-        first write: the execution change that follows takes it into its own statement (`take_outbox`), which then
-        stays one atomic statement instead of BEGIN, the insert, the change and COMMIT (four round trips for one;
-        docs/benchmarks.md, "Webhooks"). Anything else run first, or a commit, runs it as it was, in order.
-        False (run it now) when a transaction is open or the unit of work is a reader."""
-        if not self._hot or self._read_only or self._done:
-            return False
-        if self._driver is not None and self._driver.is_in_transaction():
-            return False
-        self._outbox.append((statement, parameters))
-        return True
-
-    def take_outbox(self) -> list[dict[str, Any]]:
-        """The held outbox inserts' parameters, for the statement about to run, which writes them."""
-        taken, self._outbox = self._outbox, []
-        return [parameters for _, parameters in taken]
-
-    async def _run_outbox(self) -> None:
-        held, self._outbox = self._outbox, []
-        for statement, parameters in held:
-            await self.execute(statement, parameters)
 
     @property
     def coalesces(self) -> bool:
@@ -200,13 +230,9 @@ class AsyncEngineConnection:
         return await coalescer_for(self._state.coalescers, kind, key_of).read(key, read)
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
-        if self._outbox:  # (what was held runs first: it was asked for first)
-            await self._run_outbox()
         connection = self._connection or await self._open()
         plan = plan_for(statement, self.dialect, parameters) if self._hot else None
         if plan is None:
-            if self._done and not isinstance(statement, sa.Select):
-                raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
             return await connection.execute(statement, parameters)
         if self._driver is None:
             sync = connection.sync_connection  # its pooled connection, without a trip through a greenlet
@@ -214,15 +240,31 @@ class AsyncEngineConnection:
             raw = sync.connection if live and sync else await connection.get_raw_connection()
             self._driver = raw.driver_connection
         if not self._read_only and plan.kind != READ and not self._driver.is_in_transaction():
-            if self._done:
-                raise RuntimeError("an atomic write ended this unit of work: it writes nothing after it")
-            if plan.kind == ATOMIC:
-                self._done = True
+            if plan.kind == ATOMIC and self.committing:
+                self.committing = False  # sent alone: its own transaction, committed once it has run
             else:
                 return await self._first_write(connection, plan, parameters)
         if isinstance(parameters, list):  # executemany (rows are not returned)
             return await self._run_many(plan, [plan.values(each) for each in parameters])
         return await self._run(plan, plan.values(parameters or {}))
+
+    async def execute_within(self, statement: Any, milliseconds: int | None) -> list[Any]:
+        """The statement's rows, read within `milliseconds` (OverBudget past them): the transaction's
+        `statement_timeout` for this statement only (SET LOCAL, then back to the connection's own). Three round
+        trips rather than one: only for the statements of a tenant's bounded walk, never a hot route's. None: a
+        plain read (Postgres runs it off the loop, within the statement timeout)."""
+        if milliseconds is None:
+            return list(await self.execute(statement))
+        connection = self._connection or await self._open()
+        await connection.execute(sa.text(f"SET LOCAL statement_timeout = {int(milliseconds)}"))
+        try:
+            rows = list(await connection.execute(statement))
+        except sa.exc.DBAPIError as exc:
+            if canceled(exc):
+                raise OverBudget(f"stopped past its budget of {milliseconds} ms") from exc
+            raise
+        await connection.execute(sa.text("SET LOCAL statement_timeout = DEFAULT"))
+        return rows
 
     async def _first_write(self, connection: AsyncConnection, plan: Plan, parameters: Any) -> HotResult:
         """The unit of work's first write, on the DBAPI connection SQLAlchemy holds (PEP 249): its driver adapter
@@ -285,20 +327,16 @@ class AsyncEngineConnection:
         return translated
 
     async def commit(self) -> None:
-        if self._outbox:
-            await self._run_outbox()
-        connection = self._connection  # else nothing to commit (reads, an atomic write): no greenlet trip
+        connection = self._connection  # else nothing to commit (reads, a write sent alone): no greenlet trip
         if connection is not None and connection.in_transaction():
             await connection.commit()
 
     async def rollback(self) -> None:
-        self._outbox.clear()
         connection = self._connection
         if connection is not None and connection.in_transaction():
             await connection.rollback()
 
     async def close(self) -> None:
-        self._outbox.clear()
         connection, self._connection = self._connection, None
         if connection is not None:
             clean = self._driver is None or not self._driver.is_in_transaction()

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from controlplane_adapters.sql.errors import OverBudget
+
+R = TypeVar("R")
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./controlplane.db"
 READ_ONLY = "controlplane_read_only"
@@ -63,6 +68,36 @@ class DeadlineConnection(sqlite3.Connection):
         """Stop each statement `seconds` after it starts (its start: `deadline` cleared by the statement's runner)."""
         self.statement_seconds = seconds
         self.set_progress_handler(self._past_deadline, PROGRESS_STEPS)
+
+    def within(self, seconds: float | None, run: Callable[[], R]) -> R:
+        """`run()` (a statement and the reading of its rows) stopped once it has spent `seconds` of this thread's
+        CPU time (OverBudget; None: no budget), or past the statement timeout (as any statement). A progress
+        handler of its own, for `run` only: the connection's own (or none) is back after it, so that no other
+        statement pays for it.
+
+        CPU time of the thread rather than wall time: the budget is the work the statement does, which a process
+        waiting for a core on a busy machine does not."""
+        ends = time.thread_time() + (float("inf") if seconds is None else seconds)
+        limit = self.statement_seconds
+        deadline = None if limit is None else time.monotonic() + limit
+        over = False
+
+        def past_budget() -> int:
+            nonlocal over
+            if time.thread_time() > ends:
+                over = True
+                return 1
+            return 1 if deadline is not None and time.monotonic() > deadline else 0
+
+        self.set_progress_handler(past_budget, PROGRESS_STEPS)
+        try:
+            return run()
+        except Exception as exc:
+            if over:
+                raise OverBudget(f"stopped past its budget of {(seconds or 0) * 1000:.0f} ms") from exc
+            raise
+        finally:
+            self.set_progress_handler(None if limit is None else self._past_deadline, PROGRESS_STEPS)
 
     def _past_deadline(self) -> int:
         deadline = self.deadline

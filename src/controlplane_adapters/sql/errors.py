@@ -19,10 +19,20 @@ QUERY_CANCELED = "57014"  # Postgres: statement_timeout (or a cancel)
 TIMED_OUT = "the database statement ran past its time limit and was stopped"
 
 
+class OverBudget(Exception):
+    """A statement run with a time budget of its own (`execute_within`) ran past it and was stopped; the
+    repository answers what its area's bound says (a walk: 422 naming `max_walk_ms`)."""
+
+
 def _sqlstate(exc: DBAPIError) -> str | None:
     original = exc.orig
     code = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
     return code if isinstance(code, str) else None
+
+
+def canceled(exc: DBAPIError) -> bool:
+    """Postgres stopped the statement (its statement_timeout, or a cancel)."""
+    return _sqlstate(exc) == QUERY_CANCELED
 
 
 def _timed_out(exc: DBAPIError) -> bool:

@@ -95,8 +95,9 @@ _HOT: dict[int, tuple[Any, dict[tuple[str, tuple[str, ...]], Plan], bool]] = {}
 def hot(statement: S, *, atomic: bool = False) -> S:
     """Register a statement that is built once and executed often (keep it alive: the registry holds it).
 
-    `atomic`: a write complete in itself. A unit of work that has written nothing before it may run it as a
-    transaction of its own (Postgres: without the BEGIN and COMMIT round trips) and then writes nothing more."""
+    `atomic`: a write complete in itself, the last statement of its repository's write. Run as the last write of a
+    unit of work's `commit_with` that has written nothing before it, it is sent as a transaction of its own
+    (Postgres: without the BEGIN and COMMIT); anywhere else it joins the unit of work's transaction."""
     _HOT[id(statement)] = (statement, {}, atomic)
     return statement
 

@@ -18,8 +18,8 @@ from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.coalesced import coalesced, coalescing
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rendered import postgres_rendered_sql, rendered_row
-from controlplane_adapters.sql.statements import page_of
-from controlplane_domain.paging import PageRequest
+from controlplane_adapters.sql.statements import counted, counted_to, page_of
+from controlplane_domain.paging import MAX_COUNTED, MAX_OFFSET, PageRequest
 
 
 @functools.cache
@@ -32,7 +32,7 @@ def _rendered_page_of(table: sa.Table) -> sa.Select[Any]:
     """One organization's page of rows rendered as JSON objects by SQLite (see rendered.py), each with the
     organization's total (one statement, one snapshot), built once."""
     where = table.c.organization_id == sa.bindparam("organization_id")
-    total = sa.select(sa.func.count()).select_from(table).where(where).scalar_subquery()
+    total = counted(table, where).scalar_subquery()
     return hot(
         sa.select(rendered_row(table), total)
         .select_from(table)
@@ -62,7 +62,9 @@ def _postgres_rendered_pages_of(table: sa.Table) -> sa.TextualSelect:
    FROM (SELECT {columns} FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id
          ORDER BY {table.name}.created_at, {table.name}.id LIMIT keys.page_limit OFFSET keys.page_offset) AS page
   ) AS items,
-  (SELECT count(*) FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id) AS total
+  (SELECT count(*) FROM (SELECT 1 FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id
+                         LIMIT LEAST(keys.page_offset, {MAX_OFFSET - MAX_COUNTED}) + {MAX_COUNTED}) AS counted
+  ) AS total
 FROM unnest(:organization_ids, :limits, :offsets) AS keys(organization_id, page_limit, page_offset)"""  # noqa: S608
     texts, numbers = postgresql.ARRAY(sa.String), postgresql.ARRAY(sa.BigInteger)  # offsets past 2**31 too
     statement = (
@@ -149,7 +151,12 @@ class RenderedReads:
 
     async def _sqlite_page(self, key: tuple[str, int, int]) -> tuple[str, int]:
         organization_id, limit, offset = key
-        parameters = {"organization_id": organization_id, "limit": limit, "offset": offset}
+        parameters = {
+            "organization_id": organization_id,
+            "limit": limit,
+            "offset": offset,
+            "counted": counted_to(offset),
+        }
         found = (await self.connection.execute(_rendered_page_of(self.table), parameters)).all()
         if not found:  # past the end: the total still counts
             count, _ = page_of(self.table, ("created_at", "id"))

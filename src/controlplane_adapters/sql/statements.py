@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from controlplane_adapters.sql.hot import hot
+from controlplane_domain.paging import MAX_COUNTED, MAX_OFFSET
 
 
 @functools.cache
@@ -63,10 +64,27 @@ def update_columns(table: sa.Table, columns: tuple[str, ...]) -> sa.Update:
 
 
 @functools.cache
+def counted(source: sa.FromClause, *where: sa.ColumnElement[bool], offset: int | None = None) -> Any:
+    """The `total` of a list: the rows of `source` that `where` keeps, counted to at most `offset` + MAX_COUNTED
+    (paging.MAX_COUNTED: its time no longer grows with the organization's rows past that). Without `offset`, the
+    statement takes the parameter `counted` (`counted_to(offset)`)."""
+    to: int | sa.BindParameter[int] = (
+        sa.bindparam("counted", type_=sa.Integer) if offset is None else counted_to(offset)
+    )
+    kept: sa.Select[Any] = sa.select(sa.literal_column("1").label("one")).select_from(source).where(*where).limit(to)
+    return sa.select(sa.func.count()).select_from(kept.subquery("counted"))
+
+
+def counted_to(offset: int) -> int:
+    """The most rows a list's total counts at `offset` (a 64-bit integer on every database)."""
+    return min(offset, MAX_OFFSET - MAX_COUNTED) + MAX_COUNTED
+
+
 def page_of(table: sa.Table, order: tuple[str, ...]) -> tuple[sa.Select[Any], sa.Select[Any]]:
-    """(count, rows) statements for one organization's page, built once per table."""
+    """(count, rows) statements for one organization's page, built once per table (the parameters
+    `organization_id`, `limit`, `offset` and, for the count, `counted`: `counted_to(offset)`)."""
     where = table.c.organization_id == sa.bindparam("organization_id")
-    count = sa.select(sa.func.count()).select_from(table).where(where)
+    count = counted(table, where)
     rows = (
         sa.select(table)
         .where(where)

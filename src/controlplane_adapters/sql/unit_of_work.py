@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar, overload
 
@@ -45,6 +45,7 @@ from controlplane_domain.errors import DomainError
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 class _Repository(Generic[R]):
@@ -143,3 +144,15 @@ class SqlUnitOfWork:
         if self._connection is None:
             raise RuntimeError("commit outside the unit of work")
         await self._connection.commit()
+
+    async def commit_with(self, write: Callable[[], Awaitable[T]]) -> T:
+        """`write`, then the commit; its statement marked atomic (`hot`) that finds no transaction open is sent as a
+        transaction of its own (the connection's `committing`), else it joins the transaction, which then commits."""
+        connection = self._open()
+        connection.committing = True
+        try:
+            answer = await write()
+        finally:
+            connection.committing = False
+        await connection.commit()
+        return answer

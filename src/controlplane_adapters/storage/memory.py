@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controlplane_adapters.memory.base import MemoryRepository
-from controlplane_domain.paging import PageRequest
+from controlplane_domain.paging import PageRequest, counted
 from controlplane_domain.storage.entity import StoredFile, Usage
 
 
@@ -29,7 +29,7 @@ class MemoryStoredFileRepository(MemoryRepository[StoredFile]):
             (stored for stored in self._mine(organization_id) if stored.path.startswith(prefix)),
             key=lambda stored: stored.path,
         )
-        return ordered[page.offset : page.offset + page.limit], len(ordered)
+        return ordered[page.offset : page.offset + page.limit], counted(len(ordered), page)
 
     async def usage(self, organization_id: str, *, lock: bool = False) -> Usage:
         mine = self._mine(organization_id)  # (units of work take turns: the lock is the store's own)

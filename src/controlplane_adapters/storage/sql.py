@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.statements import counted
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.storage.entity import StoredFile, Usage
 
@@ -59,6 +60,20 @@ def stored_file_to_domain(row: Any) -> StoredFile:
     )
 
 
+def _prefix_range(path: sa.ColumnElement[str], prefix: str) -> list[sa.ColumnElement[bool]]:
+    """`prefix` <= path < the least string past every path that starts with it (its last character that can
+    grow, grown; none: no upper end): a range of the (organization_id, path) index, in SQLite's order of code
+    points, where a comparison of substrings reads each of the organization's files on the event loop. (Postgres
+    orders by its collation, which a prefix's range does not follow: it compares there, off the loop.)"""
+    conditions = [path >= prefix]
+    grown = prefix.rstrip(chr(0x10FFFF))
+    if grown:
+        following = ord(grown[-1]) + 1
+        following = 0xE000 if 0xD800 <= following <= 0xDFFF else following  # (no surrogates in UTF-8)
+        conditions.append(path < grown[:-1] + chr(following))
+    return conditions
+
+
 class SqlStoredFileRepository(SqlRepository[StoredFile]):
     table = stored_files
     to_row = staticmethod(stored_file_to_row)
@@ -85,7 +100,9 @@ class SqlStoredFileRepository(SqlRepository[StoredFile]):
         where = [t.c.organization_id == organization_id]
         if prefix:  # (not LIKE: SQLite's ignores case)
             where.append(sa.func.substr(t.c.path, 1, len(prefix)) == prefix)
-        total = (await self.connection.execute(sa.select(sa.func.count()).select_from(t).where(*where))).scalar_one()
+            if self.connection.dialect.name == "sqlite":  # the paths that start so, a range of the path's index
+                where.extend(_prefix_range(t.c.path, prefix))
+        total = (await self.connection.execute(counted(t, *where, offset=page.offset))).scalar_one()
         # Code point order on every store (Postgres's default collation would order by its locale's rules)
         order = t.c.path.collate("C") if self.connection.dialect.name == "postgresql" else t.c.path
         statement = sa.select(t).where(*where).order_by(order).limit(page.limit).offset(page.offset)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controlplane_adapters.memory.base import MemoryRepository
-from controlplane_domain.paging import PageRequest
+from controlplane_domain.paging import PageRequest, counted
 from controlplane_domain.task_plans.entity import PlanStatus, TaskPlan
 
 
@@ -30,4 +30,4 @@ class MemoryTaskPlanRepository(MemoryRepository[TaskPlan]):
         mine = [plan for plan in self.rows.values() if plan.organization_id == organization_id
                 and (statuses is None or plan.status in statuses)]  # fmt: skip
         ordered = sorted(mine, key=lambda plan: (plan.created_at, plan.id), reverse=True)
-        return ordered[page.offset : page.offset + page.limit], len(ordered)
+        return ordered[page.offset : page.offset + page.limit], counted(len(ordered), page)

@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.statements import counted
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.task_plans.entity import PlanStatus, PlanStep, TaskPlan
 
@@ -130,7 +131,7 @@ class SqlTaskPlanRepository(SqlRepository[TaskPlan]):
         conditions: list[Any] = [task_plans.c.organization_id == organization_id]
         if statuses is not None:
             conditions.append(task_plans.c.status.in_(sorted(status.value for status in statuses)))
-        count = sa.select(sa.func.count()).select_from(task_plans).where(*conditions)
+        count = counted(task_plans, *conditions, offset=page.offset)
         total = (await self.connection.execute(count)).scalar_one()
         rows = await self.connection.execute(
             sa.select(task_plans)

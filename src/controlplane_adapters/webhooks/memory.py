@@ -10,7 +10,7 @@ from datetime import datetime
 
 from controlplane_adapters.memory.base import MemoryRepository
 from controlplane_domain.errors import Conflict
-from controlplane_domain.paging import PageRequest
+from controlplane_domain.paging import PageRequest, counted
 from controlplane_domain.webhooks.entity import Delivery, DeliveryStatus, Event, Webhook
 
 PENDING = DeliveryStatus.PENDING
@@ -67,7 +67,7 @@ class MemoryWebhookRepository(MemoryRepository[Webhook]):
         mine = [each for each in self.deliveries.values()
                 if each.organization_id == organization_id and each.webhook_id == webhook_id]  # fmt: skip
         mine.sort(key=lambda each: each.order, reverse=True)
-        return mine[page.offset : page.offset + page.limit], len(mine)
+        return mine[page.offset : page.offset + page.limit], counted(len(mine), page)
 
     async def claim_due(
         self, now: datetime, until: datetime, token: str, limit: int, per_organization: int | None = None

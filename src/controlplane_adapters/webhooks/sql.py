@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime
 from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.statements import counted
 from controlplane_adapters.webhooks.table import (
     delivery_to_domain,
     delivery_to_row,
@@ -47,6 +48,14 @@ def _enqueue() -> sa.Insert:
         sa.or_(w.c.events.like(sa.bindparam("e_like", type_=sa.String())), w.c.events.like(f"%,{EVERY_EVENT},%")),
     )  # fmt: skip
     return hot(d.insert().from_select(columns, select))
+
+
+def event_parameters(event: Event) -> dict[str, Any]:
+    """The parameters of an event's deliveries' insert (`_enqueue`; an execution's change writes them with its own
+    statement on Postgres: `executions/statements.py` `outbox_of`)."""
+    return {"e_id": event.id, "e_type": event.type, "e_payload": event.payload, "e_now": event.created_at,
+            "e_position": event.position, "e_organization_id": event.organization_id,
+            "e_like": f"%,{event.type},%"}  # fmt: skip
 
 
 def _heads() -> sa.ScalarSelect[Any]:
@@ -129,17 +138,8 @@ class SqlWebhookRepository(SqlRepository[Webhook]):
         return frozenset(found)
 
     async def enqueue(self, event: Event) -> int:
-        """The event's deliveries (one for each enabled webhook listening); how many. On Postgres, an event that is
-        its unit of work's first write is held for the execution change that follows, which writes its deliveries
-        in its own statement (`AsyncEngineConnection.hold_outbox`, `executions/statements.py` `outbox_of`): it
-        answers 1 then (some webhook may listen: the caller asked the listeners' cache first)."""
-        parameters = {"e_id": event.id, "e_type": event.type, "e_payload": event.payload, "e_now": event.created_at,
-                      "e_position": event.position, "e_organization_id": event.organization_id,
-                      "e_like": f"%,{event.type},%"}  # fmt: skip
-        hold = getattr(self.connection, "hold_outbox", None)
-        if hold is not None and hold(_enqueue(), parameters):
-            return 1
-        result = await self.connection.execute(_enqueue(), parameters)
+        """The event's deliveries (one for each enabled webhook listening); how many."""
+        result = await self.connection.execute(_enqueue(), event_parameters(event))
         return int(result.rowcount)
 
     async def add_delivery(self, delivery: Delivery) -> None:
@@ -159,7 +159,7 @@ class SqlWebhookRepository(SqlRepository[Webhook]):
         self, organization_id: str, webhook_id: str, page: PageRequest
     ) -> tuple[list[Delivery], int]:
         where = (d.c.organization_id == organization_id, d.c.webhook_id == webhook_id)
-        total = (await self.connection.execute(sa.select(sa.func.count()).select_from(d).where(*where))).scalar_one()
+        total = (await self.connection.execute(counted(d, *where, offset=page.offset))).scalar_one()
         rows = await self.connection.execute(
             sa.select(d)
             .where(*where)

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.fair import in_turns
-from controlplane_adapters.sql.statements import insert_row
+from controlplane_adapters.sql.statements import counted, insert_row
 from controlplane_adapters.workflows.mapping import (
     step_runs_from_json,
     step_runs_to_json,
@@ -183,7 +183,7 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
         conditions: list[Any] = [workflow_runs.c.organization_id == organization_id]
         if statuses is not None:
             conditions.append(workflow_runs.c.status.in_(sorted(status.value for status in statuses)))
-        count = sa.select(sa.func.count()).select_from(workflow_runs).where(*conditions)
+        count = counted(workflow_runs, *conditions, offset=page.offset)
         total = (await self.connection.execute(count)).scalar_one()
         rows = await self.connection.execute(
             sa.select(workflow_runs)

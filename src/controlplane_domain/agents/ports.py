@@ -11,14 +11,12 @@ from controlplane_domain.paging import PageRequest
 
 
 class AgentRepository(Protocol):
-    async def add(self, agent: Agent, *, alone: bool = False) -> None:
-        """Store a new agent; Conflict when its name is taken in the organization. `alone`: the unit of work
-        writes nothing else, so the store may make the agent durable at once (Postgres: one statement, its own
-        transaction, like `ExecutionRepository.record`); nothing may be written after it."""
+    async def add(self, agent: Agent) -> None:
+        """Store a new agent; Conflict when its name is taken in the organization."""
 
     async def get(self, organization_id: str, agent_id: str, *, for_update: bool = False) -> Agent | None:
-        """With `for_update`, the row stays locked until the unit of work ends (Postgres; the other stores
-        serialize writers): a change read this way cannot be lost to, or outlive, a concurrent one. The same
+        """With `for_update`, the row stays locked until the unit of work ends (or the store
+        serializes writers): a change read this way cannot be lost to, or outlive, a concurrent one. The same
         holds for every repository's `get(..., for_update=True)`."""
 
     async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]: ...

@@ -97,12 +97,12 @@ async def create_agent(ports: Ports, organization_id: str, command: CreateAgent)
         await check_secret_references(uow, organization_id, "execution_environment", agent.execution_environment)
         await check_integration_references(uow, organization_id, "execution_environment", agent.execution_environment)
         if not agent.skill_ids:
-            await uow.agents.add(agent, alone=True)  # the create's one write: on Postgres one round trip
+            await uow.commit_with(lambda: uow.agents.add(agent))  # the create's one write
         else:  # the skills named exist; each is attached (skills/attachments.py)
             agent = replace(agent, skill_ids=await check_skill_ids(uow, organization_id, agent.skill_ids, "skill_ids"))
             await uow.agents.add(agent)
             await sync_attachments(uow, organization_id, SkillOwner.AGENT, agent.id, agent.skill_ids, now)
-        await uow.commit()
+            await uow.commit()
     return agent
 
 

@@ -1,5 +1,5 @@
 """One execution's facts as analytics counts them: its tokens (from the usage its worker reported), its duration,
-its queue wait, its cost; and the percentile every store computes (Postgres's `percentile_cont`)."""
+its queue wait, its cost; and the percentile every store computes (the continuous percentile)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def cost_of(
 
 def percentile(ordered: Sequence[float], fraction: float) -> float | None:
     """The continuous percentile of sorted values: the value at position fraction x (n - 1), interpolated
-    linearly between its neighbours (Postgres's `percentile_cont`, the same arithmetic); None for no values."""
+    linearly between its neighbours (SQL's `percentile_cont`, the same arithmetic); None for no values."""
     if not ordered:
         return None
     position = fraction * (len(ordered) - 1)

@@ -26,10 +26,26 @@ MAX_WALK_NODES = 5_000
 """`max_walk_nodes`: the nodes a walk may reach (a node reached at several distances counts once a distance: the
 stores walk level by level); past it the walk stops and the request is 422 naming this bound. A path reads at
 most three walks of this many: the walk from its source, and the shortest paths' nodes forward and backward."""
+MAX_WALK_MS = 50
+"""`max_walk_ms`: the time one statement of a walk may take where it runs in the event loop's thread (SQLite: CPU
+time of that thread). Under `max_walk_nodes` a walk's time grows with the edges of the nodes it reaches: a dense
+graph reaches few nodes through many edges. Past it the walk stops and the request is 422 naming this bound, at
+once rather than at the statement timeout."""
+MAX_WALK_MS_OFF_LOOP = 250
+"""`max_walk_ms` where the walk waits off the loop, on the database server (Postgres: the statement's time)."""
 
 
 class WalkTooLarge(Exception):
     """A store's walk reached more than `MAX_WALK_NODES` nodes and stopped (the use case answers 422)."""
+
+
+class WalkTooLong(WalkTooLarge):
+    """A store's walk ran one statement past its time (`MAX_WALK_MS`, or `MAX_WALK_MS_OFF_LOOP`: `limit`) and was
+    stopped (the use case answers 422)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
 
 
 class Direction(enum.StrEnum):
@@ -140,7 +156,7 @@ class PropertyFilter:
         number = self.number
         if number is None:
             return False
-        if isinstance(value, int):  # exactly, as Postgres compares its numeric (which reads back as an int)
+        if isinstance(value, int):  # exactly, as a decimal number compares (which reads back as an int)
             return Decimal(value) == self.exact
         return isinstance(value, float) and value == number
 

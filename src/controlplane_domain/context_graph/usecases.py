@@ -22,6 +22,7 @@ from controlplane_domain.context_graph.entity import (
     Neighborhood,
     PropertyFilter,
     WalkTooLarge,
+    WalkTooLong,
     properties_size,
 )
 from controlplane_domain.context_graph.traversal import choose_path
@@ -107,14 +108,14 @@ def _check_between(field_name: str, value: int, low: int, high: int) -> None:
         raise ValidationFailed(field_name, f"must be between {low} and {high}", "query")
 
 
-def _too_large(field_name: str) -> ValidationFailed:
+def _too_large(field_name: str, refused: WalkTooLarge) -> ValidationFailed:
     """422 on the walk's depth, naming the bound (`details.bound`, `details.limit`)."""
-    error = ValidationFailed(
-        field_name,
-        f"the walk reaches more than {MAX_WALK_NODES} nodes (max_walk_nodes): ask for fewer moves or one edge_type",
-        "query",
-    )
-    error.details.update(bound="max_walk_nodes", limit=MAX_WALK_NODES)
+    if isinstance(refused, WalkTooLong):
+        bound, limit, what = "max_walk_ms", refused.limit, f"takes more than {refused.limit} ms"
+    else:
+        bound, limit, what = "max_walk_nodes", MAX_WALK_NODES, f"reaches more than {MAX_WALK_NODES} nodes"
+    error = ValidationFailed(field_name, f"the walk {what} ({bound}): ask for fewer moves or one edge_type", "query")
+    error.details.update(bound=bound, limit=limit)
     return error
 
 
@@ -257,8 +258,8 @@ async def neighbors(ports: Ports, organization_id: str, node_id: str, query: Nei
                 limit=query.limit,
                 max_nodes=MAX_WALK_NODES,
             )
-        except WalkTooLarge:
-            raise _too_large("depth") from None
+        except WalkTooLarge as refused:
+            raise _too_large("depth", refused) from None
 
 
 async def shortest_path(ports: Ports, organization_id: str, query: PathQuery) -> GraphPath | None:
@@ -280,8 +281,8 @@ async def shortest_path(ports: Ports, organization_id: str, query: PathQuery) ->
                 edge_type=query.edge_type,
                 max_nodes=MAX_WALK_NODES,
             )
-        except WalkTooLarge:
-            raise _too_large("max_depth") from None
+        except WalkTooLarge as refused:
+            raise _too_large("max_depth", refused) from None
         if steps is None:
             return None
         path = choose_path(query.source_id, query.target_id, steps)

@@ -14,7 +14,7 @@ MAX_REMEMBERED = 10_000
 
 class ContextPresence:
     """Remembers, per organization, whether it has any context. An execute in an organization known to have none
-    skips the read of the contexts that apply to it (one statement, a round trip on Postgres). Any change of a
+    skips the read of the contexts that apply to it. Any change of a
     context, on this node or another, forgets everything before the next use; a read in flight when a change
     arrived is not remembered (`_generation` counts the changes seen), as the API keys' cache does. Between a
     change on another node and its notification (milliseconds), an execute here may still skip a new context."""

@@ -101,7 +101,7 @@ async def delete_context(ports: Ports, organization_id: str, owner_type: OwnerTy
 
 
 async def _record(uow: UnitOfWork, organization_id: str, owner_type: OwnerType, owner_id: str, verb: str) -> None:
-    """The audit event of a context's change (first: the context's write may be atomic)."""
+    """The audit event of a context's change."""
     await record(
         uow,
         organization_id=organization_id,

@@ -18,6 +18,7 @@ from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.ports import ExecutionOwners
 from controlplane_domain.executions.webhook_events import execution_changed
 from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.webhooks.events import enqueue_all
 from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus
@@ -69,9 +70,10 @@ async def change(
     """Decide on an execution and record the change (or answer with the execution `decide` returns as is).
 
     Up to three tries, each recorded with a compare-and-set on `last_seq`: on the execution as this process last
-    wrote it (`ports.recent`, no read at all: Postgres runs one statement), then read without a lock, then read
-    holding the row's lock (so a busy execution still makes progress). Only a recorded change is trusted from the
-    first try: an error or a no-change answer decided on a guess is decided again on what is stored. `guess`:
+    wrote it (`ports.recent`, no read at all: the change is the unit of work's one write), then read without a
+    lock, then read holding the row's lock (so a busy execution still makes progress). Only a recorded change is
+    trusted from the first try: an error or a no-change answer decided on a guess is decided again on what is
+    stored. `guess`:
     whether to try the first (its answer shows the execution as guessed, with the lease expiry this process
     last wrote: fine for an event batch and a completion, which show none)."""
     known = ports.recent.get(organization_id, execution_id) if guess and ports.recent is not None else None
@@ -96,18 +98,19 @@ async def change(
                 return decided
             rows, changed = _numbered(*decided, now)
             advanced: set[str] | None = None
-            # the webhooks' events first (nothing where nobody listens): a write begins the transaction, which
-            # the change then joins (written alone, it would be a transaction of its own, see sql/connection.py)
-            announced = await execution_changed(ports, uow, execution, changed, rows)
+            outbox = await execution_changed(ports, uow, execution, changed, rows)  # (none where nobody listens)
             if changed.is_terminal and not execution.is_terminal and changed.has_owner:
+                await enqueue_all(uow, outbox)
                 recorded, advanced = await owner_ended(ports, uow, execution, changed, rows)
-            else:  # (an execution of no workflow run or task plan: two attributes' look, and the store's one write)
-                recorded = await uow.executions.record(execution, changed, rows)
-            if recorded:
-                await uow.commit()
+                if recorded:
+                    await uow.commit()
+            else:  # (an execution of no workflow run or task plan: the change, its events and its webhook events)
+                recorded = await uow.commit_with(
+                    lambda: uow.executions.record(execution, changed, rows, outbox=outbox)  # noqa: B023
+                )
         if recorded:
             remember(ports, changed)
-            await publish(ports, topic(changed), *(advanced or ()), *((DUE,) if announced else ()))
+            await publish(ports, topic(changed), *(advanced or ()), *((DUE,) if outbox else ()))
             return changed
     raise TransientFailure("the execution changed while it was being changed; please retry")
 

@@ -44,8 +44,9 @@ async def execute(
     """Create an execution of an agent or a team on a worker queue of the organization, queued (unless a policy
     refuses it: PolicyDenied)."""
     async with ports.uow() as uow:
-        queued = await queue_execution(ports, uow, organization_id, target, target_id, command, principal=principal)
-        await uow.commit()
+        queued = await uow.commit_with(
+            lambda: queue_execution(ports, uow, organization_id, target, target_id, command, principal=principal)
+        )
     await announce(ports, queued)
     return queued
 
@@ -89,7 +90,7 @@ async def queue_execution(
     queued = pending.transition(S.QUEUED, now)
     first, queued = _numbered(queued, [_status(queued)], now)
     context = await applicable_context(ports, uow, queued)
-    if target is TargetType.AGENT:  # the reads and the write together (one statement on Postgres)
+    if target is TargetType.AGENT:  # the queue's and the agent's checks with the write, which is the last
         queue_found, agent_found, queued = await uow.executions.add_if_found(queued, first, context)
         if not agent_found:
             raise NotFound("agent", target_id)

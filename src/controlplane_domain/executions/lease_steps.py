@@ -1,5 +1,6 @@
-"""The lease rule run in steps, for the stores that read first and then record (memory; SQLite, whose writer holds
-the database lock); Postgres runs it as one statement (`controlplane_adapters/executions/lease.py`)."""
+"""The lease rule run in steps: the candidate read, then `leased` decides and the store records it. A store whose
+writer holds its write lock from its first read calls it; a store may instead send the rule as one statement, which
+its strategy module keeps pinned to `leased` by a property test (CONTRIBUTING.md, "One rule, one place")."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ async def lease_in_steps(
     terms: LeaseTerms,
     record: Callable[[Execution, Execution, Sequence[ExecutionEvent]], Awaitable[bool]],
 ) -> Leased:
-    """`ExecutionRepository.lease_next` for a store that reads first, then records (memory; SQLite, whose
-    writer holds the database lock): `execution` is the queue's oldest queued one, `record` the store's own."""
+    """`ExecutionRepository.lease_next` as a read, then the record (a store whose writer holds its write lock
+    from its first read): `execution` is the queue's oldest queued one, `record` the store's own."""
     if queue is None:
         return Leased(None, None, None, None)
     if queue.status is not QueueStatus.ACTIVE or execution is None:

@@ -29,12 +29,14 @@ from controlplane_domain.executions.changes import (
 from controlplane_domain.executions.entity import Execution, ExecutionStatus, LeaseTerms, TargetType
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.executions.ports import Leased
 from controlplane_domain.executions.webhook_events import execution_changed
 from controlplane_domain.names import is_uuid
-from controlplane_domain.ports import Ports
+from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SecretsKeyMissing, SecretUnreadable
 from controlplane_domain.teams.entity import TeamView
+from controlplane_domain.webhooks.events import enqueue_all
 from controlplane_domain.webhooks.listeners import DUE
 
 S = ExecutionStatus
@@ -85,32 +87,18 @@ async def try_lease(ports: Ports, organization_id: str, queue_id: str, worker_id
 async def _lease_one(
     ports: Ports, organization_id: str, queue_id: str, worker_id: str
 ) -> tuple[Lease, resolution.LeaseNeeds] | None:
-    """The lease itself: one atomic write of the store (Postgres: one statement), and what the execution needs
-    read in the same unit of work; the worker's move to this queue, when it served another (or none) before, is
-    written after it."""
+    """The lease itself, the unit of work's one write, committed with what the execution needs, read after it in
+    the same unit of work; the worker's move to this queue, when it served another (or none) before, is written
+    after it."""
     if not is_uuid(queue_id):
         raise NotFound("worker queue", queue_id)
     now = ports.clock.now()
     terms = LeaseTerms(worker_id, now, now + timedelta(seconds=ports.lease_timeout_seconds))
     async with ports.uow() as uow:
-        outcome = await uow.executions.lease_next(organization_id, queue_id, terms)
-        if outcome.queue is None:
-            raise NotFound("worker queue", queue_id)
-        running = outcome.execution
-        team = None
-        needs = resolution.LeaseNeeds()
-        if running is not None:
-            if running.team_id:
-                stored = await uow.teams.get(organization_id, running.team_id)
-                if stored is not None:
-                    team = TeamView(stored, await uow.agents.list_by_teams(organization_id, [stored.id]))
-            environment_id = outcome.queue.environment_id
-            needs = await resolution.lease_needs(
-                uow, organization_id, running.id, environment_id, outcome.agent, team, ports.secrets_cipher
-            )
-            if running.target_type is TargetType.PLAN:  # a task plan's planning: what to plan, with whom
-                needs = replace(needs, planning=await owners(ports).planning(uow, running))
-        await uow.commit()
+        outcome, team, needs = await uow.commit_with(
+            lambda: _lease_and_read(ports, uow, organization_id, queue_id, terms)
+        )
+    running = outcome.execution
     if running is not None:
         remember(ports, running)
     waiting = ports.heartbeats.latest(organization_id, worker_id) if ports.heartbeats is not None else None
@@ -125,6 +113,31 @@ async def _lease_one(
         return None
     await publish(ports, topic(running))
     return Lease(running, outcome.agent, team), needs
+
+
+async def _lease_and_read(
+    ports: Ports, uow: UnitOfWork, organization_id: str, queue_id: str, terms: LeaseTerms
+) -> tuple[Leased, TeamView | None, resolution.LeaseNeeds]:
+    """`commit_with`'s write of a lease: the lease, then the reads of what its execution needs (nothing written
+    after the lease)."""
+    outcome = await uow.executions.lease_next(organization_id, queue_id, terms)
+    if outcome.queue is None:
+        raise NotFound("worker queue", queue_id)
+    running = outcome.execution
+    team = None
+    needs = resolution.LeaseNeeds()
+    if running is not None:
+        if running.team_id:
+            stored = await uow.teams.get(organization_id, running.team_id)
+            if stored is not None:
+                team = TeamView(stored, await uow.agents.list_by_teams(organization_id, [stored.id]))
+        environment_id = outcome.queue.environment_id
+        needs = await resolution.lease_needs(
+            uow, organization_id, running.id, environment_id, outcome.agent, team, ports.secrets_cipher
+        )
+        if running.target_type is TargetType.PLAN:  # a task plan's planning: what to plan, with whom
+            needs = replace(needs, planning=await owners(ports).planning(uow, running))
+    return outcome, team, needs
 
 
 async def _work_waiting(ports: Ports, organization_id: str, queue_id: str) -> bool:
@@ -271,13 +284,15 @@ async def reap_expired_leases(ports: Ports, limit: int = 100) -> int:
                 failed="no worker finished it: the lease expired",
             )
             rows, changed = _numbered(changed, events, now)
-            if await execution_changed(ports, uow, execution, changed, rows):
+            outbox = await execution_changed(ports, uow, execution, changed, rows)
+            if outbox:
                 topics.add(DUE)
             if changed.is_terminal and changed.has_owner:  # a workflow step's or a plan's: its run or plan too
+                await enqueue_all(uow, outbox)
                 recorded, advanced = await owner_ended(ports, uow, execution, changed, rows)
                 topics.update(advanced)
             else:
-                recorded = await uow.executions.record(execution, changed, rows)
+                recorded = await uow.executions.record(execution, changed, rows, outbox=outbox)
             if not recorded:  # locked: only a broken store fails
                 raise TransientFailure("an expired lease changed while it was being reaped")
             touched.append(changed)

@@ -19,6 +19,7 @@ from controlplane_domain.executions.entity import (
     RunWith,
 )
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.webhooks.entity import Event
 
 if TYPE_CHECKING:
     from controlplane_domain.ports import Ports, UnitOfWork
@@ -78,7 +79,7 @@ class LeaseExtras:
 
 class ExecutionRepository(Protocol):
     async def get(self, organization_id: str, execution_id: str, *, for_update: bool = False) -> Execution | None:
-        """With `for_update`, the row stays locked until the transaction ends (Postgres)."""
+        """With `for_update`, the row stays locked until the transaction ends."""
 
     async def list_page(
         self, organization_id: str, page: PageRequest, where: ExecutionFilter
@@ -86,10 +87,9 @@ class ExecutionRepository(Protocol):
 
     async def lease_next(self, organization_id: str, queue_id: str, terms: LeaseTerms) -> Leased:
         """Lease the oldest queued execution of the queue, if the queue exists and is active, as
-        `executions.leased` decides: the change and its event are one atomic write, like `record` (and like it,
-        as the unit of work's first write, may be durable at once and end what the unit of work writes).
-        Executions another lease is taking are skipped (Postgres: `FOR UPDATE SKIP LOCKED`), never leased twice.
-        Reads the worker and the execution's agent with it (one statement on Postgres)."""
+        `executions.leased` decides: the change and its event are one atomic write, like `record`. Executions
+        another lease is taking are skipped, never leased twice. Reads the worker and the execution's agent with
+        it."""
 
     async def lease_extras(self, organization_id: str, execution_id: str, environment_id: str) -> LeaseExtras:
         """In one read, what a leased execution needs besides its agent or team (`executions.resolution`)."""
@@ -106,8 +106,8 @@ class ExecutionRepository(Protocol):
 
     async def count_unfinished(self, organization_id: str, queue_id: str) -> int:
         """The queue's queued and running executions, once every write of an execution in flight has committed;
-        none can be added until the unit of work ends (Postgres: a SHARE lock on the table; the other stores
-        serialize writers), so that a queue deleted on a count of 0 never ends up holding one."""
+        none can be added until the unit of work ends (a lock on the executions, or a store that serializes
+        writers), so that a queue deleted on a count of 0 never ends up holding one."""
 
     async def record(
         self,
@@ -116,25 +116,21 @@ class ExecutionRepository(Protocol):
         events: Sequence[ExecutionEvent],
         *,
         context: ResolvedContext | None = None,
+        outbox: Sequence[Event] = (),
     ) -> bool:
-        """Store a change of one execution with the events that tell it, as one atomic write: `after` is added
+        """Store a change of one execution with the events that tell it and the webhook events it announces
+        (`outbox`: each written as `webhooks.enqueue` writes it), as one atomic write: `after` is added
         when `before` is None (with its resolved `context`, when one is given: only then); otherwise it replaces
         `before` only if the stored execution is still at `before.last_seq` (compare-and-set: every change of an
-        execution appends events). False, with nothing written, when another writer changed it first.
-
-        As the first write of its unit of work (no write or locking read before it), a store may make it durable
-        at once, before `commit()` (Postgres runs it as a transaction of its own, without the BEGIN and COMMIT
-        round trips); the unit of work then writes nothing more. Otherwise it joins the unit of work's
-        transaction like any write."""
+        execution appends events). False, with nothing written, when another writer changed it first."""
 
     async def add_if_found(
         self, execution: Execution, events: Sequence[ExecutionEvent], context: ResolvedContext | None = None
     ) -> tuple[bool, bool, Execution]:
         """Add an agent's new execution with its events (and its resolved `context`, when one is given), as
-        `record(None, ...)` does, only if its worker queue and
-        its agent exist in its organization, with what its agent runs with (`run_with`) as they are in this
-        write; answers (queue found, agent found, the execution as added, else as given). One statement on
-        Postgres (an execute's reads and its write); like `record`, it may be durable at once."""
+        `record(None, ...)` does, only if its worker queue and its agent exist in its organization, with what its
+        agent runs with (`run_with`) as they are in this write; answers (queue found, agent found, the execution as
+        added, else as given)."""
 
     async def run_with(self, organization_id: str, agent_id: str) -> RunWith | None:
         """What a new execution of the agent runs with (`entity.agent_run_with`); None: no such agent."""

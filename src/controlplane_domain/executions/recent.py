@@ -13,8 +13,8 @@ class RecentExecutions:
     A guess, never an answer: another process (or the lease reaper) may have changed an execution since. A change
     decided on a guess is recorded with a compare-and-set on the guess's `last_seq` (every change of an execution
     appends events; only a lease extension, which a narrow update leaves alone, does not), so a stale guess costs
-    one refused write and is never stored. On the round trip a worker's events and completion then go straight to
-    their write, without reading the execution first."""
+    one refused write and is never stored. From execute to completion, a worker's events and completion then go
+    straight to their write, without reading the execution first."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.capacity = capacity

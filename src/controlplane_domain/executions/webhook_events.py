@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from controlplane_domain.executions.entity import EventType as ExecutionEventType
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus
-from controlplane_domain.webhooks.entity import EventType
-from controlplane_domain.webhooks.events import emit
+from controlplane_domain.webhooks.entity import Event, EventType
+from controlplane_domain.webhooks.events import prepare
 
 if TYPE_CHECKING:
     from controlplane_domain.ports import Ports, UnitOfWork
@@ -26,19 +26,22 @@ ENDINGS = {
 
 async def execution_changed(
     ports: Ports, uow: UnitOfWork, before: Execution | None, after: Execution, rows: Sequence[ExecutionEvent]
-) -> bool:
+) -> list[Event]:
     """`execution.completed` / `execution.failed` (failed or timed out) when the change ends the execution, and an
-    `error` event for each `error` event among `rows`. Whether any delivery was written."""
-    wrote = False
+    `error` event for each `error` event among `rows`: the webhook events the change writes with it (its
+    `outbox`: `executions.record(..., outbox=...)`), none where nobody listens."""
+    events: list[Event] = []
     ending = ENDINGS.get(after.status)
     if ending is not None and (before is None or not before.is_terminal):
-        wrote = await emit(ports, uow, after.organization_id, ending, execution_data(after), after.updated_at)
+        event = await prepare(ports, uow, after.organization_id, ending, execution_data(after), after.updated_at)
+        events.extend(() if event is None else (event,))
     for row in rows:
         if row.type is ExecutionEventType.ERROR:
             data = {"execution_id": after.id, "seq": row.seq, "attempt": row.attempt, "data": row.data,
                     "agent_id": after.agent_id, "team_id": after.team_id}  # fmt: skip
-            wrote = await emit(ports, uow, after.organization_id, EventType.ERROR, data, row.created_at) or wrote
-    return wrote
+            event = await prepare(ports, uow, after.organization_id, EventType.ERROR, data, row.created_at)
+            events.extend(() if event is None else (event,))
+    return events
 
 
 def execution_data(execution: Execution) -> dict[str, Any]:

@@ -92,7 +92,7 @@ async def fire(
     skipped (`overlap`; a policy denied the firing of the scheduler or a webhook) or failed (its target or queue
     gone; a policy denied the execution or the workflow run; the run says why). A person's trigger that a policy
     denies is PolicyDenied (403), and nothing is written. `record=False`: the caller records the run (the scheduler
-    records a batch's runs in one statement)."""
+    records a batch's runs in one write)."""
     now = ports.clock.now()
 
     def run(
@@ -246,7 +246,7 @@ async def fire_due_round(ports: Ports) -> DueRound:
     firings delay another's by at most one firing of each organization read before it.
 
     The due firings go FIRE_BATCH to a transaction (one commit, one wake-up of each queue): 1,000 jobs due in the
-    same minute fired one transaction each took 26 s on Postgres (docs/benchmarks.md). A batch whose transaction
+    same minute, fired one transaction each, took far longer (docs/benchmarks.md, "Jobs"). A batch whose transaction
     fails is fired again one job a transaction, so that one bad firing holds back no other."""
     now = ports.clock.now()
     async with ports.read() as uow:

@@ -16,7 +16,7 @@ class JobRepository(Protocol):
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Job]:
         """Webhook jobs of every organization whose signing secret another key sealed, by id, at most `limit`
-        (locked on Postgres, for a key rotation)."""
+        (locked until the unit of work ends, for a key rotation)."""
 
     async def get(self, organization_id: str, job_id: str, *, for_update: bool = False) -> Job | None: ...
 
@@ -39,12 +39,12 @@ class JobRepository(Protocol):
 
     async def claim(self, claims: Sequence[tuple[Job, datetime | None]]) -> list[Job]:
         """For each `(job, next_run_at)`: move the job's `next_run_at` from the value `job` holds to `next_run_at`
-        if it still holds it and the job is enabled (a compare-and-set; one statement for them all). The jobs it
+        if it still holds it and the job is enabled (a compare-and-set; one write for them all). The jobs it
         moved, as they are now (a change made meanwhile shows), in any order; their rows stay locked until the
         transaction ends: of several nodes claiming one firing, exactly one gets it."""
 
     async def add_run(self, *runs: JobRun) -> None:
-        """Record runs (several in one statement); Conflict when a job already has a run for its `webhook_id`."""
+        """Record runs (several in one write); Conflict when a job already has a run for its `webhook_id`."""
 
     async def run_page(self, organization_id: str, job_id: str, page: PageRequest) -> tuple[list[JobRun], int]:
         """The job's runs, most recent first ((fired_at, id) descending), and their total."""

@@ -2,7 +2,7 @@
 
 A guarded action does not wait for its decisions to be written: they wait here and the next flush (the service
 flushes every quarter second, at stop, and before this node answers a read of the log) writes them all in one
-transaction. So the execute stays one statement on Postgres, and a refused action, whose own transaction rolls
+transaction. So the execute writes only its execution, and a refused action, whose own transaction rolls
 back, still has its decisions written. The log records decisions, not outcomes: an allowed action that then
 fails for another reason (an unknown queue) keeps its decision."""
 

@@ -20,7 +20,7 @@ class PolicyRuntime:
     (without one, every guarded action reads its organization's policies).
 
     It counts the evaluations pending (an engine that evaluates out of process lets the event loop run other work
-    while one waits for its answer): the decision log's flush, which holds a SQLite store's event loop for
+    while one waits for its answer): the decision log's flush, which may hold a store's event loop for
     milliseconds, waits for a moment with none (`lull`), so that it lands between guarded actions rather than
     inside one's wait."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-DIALECT = "https://json-schema.org/draft/2020-12/schema"
+JSON_SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 _STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": True}
 _TIMEOUT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 86400, "description": "seconds"}
@@ -15,7 +15,7 @@ _ENV: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "stri
 
 
 def _schema(title: str, properties: dict[str, Any], *, required: tuple[str, ...] = (), closed: bool = True) -> Any:
-    schema: dict[str, Any] = {"$schema": DIALECT, "title": title, "type": "object", "properties": properties}
+    schema: dict[str, Any] = {"$schema": JSON_SCHEMA_DRAFT, "title": title, "type": "object", "properties": properties}
     if required:
         schema["required"] = list(required)
     if closed:

@@ -95,7 +95,8 @@ async def check_configuration_off_loop(
     validator: SchemaValidator, skill_type: str, configuration: Any, field: str
 ) -> None:
     """`check_configuration`, in a worker thread when the configuration `is_heavy` (the event loop serves other
-    requests meanwhile). Never inside a unit of work: a SQLite unit of work must not wait (see sql/connection.py)."""
+    requests meanwhile). Never inside a unit of work: a unit of work must not wait on a thread (a store may serve
+    it in the event loop's own thread)."""
     schema = _kind_schema(skill_type)
     if is_heavy(configuration):
         _raise_first(await asyncio.to_thread(validator.problems, schema, configuration), field)

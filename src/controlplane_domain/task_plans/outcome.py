@@ -1,6 +1,6 @@
 """A planning execution ends (the worker completes or fails it, the reaper fails it, a client cancels it) and, in
 the same unit of work, its plan is decided: `ready` with the worker's plan once every rule holds, `failed` saying
-why, or `cancelled`. The plan's row is locked first (Postgres: FOR UPDATE), as a workflow run's is."""
+why, or `cancelled`. The plan's row is locked first (`get(..., for_update=True)`), as a workflow run's is."""
 
 from __future__ import annotations
 

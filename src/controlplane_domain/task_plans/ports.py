@@ -12,7 +12,7 @@ class TaskPlanRepository(Protocol):
     async def add(self, plan: TaskPlan) -> None: ...
 
     async def get(self, organization_id: str, plan_id: str, *, for_update: bool = False) -> TaskPlan | None:
-        """With `for_update`, the plan stays locked until the unit of work ends (Postgres)."""
+        """With `for_update`, the plan stays locked until the unit of work ends."""
 
     async def by_execution(
         self, organization_id: str, execution_id: str, *, for_update: bool = False

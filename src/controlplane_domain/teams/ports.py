@@ -26,5 +26,4 @@ class TeamRepository(Protocol):
         """Move the agent into the team (`member`) or out of it to no team, unless it is there already (the team's
         `updated_at`, the agent's `team_id` and `updated_at` set to `now`): the team as it is after (None: no such
         team) and whether the agent exists; nothing is written unless both do. The team's row is locked before the
-        agent's, as every membership change locks them. Like `ExecutionRepository.record`, as the unit of work's
-        first write it may be durable at once and end what the unit of work writes (Postgres: one statement)."""
+        agent's, as every membership change locks them."""

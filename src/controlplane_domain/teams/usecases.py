@@ -234,7 +234,12 @@ async def remove_agent_from_team(ports: Ports, organization_id: str, team_id: st
 async def _set_member(ports: Ports, organization_id: str, team_id: str, agent_id: str, *, member: bool) -> TeamView:
     async with ports.uow() as uow:
         now = ports.clock.now()
-        await record(  # first: the membership's statement may end the transaction on its own (atomic)
+        team, agent_found = await uow.teams.set_member(organization_id, team_id, agent_id, member, now)
+        if team is None:
+            raise NotFound("team", team_id)
+        if not agent_found:
+            raise NotFound("agent", agent_id)
+        await record(
             uow,
             organization_id=organization_id,
             action="team.add_agent" if member else "team.remove_agent",
@@ -242,11 +247,6 @@ async def _set_member(ports: Ports, organization_id: str, team_id: str, agent_id
             resource_id=team_id,
             details={"agent_id": agent_id},
         )
-        team, agent_found = await uow.teams.set_member(organization_id, team_id, agent_id, member, now)
-        if team is None:
-            raise NotFound("team", team_id)
-        if not agent_found:
-            raise NotFound("agent", agent_id)
         view = await _view(uow, team)
         await uow.commit()
     return view
@@ -261,10 +261,11 @@ async def set_member_in_steps(
     member: bool,
     now: datetime,
 ) -> tuple[Team | None, bool]:
-    """`TeamRepository.set_member` for a store that reads first, then writes (memory; SQLite, whose writer holds
-    the database lock)."""
-    team = await teams.get(organization_id, team_id)
-    agent = await agents.get(organization_id, agent_id)
+    """`TeamRepository.set_member`, the membership rule of every store: the team's row read locked, then the
+    agent's (the one lock order of every membership change; a change that waited for a lock reads the rows as
+    committed), then the move decided here and written."""
+    team = await teams.get(organization_id, team_id, for_update=True)
+    agent = await agents.get(organization_id, agent_id, for_update=True)
     if team is None or agent is None:
         return team, agent is not None
     if (agent.team_id == team.id) != member:

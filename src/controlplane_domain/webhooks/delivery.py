@@ -57,8 +57,9 @@ async def claim(
     now = ports.clock.now()
     token = ports.ids.new_id()
     async with ports.uow() as uow:
-        claimed = await uow.webhooks.claim_due(now, now + LEASE, token, limit, per_organization)
-        await uow.commit()
+        claimed = await uow.commit_with(
+            lambda: uow.webhooks.claim_due(now, now + LEASE, token, limit, per_organization)
+        )
     if not claimed:
         return []
     async with ports.read() as uow:

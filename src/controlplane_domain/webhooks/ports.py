@@ -19,7 +19,7 @@ class WebhookRepository(Protocol):
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Webhook]:
         """Webhooks of every organization whose signing secret another key sealed, by id, at most `limit` (locked
-        on Postgres, for a key rotation)."""
+        until the unit of work ends, for a key rotation)."""
 
     async def delete(self, organization_id: str, webhook_id: str) -> None:
         """Delete the webhook and its deliveries."""
@@ -31,7 +31,7 @@ class WebhookRepository(Protocol):
 
     async def enqueue(self, event: Event) -> int:
         """The outbox: one pending delivery of `event` for each enabled webhook of its organization that listens to
-        its type (one statement), due at once. How many."""
+        its type, due at once. How many."""
 
     async def add_delivery(self, delivery: Delivery) -> None:
         """A delivery for one webhook (a test event, a redelivery)."""
@@ -48,8 +48,8 @@ class WebhookRepository(Protocol):
     ) -> list[Delivery]:
         """Across organizations (the dispatcher only): lease up to `limit` deliveries due at `now`, each the oldest
         pending delivery of an enabled webhook, whose lease (if any) ran out: `lease_until` and `lease_token` set.
-        A delivery is leased by one claimer at a time (Postgres: FOR UPDATE SKIP LOCKED; a compare-and-set
-        elsewhere); a webhook's next delivery waits until the one before it succeeded or failed. At most
+        A delivery is leased by one claimer at a time (a compare-and-set: of two claims of one delivery, the second
+        finds it leased); a webhook's next delivery waits until the one before it succeeded or failed. At most
         `per_organization` deliveries of one organization are leased at once (those leased already count), and
         fair shares go first: the organization with the fewest leased gets the next one, then the oldest due."""
 

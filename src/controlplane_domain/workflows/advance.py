@@ -1,6 +1,6 @@
 """How a run advances: a step's execution ends (completed, failed, cancelled, timed out: whoever ended it, the
 worker, the reaper or a client) and, in the same unit of work, the step is marked, its successors' executions
-are queued or the run ends. The run's row is locked first (Postgres: FOR UPDATE), so that the execution's change
+are queued or the run ends. The run's row is locked first (`get(..., for_update=True)`), so that the execution's change
 joins the transaction, and two steps ending at once on two nodes never both start the step waiting for both."""
 
 from __future__ import annotations

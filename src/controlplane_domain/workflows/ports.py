@@ -29,7 +29,7 @@ class WorkflowRunRepository(Protocol):
         """Store a new run with its first events."""
 
     async def get(self, organization_id: str, run_id: str, *, for_update: bool = False) -> WorkflowRun | None:
-        """With `for_update`, the run stays locked until the transaction ends (Postgres): whoever advances a run
+        """With `for_update`, the run stays locked until the transaction ends: whoever advances a run
         holds it, so that two steps ending at once never both start the step that waits for both."""
 
     async def update(self, run: WorkflowRun, events: Sequence[RunEvent]) -> None:
@@ -56,5 +56,5 @@ class WorkflowRunRepository(Protocol):
 
     async def claim_timeout_check(self, run: WorkflowRun) -> bool:
         """Whether this unit of work may check `run`'s timeouts: the stored `timeout_check_at` is still the one
-        `run` (as read by `timeouts_due`) has (a compare-and-set that locks the row on Postgres: a second node's
+        `run` (as read by `timeouts_due`) has (a compare-and-set that locks the row: a second node's
         claim waits, then finds the value moved and claims nothing)."""

@@ -7,8 +7,8 @@ worker does not count. Each running step carries `timeout_at`, the earliest inst
 timeout (set when its execution is queued: were it leased at once); the run's `timeout_check_at` is the earliest
 of its steps', an indexed column. A sweep reads the runs whose check is due, and for each, in its own transaction:
 
-1. claims the check (`claim_timeout_check`: a compare-and-set of `timeout_check_at`, the row locked on
-   Postgres): of two nodes, only one goes on; the other's claim waits for the row, then finds it moved;
+1. claims the check (`claim_timeout_check`: a compare-and-set of `timeout_check_at`, the row locked):
+   of two nodes, only one goes on; the other's claim waits for the row, then finds it moved;
 2. reads the run locked, then each due step's execution locked (the same order as a completion: run, then
    execution, so a completion and a timeout of one step are one after the other, and whichever comes second sees
    the first's result: a completed execution is not timed out, a timed-out one is not completed);
@@ -121,9 +121,10 @@ async def _check_step(ports: Ports, uow: UnitOfWork, advance: Advance, step_id: 
         return None
     timed = execution.transition(S.TIMED_OUT, now, error=timed_out_error(timeout), lease_expires_at=None)
     rows, timed = numbered_execution(timed, [execution_status(timed), done_event(timed)], now)
-    if await execution_changed(ports, uow, execution, timed, rows):
+    outbox = await execution_changed(ports, uow, execution, timed, rows)
+    if outbox:
         advance.topics.add(DUE)
-    if not await uow.executions.record(execution, timed, rows):  # locked: only a broken store fails
+    if not await uow.executions.record(execution, timed, rows, outbox=outbox):  # locked: only a broken store fails
         raise TransientFailure("a step's execution changed while it was being timed out")
     await step_execution_ended(ports, uow, advance, timed, now)
     return timed
