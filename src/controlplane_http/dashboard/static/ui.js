@@ -64,12 +64,17 @@ export function table(columns, rows, { open, empty = "Nothing here yet.", captio
   return el("div.table-wrap", {}, el("table", {}, caption ? el("caption", {}, caption) : null, el("thead", {}, head), el("tbody", {}, body)));
 }
 
+// A list's `total` counts at most `offset` + MAX_COUNTED rows (docs/api-decisions.md, "Lists"): reaching it means
+// "at least", shown with a "+".
+export const MAX_COUNTED = 10000;
+export function count(total, offset = 0) { return total >= offset + MAX_COUNTED ? `${total.toLocaleString()}+` : total.toLocaleString(); }
+
 export function pager(page, onOffset) {
   const { total, limit, offset } = page;
   const last = Math.min(offset + page.items.length, total);
   return el("nav.pager", { "aria-label": "pages" },
     el("button", { type: "button", disabled: offset === 0, onclick: () => onOffset(Math.max(offset - limit, 0)) }, "← Newer"),
-    el("span", { role: "status" }, total ? `${offset + 1}–${last} of ${total}` : "0 of 0"),
+    el("span", { role: "status" }, total ? `${offset + 1}–${last} of ${count(total, offset)}` : "0 of 0"),
     el("button", { type: "button", disabled: last >= total, onclick: () => onOffset(offset + limit) }, "Older →"));
 }
 

@@ -2,7 +2,7 @@
 // over 24 hours or 7 days (the analytics routes, drawn by uPlot), and the most recent failures.
 import * as api from "../api.js";
 import * as names from "../names.js";
-import { el, table, when, ago, badge } from "../ui.js";
+import { el, table, when, ago, badge, count } from "../ui.js";
 import { target } from "./executions.js";
 
 const FAILED = new Set(["failed", "timed_out"]);
@@ -39,8 +39,8 @@ export async function render(main, _rest, signal) {
     if (signal.aborted) return;
     const online = workers.items.filter((w) => w.status !== "offline").length;
     tiles.replaceChildren(
-      tile("running now", runningPage.total, "tile-running", "#/executions?status=running"),
-      tile("queued", queued.total, "tile-queued", "#/executions?status=queued"),
+      tile("running now", count(runningPage.total), "tile-running", "#/executions?status=running"),
+      tile("queued", count(queued.total), "tile-queued", "#/executions?status=queued"),
       tile("workers online", online, "tile-online", "#/fleet"),
       tile("workers offline", workers.items.length - online, "tile-offline", "#/fleet"));
     const link = (e) => el("a", { href: `#/executions/${e.id}` }, target(e));
