@@ -45,7 +45,7 @@ from benchmarks.run import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("get", "list", "heartbeat", "create", "team", "roundtrip")
+SCENARIOS = ("get", "list", "heartbeat", "create", "team", "roundtrip", "executions")  # executions: --inprocess
 INPROCESS_ONLY = ("team_get", "team_list")  # --inprocess: a team's get and a page of 20 teams
 
 

@@ -118,6 +118,13 @@ async def seed(client: Client) -> dict[str, str]:
     environment = json.loads(body)["id"]
     status, body = await client.request("POST", f"/api/v1/environments/{environment}/worker-queues", b'{"name": "q"}')
     queue = json.loads(body)["id"]
+    # 40 executions on a queue of their own (the round trip leases from `queue`): the executions' list reads them
+    status, body = await client.request("POST", f"/api/v1/environments/{environment}/worker-queues", b'{"name": "l"}')
+    listed = json.loads(body)["id"]
+    execute = json.dumps({"prompt": "listed", "worker_queue_id": listed}).encode()
+    for _ in range(40):
+        status, body = await client.request("POST", f"/api/v1/agents/{ids[2]}/execute", execute)
+        assert status == 201, body
     return {"agent": ids[0], "mover": ids[1], "team_a": teams[0], "team_b": teams[1], "queue": queue}
 
 
@@ -231,6 +238,7 @@ def scenarios(seeded: dict[str, str]) -> dict[str, Callable[[int], tuple[str, st
     return {
         "get": lambda i: ("GET", f"/api/v1/agents/{agent}", b""),
         "list": lambda i: ("GET", "/api/v1/agents?limit=20", b""),
+        "executions": lambda i: ("GET", "/api/v1/executions?limit=20", b""),
         "create": lambda i: ("POST", "/api/v1/agents", json.dumps({"name": f"c-{prefix}-{i}"}).encode()),
         "heartbeat": heartbeat,
         "team": team,
@@ -318,7 +326,9 @@ def main() -> None:
     parser.add_argument("--database-url", help="default: a SQLite file in a temporary directory")
     parser.add_argument("--count", type=int, default=2000, help="requests a round")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--only", nargs="*", help="get list create heartbeat team team_get team_list roundtrip")
+    parser.add_argument(
+        "--only", nargs="*", help="get list executions create heartbeat team team_get team_list roundtrip"
+    )
     parser.add_argument("--no-fast-lane", action="store_true", help="every request through Litestar's router")
     parser.add_argument("--statement-timeout-ms", type=int, default=5000, help="0: no statement timeout")
     parser.add_argument("--agent-context", action="store_true",

@@ -28,22 +28,33 @@ import uuid
 from pathlib import Path
 
 
-async def run_round_trips(database_url: str, count: int) -> None:
-    """Start the app, seed it, warm it up, then run `count` round trips (the part whose cost is wanted)."""
+async def run_round_trips(database_url: str, count: int, scenario: str = "roundtrip") -> None:
+    """Start the app, seed it, warm it up, then run `count` round trips, or requests of one of
+    `benchmarks.inprocess`'s scenarios (the part whose cost is wanted)."""
     from benchmarks import inprocess
     from controlplane_http.bootstrap import freeze_heap
 
     async with inprocess.seeded_app(database_url) as (client, seeded):
-        await inprocess.round_trip_steps(client, seeded, 50)
-        freeze_heap()  # as `serve` does once started
-        await inprocess.round_trip_steps(client, seeded, count)
+        if scenario == "roundtrip":
+            await inprocess.round_trip_steps(client, seeded, 50)
+            freeze_heap()  # as `serve` does once started
+            await inprocess.round_trip_steps(client, seeded, count)
+            return
+        make = inprocess.scenarios(seeded)[scenario]
+        for i in range(50):
+            await client.request(*make(i))
+        freeze_heap()
+        for i in range(50, 50 + count):
+            status, answer = await client.request(*make(i))
+            assert status < 400, answer
 
 
-def count_instructions(database_url: str, count: int, workdir: Path) -> int:
+def count_instructions(database_url: str, count: int, workdir: Path, scenario: str = "roundtrip") -> int:
     """Instructions of one whole run (start-up included) under callgrind."""
     out = workdir / f"callgrind.{count}.out"
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m",
-               "benchmarks.instructions", "--child", str(count), "--database-url", database_url]  # fmt: skip
+               "benchmarks.instructions", "--child", str(count), "--database-url", database_url,
+               "--scenario", scenario]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     match = re.search(r"Collected : (\d+)", result.stderr)
     if result.returncode != 0 or match is None:
@@ -56,11 +67,16 @@ def main() -> int:
     parser.add_argument("--postgres-url", help="an admin URL: a database is created for each run and dropped")
     parser.add_argument("--fewer", type=int, default=100)
     parser.add_argument("--more", type=int, default=300)
+    parser.add_argument(
+        "--scenario",
+        default="roundtrip",
+        help="roundtrip, or a scenario of benchmarks.inprocess (get, list, executions, ...)",
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--database-url", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:  # one run, under valgrind
-        asyncio.run(run_round_trips(args.database_url, args.child))
+        asyncio.run(run_round_trips(args.database_url, args.child, args.scenario))
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -71,15 +87,15 @@ def main() -> int:
 
                 url, name = postgres_database(args.postgres_url)
                 try:
-                    counts[count] = count_instructions(url, count, workdir)
+                    counts[count] = count_instructions(url, count, workdir, args.scenario)
                 finally:
                     drop_postgres(args.postgres_url, name)
             else:
                 url = f"sqlite+aiosqlite:///{workdir / f'bench-{uuid.uuid4().hex[:8]}.db'}"
-                counts[count] = count_instructions(url, count, workdir)
+                counts[count] = count_instructions(url, count, workdir, args.scenario)
     store = "postgres" if args.postgres_url else "sqlite"
     per_trip = (counts[args.more] - counts[args.fewer]) / (args.more - args.fewer)
-    print(f"{store}: {per_trip / 1e6:.3f}M instructions a round trip ({args.fewer} and {args.more} round trips: "
+    print(f"{store}: {per_trip / 1e6:.3f}M instructions a {args.scenario} ({args.fewer} and {args.more}: "
           f"{counts[args.fewer]:,} and {counts[args.more]:,})")  # fmt: skip
     return 0
 

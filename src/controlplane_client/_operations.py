@@ -45,9 +45,9 @@ class AsyncOperations(CallAsync):
         """200 when the database answers; 503 (envelope, with the same facts in `details`) when it does not. (`GET /api/health`)."""
         return cast('Health', await self._call('GET', '/api/health', Health, params=None, body=None))
 
-    async def list_agents(self, *, limit: int | None = None, offset: int | None = None, project_id: str | None = None) -> AgentList:
+    async def list_agents(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None, project_id: str | None = None) -> AgentList:
         """ListAgents (`GET /api/v1/agents`)."""
-        return cast('AgentList', await self._call('GET', '/api/v1/agents', AgentList, params={'limit': limit, 'offset': offset, 'project_id': project_id}, body=None))
+        return cast('AgentList', await self._call('GET', '/api/v1/agents', AgentList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q, 'project_id': project_id}, body=None))
 
     async def create_agent(self, body: AgentCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Agent:
         """CreateAgent (`POST /api/v1/agents`)."""
@@ -73,9 +73,9 @@ class AsyncOperations(CallAsync):
         """RemoveAgent (`DELETE /api/v1/teams/{team_id}/agents/{agent_id}`)."""
         return cast('TeamWithAgentsResponse', await self._call('DELETE', f'/api/v1/teams/{_path(team_id)}/agents/{_path(agent_id)}', TeamWithAgentsResponse, params=None, body=None))
 
-    async def list_teams(self, *, limit: int | None = None, offset: int | None = None, project_id: str | None = None) -> TeamList:
+    async def list_teams(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None, project_id: str | None = None) -> TeamList:
         """ListTeams (`GET /api/v1/teams`)."""
-        return cast('TeamList', await self._call('GET', '/api/v1/teams', TeamList, params={'limit': limit, 'offset': offset, 'project_id': project_id}, body=None))
+        return cast('TeamList', await self._call('GET', '/api/v1/teams', TeamList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q, 'project_id': project_id}, body=None))
 
     async def create_team(self, body: TeamCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> TeamWithAgentsResponse:
         """CreateTeam (`POST /api/v1/teams`)."""
@@ -101,13 +101,13 @@ class AsyncOperations(CallAsync):
         """Worker protocol: register the worker, renew the leases it holds, answer the commands for it. (`POST /api/v1/workers/heartbeat`)."""
         return cast('HeartbeatResponse', await self._call('POST', '/api/v1/workers/heartbeat', HeartbeatResponse, params=None, body=body, idempotency_key=idempotency_key))
 
-    async def list_workers(self, *, limit: int | None = None, offset: int | None = None) -> WorkerList:
+    async def list_workers(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> WorkerList:
         """ListWorkers (`GET /api/v1/workers`)."""
-        return cast('WorkerList', await self._call('GET', '/api/v1/workers', WorkerList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('WorkerList', await self._call('GET', '/api/v1/workers', WorkerList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
-    async def list_models(self, *, enabled_only: bool | None = None, limit: int | None = None, offset: int | None = None) -> ModelList:
+    async def list_models(self, *, enabled_only: bool | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> ModelList:
         """ListModels (`GET /api/v1/models`)."""
-        return cast('ModelList', await self._call('GET', '/api/v1/models', ModelList, params={'enabled_only': enabled_only, 'limit': limit, 'offset': offset}, body=None))
+        return cast('ModelList', await self._call('GET', '/api/v1/models', ModelList, params={'enabled_only': enabled_only, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_model(self, body: ModelCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Model:
         """CreateModel (`POST /api/v1/models`)."""
@@ -129,9 +129,9 @@ class AsyncOperations(CallAsync):
         """ListRuntimes (`GET /api/v1/runtimes`)."""
         return cast('RuntimeList', await self._call('GET', '/api/v1/runtimes', RuntimeList, params={'limit': limit, 'offset': offset}, body=None))
 
-    async def list_api_keys(self, *, limit: int | None = None, offset: int | None = None) -> ApiKeyList:
+    async def list_api_keys(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> ApiKeyList:
         """ListApiKeys (`GET /api/v1/api-keys`)."""
-        return cast('ApiKeyList', await self._call('GET', '/api/v1/api-keys', ApiKeyList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('ApiKeyList', await self._call('GET', '/api/v1/api-keys', ApiKeyList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_api_key(self, body: ApiKeyCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> ApiKeyCreated:
         """Issue a key; the response is the only time the key itself is shown. (`POST /api/v1/api-keys`)."""
@@ -157,17 +157,17 @@ class AsyncOperations(CallAsync):
         """Set the tier and its figures; only an operator (the SERVICE_API_KEY holder) may. (`PUT /api/v1/organizations/{organization_id}/settings`)."""
         return cast('OrganizationSettings', await self._call('PUT', f'/api/v1/organizations/{_path(organization_id)}/settings', OrganizationSettings, params=None, body=body))
 
-    async def list_environments(self, *, limit: int | None = None, offset: int | None = None) -> EnvironmentList:
+    async def list_environments(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> EnvironmentList:
         """ListEnvironments (`GET /api/v1/environments`)."""
-        return cast('EnvironmentList', await self._call('GET', '/api/v1/environments', EnvironmentList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('EnvironmentList', await self._call('GET', '/api/v1/environments', EnvironmentList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_environment(self, body: EnvironmentCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Environment:
         """CreateEnvironment (`POST /api/v1/environments`)."""
         return cast('Environment', await self._call('POST', '/api/v1/environments', Environment, params=None, body=body, idempotency_key=idempotency_key))
 
-    async def list_environment_worker_queues(self, environment_id: str, *, limit: int | None = None, offset: int | None = None) -> WorkerQueueList:
+    async def list_environment_worker_queues(self, environment_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> WorkerQueueList:
         """ListEnvironmentQueues (`GET /api/v1/environments/{environment_id}/worker-queues`)."""
-        return cast('WorkerQueueList', await self._call('GET', f'/api/v1/environments/{_path(environment_id)}/worker-queues', WorkerQueueList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('WorkerQueueList', await self._call('GET', f'/api/v1/environments/{_path(environment_id)}/worker-queues', WorkerQueueList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_worker_queue(self, environment_id: str, body: WorkerQueueCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> WorkerQueue:
         """CreateQueue (`POST /api/v1/environments/{environment_id}/worker-queues`)."""
@@ -197,9 +197,9 @@ class AsyncOperations(CallAsync):
         """Delete a queue with no queued or running executions (409 otherwise). (`DELETE /api/v1/worker-queues/{queue_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/worker-queues/{_path(queue_id)}', None, params={'force': force}, body=None))
 
-    async def list_worker_queues(self, *, environment_id: str | None = None, limit: int | None = None, offset: int | None = None) -> WorkerQueueList:
+    async def list_worker_queues(self, *, environment_id: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> WorkerQueueList:
         """ListQueues (`GET /api/v1/worker-queues`)."""
-        return cast('WorkerQueueList', await self._call('GET', '/api/v1/worker-queues', WorkerQueueList, params={'environment_id': environment_id, 'limit': limit, 'offset': offset}, body=None))
+        return cast('WorkerQueueList', await self._call('GET', '/api/v1/worker-queues', WorkerQueueList, params={'environment_id': environment_id, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def execute_agent(self, agent_id: str, body: ExecuteRequest | Mapping[str, Any], *, idempotency_key: str | None = None) -> Execution:
         """Queue the agent's execution (201); with `stream: true`, answer with its event stream instead (200). (`POST /api/v1/agents/{agent_id}/execute`)."""
@@ -229,9 +229,9 @@ class AsyncOperations(CallAsync):
         """GetExecution (`GET /api/v1/executions/{execution_id}`)."""
         return cast('Execution', await self._call('GET', f'/api/v1/executions/{_path(execution_id)}', Execution, params=None, body=None))
 
-    async def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None) -> ExecutionList:
+    async def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> ExecutionList:
         """Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive). (`GET /api/v1/executions`)."""
-        return cast('ExecutionList', await self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'from': from_, 'to': to, 'limit': limit, 'offset': offset}, body=None))
+        return cast('ExecutionList', await self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'from': from_, 'to': to, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def lease_execution(self, queue_id: str, body: LeaseRequest | Mapping[str, Any], *, idempotency_key: str | None = None) -> Lease | None:
         """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204. (`POST /api/v1/worker-queues/{queue_id}/lease`)."""
@@ -253,9 +253,9 @@ class AsyncOperations(CallAsync):
         """RemoveTeam (`DELETE /api/v1/projects/{project_id}/teams/{team_id}`)."""
         return cast('Project', await self._call('DELETE', f'/api/v1/projects/{_path(project_id)}/teams/{_path(team_id)}', Project, params=None, body=None))
 
-    async def list_projects(self, *, limit: int | None = None, offset: int | None = None) -> ProjectList:
+    async def list_projects(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None) -> ProjectList:
         """ListProjects (`GET /api/v1/projects`)."""
-        return cast('ProjectList', await self._call('GET', '/api/v1/projects', ProjectList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('ProjectList', await self._call('GET', '/api/v1/projects', ProjectList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q}, body=None))
 
     async def create_project(self, body: ProjectCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Project:
         """CreateProject (`POST /api/v1/projects`)."""
@@ -273,9 +273,9 @@ class AsyncOperations(CallAsync):
         """DeleteProject (`DELETE /api/v1/projects/{project_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/projects/{_path(project_id)}', None, params={'force': force}, body=None))
 
-    async def list_templates(self, *, limit: int | None = None, offset: int | None = None, scope: Any | None = None) -> TemplateList:
+    async def list_templates(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None, scope: Any | None = None) -> TemplateList:
         """ListTemplates (`GET /api/v1/templates`)."""
-        return cast('TemplateList', await self._call('GET', '/api/v1/templates', TemplateList, params={'limit': limit, 'offset': offset, 'scope': scope}, body=None))
+        return cast('TemplateList', await self._call('GET', '/api/v1/templates', TemplateList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q, 'scope': scope}, body=None))
 
     async def create_template(self, body: TemplateCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Template:
         """CreateTemplate (`POST /api/v1/templates`)."""
@@ -297,9 +297,9 @@ class AsyncOperations(CallAsync):
         """Create the agent or team the template describes, with the parameters' values: the answer and the errors of POS... (`POST /api/v1/templates/{template_id}/instantiate`)."""
         return cast('Agent | TeamWithAgentsResponse', await self._call('POST', f'/api/v1/templates/{_path(template_id)}/instantiate', Agent | TeamWithAgentsResponse, params=None, body=body, idempotency_key=idempotency_key))
 
-    async def list_skills(self, *, limit: int | None = None, offset: int | None = None) -> SkillList:
+    async def list_skills(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None) -> SkillList:
         """ListSkills (`GET /api/v1/skills`)."""
-        return cast('SkillList', await self._call('GET', '/api/v1/skills', SkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('SkillList', await self._call('GET', '/api/v1/skills', SkillList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q}, body=None))
 
     async def create_skill(self, body: SkillCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Skill:
         """CreateSkill (`POST /api/v1/skills`)."""
@@ -321,9 +321,9 @@ class AsyncOperations(CallAsync):
         """ListTypes (`GET /api/v1/skills/types`)."""
         return cast('SkillTypeList', await self._call('GET', '/api/v1/skills/types', SkillTypeList, params={'limit': limit, 'offset': offset}, body=None))
 
-    async def list_agent_skills(self, agent_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    async def list_agent_skills(self, agent_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """AgentSkills (`GET /api/v1/agents/{agent_id}/skills`)."""
-        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def attach_skill_to_agent(self, agent_id: str, skill_id: str, body: SkillAttach | Mapping[str, Any] | None = None, *, idempotency_key: str | None = None) -> AttachedSkill:
         """AttachToAgent (`POST /api/v1/agents/{agent_id}/skills/{skill_id}`)."""
@@ -349,21 +349,21 @@ class AsyncOperations(CallAsync):
         """DetachFromTeam (`DELETE /api/v1/teams/{team_id}/skills/{skill_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/teams/{_path(team_id)}/skills/{_path(skill_id)}', None, params=None, body=None))
 
-    async def list_environment_skills(self, environment_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    async def list_environment_skills(self, environment_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """EnvironmentSkills (`GET /api/v1/environments/{environment_id}/skills`)."""
-        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/environments/{_path(environment_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/environments/{_path(environment_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def list_resolved_agent_skills(self, agent_id: str, *, environment_id: str | None = None, limit: int | None = None, offset: int | None = None) -> ResolvedSkillList:
         """Resolved (`GET /api/v1/agents/{agent_id}/skills/resolved`)."""
         return cast('ResolvedSkillList', await self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills/resolved', ResolvedSkillList, params={'environment_id': environment_id, 'limit': limit, 'offset': offset}, body=None))
 
-    async def list_team_skills(self, team_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    async def list_team_skills(self, team_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """TeamSkills (`GET /api/v1/teams/{team_id}/skills`)."""
-        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/teams/{_path(team_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', await self._call('GET', f'/api/v1/teams/{_path(team_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
-    async def list_secrets(self, *, limit: int | None = None, offset: int | None = None) -> SecretList:
+    async def list_secrets(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> SecretList:
         """ListSecrets (`GET /api/v1/secrets`)."""
-        return cast('SecretList', await self._call('GET', '/api/v1/secrets', SecretList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('SecretList', await self._call('GET', '/api/v1/secrets', SecretList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_secret(self, body: SecretCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Secret:
         """Store a secret, encrypted; its value is never answered (503 SECRETS_KEY_MISSING without a key). (`POST /api/v1/secrets`)."""
@@ -381,9 +381,9 @@ class AsyncOperations(CallAsync):
         """DeleteSecret (`DELETE /api/v1/secrets/{secret_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/secrets/{_path(secret_id)}', None, params={'force': force}, body=None))
 
-    async def list_secret_accesses(self, secret_id: str, *, limit: int | None = None, offset: int | None = None) -> SecretAccessList:
+    async def list_secret_accesses(self, secret_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> SecretAccessList:
         """The reads of the secret's value for leases: which worker, when, for which execution (oldest first). (`GET /api/v1/secrets/{secret_id}/accesses`)."""
-        return cast('SecretAccessList', await self._call('GET', f'/api/v1/secrets/{_path(secret_id)}/accesses', SecretAccessList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('SecretAccessList', await self._call('GET', f'/api/v1/secrets/{_path(secret_id)}/accesses', SecretAccessList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def get_agent_context(self, agent_id: str) -> Context:
         """GetAgent (`GET /api/v1/agents/{agent_id}/context`)."""
@@ -453,9 +453,9 @@ class AsyncOperations(CallAsync):
         """The built-in kinds: each one's configuration schema, its secret fields, the env vars it gives. (`GET /api/v1/integration-templates`)."""
         return cast('IntegrationTemplateList', await self._call('GET', '/api/v1/integration-templates', IntegrationTemplateList, params={'limit': limit, 'offset': offset}, body=None))
 
-    async def list_integrations(self, *, limit: int | None = None, offset: int | None = None) -> IntegrationList:
+    async def list_integrations(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> IntegrationList:
         """ListIntegrations (`GET /api/v1/integrations`)."""
-        return cast('IntegrationList', await self._call('GET', '/api/v1/integrations', IntegrationList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('IntegrationList', await self._call('GET', '/api/v1/integrations', IntegrationList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_integration(self, body: IntegrationCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Integration:
         """Configure a built-in kind; secret fields are sealed and answered as "********" (503 SECRETS_KEY_MISSING when t... (`POST /api/v1/integrations`)."""
@@ -473,9 +473,9 @@ class AsyncOperations(CallAsync):
         """DeleteIntegration (`DELETE /api/v1/integrations/{integration_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/integrations/{_path(integration_id)}', None, params={'force': force}, body=None))
 
-    async def list_custom_integrations(self, *, limit: int | None = None, offset: int | None = None) -> CustomIntegrationList:
+    async def list_custom_integrations(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> CustomIntegrationList:
         """ListCustomIntegrations (`GET /api/v1/custom-integrations`)."""
-        return cast('CustomIntegrationList', await self._call('GET', '/api/v1/custom-integrations', CustomIntegrationList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('CustomIntegrationList', await self._call('GET', '/api/v1/custom-integrations', CustomIntegrationList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_custom_integration(self, body: CustomIntegrationCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> CustomIntegration:
         """An integration of the organization's own: env vars, secrets by name (they must exist), files and setup command... (`POST /api/v1/custom-integrations`)."""
@@ -493,9 +493,9 @@ class AsyncOperations(CallAsync):
         """DeleteCustomIntegration (`DELETE /api/v1/custom-integrations/{custom_integration_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/custom-integrations/{_path(custom_integration_id)}', None, params={'force': force}, body=None))
 
-    async def list_jobs(self, *, limit: int | None = None, offset: int | None = None) -> JobList:
+    async def list_jobs(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None) -> JobList:
         """ListJobs (`GET /api/v1/jobs`)."""
-        return cast('JobList', await self._call('GET', '/api/v1/jobs', JobList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('JobList', await self._call('GET', '/api/v1/jobs', JobList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q}, body=None))
 
     async def create_job(self, body: JobCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Job:
         """CreateJob (`POST /api/v1/jobs`)."""
@@ -513,9 +513,9 @@ class AsyncOperations(CallAsync):
         """DeleteJob (`DELETE /api/v1/jobs/{job_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/jobs/{_path(job_id)}', None, params=None, body=None))
 
-    async def list_job_runs(self, job_id: str, *, limit: int | None = None, offset: int | None = None) -> JobRunList:
+    async def list_job_runs(self, job_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> JobRunList:
         """ListRuns (`GET /api/v1/jobs/{job_id}/runs`)."""
-        return cast('JobRunList', await self._call('GET', f'/api/v1/jobs/{_path(job_id)}/runs', JobRunList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('JobRunList', await self._call('GET', f'/api/v1/jobs/{_path(job_id)}/runs', JobRunList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def rotate_job_secret(self, job_id: str, *, idempotency_key: str | None = None) -> Job:
         """RotateSecret (`POST /api/v1/jobs/{job_id}/rotate-secret`)."""
@@ -529,9 +529,9 @@ class AsyncOperations(CallAsync):
         """Fires a webhook job. 201 with the new run; 200 with the first run for a repeated webhook-id. (`POST /api/v1/webhooks/jobs/{job_id}`)."""
         return cast('JobRun', await self._call('POST', f'/api/v1/webhooks/jobs/{_path(job_id)}', JobRun, params=None, body=None, idempotency_key=idempotency_key))
 
-    async def list_workflows(self, *, limit: int | None = None, offset: int | None = None) -> WorkflowList:
+    async def list_workflows(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None) -> WorkflowList:
         """ListWorkflows (`GET /api/v1/workflows`)."""
-        return cast('WorkflowList', await self._call('GET', '/api/v1/workflows', WorkflowList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('WorkflowList', await self._call('GET', '/api/v1/workflows', WorkflowList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q}, body=None))
 
     async def create_workflow(self, body: WorkflowCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Workflow:
         """Steps: ids unique, dependencies known, no cycle (422 naming it), agents, teams and queues of the organization;... (`POST /api/v1/workflows`)."""
@@ -561,9 +561,9 @@ class AsyncOperations(CallAsync):
         """The run with each step's status, execution id, attempt and output. (`GET /api/v1/workflow-runs/{run_id}`)."""
         return cast('WorkflowRun', await self._call('GET', f'/api/v1/workflow-runs/{_path(run_id)}', WorkflowRun, params=None, body=None))
 
-    async def list_workflow_runs(self, *, workflow_id: str | None = None, status: str | None = None, limit: int | None = None, offset: int | None = None) -> WorkflowRunList:
+    async def list_workflow_runs(self, *, workflow_id: str | None = None, status: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> WorkflowRunList:
         """ListRuns (`GET /api/v1/workflow-runs`)."""
-        return cast('WorkflowRunList', await self._call('GET', '/api/v1/workflow-runs', WorkflowRunList, params={'workflow_id': workflow_id, 'status': status, 'limit': limit, 'offset': offset}, body=None))
+        return cast('WorkflowRunList', await self._call('GET', '/api/v1/workflow-runs', WorkflowRunList, params={'workflow_id': workflow_id, 'status': status, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def list_agent_analytics(self, *, from_: str | None = None, to: str | None = None, order_by: Any | None = None, limit: int | None = None, offset: int | None = None) -> AgentAnalyticsList:
         """The agents with executions in the range (those that target them), ranked; ties by agent id. (`GET /api/v1/analytics/agents`)."""
@@ -589,9 +589,9 @@ class AsyncOperations(CallAsync):
         """Workflow runs, job firings and task plans, newest first (`started_at`, then id, descending); `status` in one v... (`GET /api/v1/temporal-workflows`)."""
         return cast('str', await self._call('GET', '/api/v1/temporal-workflows', str, params={'type': type, 'status': status, 'limit': limit, 'offset': offset}, body=None))
 
-    async def list_webhooks(self, *, limit: int | None = None, offset: int | None = None) -> WebhookList:
+    async def list_webhooks(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> WebhookList:
         """ListWebhooks (`GET /api/v1/webhooks`)."""
-        return cast('WebhookList', await self._call('GET', '/api/v1/webhooks', WebhookList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('WebhookList', await self._call('GET', '/api/v1/webhooks', WebhookList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_webhook(self, body: WebhookCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Webhook:
         """CreateWebhook (`POST /api/v1/webhooks`)."""
@@ -609,9 +609,9 @@ class AsyncOperations(CallAsync):
         """DeleteWebhook (`DELETE /api/v1/webhooks/{webhook_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/webhooks/{_path(webhook_id)}', None, params=None, body=None))
 
-    async def list_webhook_deliveries(self, webhook_id: str, *, limit: int | None = None, offset: int | None = None) -> DeliveryList:
+    async def list_webhook_deliveries(self, webhook_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> DeliveryList:
         """ListDeliveries (`GET /api/v1/webhooks/{webhook_id}/deliveries`)."""
-        return cast('DeliveryList', await self._call('GET', f'/api/v1/webhooks/{_path(webhook_id)}/deliveries', DeliveryList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('DeliveryList', await self._call('GET', f'/api/v1/webhooks/{_path(webhook_id)}/deliveries', DeliveryList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def redeliver_webhook_delivery(self, webhook_id: str, delivery_id: str, *, idempotency_key: str | None = None) -> Delivery:
         """Queues the event of a finished delivery again (same webhook-id and body): 202 with the new delivery; 409 while... (`POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver`)."""
@@ -621,9 +621,9 @@ class AsyncOperations(CallAsync):
         """Queues a `webhook.test` event for this webhook: 202 with its delivery (409 when disabled). (`POST /api/v1/webhooks/{webhook_id}/test`)."""
         return cast('Delivery', await self._call('POST', f'/api/v1/webhooks/{_path(webhook_id)}/test', Delivery, params=None, body=None, idempotency_key=idempotency_key))
 
-    async def list_task_plans(self, *, status: str | None = None, limit: int | None = None, offset: int | None = None) -> TaskPlanList:
+    async def list_task_plans(self, *, status: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> TaskPlanList:
         """ListPlans (`GET /api/v1/task-plans`)."""
-        return cast('TaskPlanList', await self._call('GET', '/api/v1/task-plans', TaskPlanList, params={'status': status, 'limit': limit, 'offset': offset}, body=None))
+        return cast('TaskPlanList', await self._call('GET', '/api/v1/task-plans', TaskPlanList, params={'status': status, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_task_plan(self, body: TaskPlanCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> TaskPlan:
         """A plan, `planning`: its planning execution is queued on the worker queue; a worker answers with a JSON plan, w... (`POST /api/v1/task-plans`)."""
@@ -657,9 +657,9 @@ class AsyncOperations(CallAsync):
         """How many files the organization keeps, their bytes, and its quota. (`GET /api/v1/storage/usage`)."""
         return cast('StorageUsage', await self._call('GET', '/api/v1/storage/usage', StorageUsage, params=None, body=None))
 
-    async def list_policies(self, *, limit: int | None = None, offset: int | None = None) -> PolicyList:
+    async def list_policies(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> PolicyList:
         """ListPolicies (`GET /api/v1/policies`)."""
-        return cast('PolicyList', await self._call('GET', '/api/v1/policies', PolicyList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('PolicyList', await self._call('GET', '/api/v1/policies', PolicyList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_policy(self, body: PolicyCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Policy:
         """Store a policy; its module is compiled first (422 with the compiler's message and line). (`POST /api/v1/policies`)."""
@@ -681,29 +681,29 @@ class AsyncOperations(CallAsync):
         """A dry run: what the action's enabled policies decide for the caller on this resource and request, now (nothing... (`POST /api/v1/policies/evaluate`)."""
         return cast('Evaluation', await self._call('POST', '/api/v1/policies/evaluate', Evaluation, params=None, body=body, idempotency_key=idempotency_key))
 
-    async def list_policy_decisions(self, *, action: str | None = None, policy_id: str | None = None, allowed: bool | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None) -> PolicyDecisionList:
+    async def list_policy_decisions(self, *, action: str | None = None, policy_id: str | None = None, allowed: bool | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> PolicyDecisionList:
         """Every decision of every policy on a guarded action (one an enabled policy and action), oldest first; `allowed=... (`GET /api/v1/policy-decisions`)."""
-        return cast('PolicyDecisionList', await self._call('GET', '/api/v1/policy-decisions', PolicyDecisionList, params={'action': action, 'policy_id': policy_id, 'allowed': allowed, 'from': from_, 'to': to, 'limit': limit, 'offset': offset}, body=None))
+        return cast('PolicyDecisionList', await self._call('GET', '/api/v1/policy-decisions', PolicyDecisionList, params={'action': action, 'policy_id': policy_id, 'allowed': allowed, 'from': from_, 'to': to, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def get_audit_event(self, event_id: str) -> AuditEvent:
         """GetAuditEvent (`GET /api/v1/audit-events/{event_id}`)."""
         return cast('AuditEvent', await self._call('GET', f'/api/v1/audit-events/{_path(event_id)}', AuditEvent, params=None, body=None))
 
-    async def list_audit_events(self, *, action: str | None = None, actor: str | None = None, resource_type: str | None = None, resource_id: str | None = None, outcome: str | None = None, from_: str | None = None, to: str | None = None, request_id: str | None = None, limit: int | None = None, offset: int | None = None) -> AuditEventList:
+    async def list_audit_events(self, *, action: str | None = None, actor: str | None = None, resource_type: str | None = None, resource_id: str | None = None, outcome: str | None = None, from_: str | None = None, to: str | None = None, request_id: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AuditEventList:
         """The organization's audit events, newest first; each filter narrows the list (`from` inclusive, `to` exclusive)... (`GET /api/v1/audit-events`)."""
-        return cast('AuditEventList', await self._call('GET', '/api/v1/audit-events', AuditEventList, params={'action': action, 'actor': actor, 'resource_type': resource_type, 'resource_id': resource_id, 'outcome': outcome, 'from': from_, 'to': to, 'request_id': request_id, 'limit': limit, 'offset': offset}, body=None))
+        return cast('AuditEventList', await self._call('GET', '/api/v1/audit-events', AuditEventList, params={'action': action, 'actor': actor, 'resource_type': resource_type, 'resource_id': resource_id, 'outcome': outcome, 'from': from_, 'to': to, 'request_id': request_id, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
-    async def list_graph_edges(self, *, type: str | None = None, source_id: str | None = None, target_id: str | None = None, limit: int | None = None, offset: int | None = None) -> EdgeList:
+    async def list_graph_edges(self, *, type: str | None = None, source_id: str | None = None, target_id: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> EdgeList:
         """ListEdges (`GET /api/v1/context-graph/edges`)."""
-        return cast('EdgeList', await self._call('GET', '/api/v1/context-graph/edges', EdgeList, params={'type': type, 'source_id': source_id, 'target_id': target_id, 'limit': limit, 'offset': offset}, body=None))
+        return cast('EdgeList', await self._call('GET', '/api/v1/context-graph/edges', EdgeList, params={'type': type, 'source_id': source_id, 'target_id': target_id, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_graph_edge(self, body: EdgeCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Edge:
         """From `source_id` to `target_id`, both nodes of the organization (the same one: a self-loop); 422 at the end th... (`POST /api/v1/context-graph/edges`)."""
         return cast('Edge', await self._call('POST', '/api/v1/context-graph/edges', Edge, params=None, body=body, idempotency_key=idempotency_key))
 
-    async def list_graph_nodes(self, *, label: list[str] | None = None, limit: int | None = None, offset: int | None = None) -> NodeList:
+    async def list_graph_nodes(self, *, label: list[str] | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> NodeList:
         """Also `property.KEY=VALUE` (repeatable, up to 16; all must hold): the node's top-level property KEY is a JSON s... (`GET /api/v1/context-graph/nodes`)."""
-        return cast('NodeList', await self._call('GET', '/api/v1/context-graph/nodes', NodeList, params={'label': label, 'limit': limit, 'offset': offset}, body=None))
+        return cast('NodeList', await self._call('GET', '/api/v1/context-graph/nodes', NodeList, params={'label': label, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def create_graph_node(self, body: NodeCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Node:
         """Labels: at most 32, each once; properties: a JSON object of at most 16 KiB. (`POST /api/v1/context-graph/nodes`)."""
@@ -749,9 +749,9 @@ class Operations(CallSync):
         """200 when the database answers; 503 (envelope, with the same facts in `details`) when it does not. (`GET /api/health`)."""
         return cast('Health', self._call('GET', '/api/health', Health, params=None, body=None))
 
-    def list_agents(self, *, limit: int | None = None, offset: int | None = None, project_id: str | None = None) -> AgentList:
+    def list_agents(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None, project_id: str | None = None) -> AgentList:
         """ListAgents (`GET /api/v1/agents`)."""
-        return cast('AgentList', self._call('GET', '/api/v1/agents', AgentList, params={'limit': limit, 'offset': offset, 'project_id': project_id}, body=None))
+        return cast('AgentList', self._call('GET', '/api/v1/agents', AgentList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q, 'project_id': project_id}, body=None))
 
     def create_agent(self, body: AgentCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Agent:
         """CreateAgent (`POST /api/v1/agents`)."""
@@ -777,9 +777,9 @@ class Operations(CallSync):
         """RemoveAgent (`DELETE /api/v1/teams/{team_id}/agents/{agent_id}`)."""
         return cast('TeamWithAgentsResponse', self._call('DELETE', f'/api/v1/teams/{_path(team_id)}/agents/{_path(agent_id)}', TeamWithAgentsResponse, params=None, body=None))
 
-    def list_teams(self, *, limit: int | None = None, offset: int | None = None, project_id: str | None = None) -> TeamList:
+    def list_teams(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None, project_id: str | None = None) -> TeamList:
         """ListTeams (`GET /api/v1/teams`)."""
-        return cast('TeamList', self._call('GET', '/api/v1/teams', TeamList, params={'limit': limit, 'offset': offset, 'project_id': project_id}, body=None))
+        return cast('TeamList', self._call('GET', '/api/v1/teams', TeamList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q, 'project_id': project_id}, body=None))
 
     def create_team(self, body: TeamCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> TeamWithAgentsResponse:
         """CreateTeam (`POST /api/v1/teams`)."""
@@ -805,13 +805,13 @@ class Operations(CallSync):
         """Worker protocol: register the worker, renew the leases it holds, answer the commands for it. (`POST /api/v1/workers/heartbeat`)."""
         return cast('HeartbeatResponse', self._call('POST', '/api/v1/workers/heartbeat', HeartbeatResponse, params=None, body=body, idempotency_key=idempotency_key))
 
-    def list_workers(self, *, limit: int | None = None, offset: int | None = None) -> WorkerList:
+    def list_workers(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> WorkerList:
         """ListWorkers (`GET /api/v1/workers`)."""
-        return cast('WorkerList', self._call('GET', '/api/v1/workers', WorkerList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('WorkerList', self._call('GET', '/api/v1/workers', WorkerList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
-    def list_models(self, *, enabled_only: bool | None = None, limit: int | None = None, offset: int | None = None) -> ModelList:
+    def list_models(self, *, enabled_only: bool | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> ModelList:
         """ListModels (`GET /api/v1/models`)."""
-        return cast('ModelList', self._call('GET', '/api/v1/models', ModelList, params={'enabled_only': enabled_only, 'limit': limit, 'offset': offset}, body=None))
+        return cast('ModelList', self._call('GET', '/api/v1/models', ModelList, params={'enabled_only': enabled_only, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_model(self, body: ModelCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Model:
         """CreateModel (`POST /api/v1/models`)."""
@@ -833,9 +833,9 @@ class Operations(CallSync):
         """ListRuntimes (`GET /api/v1/runtimes`)."""
         return cast('RuntimeList', self._call('GET', '/api/v1/runtimes', RuntimeList, params={'limit': limit, 'offset': offset}, body=None))
 
-    def list_api_keys(self, *, limit: int | None = None, offset: int | None = None) -> ApiKeyList:
+    def list_api_keys(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> ApiKeyList:
         """ListApiKeys (`GET /api/v1/api-keys`)."""
-        return cast('ApiKeyList', self._call('GET', '/api/v1/api-keys', ApiKeyList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('ApiKeyList', self._call('GET', '/api/v1/api-keys', ApiKeyList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_api_key(self, body: ApiKeyCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> ApiKeyCreated:
         """Issue a key; the response is the only time the key itself is shown. (`POST /api/v1/api-keys`)."""
@@ -861,17 +861,17 @@ class Operations(CallSync):
         """Set the tier and its figures; only an operator (the SERVICE_API_KEY holder) may. (`PUT /api/v1/organizations/{organization_id}/settings`)."""
         return cast('OrganizationSettings', self._call('PUT', f'/api/v1/organizations/{_path(organization_id)}/settings', OrganizationSettings, params=None, body=body))
 
-    def list_environments(self, *, limit: int | None = None, offset: int | None = None) -> EnvironmentList:
+    def list_environments(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> EnvironmentList:
         """ListEnvironments (`GET /api/v1/environments`)."""
-        return cast('EnvironmentList', self._call('GET', '/api/v1/environments', EnvironmentList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('EnvironmentList', self._call('GET', '/api/v1/environments', EnvironmentList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_environment(self, body: EnvironmentCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Environment:
         """CreateEnvironment (`POST /api/v1/environments`)."""
         return cast('Environment', self._call('POST', '/api/v1/environments', Environment, params=None, body=body, idempotency_key=idempotency_key))
 
-    def list_environment_worker_queues(self, environment_id: str, *, limit: int | None = None, offset: int | None = None) -> WorkerQueueList:
+    def list_environment_worker_queues(self, environment_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> WorkerQueueList:
         """ListEnvironmentQueues (`GET /api/v1/environments/{environment_id}/worker-queues`)."""
-        return cast('WorkerQueueList', self._call('GET', f'/api/v1/environments/{_path(environment_id)}/worker-queues', WorkerQueueList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('WorkerQueueList', self._call('GET', f'/api/v1/environments/{_path(environment_id)}/worker-queues', WorkerQueueList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_worker_queue(self, environment_id: str, body: WorkerQueueCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> WorkerQueue:
         """CreateQueue (`POST /api/v1/environments/{environment_id}/worker-queues`)."""
@@ -901,9 +901,9 @@ class Operations(CallSync):
         """Delete a queue with no queued or running executions (409 otherwise). (`DELETE /api/v1/worker-queues/{queue_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/worker-queues/{_path(queue_id)}', None, params={'force': force}, body=None))
 
-    def list_worker_queues(self, *, environment_id: str | None = None, limit: int | None = None, offset: int | None = None) -> WorkerQueueList:
+    def list_worker_queues(self, *, environment_id: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> WorkerQueueList:
         """ListQueues (`GET /api/v1/worker-queues`)."""
-        return cast('WorkerQueueList', self._call('GET', '/api/v1/worker-queues', WorkerQueueList, params={'environment_id': environment_id, 'limit': limit, 'offset': offset}, body=None))
+        return cast('WorkerQueueList', self._call('GET', '/api/v1/worker-queues', WorkerQueueList, params={'environment_id': environment_id, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def execute_agent(self, agent_id: str, body: ExecuteRequest | Mapping[str, Any], *, idempotency_key: str | None = None) -> Execution:
         """Queue the agent's execution (201); with `stream: true`, answer with its event stream instead (200). (`POST /api/v1/agents/{agent_id}/execute`)."""
@@ -933,9 +933,9 @@ class Operations(CallSync):
         """GetExecution (`GET /api/v1/executions/{execution_id}`)."""
         return cast('Execution', self._call('GET', f'/api/v1/executions/{_path(execution_id)}', Execution, params=None, body=None))
 
-    def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None) -> ExecutionList:
+    def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> ExecutionList:
         """Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive). (`GET /api/v1/executions`)."""
-        return cast('ExecutionList', self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'from': from_, 'to': to, 'limit': limit, 'offset': offset}, body=None))
+        return cast('ExecutionList', self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'from': from_, 'to': to, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def lease_execution(self, queue_id: str, body: LeaseRequest | Mapping[str, Any], *, idempotency_key: str | None = None) -> Lease | None:
         """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204. (`POST /api/v1/worker-queues/{queue_id}/lease`)."""
@@ -957,9 +957,9 @@ class Operations(CallSync):
         """RemoveTeam (`DELETE /api/v1/projects/{project_id}/teams/{team_id}`)."""
         return cast('Project', self._call('DELETE', f'/api/v1/projects/{_path(project_id)}/teams/{_path(team_id)}', Project, params=None, body=None))
 
-    def list_projects(self, *, limit: int | None = None, offset: int | None = None) -> ProjectList:
+    def list_projects(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None) -> ProjectList:
         """ListProjects (`GET /api/v1/projects`)."""
-        return cast('ProjectList', self._call('GET', '/api/v1/projects', ProjectList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('ProjectList', self._call('GET', '/api/v1/projects', ProjectList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q}, body=None))
 
     def create_project(self, body: ProjectCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Project:
         """CreateProject (`POST /api/v1/projects`)."""
@@ -977,9 +977,9 @@ class Operations(CallSync):
         """DeleteProject (`DELETE /api/v1/projects/{project_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/projects/{_path(project_id)}', None, params={'force': force}, body=None))
 
-    def list_templates(self, *, limit: int | None = None, offset: int | None = None, scope: Any | None = None) -> TemplateList:
+    def list_templates(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None, scope: Any | None = None) -> TemplateList:
         """ListTemplates (`GET /api/v1/templates`)."""
-        return cast('TemplateList', self._call('GET', '/api/v1/templates', TemplateList, params={'limit': limit, 'offset': offset, 'scope': scope}, body=None))
+        return cast('TemplateList', self._call('GET', '/api/v1/templates', TemplateList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q, 'scope': scope}, body=None))
 
     def create_template(self, body: TemplateCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Template:
         """CreateTemplate (`POST /api/v1/templates`)."""
@@ -1001,9 +1001,9 @@ class Operations(CallSync):
         """Create the agent or team the template describes, with the parameters' values: the answer and the errors of POS... (`POST /api/v1/templates/{template_id}/instantiate`)."""
         return cast('Agent | TeamWithAgentsResponse', self._call('POST', f'/api/v1/templates/{_path(template_id)}/instantiate', Agent | TeamWithAgentsResponse, params=None, body=body, idempotency_key=idempotency_key))
 
-    def list_skills(self, *, limit: int | None = None, offset: int | None = None) -> SkillList:
+    def list_skills(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None) -> SkillList:
         """ListSkills (`GET /api/v1/skills`)."""
-        return cast('SkillList', self._call('GET', '/api/v1/skills', SkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('SkillList', self._call('GET', '/api/v1/skills', SkillList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q}, body=None))
 
     def create_skill(self, body: SkillCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Skill:
         """CreateSkill (`POST /api/v1/skills`)."""
@@ -1025,9 +1025,9 @@ class Operations(CallSync):
         """ListTypes (`GET /api/v1/skills/types`)."""
         return cast('SkillTypeList', self._call('GET', '/api/v1/skills/types', SkillTypeList, params={'limit': limit, 'offset': offset}, body=None))
 
-    def list_agent_skills(self, agent_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    def list_agent_skills(self, agent_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """AgentSkills (`GET /api/v1/agents/{agent_id}/skills`)."""
-        return cast('AttachedSkillList', self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def attach_skill_to_agent(self, agent_id: str, skill_id: str, body: SkillAttach | Mapping[str, Any] | None = None, *, idempotency_key: str | None = None) -> AttachedSkill:
         """AttachToAgent (`POST /api/v1/agents/{agent_id}/skills/{skill_id}`)."""
@@ -1053,21 +1053,21 @@ class Operations(CallSync):
         """DetachFromTeam (`DELETE /api/v1/teams/{team_id}/skills/{skill_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/teams/{_path(team_id)}/skills/{_path(skill_id)}', None, params=None, body=None))
 
-    def list_environment_skills(self, environment_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    def list_environment_skills(self, environment_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """EnvironmentSkills (`GET /api/v1/environments/{environment_id}/skills`)."""
-        return cast('AttachedSkillList', self._call('GET', f'/api/v1/environments/{_path(environment_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', self._call('GET', f'/api/v1/environments/{_path(environment_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def list_resolved_agent_skills(self, agent_id: str, *, environment_id: str | None = None, limit: int | None = None, offset: int | None = None) -> ResolvedSkillList:
         """Resolved (`GET /api/v1/agents/{agent_id}/skills/resolved`)."""
         return cast('ResolvedSkillList', self._call('GET', f'/api/v1/agents/{_path(agent_id)}/skills/resolved', ResolvedSkillList, params={'environment_id': environment_id, 'limit': limit, 'offset': offset}, body=None))
 
-    def list_team_skills(self, team_id: str, *, limit: int | None = None, offset: int | None = None) -> AttachedSkillList:
+    def list_team_skills(self, team_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AttachedSkillList:
         """TeamSkills (`GET /api/v1/teams/{team_id}/skills`)."""
-        return cast('AttachedSkillList', self._call('GET', f'/api/v1/teams/{_path(team_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('AttachedSkillList', self._call('GET', f'/api/v1/teams/{_path(team_id)}/skills', AttachedSkillList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
-    def list_secrets(self, *, limit: int | None = None, offset: int | None = None) -> SecretList:
+    def list_secrets(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> SecretList:
         """ListSecrets (`GET /api/v1/secrets`)."""
-        return cast('SecretList', self._call('GET', '/api/v1/secrets', SecretList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('SecretList', self._call('GET', '/api/v1/secrets', SecretList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_secret(self, body: SecretCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Secret:
         """Store a secret, encrypted; its value is never answered (503 SECRETS_KEY_MISSING without a key). (`POST /api/v1/secrets`)."""
@@ -1085,9 +1085,9 @@ class Operations(CallSync):
         """DeleteSecret (`DELETE /api/v1/secrets/{secret_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/secrets/{_path(secret_id)}', None, params={'force': force}, body=None))
 
-    def list_secret_accesses(self, secret_id: str, *, limit: int | None = None, offset: int | None = None) -> SecretAccessList:
+    def list_secret_accesses(self, secret_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> SecretAccessList:
         """The reads of the secret's value for leases: which worker, when, for which execution (oldest first). (`GET /api/v1/secrets/{secret_id}/accesses`)."""
-        return cast('SecretAccessList', self._call('GET', f'/api/v1/secrets/{_path(secret_id)}/accesses', SecretAccessList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('SecretAccessList', self._call('GET', f'/api/v1/secrets/{_path(secret_id)}/accesses', SecretAccessList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def get_agent_context(self, agent_id: str) -> Context:
         """GetAgent (`GET /api/v1/agents/{agent_id}/context`)."""
@@ -1157,9 +1157,9 @@ class Operations(CallSync):
         """The built-in kinds: each one's configuration schema, its secret fields, the env vars it gives. (`GET /api/v1/integration-templates`)."""
         return cast('IntegrationTemplateList', self._call('GET', '/api/v1/integration-templates', IntegrationTemplateList, params={'limit': limit, 'offset': offset}, body=None))
 
-    def list_integrations(self, *, limit: int | None = None, offset: int | None = None) -> IntegrationList:
+    def list_integrations(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> IntegrationList:
         """ListIntegrations (`GET /api/v1/integrations`)."""
-        return cast('IntegrationList', self._call('GET', '/api/v1/integrations', IntegrationList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('IntegrationList', self._call('GET', '/api/v1/integrations', IntegrationList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_integration(self, body: IntegrationCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Integration:
         """Configure a built-in kind; secret fields are sealed and answered as "********" (503 SECRETS_KEY_MISSING when t... (`POST /api/v1/integrations`)."""
@@ -1177,9 +1177,9 @@ class Operations(CallSync):
         """DeleteIntegration (`DELETE /api/v1/integrations/{integration_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/integrations/{_path(integration_id)}', None, params={'force': force}, body=None))
 
-    def list_custom_integrations(self, *, limit: int | None = None, offset: int | None = None) -> CustomIntegrationList:
+    def list_custom_integrations(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> CustomIntegrationList:
         """ListCustomIntegrations (`GET /api/v1/custom-integrations`)."""
-        return cast('CustomIntegrationList', self._call('GET', '/api/v1/custom-integrations', CustomIntegrationList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('CustomIntegrationList', self._call('GET', '/api/v1/custom-integrations', CustomIntegrationList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_custom_integration(self, body: CustomIntegrationCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> CustomIntegration:
         """An integration of the organization's own: env vars, secrets by name (they must exist), files and setup command... (`POST /api/v1/custom-integrations`)."""
@@ -1197,9 +1197,9 @@ class Operations(CallSync):
         """DeleteCustomIntegration (`DELETE /api/v1/custom-integrations/{custom_integration_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/custom-integrations/{_path(custom_integration_id)}', None, params={'force': force}, body=None))
 
-    def list_jobs(self, *, limit: int | None = None, offset: int | None = None) -> JobList:
+    def list_jobs(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None) -> JobList:
         """ListJobs (`GET /api/v1/jobs`)."""
-        return cast('JobList', self._call('GET', '/api/v1/jobs', JobList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('JobList', self._call('GET', '/api/v1/jobs', JobList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q}, body=None))
 
     def create_job(self, body: JobCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Job:
         """CreateJob (`POST /api/v1/jobs`)."""
@@ -1217,9 +1217,9 @@ class Operations(CallSync):
         """DeleteJob (`DELETE /api/v1/jobs/{job_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/jobs/{_path(job_id)}', None, params=None, body=None))
 
-    def list_job_runs(self, job_id: str, *, limit: int | None = None, offset: int | None = None) -> JobRunList:
+    def list_job_runs(self, job_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> JobRunList:
         """ListRuns (`GET /api/v1/jobs/{job_id}/runs`)."""
-        return cast('JobRunList', self._call('GET', f'/api/v1/jobs/{_path(job_id)}/runs', JobRunList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('JobRunList', self._call('GET', f'/api/v1/jobs/{_path(job_id)}/runs', JobRunList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def rotate_job_secret(self, job_id: str, *, idempotency_key: str | None = None) -> Job:
         """RotateSecret (`POST /api/v1/jobs/{job_id}/rotate-secret`)."""
@@ -1233,9 +1233,9 @@ class Operations(CallSync):
         """Fires a webhook job. 201 with the new run; 200 with the first run for a repeated webhook-id. (`POST /api/v1/webhooks/jobs/{job_id}`)."""
         return cast('JobRun', self._call('POST', f'/api/v1/webhooks/jobs/{_path(job_id)}', JobRun, params=None, body=None, idempotency_key=idempotency_key))
 
-    def list_workflows(self, *, limit: int | None = None, offset: int | None = None) -> WorkflowList:
+    def list_workflows(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None, name: str | None = None, q: str | None = None) -> WorkflowList:
         """ListWorkflows (`GET /api/v1/workflows`)."""
-        return cast('WorkflowList', self._call('GET', '/api/v1/workflows', WorkflowList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('WorkflowList', self._call('GET', '/api/v1/workflows', WorkflowList, params={'limit': limit, 'offset': offset, 'order': order, 'name': name, 'q': q}, body=None))
 
     def create_workflow(self, body: WorkflowCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Workflow:
         """Steps: ids unique, dependencies known, no cycle (422 naming it), agents, teams and queues of the organization;... (`POST /api/v1/workflows`)."""
@@ -1265,9 +1265,9 @@ class Operations(CallSync):
         """The run with each step's status, execution id, attempt and output. (`GET /api/v1/workflow-runs/{run_id}`)."""
         return cast('WorkflowRun', self._call('GET', f'/api/v1/workflow-runs/{_path(run_id)}', WorkflowRun, params=None, body=None))
 
-    def list_workflow_runs(self, *, workflow_id: str | None = None, status: str | None = None, limit: int | None = None, offset: int | None = None) -> WorkflowRunList:
+    def list_workflow_runs(self, *, workflow_id: str | None = None, status: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> WorkflowRunList:
         """ListRuns (`GET /api/v1/workflow-runs`)."""
-        return cast('WorkflowRunList', self._call('GET', '/api/v1/workflow-runs', WorkflowRunList, params={'workflow_id': workflow_id, 'status': status, 'limit': limit, 'offset': offset}, body=None))
+        return cast('WorkflowRunList', self._call('GET', '/api/v1/workflow-runs', WorkflowRunList, params={'workflow_id': workflow_id, 'status': status, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def list_agent_analytics(self, *, from_: str | None = None, to: str | None = None, order_by: Any | None = None, limit: int | None = None, offset: int | None = None) -> AgentAnalyticsList:
         """The agents with executions in the range (those that target them), ranked; ties by agent id. (`GET /api/v1/analytics/agents`)."""
@@ -1293,9 +1293,9 @@ class Operations(CallSync):
         """Workflow runs, job firings and task plans, newest first (`started_at`, then id, descending); `status` in one v... (`GET /api/v1/temporal-workflows`)."""
         return cast('str', self._call('GET', '/api/v1/temporal-workflows', str, params={'type': type, 'status': status, 'limit': limit, 'offset': offset}, body=None))
 
-    def list_webhooks(self, *, limit: int | None = None, offset: int | None = None) -> WebhookList:
+    def list_webhooks(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> WebhookList:
         """ListWebhooks (`GET /api/v1/webhooks`)."""
-        return cast('WebhookList', self._call('GET', '/api/v1/webhooks', WebhookList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('WebhookList', self._call('GET', '/api/v1/webhooks', WebhookList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_webhook(self, body: WebhookCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Webhook:
         """CreateWebhook (`POST /api/v1/webhooks`)."""
@@ -1313,9 +1313,9 @@ class Operations(CallSync):
         """DeleteWebhook (`DELETE /api/v1/webhooks/{webhook_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/webhooks/{_path(webhook_id)}', None, params=None, body=None))
 
-    def list_webhook_deliveries(self, webhook_id: str, *, limit: int | None = None, offset: int | None = None) -> DeliveryList:
+    def list_webhook_deliveries(self, webhook_id: str, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> DeliveryList:
         """ListDeliveries (`GET /api/v1/webhooks/{webhook_id}/deliveries`)."""
-        return cast('DeliveryList', self._call('GET', f'/api/v1/webhooks/{_path(webhook_id)}/deliveries', DeliveryList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('DeliveryList', self._call('GET', f'/api/v1/webhooks/{_path(webhook_id)}/deliveries', DeliveryList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def redeliver_webhook_delivery(self, webhook_id: str, delivery_id: str, *, idempotency_key: str | None = None) -> Delivery:
         """Queues the event of a finished delivery again (same webhook-id and body): 202 with the new delivery; 409 while... (`POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver`)."""
@@ -1325,9 +1325,9 @@ class Operations(CallSync):
         """Queues a `webhook.test` event for this webhook: 202 with its delivery (409 when disabled). (`POST /api/v1/webhooks/{webhook_id}/test`)."""
         return cast('Delivery', self._call('POST', f'/api/v1/webhooks/{_path(webhook_id)}/test', Delivery, params=None, body=None, idempotency_key=idempotency_key))
 
-    def list_task_plans(self, *, status: str | None = None, limit: int | None = None, offset: int | None = None) -> TaskPlanList:
+    def list_task_plans(self, *, status: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> TaskPlanList:
         """ListPlans (`GET /api/v1/task-plans`)."""
-        return cast('TaskPlanList', self._call('GET', '/api/v1/task-plans', TaskPlanList, params={'status': status, 'limit': limit, 'offset': offset}, body=None))
+        return cast('TaskPlanList', self._call('GET', '/api/v1/task-plans', TaskPlanList, params={'status': status, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_task_plan(self, body: TaskPlanCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> TaskPlan:
         """A plan, `planning`: its planning execution is queued on the worker queue; a worker answers with a JSON plan, w... (`POST /api/v1/task-plans`)."""
@@ -1361,9 +1361,9 @@ class Operations(CallSync):
         """How many files the organization keeps, their bytes, and its quota. (`GET /api/v1/storage/usage`)."""
         return cast('StorageUsage', self._call('GET', '/api/v1/storage/usage', StorageUsage, params=None, body=None))
 
-    def list_policies(self, *, limit: int | None = None, offset: int | None = None) -> PolicyList:
+    def list_policies(self, *, limit: int | None = None, offset: int | None = None, order: str | None = None) -> PolicyList:
         """ListPolicies (`GET /api/v1/policies`)."""
-        return cast('PolicyList', self._call('GET', '/api/v1/policies', PolicyList, params={'limit': limit, 'offset': offset}, body=None))
+        return cast('PolicyList', self._call('GET', '/api/v1/policies', PolicyList, params={'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_policy(self, body: PolicyCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Policy:
         """Store a policy; its module is compiled first (422 with the compiler's message and line). (`POST /api/v1/policies`)."""
@@ -1385,29 +1385,29 @@ class Operations(CallSync):
         """A dry run: what the action's enabled policies decide for the caller on this resource and request, now (nothing... (`POST /api/v1/policies/evaluate`)."""
         return cast('Evaluation', self._call('POST', '/api/v1/policies/evaluate', Evaluation, params=None, body=body, idempotency_key=idempotency_key))
 
-    def list_policy_decisions(self, *, action: str | None = None, policy_id: str | None = None, allowed: bool | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None) -> PolicyDecisionList:
+    def list_policy_decisions(self, *, action: str | None = None, policy_id: str | None = None, allowed: bool | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> PolicyDecisionList:
         """Every decision of every policy on a guarded action (one an enabled policy and action), oldest first; `allowed=... (`GET /api/v1/policy-decisions`)."""
-        return cast('PolicyDecisionList', self._call('GET', '/api/v1/policy-decisions', PolicyDecisionList, params={'action': action, 'policy_id': policy_id, 'allowed': allowed, 'from': from_, 'to': to, 'limit': limit, 'offset': offset}, body=None))
+        return cast('PolicyDecisionList', self._call('GET', '/api/v1/policy-decisions', PolicyDecisionList, params={'action': action, 'policy_id': policy_id, 'allowed': allowed, 'from': from_, 'to': to, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def get_audit_event(self, event_id: str) -> AuditEvent:
         """GetAuditEvent (`GET /api/v1/audit-events/{event_id}`)."""
         return cast('AuditEvent', self._call('GET', f'/api/v1/audit-events/{_path(event_id)}', AuditEvent, params=None, body=None))
 
-    def list_audit_events(self, *, action: str | None = None, actor: str | None = None, resource_type: str | None = None, resource_id: str | None = None, outcome: str | None = None, from_: str | None = None, to: str | None = None, request_id: str | None = None, limit: int | None = None, offset: int | None = None) -> AuditEventList:
+    def list_audit_events(self, *, action: str | None = None, actor: str | None = None, resource_type: str | None = None, resource_id: str | None = None, outcome: str | None = None, from_: str | None = None, to: str | None = None, request_id: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> AuditEventList:
         """The organization's audit events, newest first; each filter narrows the list (`from` inclusive, `to` exclusive)... (`GET /api/v1/audit-events`)."""
-        return cast('AuditEventList', self._call('GET', '/api/v1/audit-events', AuditEventList, params={'action': action, 'actor': actor, 'resource_type': resource_type, 'resource_id': resource_id, 'outcome': outcome, 'from': from_, 'to': to, 'request_id': request_id, 'limit': limit, 'offset': offset}, body=None))
+        return cast('AuditEventList', self._call('GET', '/api/v1/audit-events', AuditEventList, params={'action': action, 'actor': actor, 'resource_type': resource_type, 'resource_id': resource_id, 'outcome': outcome, 'from': from_, 'to': to, 'request_id': request_id, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
-    def list_graph_edges(self, *, type: str | None = None, source_id: str | None = None, target_id: str | None = None, limit: int | None = None, offset: int | None = None) -> EdgeList:
+    def list_graph_edges(self, *, type: str | None = None, source_id: str | None = None, target_id: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> EdgeList:
         """ListEdges (`GET /api/v1/context-graph/edges`)."""
-        return cast('EdgeList', self._call('GET', '/api/v1/context-graph/edges', EdgeList, params={'type': type, 'source_id': source_id, 'target_id': target_id, 'limit': limit, 'offset': offset}, body=None))
+        return cast('EdgeList', self._call('GET', '/api/v1/context-graph/edges', EdgeList, params={'type': type, 'source_id': source_id, 'target_id': target_id, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_graph_edge(self, body: EdgeCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Edge:
         """From `source_id` to `target_id`, both nodes of the organization (the same one: a self-loop); 422 at the end th... (`POST /api/v1/context-graph/edges`)."""
         return cast('Edge', self._call('POST', '/api/v1/context-graph/edges', Edge, params=None, body=body, idempotency_key=idempotency_key))
 
-    def list_graph_nodes(self, *, label: list[str] | None = None, limit: int | None = None, offset: int | None = None) -> NodeList:
+    def list_graph_nodes(self, *, label: list[str] | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> NodeList:
         """Also `property.KEY=VALUE` (repeatable, up to 16; all must hold): the node's top-level property KEY is a JSON s... (`GET /api/v1/context-graph/nodes`)."""
-        return cast('NodeList', self._call('GET', '/api/v1/context-graph/nodes', NodeList, params={'label': label, 'limit': limit, 'offset': offset}, body=None))
+        return cast('NodeList', self._call('GET', '/api/v1/context-graph/nodes', NodeList, params={'label': label, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def create_graph_node(self, body: NodeCreate | Mapping[str, Any], *, idempotency_key: str | None = None) -> Node:
         """Labels: at most 32, each once; properties: a JSON object of at most 16 KiB. (`POST /api/v1/context-graph/nodes`)."""

@@ -13,7 +13,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 from litestar.types import Scope
 
-from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Page, PageRequest
+from controlplane_domain.paging import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, MAX_QUERY_LENGTH, Order, Page, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal
 from controlplane_domain.references import REFERRERS_SHOWN, Dangling
@@ -26,6 +26,37 @@ ProjectFilter = Annotated[
 ]
 Offset = Annotated[
     int, Parameter(ge=0, le=MAX_OFFSET, description="items to skip", schema_extra={"minimum": 0, "maximum": MAX_OFFSET})
+]
+# A list's direction over (created_at, id): histories default to newest first (`NewestFirst`), every other list
+# to oldest first (`OldestFirst`). Optional (None: the list's default) so that the fast lane hands a request that
+# gives it to Litestar, as it does every optional filter.
+OldestFirst = Annotated[
+    Order | None,
+    Parameter(
+        description="asc: oldest first (the default), desc: newest first; by (created_at, id)",
+        schema_extra={"default": Order.ASC.value},
+    ),
+]
+NewestFirst = Annotated[
+    Order | None,
+    Parameter(
+        description="desc: newest first (the default), asc: oldest first; by (created_at, id)",
+        schema_extra={"default": Order.DESC.value},
+    ),
+]
+NameFilter = Annotated[
+    str | None,
+    Parameter(max_length=MAX_QUERY_LENGTH, description="only the one named exactly this (case-sensitive)"),
+]
+NameQuery = Annotated[
+    str | None,
+    Parameter(
+        max_length=MAX_QUERY_LENGTH,
+        description=(
+            "only those whose name holds this text: ASCII letters in any case, any other character exactly as "
+            "given (% and _ are plain characters)"
+        ),
+    ),
 ]
 PUBLIC_URL_KEY = "public_url"  # the app state's key of the base of the URLs answers hand out (CONTROLPLANE_PUBLIC_URL)
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8001"  # (the default bind's; the server passes its settings' own)
@@ -150,8 +181,19 @@ async def rendered_item(
     return None if found is None else msgspec.Raw(found.encode())
 
 
-def page_request(limit: int = DEFAULT_LIMIT, offset: int = 0) -> PageRequest:
-    return PageRequest(limit=limit, offset=offset)
+def page_request(
+    limit: int = DEFAULT_LIMIT,
+    offset: int = 0,
+    order: Order | None = None,
+    *,
+    newest_first: bool = False,
+    name: str | None = None,
+    q: str | None = None,
+) -> PageRequest:
+    """The page a list's query asks for; `order` None: the list's default (`newest_first` for a history)."""
+    if order is None:
+        order = Order.DESC if newest_first else Order.ASC
+    return PageRequest(limit=limit, offset=offset, order=order, name=name, q=q)
 
 
 def caller(scope: Scope) -> tuple[Ports, Principal]:

@@ -12,7 +12,7 @@ from controlplane_adapters.secrets.cipher import AesGcmCipher
 from controlplane_domain.audit.context import AuditContext, acting, explicitly
 from controlplane_domain.audit.entity import AuditFilter, Outcome
 from controlplane_domain.audit.usecases import REDACTED, record
-from controlplane_domain.paging import PageRequest
+from controlplane_domain.paging import Order, PageRequest
 from controlplane_domain.principal import Role
 from controlplane_domain.secrets.reveal import rotate_key
 from tests.contract.conftest import UowFactory
@@ -21,6 +21,7 @@ from tests.contract.test_repositories import agent
 from tests.contract.test_secrets import CIPHER, secret
 
 EVERYTHING = AuditFilter()
+NEWEST = Order.DESC  # the audit log read as its HTTP list reads it by default
 
 
 def context(clock: ManualClock, subject: str = "user-1", request_id: str = "req-1") -> AuditContext:
@@ -40,7 +41,7 @@ def context(clock: ManualClock, subject: str = "user-1", request_id: str = "req-
 
 async def events(uow: UowFactory, org: str = "org-a", where: AuditFilter = EVERYTHING) -> list[tuple[str, str]]:
     async with uow() as work:
-        found, total = await work.audit_events.list_page(org, PageRequest(limit=200), where)
+        found, total = await work.audit_events.list_page(org, PageRequest(limit=200, order=NEWEST), where)
     assert total == len(found)
     return [(event.action, event.resource_id) for event in found]
 
@@ -60,7 +61,9 @@ async def test_a_committed_change_has_exactly_one_event_and_a_rolled_back_one_no
     async with uow() as work:
         assert await work.agents.get("org-a", "org-a-dropped") is None
         assert await work.agents.get("org-a", "org-a-atomic") is not None
-        found, _ = await work.audit_events.list_page("org-a", PageRequest(), AuditFilter(resource_id="org-a-kept"))
+        found, _ = await work.audit_events.list_page(
+            "org-a", PageRequest(order=NEWEST), AuditFilter(resource_id="org-a-kept")
+        )
     (event,) = found
     assert (event.actor_subject, event.actor_kind, event.actor_role) == ("user-1", "jwt", "admin")
     assert (event.client_ip, event.user_agent, event.request_id) == ("203.0.113.7", "tests/1.0", "req-1")
@@ -105,7 +108,9 @@ async def test_updates_name_the_fields_they_changed_and_deletes_are_recorded(uow
             await work.commit()
     assert await events(uow) == [("project.delete", stored.id), ("project.update", stored.id)]
     async with uow() as work:
-        found, _ = await work.audit_events.list_page("org-a", PageRequest(), AuditFilter(action="project.update"))
+        found, _ = await work.audit_events.list_page(
+            "org-a", PageRequest(order=NEWEST), AuditFilter(action="project.update")
+        )
     assert found[0].details == {"changed": ["description", "key"]}
 
 
@@ -125,7 +130,7 @@ async def test_explicit_records_replace_the_generic_ones_and_redact_values(uow: 
             )
             await work.commit()
     async with uow() as work:
-        found, _ = await work.audit_events.list_page("org-a", PageRequest(), EVERYTHING)
+        found, _ = await work.audit_events.list_page("org-a", PageRequest(order=NEWEST), EVERYTHING)
     (event,) = found
     assert event.action == "project.import"
     assert event.details == {"name": "ops", "nested": [{"token": REDACTED, "id": "x"}], "Value": REDACTED}
@@ -165,7 +170,9 @@ async def test_the_log_is_newest_first_filtered_and_scoped(uow: UowFactory) -> N
     assert await events(uow, where=AuditFilter(since=T0 + timedelta(seconds=60))) == newest_first[:2]
     assert await events(uow, where=AuditFilter(until=T0 + timedelta(seconds=60))) == [("agent.create", "org-a-a1")]
     async with uow() as work:
-        page, total = await work.audit_events.list_page("org-a", PageRequest(limit=1, offset=1), EVERYTHING)
+        page, total = await work.audit_events.list_page(
+            "org-a", PageRequest(limit=1, offset=1, order=NEWEST), EVERYTHING
+        )
         assert (total, [(e.action, e.resource_id) for e in page]) == (3, [newest_first[1]])
         assert await work.audit_events.get("org-a", page[0].id) == page[0]
         assert await work.audit_events.get("org-b", page[0].id) is None
@@ -180,7 +187,7 @@ async def test_a_key_rotation_records_each_secret_once_as_what_it_is(uow: UowFac
     with acting(context(ManualClock(T0), subject="cli:ops")):
         assert await rotate_key(uow, CIPHER, new) == 2
     async with uow() as work:
-        found, _ = await work.audit_events.list_page("org-a", PageRequest(), EVERYTHING)
+        found, _ = await work.audit_events.list_page("org-a", PageRequest(order=NEWEST), EVERYTHING)
     assert sorted((event.action, event.resource_id) for event in found) == [
         ("secret.rotate_key", "org-a-secret-A"),
         ("secret.rotate_key", "org-a-secret-B"),

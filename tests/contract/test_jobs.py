@@ -21,12 +21,12 @@ from controlplane_domain.errors import Conflict
 from controlplane_domain.jobs import usecases as jobs
 from controlplane_domain.jobs.entity import JobRun, Misfire, RunStatus, Target, TargetKind, Trigger, TriggerType
 from controlplane_domain.jobs.firing import fire_due_jobs
-from controlplane_domain.paging import PageRequest
+from controlplane_domain.paging import Order, PageRequest
 from controlplane_domain.ports import Ports
 from tests.contract.conftest import UowFactory
 
 ORG = "org-a"
-EVERYTHING = PageRequest(limit=200, offset=0)
+EVERYTHING = PageRequest(limit=200, offset=0, order=Order.DESC)  # newest first, as the HTTP list by default
 NEW_YORK = "America/New_York"
 
 
@@ -164,9 +164,11 @@ async def test_runs_are_scoped_paged_newest_first_and_go_with_their_job(uow: Uow
         clock.advance(60)
         await fire_due_jobs(ports)
     async with uow() as work:
-        page, total = await work.jobs.run_page(ORG, job.id, PageRequest(limit=2, offset=0))
+        page, total = await work.jobs.run_page(ORG, job.id, PageRequest(limit=2, offset=0, order=Order.DESC))
         assert total == 3
         assert [run.scheduled_for for run in page] == [at(2026, 1, 1, 0, 3), at(2026, 1, 1, 0, 2)]
+        oldest, _ = await work.jobs.run_page(ORG, job.id, PageRequest(limit=2, offset=0))
+        assert [run.scheduled_for for run in oldest] == [at(2026, 1, 1, 0, 1), at(2026, 1, 1, 0, 2)]
         assert await work.jobs.run_page("org-b", job.id, EVERYTHING) == ([], 0)
         assert await work.jobs.get("org-b", job.id) is None
         run = replace(page[0], id="webhook-run", webhook_id="msg-1", trigger=TriggerType.WEBHOOK)

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.secrets.cipher import AesGcmCipher
-from controlplane_domain.paging import PageRequest
+from controlplane_domain.paging import Order, PageRequest
 from controlplane_domain.ports import Ports
 from controlplane_domain.webhooks import usecases as webhooks
 from controlplane_domain.webhooks.delivery import claim, deliver_due
@@ -23,7 +23,7 @@ from controlplane_domain.webhooks.ports import Outcome
 from tests.contract.conftest import UowFactory
 
 ORG = "org-a"
-EVERYTHING = PageRequest(limit=200, offset=0)
+EVERYTHING = PageRequest(limit=200, offset=0, order=Order.DESC)  # newest first, as the HTTP list by default
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 

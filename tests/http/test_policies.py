@@ -57,7 +57,8 @@ def create_policy(client: TestClient[Any], name: str, rego: str, actions: list[s
 
 
 def decisions(client: TestClient[Any], **params: Any) -> list[dict[str, Any]]:
-    response = client.get("/api/v1/policy-decisions", params=params)
+    """The decisions in the order they were made (the list's default is newest first)."""
+    response = client.get("/api/v1/policy-decisions", params={"order": "asc", **params})
     assert response.status_code == 200, response.text
     items: list[dict[str, Any]] = response.json()["items"]
     return items

@@ -55,14 +55,17 @@ class ServiceKey:
 # referenced team that exists, unique names) rightly reject some schema-valid bodies with a documented 4xx,
 # so "schema-valid request accepted" is the one check left out; every other built-in check runs.
 EXCLUDED = [checks.positive_data_acceptance]
-STATUSES: Counter[int] = Counter()
 
 
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 def test_api_conforms_to_its_document(case: schemathesis.Case) -> None:
     response = case.call_and_validate(excluded_checks=EXCLUDED)
-    STATUSES[response.status_code // 100] += 1
+    # Guards the test against passing on 401s alone: a case that carries the service key is authenticated (the
+    # negative cases that drop or mangle the credentials may be refused). Checked case by case, so it holds
+    # however the cases are shared out between the test processes.
+    if (case.headers or {}).get("Authorization") == bearer(SERVICE_KEY)["Authorization"]:
+        assert response.status_code != 401, response.text
 
 
 # Schema-valid requests (the positive phase only) must be accepted: 2xx, or a rejection every API may give a valid
@@ -168,12 +171,6 @@ def test_schema_valid_requests_are_accepted(case: schemathesis.Case) -> None:
         operation = f"{case.method.upper()} {case.path}"
         if not any(rule.covers(operation, details.get("field", ""), details.get("issue", "")) for rule in ACCEPTED):
             raise
-
-
-def test_the_generated_requests_reached_the_handlers() -> None:
-    """Guards the test above against passing on 401s alone: most requests were authenticated."""
-    assert STATUSES[2] > 50, STATUSES
-    assert STATUSES[4] > 0, STATUSES
 
 
 async def test_event_streams_conform_to_their_document() -> None:

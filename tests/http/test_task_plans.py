@@ -225,8 +225,15 @@ def test_list_pages_and_filters_by_status(client: TestClient[Any], clock: Manual
         made.append(create_plan(client, queue_id, f"task {index}")["id"])
         clock.advance(1)
     plan_by_worker(client, queue_id, "nonsense")
-    page = client.get(f"{URL}?limit=2&offset=1").json()
-    assert ([item["id"] for item in page["items"]], page["total"], page["limit"], page["offset"]) == (made[1:], 3, 2, 1)
+    page = client.get(f"{URL}?limit=2&offset=1").json()  # newest first by default
+    assert ([item["id"] for item in page["items"]], page["total"], page["limit"], page["offset"]) == (
+        made[1::-1],
+        3,
+        2,
+        1,
+    )
+    oldest = client.get(f"{URL}?limit=2&offset=1&order=asc").json()
+    assert [item["id"] for item in oldest["items"]] == made[1:]
     failed = client.get(f"{URL}?status=failed").json()
     assert [item["id"] for item in failed["items"]] == made[:1]
     assert_validation(client.get(f"{URL}?status=nope"), ["query", "status"])

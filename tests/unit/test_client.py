@@ -197,3 +197,10 @@ def test_a_run_stream_ends_after_the_runs_end_and_resumes_before_it() -> None:
         (1, "run", "running"), (2, "step", "running"), (3, "step", "succeeded"), (4, "run", "succeeded"),
     ]  # fmt: skip
     assert [request.headers.get("Last-Event-ID") for request in seen] == [None, "2"]
+
+
+def test_the_lists_order_and_name_filters_are_the_clients_keywords() -> None:
+    seen, transport = answers(httpx.Response(200, json={"items": [], "total": 0, "limit": 5, "offset": 0}))
+    with Client("http://cp", "key", transport=transport) as client:
+        client.list_agents(order="desc", name="writer", q="RIT%", limit=5)
+    assert dict(seen[0].url.params) == {"order": "desc", "name": "writer", "q": "RIT%", "limit": "5"}

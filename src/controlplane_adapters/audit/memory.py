@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from controlplane_adapters.memory.base import sorted_page
 from controlplane_domain.audit.entity import AuditEvent, AuditFilter
-from controlplane_domain.paging import PageRequest, counted
+from controlplane_domain.paging import PageRequest
 
 
 class MemoryAuditRepository:
@@ -20,6 +21,5 @@ class MemoryAuditRepository:
     async def list_page(
         self, organization_id: str, page: PageRequest, where: AuditFilter
     ) -> tuple[list[AuditEvent], int]:
-        kept = [e for e in self.rows.values() if e.organization_id == organization_id and where.keeps(e)]
-        kept.sort(key=lambda event: (event.occurred_at, event.id), reverse=True)
-        return kept[page.offset : page.offset + page.limit], counted(len(kept), page)
+        kept = (e for e in self.rows.values() if e.organization_id == organization_id and where.keeps(e))
+        return sorted_page(kept, lambda event: (event.occurred_at, event.id), page)

@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, to_json
+from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.statements import counted, insert_row
 from controlplane_domain.audit.entity import AuditEvent, AuditFilter, Outcome
 from controlplane_domain.paging import PageRequest
@@ -118,7 +119,7 @@ class SqlAuditRepository:
         rows = await self.connection.execute(
             sa.select(t)
             .where(*conditions)
-            .order_by(t.c.occurred_at.desc(), t.c.id.desc())
+            .order_by(*ordered(page, t.c.occurred_at, t.c.id))
             .limit(page.limit)
             .offset(page.offset)
         )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from controlplane_adapters.memory.base import MemoryRepository
+from controlplane_adapters.memory.base import MemoryRepository, sorted_page
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions.entity import Execution
 from controlplane_domain.fairness import in_turns
@@ -72,8 +72,7 @@ class MemoryJobRepository(MemoryRepository[Job]):
             self.runs[run.id] = run
 
     async def run_page(self, organization_id: str, job_id: str, page: PageRequest) -> tuple[list[JobRun], int]:
-        ordered = sorted(self._mine(organization_id, job_id), key=lambda run: (run.fired_at, run.id), reverse=True)
-        return ordered[page.offset : page.offset + page.limit], counted(len(ordered), page)
+        return sorted_page(self._mine(organization_id, job_id), lambda run: (run.fired_at, run.id), page)
 
     async def run_for_webhook(self, organization_id: str, job_id: str, webhook_id: str) -> JobRun | None:
         return next((run for run in self._mine(organization_id, job_id) if run.webhook_id == webhook_id), None)

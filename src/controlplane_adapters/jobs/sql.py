@@ -13,6 +13,7 @@ from controlplane_adapters.executions.table import executions
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.fair import in_turns
+from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.statements import counted
 from controlplane_adapters.workflows.sql import workflow_runs
 from controlplane_domain.errors import Conflict
@@ -212,7 +213,7 @@ class SqlJobRepository(SqlRepository[Job]):
         rows = await self.connection.execute(
             sa.select(job_runs)
             .where(*where)
-            .order_by(job_runs.c.fired_at.desc(), job_runs.c.id.desc())
+            .order_by(*ordered(page, job_runs.c.fired_at, job_runs.c.id))
             .limit(page.limit)
             .offset(page.offset)
         )

@@ -1,5 +1,6 @@
-"""What the memory store's repositories share: a page of sorted rows, and the generic repository of an
-organization-scoped area whose objects have a unique name (`MemoryRepository`)."""
+"""What the memory store's repositories share: a page of sorted rows (the memory side of every list's order and
+name filters: `sorted_page`), and the generic repository of an organization-scoped area whose objects have a unique
+name (`MemoryRepository`)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,13 @@ from controlplane_domain.paging import PageRequest, counted
 T = TypeVar("T")
 
 
-def sorted_page(items: Iterable[T], key: Callable[[T], tuple[datetime, str]], page: PageRequest) -> tuple[list[T], int]:
-    """The page of `items` in `key` order, and how many there are in all (paging.counted)."""
-    ordered = sorted(items, key=key)
+def sorted_page(items: Iterable[T], key: Callable[[T], tuple[Any, ...]], page: PageRequest) -> tuple[list[T], int]:
+    """The page of `items` in `key` order (reversed when the page asks newest first), and how many there are in
+    all (paging.counted); with `name` or `q`, of the items whose `name` the page keeps (`PageRequest.keeps_name`,
+    as SQL's `listing.names_kept`)."""
+    if page.filters_names:
+        items = (item for item in items if page.keeps_name(getattr(item, "name")))  # noqa: B009 (any named type)
+    ordered = sorted(items, key=key, reverse=page.newest_first)
     return ordered[page.offset : page.offset + page.limit], counted(len(ordered), page)
 
 
@@ -40,7 +45,7 @@ K = TypeVar("K", bound=Keyed)
 class MemoryRepository(Generic[K]):
     """Add, get, update, delete and page the objects of an organization-scoped area, kept in `rows` (the unit of
     work's copy of the area's table, by id); `unique_field` is unique in an organization (Conflict otherwise), or
-    in a narrower scope a subclass draws with `same_scope`. Pages are in (created_at, id) order.
+    in a narrower scope a subclass draws with `same_scope`. Pages are in (created_at, id) order, either way.
 
     A plain new area subclasses it with its noun, and wires it in `MemoryUnitOfWork` (memory/store.py)::
 
@@ -120,7 +125,8 @@ class MemoryRepository(Generic[K]):
     def page_where(
         self, organization_id: str, page: PageRequest, keep: Callable[[K], bool] | None = None
     ) -> tuple[list[K], int]:
-        """A page of the organization's objects (those `keep` keeps, when given), in (created_at, id) order."""
+        """A page of the organization's objects (those `keep` keeps, when given), in (created_at, id) order (the
+        page's `order`), filtered by the page's `name` and `q`."""
         mine = (
             obj for obj in self.rows.values() if obj.organization_id == organization_id and (keep is None or keep(obj))
         )

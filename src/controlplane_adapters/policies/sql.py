@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from controlplane_adapters.sql.base import SqlConnection, SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.statements import counted
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.policies.entity import Action, Decision, DecisionFilter, Enforcement, Policy
@@ -181,7 +182,7 @@ class SqlDecisionRepository:
         rows = await self.connection.execute(
             sa.select(table)
             .where(*conditions)
-            .order_by(table.c.created_at, table.c.id)
+            .order_by(*ordered(page, table.c.created_at, table.c.id))
             .limit(page.limit)
             .offset(page.offset)
         )

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.statements import counted
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.secrets.entity import SealedValue, Secret, SecretAccess
@@ -123,7 +124,7 @@ class SqlSecretRepository(SqlRepository[Secret]):
         rows = await self.connection.execute(
             sa.select(table)
             .where(*where)
-            .order_by(table.c.accessed_at, table.c.id)
+            .order_by(*ordered(page, table.c.accessed_at, table.c.id))
             .limit(page.limit)
             .offset(page.offset)
         )

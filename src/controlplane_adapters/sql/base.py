@@ -29,6 +29,7 @@ from sqlalchemy.exc import IntegrityError
 from controlplane_adapters.audit.sql import INSERT as AUDIT_INSERT
 from controlplane_adapters.audit.sql import audit_event_to_row
 from controlplane_adapters.sql.coalesced import coalesced_by_id, coalescing
+from controlplane_adapters.sql.listing import names_kept, ordered
 from controlplane_adapters.sql.statements import (
     by_id,
     changed,
@@ -194,25 +195,34 @@ class SqlRepository(Generic[T]):
     async def list_where(
         self, organization_id: str, page: PageRequest, *conditions: sa.ColumnElement[bool], **equal: Any
     ) -> tuple[list[T], int]:
-        """A page of the organization's rows, oldest first, that meet every one of `conditions` and whose columns
-        named in `equal` hold the values given (a value None: no condition), and their total: what a `list_page`
-        with filters calls (`self.list_where(organization_id, page, environment_id=environment_id)`; the total as
-        `statements.counted`)."""
+        """A page of the organization's rows in (created_at, id) order (the page's `order`), that meet every one of
+        `conditions`, whose columns named in `equal` hold the values given (a value None: no condition) and whose
+        `name` the page's `name` and `q` keep, and their total (as `statements.counted`): what a `list_page` with
+        filters calls (`self.list_where(organization_id, page, environment_id=environment_id)`)."""
         table = self.table
+        equal = {name: value for name, value in equal.items() if value is not None}
+        if not conditions and not equal and not page.filters_names:  # no filter: the statements built once
+            return await self._page(organization_id, page)
         where = [table.c.organization_id == organization_id, *conditions]
         where.extend(table.c[name] == value for name, value in equal.items() if value is not None)
+        if page.filters_names:
+            where.extend(names_kept(table.c.name, page, self.connection.dialect.name))
         total = (await self.connection.execute(counted(table, *where, offset=page.offset))).scalar_one()
         rows = await self.connection.execute(
             sa.select(table)
             .where(*where)
-            .order_by(table.c.created_at, table.c.id)
+            .order_by(*ordered(page, table.c.created_at, table.c.id))
             .limit(page.limit)
             .offset(page.offset)
         )
         return [type(self).to_domain(row) for row in rows], total
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
-        count, rows = page_of(self.table, ("created_at", "id"))
+        return await self.list_where(organization_id, page)
+
+    async def _page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
+        """A page of all the organization's rows, by statements built once per table and direction."""
+        count, rows = page_of(self.table, ("created_at", "id"), descending=page.newest_first)
         parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
         total = (await self.connection.execute(count, {**parameters, "counted": counted_to(page.offset)})).scalar_one()
         found = await self.connection.execute(rows, parameters)

@@ -27,17 +27,22 @@ def _column_names(table: sa.Table) -> tuple[str, ...]:
     return tuple(column.name for column in table.columns)
 
 
-@functools.cache
-def _rendered_page_of(table: sa.Table) -> sa.Select[Any]:
+def _rendered_page_of(table: sa.Table, descending: bool = False) -> sa.Select[Any]:
     """One organization's page of rows rendered as JSON objects by SQLite (see rendered.py), each with the
-    organization's total (one statement, one snapshot), built once."""
+    organization's total (one statement, one snapshot), built once a direction (one object however it is asked
+    for: the coalescer of its reads is found by it)."""
+    return _rendered_page_in(table, descending)
+
+
+@functools.cache
+def _rendered_page_in(table: sa.Table, descending: bool) -> sa.Select[Any]:
     where = table.c.organization_id == sa.bindparam("organization_id")
     total = counted(table, where).scalar_subquery()
     return hot(
         sa.select(rendered_row(table), total)
         .select_from(table)
         .where(where)
-        .order_by(table.c.created_at, table.c.id)
+        .order_by(*((table.c.created_at.desc(), table.c.id.desc()) if descending else (table.c.created_at, table.c.id)))
         .limit(sa.bindparam("limit"))
         .offset(sa.bindparam("offset"))
     )
@@ -50,17 +55,24 @@ def _rendered_by_id(table: sa.Table) -> sa.Select[Any]:
     return hot(sa.select(rendered_row(table)).where(*where))
 
 
+def _postgres_rendered_pages_of(table: sa.Table, descending: bool = False) -> sa.TextualSelect:
+    """`_postgres_rendered_pages_in` (one object a table and direction, however it is asked for)."""
+    return _postgres_rendered_pages_in(table, descending)
+
+
 @functools.cache
-def _postgres_rendered_pages_of(table: sa.Table) -> sa.TextualSelect:
+def _postgres_rendered_pages_in(table: sa.Table, descending: bool) -> sa.TextualSelect:
     """Pages of (organization, limit, offset) keys, each one JSON array rendered by Postgres (rendered.py) and
     the organization's total, in one statement (one snapshot, one row a key): several requests' pages when they
     are coalesced, a unit of work's own page when not."""
     columns = ", ".join(f'"{column.name}"' for column in table.columns)
+    way = " DESC" if descending else ""
     # the names come from the table's declaration, every value is a bound parameter
     sql = f"""SELECT keys.organization_id, keys.page_limit, keys.page_offset,
-  (SELECT concat('[', string_agg({postgres_rendered_sql(table)}, ',' ORDER BY page.created_at, page.id), ']')
+  (SELECT concat('[', string_agg({postgres_rendered_sql(table)}, ',' ORDER BY page.created_at{way}, page.id{way}), ']')
    FROM (SELECT {columns} FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id
-         ORDER BY {table.name}.created_at, {table.name}.id LIMIT keys.page_limit OFFSET keys.page_offset) AS page
+         ORDER BY {table.name}.created_at{way}, {table.name}.id{way}
+         LIMIT keys.page_limit OFFSET keys.page_offset) AS page
   ) AS items,
   (SELECT count(*) FROM (SELECT 1 FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id
                          LIMIT LEAST(keys.page_offset, {MAX_OFFSET - MAX_COUNTED}) + {MAX_COUNTED}) AS counted
@@ -125,11 +137,14 @@ class RenderedReads:
     async def rendered_page(self, organization_id: str, page: PageRequest) -> tuple[str, int] | None:
         """`list_page` as a JSON array of objects rendered by the database (SQLite, Postgres; None elsewhere),
         and the total: a read model for the HTTP layer, which uses it where its wire type is the row
-        (rendered.py)."""
+        (rendered.py). A page filtered by name is not rendered (None)."""
+        if page.filters_names:
+            return None
         key = (organization_id, page.limit, page.offset)
         dialect = self.connection.dialect.name
+        descending = page.newest_first
         if dialect == "postgresql":
-            statement = _postgres_rendered_pages_of(self.table)
+            statement = _postgres_rendered_pages_of(self.table, descending)
             reader = coalescing(self.connection)
             if reader is not None:  # a reader: one statement for this turn's pages of this table
                 (row,) = await coalesced(reader, statement, key, _page_key, _pages)
@@ -140,16 +155,18 @@ class RenderedReads:
             return None
         pages = coalescing(self.connection, "coalesces_pages")
         if pages is not None:  # a reader: each page asked in this turn rendered once, for all who asked
-            (row,) = await pages.coalesced_read(
-                _rendered_page_of(self.table), key, _sqlite_page_key, self._sqlite_pages
-            )
+            read = self._sqlite_pages_newest_first if descending else self._sqlite_pages
+            (row,) = await pages.coalesced_read(_rendered_page_of(self.table, descending), key, _sqlite_page_key, read)
             return row[3], row[4]
-        return await self._sqlite_page(key)
+        return await self._sqlite_page(key, descending)
 
     async def _sqlite_pages(self, keys: list[Any]) -> list[tuple[Any, ...]]:
-        return [(*key, *await self._sqlite_page(key)) for key in keys]
+        return [(*key, *await self._sqlite_page(key, False)) for key in keys]
 
-    async def _sqlite_page(self, key: tuple[str, int, int]) -> tuple[str, int]:
+    async def _sqlite_pages_newest_first(self, keys: list[Any]) -> list[tuple[Any, ...]]:
+        return [(*key, *await self._sqlite_page(key, True)) for key in keys]
+
+    async def _sqlite_page(self, key: tuple[str, int, int], descending: bool) -> tuple[str, int]:
         organization_id, limit, offset = key
         parameters = {
             "organization_id": organization_id,
@@ -157,7 +174,7 @@ class RenderedReads:
             "offset": offset,
             "counted": counted_to(offset),
         }
-        found = (await self.connection.execute(_rendered_page_of(self.table), parameters)).all()
+        found = (await self.connection.execute(_rendered_page_of(self.table, descending), parameters)).all()
         if not found:  # past the end: the total still counts
             count, _ = page_of(self.table, ("created_at", "id"))
             return "[]", (await self.connection.execute(count, parameters)).scalar_one()

@@ -63,11 +63,19 @@ def update_columns(table: sa.Table, columns: tuple[str, ...]) -> sa.Update:
     return hot(table.update().where(*where).values({name: sa.bindparam(name) for name in columns}))
 
 
-@functools.cache
+def page_of(
+    table: sa.Table, order: tuple[str, ...], *, descending: bool = False
+) -> tuple[sa.Select[Any], sa.Select[Any]]:
+    """(count, rows) statements for one organization's page in `order` (every column descending, or none), built
+    once per table and direction (the same objects whether `descending` is given or not)."""
+    return _page_in(table, order, descending)
+
+
 def counted(source: sa.FromClause, *where: sa.ColumnElement[bool], offset: int | None = None) -> Any:
     """The `total` of a list: the rows of `source` that `where` keeps, counted to at most `offset` + MAX_COUNTED
     (paging.MAX_COUNTED: its time no longer grows with the organization's rows past that). Without `offset`, the
-    statement takes the parameter `counted` (`counted_to(offset)`)."""
+    statement takes the parameter `counted` (`counted_to(offset)`). Not cached: `where` is built per request
+    (the statements built once, `page_of`'s, are cached there)."""
     to: int | sa.BindParameter[int] = (
         sa.bindparam("counted", type_=sa.Integer) if offset is None else counted_to(offset)
     )
@@ -80,15 +88,16 @@ def counted_to(offset: int) -> int:
     return min(offset, MAX_OFFSET - MAX_COUNTED) + MAX_COUNTED
 
 
-def page_of(table: sa.Table, order: tuple[str, ...]) -> tuple[sa.Select[Any], sa.Select[Any]]:
-    """(count, rows) statements for one organization's page, built once per table (the parameters
-    `organization_id`, `limit`, `offset` and, for the count, `counted`: `counted_to(offset)`)."""
+@functools.cache
+def _page_in(table: sa.Table, order: tuple[str, ...], descending: bool) -> tuple[sa.Select[Any], sa.Select[Any]]:
+    """`page_of`'s statements (the parameters `organization_id`, `limit`, `offset` and, for the count, `counted`:
+    `counted_to(offset)`)."""
     where = table.c.organization_id == sa.bindparam("organization_id")
     count = counted(table, where)
     rows = (
         sa.select(table)
         .where(where)
-        .order_by(*(table.c[name] for name in order))
+        .order_by(*(table.c[name].desc() if descending else table.c[name] for name in order))
         .limit(sa.bindparam("limit"))
         .offset(sa.bindparam("offset"))
     )

@@ -8,9 +8,9 @@ from collections import Counter
 from dataclasses import replace
 from datetime import datetime
 
-from controlplane_adapters.memory.base import MemoryRepository
+from controlplane_adapters.memory.base import MemoryRepository, sorted_page
 from controlplane_domain.errors import Conflict
-from controlplane_domain.paging import PageRequest, counted
+from controlplane_domain.paging import PageRequest
 from controlplane_domain.webhooks.entity import Delivery, DeliveryStatus, Event, Webhook
 
 PENDING = DeliveryStatus.PENDING
@@ -64,10 +64,9 @@ class MemoryWebhookRepository(MemoryRepository[Webhook]):
     async def delivery_page(
         self, organization_id: str, webhook_id: str, page: PageRequest
     ) -> tuple[list[Delivery], int]:
-        mine = [each for each in self.deliveries.values()
-                if each.organization_id == organization_id and each.webhook_id == webhook_id]  # fmt: skip
-        mine.sort(key=lambda each: each.order, reverse=True)
-        return mine[page.offset : page.offset + page.limit], counted(len(mine), page)
+        mine = (each for each in self.deliveries.values()
+                if each.organization_id == organization_id and each.webhook_id == webhook_id)  # fmt: skip
+        return sorted_page(mine, lambda each: each.order, page)
 
     async def claim_due(
         self, now: datetime, until: datetime, token: str, limit: int, per_organization: int | None = None

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime
 from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.statements import counted
 from controlplane_adapters.webhooks.table import (
     delivery_to_domain,
@@ -163,7 +164,7 @@ class SqlWebhookRepository(SqlRepository[Webhook]):
         rows = await self.connection.execute(
             sa.select(d)
             .where(*where)
-            .order_by(d.c.created_at.desc(), d.c.position.desc(), d.c.id.desc())
+            .order_by(*ordered(page, d.c.created_at, d.c.position, d.c.id))
             .limit(page.limit)
             .offset(page.offset)
         )

@@ -122,7 +122,7 @@ class SqlWorkerRepository:
         await self.connection.execute(_move_worker(), parameters)
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
-        count, rows = page_of(workers, ("registered_at", "worker_id"))
+        count, rows = page_of(workers, ("registered_at", "worker_id"), descending=page.newest_first)
         parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
         total = (await self.connection.execute(count, {**parameters, "counted": counted_to(page.offset)})).scalar_one()
         found = await self.connection.execute(rows, parameters)

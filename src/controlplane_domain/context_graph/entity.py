@@ -27,12 +27,12 @@ MAX_WALK_NODES = 5_000
 stores walk level by level); past it the walk stops and the request is 422 naming this bound. A path reads at
 most three walks of this many: the walk from its source, and the shortest paths' nodes forward and backward."""
 MAX_WALK_MS = 50
-"""`max_walk_ms`: the time one statement of a walk may take where it runs in the event loop's thread (SQLite: CPU
-time of that thread). Under `max_walk_nodes` a walk's time grows with the edges of the nodes it reaches: a dense
+"""`max_walk_ms`: the time one statement of a walk may take where the store runs it in the server's own process (the
+CPU time it takes there). Under `max_walk_nodes` a walk's time grows with the edges of the nodes it reaches: a dense
 graph reaches few nodes through many edges. Past it the walk stops and the request is 422 naming this bound, at
 once rather than at the statement timeout."""
 MAX_WALK_MS_OFF_LOOP = 250
-"""`max_walk_ms` where the walk waits off the loop, on the database server (Postgres: the statement's time)."""
+"""`max_walk_ms` where the walk runs on a database server (the statement's time there)."""
 
 
 class WalkTooLarge(Exception):

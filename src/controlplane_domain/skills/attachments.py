@@ -184,9 +184,12 @@ def _attachment(skill: Skill, override: JSONObject | None) -> AttachedSkill:
 async def list_attached_skills(
     ports: Ports, organization_id: str, owner: SkillOwner, owner_id: str, page: PageRequest
 ) -> Page[AttachedSkill]:
-    """A page of the skills attached directly to the agent, team or environment, in its order."""
+    """A page of the skills attached directly to the agent, team or environment, in the order they were attached
+    (the page's `order`: newest first reverses it)."""
     async with ports.read() as uow:
         attached = await _attached(uow, organization_id, owner, owner_id)
+    if page.newest_first:
+        attached.reverse()
     window = attached[page.offset : page.offset + page.limit]
     return Page(items=window, total=len(attached), limit=page.limit, offset=page.offset)
 

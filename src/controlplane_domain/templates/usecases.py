@@ -113,17 +113,31 @@ async def list_templates(
     ports: Ports, organization_id: str, page: PageRequest, scope: TemplateScope = TemplateScope.ALL
 ) -> Page[Template]:
     """A page of the built-in templates, of the organization's, or of both (`all`: the built-in ones first, as
-    they were shipped before any organization's)."""
-    builtins = list(BUILTINS) if scope is not TemplateScope.ORGANIZATION else []
-    items = builtins[page.offset : page.offset + page.limit]
-    total = len(builtins)
+    they were shipped before any organization's; newest first, the organization's newest first and the built-in
+    ones last, in reverse), those the page's `name` and `q` keep."""
+    builtins = [t for t in BUILTINS if page.keeps_name(t.name)] if scope is not TemplateScope.ORGANIZATION else []
+    if page.newest_first:
+        builtins.reverse()
+    items: list[Template] = []
+    total = 0
     if scope is not TemplateScope.BUILTIN:
-        window = PageRequest(limit=max(1, page.limit - len(items)), offset=max(0, page.offset - len(builtins)))
+        if page.newest_first:  # the organization's first
+            window = page
+        else:
+            window = replace(page, limit=max(1, page.limit - len(builtins[page.offset :])),
+                             offset=max(0, page.offset - len(builtins)))  # fmt: skip
         async with ports.read() as uow:
-            mine, count = await uow.templates.list_page(organization_id, window)
-        items += mine[: page.limit - len(items)]
-        total += count
-    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+            mine, total = await uow.templates.list_page(organization_id, window)
+        if page.newest_first:
+            items = mine[: page.limit]
+            start = max(0, page.offset - total)
+            items += builtins[start : start + page.limit - len(items)]
+        else:
+            items = builtins[page.offset : page.offset + page.limit]
+            items += mine[: page.limit - len(items)]
+    else:
+        items = builtins[page.offset : page.offset + page.limit]
+    return Page(items=items, total=total + len(builtins), limit=page.limit, offset=page.offset)
 
 
 @retry_transient

@@ -15,7 +15,10 @@ from controlplane_http.handlers import (
     DANGLING,
     Force,
     Limit,
+    NameFilter,
+    NameQuery,
     Offset,
+    OldestFirst,
     ProjectFilter,
     caller,
     deleted,
@@ -46,10 +49,17 @@ class AgentController(Controller):
 
     @get("/", operation_id="listAgents", responses=errors())
     async def list_agents(
-        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, project_id: ProjectFilter = None
+        self,
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: OldestFirst = None,
+        name: NameFilter = None,
+        q: NameQuery = None,
+        project_id: ProjectFilter = None,
     ) -> AgentList:
         ports, principal = caller(scope)
-        request = page_request(limit, offset)
+        request = page_request(limit, offset, order, name=name, q=q)
         if project_id is None:
             rendered = await rendered_list(scope, ports, principal.organization_id, "agents", AgentList, Agent, request)
             if rendered is not None:  # the same page, rendered by the database (a read model: see rendered_list)

@@ -10,7 +10,7 @@ from litestar.types import Scope
 from controlplane_domain.api_keys import usecases as api_keys
 from controlplane_domain.api_keys.entity import KEY_PREFIX
 from controlplane_domain.api_keys.entity import ApiKey as DomainKey
-from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import ADMIN, Limit, Offset, OldestFirst, caller, errors, page_of, page_request
 from controlplane_http.limits import LimitPolicy
 from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, Caller
 
@@ -60,9 +60,11 @@ class ApiKeyController(Controller):
         return ApiKeyCreated(**{f: getattr(shown, f) for f in shown.__struct_fields__}, key=issued.plaintext)
 
     @get("/", operation_id="listApiKeys", responses=errors())
-    async def list_api_keys(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> ApiKeyList:
+    async def list_api_keys(
+        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
+    ) -> ApiKeyList:
         ports, principal = caller(scope)
-        page = await api_keys.list_api_keys(ports, principal.organization_id, page_request(limit, offset))
+        page = await api_keys.list_api_keys(ports, principal.organization_id, page_request(limit, offset, order))
         return page_of(ApiKeyList, page, key_out)
 
     @get("/{key_id:str}", operation_id="getApiKey", responses=errors(404))

@@ -13,7 +13,7 @@ from controlplane_domain.audit import usecases
 from controlplane_domain.audit.entity import AuditEvent as DomainEvent
 from controlplane_domain.audit.entity import AuditFilter, Outcome
 from controlplane_domain.errors import ValidationFailed
-from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import ADMIN, Limit, NewestFirst, Offset, caller, errors, page_of, page_request
 from controlplane_wire.audit import AuditActor, AuditClient, AuditEvent, AuditEventList
 
 # Read as text and parsed here, so that a bad one is a 422 naming `from` or `to` (not the handler's argument).
@@ -82,6 +82,7 @@ class AuditEventController(Controller):
         request_id: FromQuery[str | None] = None,
         limit: Limit = 50,
         offset: Offset = 0,
+        order: NewestFirst = None,
     ) -> AuditEventList:
         """The organization's audit events, newest first; each filter narrows the list (`from` inclusive, `to`
         exclusive)."""
@@ -96,7 +97,9 @@ class AuditEventController(Controller):
             until=moment("to", until),
             request_id=request_id,
         )
-        page = await usecases.list_audit_events(ports, principal.organization_id, page_request(limit, offset), where)
+        page = await usecases.list_audit_events(
+            ports, principal.organization_id, page_request(limit, offset, order, newest_first=True), where
+        )
         return page_of(AuditEventList, page, audit_event_out)
 
     @get("/{event_id:str}", operation_id="getAuditEvent", responses=errors(404))

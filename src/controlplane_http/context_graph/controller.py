@@ -24,7 +24,7 @@ from controlplane_domain.context_graph.entity import (
 from controlplane_domain.context_graph.entity import GraphEdge as DomainEdge
 from controlplane_domain.context_graph.entity import GraphNode as DomainNode
 from controlplane_domain.errors import ValidationFailed
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import Limit, Offset, OldestFirst, caller, errors, page_of, page_request
 from controlplane_http.security import QUERY_PREFIXES
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.context_graph import (
@@ -137,6 +137,7 @@ class ContextGraphController(Controller):
         ] = (),
         limit: Limit = 50,
         offset: Offset = 0,
+        order: OldestFirst = None,
     ) -> NodeList:
         """Also `property.KEY=VALUE` (repeatable, up to 16; all must hold): the node's top-level property KEY is a
         JSON scalar whose string form is VALUE: a string equal to VALUE; a number equal to VALUE read as a JSON
@@ -144,7 +145,7 @@ class ContextGraphController(Controller):
         never match."""
         ports, principal = caller(scope)
         where = usecases.NodeFilter(labels=tuple(label), properties=property_filters(scope))
-        page = await usecases.list_nodes(ports, principal.organization_id, page_request(limit, offset), where)
+        page = await usecases.list_nodes(ports, principal.organization_id, page_request(limit, offset, order), where)
         return page_of(NodeList, page, node_out)
 
     @get("/nodes/{node_id:str}", operation_id="getGraphNode", responses=errors(404))
@@ -215,10 +216,11 @@ class ContextGraphController(Controller):
         target_id: FromQuery[str | None] = None,
         limit: Limit = 50,
         offset: Offset = 0,
+        order: OldestFirst = None,
     ) -> EdgeList:
         ports, principal = caller(scope)
         where = usecases.EdgeFilter(type=edge_type, source_id=source_id, target_id=target_id)
-        page = await usecases.list_edges(ports, principal.organization_id, page_request(limit, offset), where)
+        page = await usecases.list_edges(ports, principal.organization_id, page_request(limit, offset, order), where)
         return page_of(EdgeList, page, edge_out)
 
     @get("/edges/{edge_id:str}", operation_id="getGraphEdge", responses=errors(404))

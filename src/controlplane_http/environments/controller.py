@@ -11,7 +11,18 @@ from litestar.types import Scope
 from controlplane_domain.environments import usecases
 from controlplane_domain.environments.entity import Environment as DomainEnvironment
 from controlplane_domain.environments.entity import QueueView
-from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
+from controlplane_http.handlers import (
+    DANGLING,
+    Force,
+    Limit,
+    Offset,
+    OldestFirst,
+    caller,
+    deleted,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.environments import (
@@ -59,9 +70,11 @@ class EnvironmentController(Controller):
         return environment_out(await usecases.create_environment(ports, principal.organization_id, command))
 
     @get("/", operation_id="listEnvironments", responses=errors())
-    async def list_environments(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> EnvironmentList:
+    async def list_environments(
+        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
+    ) -> EnvironmentList:
         ports, principal = caller(scope)
-        page = await usecases.list_environments(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_environments(ports, principal.organization_id, page_request(limit, offset, order))
         return page_of(EnvironmentList, page, environment_out)
 
     @get("/{environment_id:str}", operation_id="getEnvironment", responses=errors(404))
@@ -112,10 +125,11 @@ class EnvironmentController(Controller):
         scope: Scope,
         limit: Limit = 50,
         offset: Offset = 0,
+        order: OldestFirst = None,
     ) -> WorkerQueueList:
         ports, principal = caller(scope)
         page = await usecases.list_queues(
-            ports, principal.organization_id, page_request(limit, offset), environment_id=environment_id
+            ports, principal.organization_id, page_request(limit, offset, order), environment_id=environment_id
         )
         return page_of(WorkerQueueList, page, queue_out)
 
@@ -131,10 +145,11 @@ class WorkerQueueController(Controller):
         environment_id: Annotated[str | None, Parameter(description="only this environment's queues")] = None,
         limit: Limit = 50,
         offset: Offset = 0,
+        order: OldestFirst = None,
     ) -> WorkerQueueList:
         ports, principal = caller(scope)
         page = await usecases.list_queues(
-            ports, principal.organization_id, page_request(limit, offset), environment_id=environment_id
+            ports, principal.organization_id, page_request(limit, offset, order), environment_id=environment_id
         )
         return page_of(WorkerQueueList, page, queue_out)
 

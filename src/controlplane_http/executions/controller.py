@@ -27,6 +27,7 @@ from controlplane_http.handlers import (
     WORKER_PROTOCOL,
     WORKERS_ONLY,
     Limit,
+    NewestFirst,
     Offset,
     caller,
     errors,
@@ -201,6 +202,7 @@ class ExecutionController(Controller):
         created_to: CreatedTo = None,
         limit: Limit = 50,
         offset: Offset = 0,
+        order: NewestFirst = None,
     ) -> ExecutionList:
         """Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive)."""
         ports, principal = caller(scope)
@@ -212,7 +214,8 @@ class ExecutionController(Controller):
             created_from=instant("from", created_from),
             created_to=instant("to", created_to),
         )
-        page = await queries.list_executions(ports, principal.organization_id, page_request(limit, offset), where)
+        request = page_request(limit, offset, order, newest_first=True)
+        page = await queries.list_executions(ports, principal.organization_id, request, where)
         return page_of(ExecutionList, page, execution_out)
 
     @get("/{execution_id:str}", operation_id="getExecution", responses=errors(404))

@@ -8,7 +8,18 @@ from litestar.types import Scope
 
 from controlplane_domain.integrations import catalog, usecases
 from controlplane_domain.integrations.entity import Integration as DomainIntegration
-from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
+from controlplane_http.handlers import (
+    DANGLING,
+    Force,
+    Limit,
+    Offset,
+    OldestFirst,
+    caller,
+    deleted,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.integrations import (
     Integration,
@@ -80,9 +91,11 @@ class IntegrationController(Controller):
         return integration_out(await usecases.create_integration(ports, principal.organization_id, command))
 
     @get("/", operation_id="listIntegrations", responses=errors())
-    async def list_integrations(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> IntegrationList:
+    async def list_integrations(
+        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
+    ) -> IntegrationList:
         ports, principal = caller(scope)
-        page = await usecases.list_integrations(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_integrations(ports, principal.organization_id, page_request(limit, offset, order))
         return page_of(IntegrationList, page, integration_out)
 
     @get("/{integration_id:str}", operation_id="getIntegration", responses=errors(404))

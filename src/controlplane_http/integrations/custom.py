@@ -10,7 +10,18 @@ from litestar.types import Scope
 
 from controlplane_domain.integrations import custom
 from controlplane_domain.integrations.entity import CustomIntegration as DomainCustomIntegration
-from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
+from controlplane_http.handlers import (
+    DANGLING,
+    Force,
+    Limit,
+    Offset,
+    OldestFirst,
+    caller,
+    deleted,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.integrations import (
     CustomIntegration,
@@ -66,10 +77,12 @@ class CustomIntegrationController(Controller):
 
     @get("/", operation_id="listCustomIntegrations", responses=errors())
     async def list_custom_integrations(
-        self, scope: Scope, limit: Limit = 50, offset: Offset = 0
+        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
     ) -> CustomIntegrationList:
         ports, principal = caller(scope)
-        page = await custom.list_custom_integrations(ports, principal.organization_id, page_request(limit, offset))
+        page = await custom.list_custom_integrations(
+            ports, principal.organization_id, page_request(limit, offset, order)
+        )
         return page_of(CustomIntegrationList, page, custom_out)
 
     @get("/{custom_integration_id:str}", operation_id="getCustomIntegration", responses=errors(404))

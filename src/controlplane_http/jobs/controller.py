@@ -14,7 +14,19 @@ from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.jobs import firing, usecases
 from controlplane_domain.jobs.entity import JobRun as DomainRun
 from controlplane_domain.jobs.entity import Target, TargetKind, Trigger, TriggerType
-from controlplane_http.handlers import PUBLIC_URL_KEY, Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import (
+    PUBLIC_URL_KEY,
+    Limit,
+    NameFilter,
+    NameQuery,
+    NewestFirst,
+    Offset,
+    OldestFirst,
+    caller,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_http.skills.controller import OptionalBody
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
@@ -106,9 +118,19 @@ class JobController(Controller):
         return job_out(view, scope)
 
     @get("/", operation_id="listJobs", responses=errors())
-    async def list_jobs(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> JobList:
+    async def list_jobs(
+        self,
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: OldestFirst = None,
+        name: NameFilter = None,
+        q: NameQuery = None,
+    ) -> JobList:
         ports, principal = caller(scope)
-        page = await usecases.list_jobs(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_jobs(
+            ports, principal.organization_id, page_request(limit, offset, order, name=name, q=q)
+        )
         return page_of(JobList, page, lambda view: job_out(view, scope))
 
     @get("/{job_id:str}", operation_id="getJob", responses=errors(404))
@@ -157,9 +179,13 @@ class JobController(Controller):
         return run_out(run)
 
     @get("/{job_id:str}/runs", operation_id="listJobRuns", responses=errors(404))
-    async def list_runs(self, job_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0) -> JobRunList:
+    async def list_runs(
+        self, job_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: NewestFirst = None
+    ) -> JobRunList:
         ports, principal = caller(scope)
-        page = await usecases.list_runs(ports, principal.organization_id, job_id, page_request(limit, offset))
+        page = await usecases.list_runs(
+            ports, principal.organization_id, job_id, page_request(limit, offset, order, newest_first=True)
+        )
         return page_of(JobRunList, page, run_out)
 
 

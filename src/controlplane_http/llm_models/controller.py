@@ -11,7 +11,18 @@ from litestar.types import Scope
 from controlplane_domain.llm_models import usecases
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.runtimes import RUNTIME_IDS
-from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
+from controlplane_http.handlers import (
+    DANGLING,
+    Force,
+    Limit,
+    Offset,
+    OldestFirst,
+    caller,
+    deleted,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.llm_models import Model, ModelCreate, ModelList, ModelUpdate
@@ -47,10 +58,11 @@ class ModelController(Controller):
         enabled_only: Annotated[bool, Parameter(description="only enabled models")] = False,
         limit: Limit = 50,
         offset: Offset = 0,
+        order: OldestFirst = None,
     ) -> ModelList:
         ports, principal = caller(scope)
         page = await usecases.list_models(
-            ports, principal.organization_id, page_request(limit, offset), enabled_only=enabled_only
+            ports, principal.organization_id, page_request(limit, offset, order), enabled_only=enabled_only
         )
         return page_of(ModelList, page, model_out)
 

@@ -12,7 +12,17 @@ from litestar.types import Scope
 from controlplane_domain.policies import entity, gate, usecases
 from controlplane_domain.policies.entity import Action, DecisionFilter
 from controlplane_http.audit.controller import moment
-from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import (
+    ADMIN,
+    Limit,
+    NewestFirst,
+    Offset,
+    OldestFirst,
+    caller,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.policies import (
     DecisionPrincipal,
@@ -98,9 +108,11 @@ class PolicyController(Controller):
         return policy_out(await usecases.create_policy(ports, principal.organization_id, command))
 
     @get("/", operation_id="listPolicies", responses=errors())
-    async def list_policies(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> PolicyList:
+    async def list_policies(
+        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
+    ) -> PolicyList:
         ports, principal = caller(scope)
-        page = await usecases.list_policies(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_policies(ports, principal.organization_id, page_request(limit, offset, order))
         return page_of(PolicyList, page, policy_out)
 
     @post("/evaluate", operation_id="evaluatePolicies", status_code=200, responses=errors(415, 503))
@@ -162,6 +174,7 @@ class PolicyDecisionController(Controller):
         until: Until = None,
         limit: Limit = 50,
         offset: Offset = 0,
+        order: NewestFirst = None,
     ) -> PolicyDecisionList:
         """Every decision of every policy on a guarded action (one an enabled policy and action), oldest first;
         `allowed=false` finds the denials (an audit policy's too, and the evaluations that failed)."""
@@ -173,5 +186,7 @@ class PolicyDecisionController(Controller):
             since=_utc(moment("from", since)),
             until=_utc(moment("to", until)),
         )
-        page = await usecases.list_decisions(ports, principal.organization_id, page_request(limit, offset), where)
+        page = await usecases.list_decisions(
+            ports, principal.organization_id, page_request(limit, offset, order, newest_first=True), where
+        )
         return page_of(PolicyDecisionList, page, decision_out)

@@ -8,7 +8,20 @@ from litestar.types import Scope
 
 from controlplane_domain.projects import usecases
 from controlplane_domain.projects.entity import MemberKind, ProjectView
-from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
+from controlplane_http.handlers import (
+    DANGLING,
+    Force,
+    Limit,
+    NameFilter,
+    NameQuery,
+    Offset,
+    OldestFirst,
+    caller,
+    deleted,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.base import to_domain
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.projects import Project, ProjectCreate, ProjectList, ProjectUpdate
@@ -50,9 +63,19 @@ class ProjectController(Controller):
         return project_out(await usecases.create_project(ports, principal.organization_id, command))
 
     @get("/", operation_id="listProjects", responses=errors())
-    async def list_projects(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> ProjectList:
+    async def list_projects(
+        self,
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: OldestFirst = None,
+        name: NameFilter = None,
+        q: NameQuery = None,
+    ) -> ProjectList:
         ports, principal = caller(scope)
-        page = await usecases.list_projects(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_projects(
+            ports, principal.organization_id, page_request(limit, offset, order, name=name, q=q)
+        )
         return page_of(ProjectList, page, project_out)
 
     @get("/{project_id:str}", operation_id="getProject", responses=errors(404))

@@ -7,7 +7,18 @@ from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.secrets import entity, usecases
-from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
+from controlplane_http.handlers import (
+    DANGLING,
+    Force,
+    Limit,
+    Offset,
+    OldestFirst,
+    caller,
+    deleted,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.secrets import (
     Secret,
@@ -54,9 +65,11 @@ class SecretController(Controller):
         return secret_out(await usecases.create_secret(ports, principal.organization_id, command, principal=principal))
 
     @get("/", operation_id="listSecrets", responses=errors())
-    async def list_secrets(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> SecretList:
+    async def list_secrets(
+        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
+    ) -> SecretList:
         ports, principal = caller(scope)
-        page = await usecases.list_secrets(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_secrets(ports, principal.organization_id, page_request(limit, offset, order))
         return page_of(SecretList, page, secret_out)
 
     @get("/{secret_id:str}", operation_id="getSecret", responses=errors(404))
@@ -88,11 +101,11 @@ class SecretController(Controller):
 
     @get("/{secret_id:str}/accesses", operation_id="listSecretAccesses", responses=errors(404))
     async def list_accesses(
-        self, secret_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+        self, secret_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
     ) -> SecretAccessList:
         """The reads of the secret's value for leases: which worker, when, for which execution (oldest first)."""
         ports, principal = caller(scope)
         page = await usecases.list_secret_accesses(
-            ports, principal.organization_id, secret_id, page_request(limit, offset)
+            ports, principal.organization_id, secret_id, page_request(limit, offset, order)
         )
         return page_of(SecretAccessList, page, access_out)

@@ -11,13 +11,26 @@ from litestar.openapi.spec import Operation, RequestBody
 from litestar.params import FromPath, JSONBody, Parameter
 from litestar.types import Scope
 
-from controlplane_domain.paging import Page
+from controlplane_domain.paging import Order, Page
 from controlplane_domain.skills import attachments, usecases
 from controlplane_domain.skills.catalog import SKILL_TYPES
 from controlplane_domain.skills.entity import AttachedSkill as DomainAttachedSkill
 from controlplane_domain.skills.entity import Skill as DomainSkill
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
+from controlplane_http.handlers import (
+    DANGLING,
+    Force,
+    Limit,
+    NameFilter,
+    NameQuery,
+    Offset,
+    OldestFirst,
+    caller,
+    deleted,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.skills import (
@@ -77,9 +90,19 @@ class SkillController(Controller):
         return skill_out(await usecases.create_skill(ports, principal.organization_id, command))
 
     @get("/", operation_id="listSkills", responses=errors())
-    async def list_skills(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> SkillList:
+    async def list_skills(
+        self,
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: OldestFirst = None,
+        name: NameFilter = None,
+        q: NameQuery = None,
+    ) -> SkillList:
         ports, principal = caller(scope)
-        page = await usecases.list_skills(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_skills(
+            ports, principal.organization_id, page_request(limit, offset, order, name=name, q=q)
+        )
         return page_of(SkillList, page, skill_out)
 
     @get("/{skill_id:str}", operation_id="getSkill", responses=errors(404))
@@ -119,9 +142,11 @@ async def _detach(scope: Scope, owner: SkillOwner, owner_id: str, skill_id: str)
     await attachments.detach_skill(ports, principal.organization_id, owner, owner_id, skill_id)
 
 
-async def _attached(scope: Scope, owner: SkillOwner, owner_id: str, limit: int, offset: int) -> AttachedSkillList:
+async def _attached(
+    scope: Scope, owner: SkillOwner, owner_id: str, limit: int, offset: int, order: Order | None
+) -> AttachedSkillList:
     ports, principal = caller(scope)
-    request = page_request(limit, offset)
+    request = page_request(limit, offset, order)
     page = await attachments.list_attached_skills(ports, principal.organization_id, owner, owner_id, request)
     return page_of(AttachedSkillList, page, attached_out)
 
@@ -161,9 +186,9 @@ class SkillAttachmentController(Controller):
 
     @get("/agents/{agent_id:str}/skills", operation_id="listAgentSkills", responses=errors(404))
     async def agent_skills(
-        self, agent_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+        self, agent_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
     ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.AGENT, agent_id, limit, offset)
+        return await _attached(scope, SkillOwner.AGENT, agent_id, limit, offset, order)
 
     @get("/agents/{agent_id:str}/skills/resolved", operation_id="listResolvedAgentSkills", responses=errors(404))
     async def resolved(
@@ -202,9 +227,9 @@ class SkillAttachmentController(Controller):
 
     @get("/teams/{team_id:str}/skills", operation_id="listTeamSkills", responses=errors(404))
     async def team_skills(
-        self, team_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+        self, team_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
     ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.TEAM, team_id, limit, offset)
+        return await _attached(scope, SkillOwner.TEAM, team_id, limit, offset, order)
 
     @post(
         _ENVIRONMENT,
@@ -235,6 +260,11 @@ class SkillAttachmentController(Controller):
 
     @get("/environments/{environment_id:str}/skills", operation_id="listEnvironmentSkills", responses=errors(404))
     async def environment_skills(
-        self, environment_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+        self,
+        environment_id: FromPath[str],
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: OldestFirst = None,
     ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.ENVIRONMENT, environment_id, limit, offset)
+        return await _attached(scope, SkillOwner.ENVIRONMENT, environment_id, limit, offset, order)

@@ -9,7 +9,7 @@ from litestar.types import Scope
 from controlplane_domain.task_plans import usecases
 from controlplane_domain.task_plans.entity import PlanStatus
 from controlplane_domain.task_plans.entity import TaskPlan as DomainPlan
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import Limit, NewestFirst, Offset, caller, errors, page_of, page_request
 from controlplane_http.workflows.controller import run_out
 from controlplane_wire.task_plans import PlanStep, TaskPlan, TaskPlanCreate, TaskPlanList
 from controlplane_wire.workflows import WorkflowRun
@@ -61,10 +61,17 @@ class TaskPlanController(Controller):
 
     @get("/", operation_id="listTaskPlans", responses=errors())
     async def list_plans(
-        self, scope: Scope, status: FromQuery[PlanStatus | None] = None, limit: Limit = 50, offset: Offset = 0
+        self,
+        scope: Scope,
+        status: FromQuery[PlanStatus | None] = None,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: NewestFirst = None,
     ) -> TaskPlanList:
         ports, principal = caller(scope)
-        page = await usecases.list_plans(ports, principal.organization_id, page_request(limit, offset), status)
+        page = await usecases.list_plans(
+            ports, principal.organization_id, page_request(limit, offset, order, newest_first=True), status
+        )
         return page_of(TaskPlanList, page, plan_out)
 
     @get("/{plan_id:str}", operation_id="getTaskPlan", responses=errors(404))

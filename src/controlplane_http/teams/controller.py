@@ -18,7 +18,10 @@ from controlplane_http.handlers import (
     DANGLING,
     Force,
     Limit,
+    NameFilter,
+    NameQuery,
     Offset,
+    OldestFirst,
     ProjectFilter,
     caller,
     deleted,
@@ -100,10 +103,17 @@ class TeamController(Controller):
 
     @get("/", operation_id="listTeams", responses=errors())
     async def list_teams(
-        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, project_id: ProjectFilter = None
+        self,
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: OldestFirst = None,
+        name: NameFilter = None,
+        q: NameQuery = None,
+        project_id: ProjectFilter = None,
     ) -> TeamList:
         ports, principal = caller(scope)
-        request = page_request(limit, offset)
+        request = page_request(limit, offset, order, name=name, q=q)
         page = await usecases.list_teams(ports, principal.organization_id, request, project_id=project_id)
         return page_of(TeamList, page, team_out)
 

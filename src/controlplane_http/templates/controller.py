@@ -13,7 +13,17 @@ from controlplane_domain.templates import usecases
 from controlplane_domain.templates.entity import Template as DomainTemplate
 from controlplane_domain.templates.entity import TemplateParameter as DomainParameter
 from controlplane_domain.templates.entity import TemplateScope
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import (
+    Limit,
+    NameFilter,
+    NameQuery,
+    Offset,
+    OldestFirst,
+    caller,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_http.templates import payloads
 from controlplane_wire.agents import Agent
 from controlplane_wire.base import to_wire
@@ -86,10 +96,13 @@ class TemplateController(Controller):
         scope: Scope,
         limit: Limit = 50,
         offset: Offset = 0,
+        order: OldestFirst = None,
+        name: NameFilter = None,
+        q: NameQuery = None,
         template_scope: ScopeFilter = TemplateScope.ALL,
     ) -> TemplateList:
         ports, principal = caller(scope)
-        request = page_request(limit, offset)
+        request = page_request(limit, offset, order, name=name, q=q)
         page = await usecases.list_templates(ports, principal.organization_id, request, template_scope)
         return page_of(TemplateList, page, template_out)
 

@@ -12,7 +12,17 @@ from litestar.types import Scope
 from controlplane_domain.webhooks import usecases
 from controlplane_domain.webhooks.entity import Delivery as DomainDelivery
 from controlplane_domain.webhooks.entity import DeliveryStatus
-from controlplane_http.handlers import ADMIN, Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import (
+    ADMIN,
+    Limit,
+    NewestFirst,
+    Offset,
+    OldestFirst,
+    caller,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.webhooks import Delivery, DeliveryList, Webhook, WebhookCreate, WebhookList, WebhookUpdate
 
@@ -52,9 +62,11 @@ class WebhookController(Controller):
         return webhook_out(await usecases.create_webhook(ports, principal.organization_id, command))
 
     @get("/", operation_id="listWebhooks", responses=errors())
-    async def list_webhooks(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> WebhookList:
+    async def list_webhooks(
+        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
+    ) -> WebhookList:
         ports, principal = caller(scope)
-        page = await usecases.list_webhooks(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_webhooks(ports, principal.organization_id, page_request(limit, offset, order))
         return page_of(WebhookList, page, webhook_out)
 
     @get("/{webhook_id:str}", operation_id="getWebhook", responses=errors(404))
@@ -78,10 +90,12 @@ class WebhookController(Controller):
 
     @get("/{webhook_id:str}/deliveries", operation_id="listWebhookDeliveries", responses=errors(404))
     async def list_deliveries(
-        self, webhook_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0
+        self, webhook_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: NewestFirst = None
     ) -> DeliveryList:
         ports, principal = caller(scope)
-        page = await usecases.list_deliveries(ports, principal.organization_id, webhook_id, page_request(limit, offset))
+        page = await usecases.list_deliveries(
+            ports, principal.organization_id, webhook_id, page_request(limit, offset, order, newest_first=True)
+        )
         return page_of(DeliveryList, page, delivery_out)
 
     @post(

@@ -10,7 +10,16 @@ from controlplane_domain.environments.entity import MISSED_HEARTBEATS_BEFORE_OFF
 from controlplane_domain.ports import Clock
 from controlplane_domain.workers import bindings, usecases
 from controlplane_domain.workers.entity import Worker as DomainWorker
-from controlplane_http.handlers import WORKER_PROTOCOL, Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import (
+    WORKER_PROTOCOL,
+    Limit,
+    Offset,
+    OldestFirst,
+    caller,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.base import to_domain
 from controlplane_wire.workers import HeartbeatResponse, Worker, WorkerCommandOut, WorkerHeartbeat, WorkerList
 
@@ -69,9 +78,11 @@ class WorkerController(Controller):
         )
 
     @get("/", operation_id="listWorkers", responses=errors())
-    async def list_workers(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> WorkerList:
+    async def list_workers(
+        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
+    ) -> WorkerList:
         ports, principal = caller(scope)
-        page = await usecases.list_workers(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_workers(ports, principal.organization_id, page_request(limit, offset, order))
         return page_of(WorkerList, page, lambda worker: worker_out(worker, ports.clock))
 
     @get("/{worker_id:str}", operation_id="getWorker", responses=errors(404))

@@ -22,7 +22,21 @@ from controlplane_domain.workflows.entity import WorkflowRun as DomainRun
 from controlplane_http.executions.controller import stream_options
 from controlplane_http.executions.frames import KEEPALIVE, RETRY
 from controlplane_http.executions.streaming import StreamOptions, parse_last_event_id
-from controlplane_http.handlers import DANGLING, Force, Limit, Offset, caller, deleted, errors, page_of, page_request
+from controlplane_http.handlers import (
+    DANGLING,
+    Force,
+    Limit,
+    NameFilter,
+    NameQuery,
+    NewestFirst,
+    Offset,
+    OldestFirst,
+    caller,
+    deleted,
+    errors,
+    page_of,
+    page_request,
+)
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.workflows import (
     RunCreate,
@@ -124,9 +138,19 @@ class WorkflowController(Controller):
         return workflow_out(await usecases.create_workflow(ports, principal.organization_id, command))
 
     @get("/", operation_id="listWorkflows", responses=errors())
-    async def list_workflows(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> WorkflowList:
+    async def list_workflows(
+        self,
+        scope: Scope,
+        limit: Limit = 50,
+        offset: Offset = 0,
+        order: OldestFirst = None,
+        name: NameFilter = None,
+        q: NameQuery = None,
+    ) -> WorkflowList:
         ports, principal = caller(scope)
-        page = await usecases.list_workflows(ports, principal.organization_id, page_request(limit, offset))
+        page = await usecases.list_workflows(
+            ports, principal.organization_id, page_request(limit, offset, order, name=name, q=q)
+        )
         return page_of(WorkflowList, page, workflow_out)
 
     @get("/{workflow_id:str}", operation_id="getWorkflow", responses=errors(404))
@@ -230,10 +254,13 @@ class WorkflowRunController(Controller):
         status: FromQuery[RunStatus | None] = None,
         limit: Limit = 50,
         offset: Offset = 0,
+        order: NewestFirst = None,
     ) -> WorkflowRunList:
         ports, principal = caller(scope)
         where = runs.RunFilter(workflow_id=workflow_id, status=status)
-        page = await runs.list_runs(ports, principal.organization_id, page_request(limit, offset), where)
+        page = await runs.list_runs(
+            ports, principal.organization_id, page_request(limit, offset, order, newest_first=True), where
+        )
         return page_of(WorkflowRunList, page, run_out)
 
     @get("/{run_id:str}", operation_id="getWorkflowRun", responses=errors(404))
