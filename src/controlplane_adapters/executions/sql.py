@@ -80,9 +80,15 @@ class SqlExecutionRepository(SqlRepository[Execution]):
     async def list_page(  # type: ignore[override]
         self, organization_id: str, page: PageRequest, where: ExecutionFilter
     ) -> tuple[list[Execution], int]:
+        created = self.table.c.created_at
+        conditions = [
+            *([created >= where.created_from] if where.created_from else []),
+            *([created < where.created_to] if where.created_to else []),
+        ]
         return await self.list_where(
             organization_id,
             page,
+            *conditions,
             status=where.status.value if where.status else None,
             agent_id=where.agent_id,
             team_id=where.team_id,
