@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8001
 
-.PHONY: serve test install lint typecheck check migrate clean bench bench-tools browser-tools
+.PHONY: serve test install lint typecheck check migrate clean bench bench-tools browser-tools screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ PYTEST_WORKERS ?= 2
 
 test: $(STAMP) bench-tools browser-tools
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+
+# The console's screenshots in docs/screenshots/dashboard/ (docs/dashboard.md shows them): its browser tests, run
+# with their screenshots kept there.
+screenshots: $(STAMP) browser-tools
+	CONTROLPLANE_TEST_ARTIFACTS=docs/screenshots $(BIN)/python -m pytest -q -n 0 tests/e2e/test_dashboard.py
 
 bench: $(STAMP) bench-tools
 	$(BIN)/python -m benchmarks.run $(BENCH_ARGS)

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from controlplane_wire.agents import Agent, AgentCreate, AgentList, AgentUpdate
 from controlplane_wire.analytics import AgentAnalyticsList, AnalyticsSummary, AnalyticsTimeseries
-from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList
+from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, Caller
 from controlplane_wire.audit import AuditEvent, AuditEventList
 from controlplane_wire.context_graph import Edge, EdgeCreate, EdgeList, Neighborhood, Node, NodeCreate, NodeList, NodeUpdate, Path
 from controlplane_wire.contexts import Context, ContextPut, ExecutionContext
@@ -145,6 +145,10 @@ class AsyncOperations(CallAsync):
         """Revoke the key: it is refused from the next request on. (`DELETE /api/v1/api-keys/{key_id}`)."""
         return cast('None', await self._call('DELETE', f'/api/v1/api-keys/{_path(key_id)}', None, params=None, body=None))
 
+    async def who_am_i(self) -> Caller:
+        """The caller's organization, subject and role: what a client (the console) shows and offers. (`GET /api/v1/whoami`)."""
+        return cast('Caller', await self._call('GET', '/api/v1/whoami', Caller, params=None, body=None))
+
     async def get_organization_settings(self, organization_id: str) -> OrganizationSettings:
         """The organization's tier and rate limits (its admins, or an operator). (`GET /api/v1/organizations/{organization_id}/settings`)."""
         return cast('OrganizationSettings', await self._call('GET', f'/api/v1/organizations/{_path(organization_id)}/settings', OrganizationSettings, params=None, body=None))
@@ -225,9 +229,9 @@ class AsyncOperations(CallAsync):
         """GetExecution (`GET /api/v1/executions/{execution_id}`)."""
         return cast('Execution', await self._call('GET', f'/api/v1/executions/{_path(execution_id)}', Execution, params=None, body=None))
 
-    async def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> ExecutionList:
-        """ListExecutions (`GET /api/v1/executions`)."""
-        return cast('ExecutionList', await self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'limit': limit, 'offset': offset, 'order': order}, body=None))
+    async def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> ExecutionList:
+        """Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive). (`GET /api/v1/executions`)."""
+        return cast('ExecutionList', await self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'from': from_, 'to': to, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     async def lease_execution(self, queue_id: str, body: LeaseRequest | Mapping[str, Any], *, idempotency_key: str | None = None) -> Lease | None:
         """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204. (`POST /api/v1/worker-queues/{queue_id}/lease`)."""
@@ -845,6 +849,10 @@ class Operations(CallSync):
         """Revoke the key: it is refused from the next request on. (`DELETE /api/v1/api-keys/{key_id}`)."""
         return cast('None', self._call('DELETE', f'/api/v1/api-keys/{_path(key_id)}', None, params=None, body=None))
 
+    def who_am_i(self) -> Caller:
+        """The caller's organization, subject and role: what a client (the console) shows and offers. (`GET /api/v1/whoami`)."""
+        return cast('Caller', self._call('GET', '/api/v1/whoami', Caller, params=None, body=None))
+
     def get_organization_settings(self, organization_id: str) -> OrganizationSettings:
         """The organization's tier and rate limits (its admins, or an operator). (`GET /api/v1/organizations/{organization_id}/settings`)."""
         return cast('OrganizationSettings', self._call('GET', f'/api/v1/organizations/{_path(organization_id)}/settings', OrganizationSettings, params=None, body=None))
@@ -925,9 +933,9 @@ class Operations(CallSync):
         """GetExecution (`GET /api/v1/executions/{execution_id}`)."""
         return cast('Execution', self._call('GET', f'/api/v1/executions/{_path(execution_id)}', Execution, params=None, body=None))
 
-    def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> ExecutionList:
-        """ListExecutions (`GET /api/v1/executions`)."""
-        return cast('ExecutionList', self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'limit': limit, 'offset': offset, 'order': order}, body=None))
+    def list_executions(self, *, status: str | None = None, agent_id: str | None = None, team_id: str | None = None, worker_queue_id: str | None = None, from_: str | None = None, to: str | None = None, limit: int | None = None, offset: int | None = None, order: str | None = None) -> ExecutionList:
+        """Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive). (`GET /api/v1/executions`)."""
+        return cast('ExecutionList', self._call('GET', '/api/v1/executions', ExecutionList, params={'status': status, 'agent_id': agent_id, 'team_id': team_id, 'worker_queue_id': worker_queue_id, 'from': from_, 'to': to, 'limit': limit, 'offset': offset, 'order': order}, body=None))
 
     def lease_execution(self, queue_id: str, body: LeaseRequest | Mapping[str, Any], *, idempotency_key: str | None = None) -> Lease | None:
         """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204. (`POST /api/v1/worker-queues/{queue_id}/lease`)."""

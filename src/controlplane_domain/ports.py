@@ -237,8 +237,8 @@ class Ports:
     """Seals and opens secret values; None when no key is configured (value writes are 503 SECRETS_KEY_MISSING)."""
     cron: CronCalendar | None = None
     """Cron expressions and time zones (jobs): `controlplane_adapters.jobs.cron.CronsimCalendar`."""
-    webhooks: WebhookSignatures | None = None
-    """Standard Webhooks secrets and signatures (jobs): `controlplane_adapters.jobs.webhooks.StandardWebhooks`."""
+    signatures: WebhookSignatures | None = None
+    """Standard Webhooks secrets and signatures of webhook-triggered jobs (`jobs.trigger_signatures`)."""
     storage: Storage | None = None
     """Files' bytes (a local directory or S3) and the default quota; None: the storage routes answer 503."""
     policies: PolicyRuntime | None = None

@@ -22,7 +22,7 @@ from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION
 from controlplane_http.agents.controller import AgentController
 from controlplane_http.analytics.controller import AnalyticsController
 from controlplane_http.api_docs.controller import SwaggerAssetController, swagger_page
-from controlplane_http.api_keys.controller import ApiKeyController
+from controlplane_http.api_keys.controller import ApiKeyController, CallerController
 from controlplane_http.audit.controller import AuditEventController
 from controlplane_http.body import StrictJSONBody
 from controlplane_http.context_graph.controller import ContextGraphController
@@ -79,7 +79,7 @@ CONTROLLERS = [
     WorkerController,
     ModelController,
     RuntimeController,
-    ApiKeyController,
+    ApiKeyController, CallerController,
     OrganizationController,
     EnvironmentController, WorkerQueueController,
     ExecuteController, ExecutionController, LeaseController,

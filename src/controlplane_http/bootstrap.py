@@ -15,7 +15,7 @@ from litestar import Litestar
 from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher, StoredKeyVerifier
 from controlplane_adapters.clock import SystemClock, UuidGenerator
 from controlplane_adapters.jobs.cron import CronsimCalendar
-from controlplane_adapters.jobs.webhooks import StandardWebhooks
+from controlplane_adapters.jobs.trigger_signatures import StandardWebhooks
 from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
@@ -225,7 +225,7 @@ def build_app(
         secrets_cipher=load_cipher(settings),
         contexts_seen=ContextPresence(store.bus),
         cron=CronsimCalendar(),
-        webhooks=StandardWebhooks(),
+        signatures=StandardWebhooks(),
         storage=storage,
         policies=PolicyRuntime(policy_engine, store.bus),
         webhook_sender=HttpSender(

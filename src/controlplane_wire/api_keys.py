@@ -54,3 +54,12 @@ class ApiKeyList(msgspec.Struct, kw_only=True):
     total: int
     limit: int
     offset: int
+
+
+class Caller(msgspec.Struct, kw_only=True):
+    """Who the credential of the request is: its organization, subject and role (the console reads it)."""
+
+    organization_id: str
+    subject: str
+    role: Role
+    method: str  # how the caller was authenticated: `api_key`, `jwt` or `none` (authentication off)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.jobs.cron import CronsimCalendar
-from controlplane_adapters.jobs.webhooks import StandardWebhooks
+from controlplane_adapters.jobs.trigger_signatures import StandardWebhooks
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.executions import leases
@@ -31,7 +31,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 def ports_on(uow: UowFactory, clock: ManualClock) -> Ports:
     return Ports(
-        uow=uow, clock=clock, ids=UuidGenerator(), cron=CronsimCalendar(), webhooks=StandardWebhooks(), max_attempts=2
+        uow=uow, clock=clock, ids=UuidGenerator(), cron=CronsimCalendar(), signatures=StandardWebhooks(), max_attempts=2
     )
 
 

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.agents.sql import agent_to_row, agents
-from controlplane_adapters.executions.extras import lease_extras_statement
+from controlplane_adapters.executions.lease_extras import lease_extras_statement
 from controlplane_adapters.executions.mapping import event_to_row
 from controlplane_adapters.executions.statements import events_after_seq, held_by_worker
 from controlplane_adapters.executions.table import execution_events, executions

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.jobs.cron import CronsimCalendar
-from controlplane_adapters.jobs.webhooks import StandardWebhooks
+from controlplane_adapters.jobs.trigger_signatures import StandardWebhooks
 from controlplane_adapters.sql.engine import create_engine
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.agents import usecases as agents
@@ -31,7 +31,7 @@ NEW_YORK = "America/New_York"
 
 
 def ports_on(uow: UowFactory, clock: ManualClock) -> Ports:
-    return Ports(uow=uow, clock=clock, ids=UuidGenerator(), cron=CronsimCalendar(), webhooks=StandardWebhooks())
+    return Ports(uow=uow, clock=clock, ids=UuidGenerator(), cron=CronsimCalendar(), signatures=StandardWebhooks())
 
 
 async def cron_job(

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from controlplane_adapters.clock import ManualClock
-from controlplane_adapters.jobs.webhooks import sign
+from controlplane_adapters.jobs.trigger_signatures import sign
 from controlplane_adapters.secrets.cipher import AesGcmCipher
 from controlplane_domain.jobs import usecases as jobs
 from controlplane_domain.jobs.entity import Trigger, TriggerType

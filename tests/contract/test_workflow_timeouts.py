@@ -15,8 +15,8 @@ from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_adapters.sql.engine import create_engine
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.executions import completion, leases
-from controlplane_domain.executions.changes import StaleAttempt
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
+from controlplane_domain.executions.transitions import StaleAttempt
 from controlplane_domain.owners import OWNERS
 from controlplane_domain.ports import Ports
 from controlplane_domain.workers.usecases import RecordHeartbeat, record_heartbeat

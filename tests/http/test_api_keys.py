@@ -119,3 +119,20 @@ def test_expiry_dates_are_returned_in_utc(client: TestClient[Any]) -> None:
     when = datetime(2099, 1, 1, 12, tzinfo=UTC)
     created = issue(client, expires_at=when.isoformat())
     assert created["expires_at"].startswith("2099-01-01T12:00:00")
+
+
+def test_whoami_names_the_callers_organization_subject_and_role(client: TestClient[Any]) -> None:
+    """The console asks it at sign-in to offer only what the role may do; any role may ask, a worker key too is
+    told it is one (and the console refuses it), a stranger is 401."""
+    assert client.get("/api/v1/whoami").json() == {
+        "organization_id": "default", "subject": "service", "role": "admin", "method": "api_key",
+    }  # fmt: skip
+    viewer = issue(client, "viewer")
+    assert client.get("/api/v1/whoami", headers=bearer(viewer["key"])).json() == {
+        "organization_id": "default", "subject": f"api-key:{viewer['id']}", "role": "viewer", "method": "api_key",
+    }  # fmt: skip
+    jwt = make_jwt("acme", sub="ada", roles=["member"])
+    assert client.get("/api/v1/whoami", headers=bearer(jwt)).json() == {
+        "organization_id": "acme", "subject": "ada", "role": "member", "method": "jwt",
+    }  # fmt: skip
+    assert client.get("/api/v1/whoami", headers=bearer("nope")).status_code == 401

@@ -265,6 +265,28 @@ def test_list_filters(client: TestClient[Any], clock: Any) -> None:
     assert_validation(client.get("/api/v1/executions", params={"status": "sleeping"}), ["query", "status"])
 
 
+def test_list_by_creation_time(client: TestClient[Any], clock: Any) -> None:
+    """`from` inclusive, `to` exclusive, by `created_at`; a time without an offset is UTC; a bad one is 422."""
+    agent = create_agent(client)
+    _, queue_id = setup_queue(client)
+    early = execute(client, agent["id"], queue_id)
+    clock.advance(60)
+    late = execute(client, agent["id"], queue_id)
+
+    def ids(**params: str) -> list[str]:
+        return [e["id"] for e in client.get("/api/v1/executions", params=params).json()["items"]]
+
+    assert ids(**{"from": late["created_at"]}) == [late["id"]]
+    assert ids(to=late["created_at"]) == [early["id"]]
+    assert ids(**{"from": early["created_at"], "to": late["created_at"]}) == [early["id"]]
+    naive = late["created_at"].replace("Z", "").replace("+00:00", "")
+    assert ids(**{"from": naive}) == [late["id"]]
+    assert ids(to=early["created_at"]) == []
+    assert_validation(client.get("/api/v1/executions", params={"from": "yesterday"}), ["query", "from"])
+    assert_validation(client.get("/api/v1/executions", params={"to": "9999-12-31T23:59:59-05:00"}), ["query", "to"])
+    assert_validation(client.get("/api/v1/executions", params={"to": "0001-01-01T00:00:00"}), ["query", "to"])
+
+
 def test_stream_of_a_finished_execution_and_resume(client: TestClient[Any]) -> None:
     agent = create_agent(client)
     _, queue_id = setup_queue(client)

@@ -12,7 +12,7 @@ from typing import Any
 from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
-from controlplane_adapters.jobs.webhooks import sign
+from controlplane_adapters.jobs.trigger_signatures import sign
 from controlplane_http.bootstrap import build_app
 from tests.conftest import app_settings
 from tests.http.test_jobs import create_job, runs

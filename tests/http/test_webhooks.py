@@ -14,7 +14,7 @@ import pytest
 from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
-from controlplane_adapters.jobs.webhooks import StandardWebhooks
+from controlplane_adapters.jobs.trigger_signatures import StandardWebhooks
 from tests.conftest import BACKENDS, build_test_app, database_url
 from tests.fakes.webhook_receiver import WebhookReceiver
 from tests.http.test_agents import create_agent

@@ -56,7 +56,7 @@ def copy_of_the_sources(tmp_path: Path) -> Path:
     [
         ("controlplane_domain/agents/entity.py", "import sqlalchemy", "The domain imports no framework"),
         (
-            "controlplane_domain/executions/changes.py",
+            "controlplane_domain/executions/transitions.py",
             "from controlplane_domain.workflows import advance",
             "No circles between the domain's areas",
         ),

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from controlplane_adapters.jobs.cron import CronsimCalendar
-from controlplane_adapters.jobs.webhooks import StandardWebhooks, sign
+from controlplane_adapters.jobs.trigger_signatures import StandardWebhooks, sign
 from controlplane_domain.jobs.entity import render_prompt
 
 

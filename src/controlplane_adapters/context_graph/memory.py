@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Sequence
 
 from controlplane_adapters.memory.base import MemoryRepository, sorted_page
-from controlplane_domain.audit import changes
+from controlplane_domain.audit import audited_writes
 from controlplane_domain.context_graph.entity import (
     Direction,
     GraphEdge,
@@ -56,7 +56,7 @@ def distances(
     return found
 
 
-EDGE = changes.AUDITED["edge"]
+EDGE = audited_writes.AUDITED["edge"]
 
 
 class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
@@ -104,7 +104,7 @@ class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
         if edge.source_id not in self.rows or edge.target_id not in self.rows:  # as the SQL stores' foreign keys
             raise Conflict("edge refers to a node that no longer exists")
         self.edge_rows[edge.id] = edge
-        self._audit(changes.created(EDGE, edge))
+        self._audit(audited_writes.created(EDGE, edge))
 
     async def get_edge(self, organization_id: str, edge_id: str) -> GraphEdge | None:
         edge = self.edge_rows.get(edge_id)
@@ -113,7 +113,7 @@ class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
     async def delete_edge(self, organization_id: str, edge_id: str) -> None:
         if await self.get_edge(organization_id, edge_id) is not None:
             del self.edge_rows[edge_id]
-            self._audit(changes.deleted(EDGE, organization_id, edge_id))
+            self._audit(audited_writes.deleted(EDGE, organization_id, edge_id))
 
     async def edges(self, organization_id: str, edge_ids: Sequence[str]) -> dict[str, GraphEdge]:
         found = (self.edge_rows.get(edge_id) for edge_id in edge_ids)

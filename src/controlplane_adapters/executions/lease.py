@@ -59,11 +59,11 @@ def lease_candidate() -> sa.Select[Any]:
 def lease_in_one() -> sa.Select[Any]:
     """Postgres: a whole lease as one statement, what `executions.leased` decides written in SQL.
 
-    `picked`: the queue's oldest queued execution, if the queue is active (`FOR UPDATE SKIP LOCKED`: one that
+    `candidate`: the queue's oldest queued execution, if the queue is active (`FOR UPDATE SKIP LOCKED`: one that
     another lease is taking is skipped). `leased`: that execution running, attempt + 1, held by the worker until
-    `expires_at`, `started_at` and `updated_at` now, `last_seq` + 1. `told`: its `status` event (status, attempt,
-    worker_id) at the new `last_seq`. Then the queue (no row: no such queue), the worker (outer-joined by its id),
-    the execution as leased and its agent, each table's columns in order. A statement of its own transaction:
+    `expires_at`, `started_at` and `updated_at` now, `last_seq` + 1. `status_event`: its `status` event (status,
+    attempt, worker_id) at the new `last_seq`. Then the queue (no row: no such queue), the worker (outer-joined by
+    its id), the execution as leased and its agent, each table's columns in order. A statement of its own transaction:
     the row is locked only while it runs. (The parameters are named `lease_*`: one named like a column of the
     updated table would join its SET clause.)"""
     q, w, x, a = LEASE_TABLES
@@ -74,7 +74,7 @@ def lease_in_one() -> sa.Select[Any]:
     now = sa.bindparam("lease_now", type_=UtcDateTime())
     is_active = q.c.status == sa.literal_column(f"'{QueueStatus.ACTIVE.value}'")
     active = sa.exists().where(q.c.organization_id == organization, q.c.id == queue_id, is_active)
-    picked = (
+    candidate = (
         sa.select(x.c.organization_id, x.c.id)
         .where(
             x.c.organization_id == organization,
@@ -85,11 +85,11 @@ def lease_in_one() -> sa.Select[Any]:
         .order_by(x.c.queued_at, x.c.id)
         .limit(1)
         .with_for_update(skip_locked=True)
-        .cte("picked")
+        .cte("candidate")
     )
     leased = (
         x.update()
-        .where(x.c.organization_id == picked.c.organization_id, x.c.id == picked.c.id)
+        .where(x.c.organization_id == candidate.c.organization_id, x.c.id == candidate.c.id)
         .values(
             status=sa.literal_column(f"'{ExecutionStatus.RUNNING.value}'"),
             attempt=x.c.attempt + sa.literal_column("1"),
@@ -110,10 +110,10 @@ def lease_in_one() -> sa.Select[Any]:
         leased.c.id, leased.c.organization_id, leased.c.last_seq, sa.literal_column("'status'"), data,
         leased.c.attempt, leased.c.updated_at,
     )  # fmt: skip
-    told = (
+    status_event = (
         e.insert()
         .from_select(["execution_id", "organization_id", "seq", "type", "data", "attempt", "created_at"], event)
-        .cte("told")
+        .cte("status_event")
     )
     worker_of = sa.and_(w.c.organization_id == q.c.organization_id, w.c.worker_id == worker_id)
     agent_of = sa.and_(a.c.organization_id == leased.c.organization_id, a.c.id == leased.c.agent_id)
@@ -125,4 +125,4 @@ def lease_in_one() -> sa.Select[Any]:
     ]
     joined = q.outerjoin(w, worker_of).outerjoin(leased, sa.true()).outerjoin(a, agent_of)
     where = (q.c.organization_id == organization, q.c.id == queue_id)
-    return hot(sa.select(*columns).select_from(joined).where(*where).add_cte(told), atomic=True)
+    return hot(sa.select(*columns).select_from(joined).where(*where).add_cte(status_event), atomic=True)

@@ -105,6 +105,8 @@ class MemoryExecutionRepository:
             and where.agent_id in (None, e.agent_id)
             and where.team_id in (None, e.team_id)
             and where.worker_queue_id in (None, e.worker_queue_id)
+            and (where.created_from is None or e.created_at >= where.created_from)
+            and (where.created_to is None or e.created_at < where.created_to)
         )
         return sorted_page(mine, lambda e: (e.created_at, e.id), page)
 

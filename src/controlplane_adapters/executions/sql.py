@@ -13,8 +13,8 @@ from sqlalchemy.exc import IntegrityError
 from controlplane_adapters.agents.sql import agent_to_domain
 from controlplane_adapters.contexts.sql import context_value, execution_context_row, execution_contexts
 from controlplane_adapters.environments.sql import SqlQueueRepository, queue_to_domain
-from controlplane_adapters.executions.extras import lease_extras_statement
 from controlplane_adapters.executions.lease import LEASE_TABLES, lease_candidate, lease_in_one
+from controlplane_adapters.executions.lease_extras import lease_extras_statement
 from controlplane_adapters.executions.mapping import (
     RUN_WITH_FIELDS,
     event_to_domain,
@@ -80,9 +80,15 @@ class SqlExecutionRepository(SqlRepository[Execution]):
     async def list_page(  # type: ignore[override]
         self, organization_id: str, page: PageRequest, where: ExecutionFilter
     ) -> tuple[list[Execution], int]:
+        created = self.table.c.created_at
+        conditions = [
+            *([created >= where.created_from] if where.created_from else []),
+            *([created < where.created_to] if where.created_to else []),
+        ]
         return await self.list_where(
             organization_id,
             page,
+            *conditions,
             status=where.status.value if where.status else None,
             agent_id=where.agent_id,
             team_id=where.team_id,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from controlplane_domain.audit import changes
+from controlplane_domain.audit import audited_writes
 from controlplane_domain.audit.entity import AuditEvent
 from controlplane_domain.errors import Conflict
 from controlplane_domain.paging import PageRequest, counted
@@ -64,14 +64,14 @@ class MemoryRepository(Generic[K]):
     unique_field: ClassVar[str] = "name"
     unique_fields: ClassVar[tuple[str, ...]] = ()
     """Several fields each unique (`unique_field` when empty)."""
-    audited: ClassVar[changes.Audited | None] = None
-    """How the area's writes read in the audit log (`audit/changes.py` by the noun); None: not audited."""
+    audited: ClassVar[audited_writes.Audited | None] = None
+    """How the area's writes read in the audit log (`audit/audited_writes.py` by the noun); None: not audited."""
     audit_log: dict[str, AuditEvent] | None = None
     """The unit of work's copy of the audit log (the store sets it on every repository it makes)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.audited = changes.AUDITED.get(cls.noun)
+        cls.audited = audited_writes.AUDITED.get(cls.noun)
 
     def __init__(self, rows: dict[str, K]) -> None:
         self.rows = rows
@@ -100,7 +100,7 @@ class MemoryRepository(Generic[K]):
         self._check_unique(obj)
         self.rows[obj.id] = obj
         if self.audited is not None:
-            self._audit(changes.created(self.audited, obj))
+            self._audit(audited_writes.created(self.audited, obj))
 
     async def get(self, organization_id: str, object_id: str, *, for_update: bool = False) -> K | None:
         obj = self.rows.get(object_id)
@@ -111,13 +111,13 @@ class MemoryRepository(Generic[K]):
         before = self.rows.get(obj.id)
         self.rows[obj.id] = obj
         if self.audited is not None:
-            self._audit(changes.updated(self.audited, before, obj))
+            self._audit(audited_writes.updated(self.audited, before, obj))
 
     async def delete(self, organization_id: str, object_id: str) -> None:
         if await self.get(organization_id, object_id) is not None:
             del self.rows[object_id]
             if self.audited is not None:
-                self._audit(changes.deleted(self.audited, organization_id, object_id))
+                self._audit(audited_writes.deleted(self.audited, organization_id, object_id))
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[K], int]:
         return self.page_where(organization_id, page)

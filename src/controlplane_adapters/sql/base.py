@@ -40,7 +40,7 @@ from controlplane_adapters.sql.statements import (
     update_by_id,
     update_columns,
 )
-from controlplane_domain.audit import changes
+from controlplane_domain.audit import audited_writes
 from controlplane_domain.audit.entity import AuditEvent
 from controlplane_domain.errors import Conflict, DomainError
 from controlplane_domain.paging import PageRequest
@@ -72,8 +72,8 @@ class SqlRepository(Generic[T]):
 
     An update writes only the columns that changed since this unit of work read or wrote the object (all of
     them for an object it never saw). SQLite maintains an index only when the UPDATE assigns one of its
-    columns: assigning every column rewrote all seven indexes of the executions table, 46 us a transaction
-    against 5 for `last_seq` alone. On Postgres a narrow update also leaves alone the columns another
+    columns: assigning every column rewrote all seven indexes of the executions table, several times the
+    cost of assigning `last_seq` alone. On Postgres a narrow update also leaves alone the columns another
     transaction changed in between (an unlocked read), instead of writing them back stale."""
 
     table: ClassVar[sa.Table]
@@ -84,12 +84,12 @@ class SqlRepository(Generic[T]):
     """Several fields each unique in an organization (`unique_field` when empty); a conflict names the one the
     database's message names (the constraint `uq_<table>_organization_id_<field>`, or SQLite's `<table>.<field>`)."""
     noun: ClassVar[str] = "object"
-    audited: ClassVar[changes.Audited | None] = None
-    """How the area's writes read in the audit log (`audit/changes.py` by the noun); None: not audited."""
+    audited: ClassVar[audited_writes.Audited | None] = None
+    """How the area's writes read in the audit log (`audit/audited_writes.py` by the noun); None: not audited."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.audited = changes.AUDITED.get(cls.noun)
+        cls.audited = audited_writes.AUDITED.get(cls.noun)
 
     def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
@@ -142,7 +142,7 @@ class SqlRepository(Generic[T]):
 
     async def _add(self, obj: T, insert: sa.Insert) -> None:
         if self.audited is not None:
-            await self._audit(changes.created(self.audited, obj))
+            await self._audit(audited_writes.created(self.audited, obj))
         row = type(self).to_row(obj)
         try:
             await self.connection.execute(insert, row)
@@ -166,7 +166,7 @@ class SqlRepository(Generic[T]):
         seen = self._seen.get(parameters["id"])
         self._seen[parameters["id"]] = obj
         if self.audited is not None:
-            await self._audit(changes.updated(self.audited, seen, obj))
+            await self._audit(audited_writes.updated(self.audited, seen, obj))
         statement = update_by_id(self.table)
         if seen is not None:
             before = type(self).to_row(seen)
@@ -187,7 +187,7 @@ class SqlRepository(Generic[T]):
 
     async def delete(self, organization_id: str, object_id: str) -> None:
         if self.audited is not None:
-            await self._audit(changes.deleted(self.audited, organization_id, object_id))
+            await self._audit(audited_writes.deleted(self.audited, organization_id, object_id))
         await self.connection.execute(
             self.table.delete().where(self.table.c.organization_id == organization_id, self.table.c.id == object_id)
         )

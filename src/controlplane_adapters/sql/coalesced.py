@@ -2,7 +2,7 @@
 
 Under load, several requests for the same kind of read (an agent or an execution by id, the executions a worker
 holds, a page of agents) reach the server in the same turn of the event loop. Each would cost the server one
-asyncpg round (about 50 us of CPU) and Postgres one statement's fixed costs. A `Coalescer` lets the first
+asyncpg round (costly in CPU) and Postgres one statement's fixed costs. A `Coalescer` lets the first
 reader of a turn lead: it yields once, so that the readers of the same turn can join, then runs one statement
 for all of their keys on its own connection and hands each reader the rows of its key. A reader alone costs
 one yield more than before.

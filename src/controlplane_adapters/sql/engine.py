@@ -130,7 +130,7 @@ def create_engine(
     # Postgres: at most `pool_size` connections, opened on demand and kept; a unit of work that finds them all
     # busy waits for one (up to POOL_TIMEOUT_SECONDS, then 503). No overflow connections: under 32 concurrent
     # requests a pool of 20 with 10 overflow opened and closed a connection (asyncpg's connect, its TLS probe)
-    # for nearly every request past the twentieth; get by id 2,591 -> 4,061 req/s, p99 85 -> 33 ms without.
+    # for nearly every request past the twentieth (docs/benchmarks.md, "Figures that were in the code").
     server = {"statement_timeout": str(statement_timeout_ms)} if statement_timeout_ms > 0 else {}
     return create_async_engine(
         url,

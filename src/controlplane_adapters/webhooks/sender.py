@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 from standardwebhooks.webhooks import Webhook
 
-from controlplane_adapters.jobs.webhooks import StandardWebhooks
+from controlplane_adapters.jobs.trigger_signatures import StandardWebhooks
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.webhooks.addresses import Address, Target, parse_url, target_problem
 from controlplane_domain.webhooks.ports import Outcome

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from controlplane_domain.audit.changes import make_event
+from controlplane_domain.audit.audited_writes import make_event
 from controlplane_domain.audit.context import AuditContext, current
 from controlplane_domain.audit.entity import AuditEvent, AuditFilter, Outcome
 from controlplane_domain.config import JSONObject

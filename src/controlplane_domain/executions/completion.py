@@ -8,9 +8,9 @@ from datetime import datetime
 
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import Conflict, ValidationFailed
-from controlplane_domain.executions.changes import Change, change, check_lease, done_event
 from controlplane_domain.executions.entity import SERVER_EVENTS, EventType, Execution, ExecutionStatus, NewEvent
 from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.executions.transitions import Change, change, check_lease, done_event
 from controlplane_domain.ports import Ports
 from controlplane_domain.retry import retry_transient
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from controlplane_domain.contexts.entity import NO_CONTEXT, ResolvedContext
 from controlplane_domain.contexts.resolution import resolve
 from controlplane_domain.errors import NotFound, ValidationFailed
-from controlplane_domain.executions.changes import publish, remember, topic
 from controlplane_domain.executions.entity import PROMPT_MAX_LENGTH, Execution, ExecutionStatus, RunWith, TargetType
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.executions.transitions import publish, remember, topic
 from controlplane_domain.names import is_uuid
 from controlplane_domain.policies.entity import Action, Resource
 from controlplane_domain.policies.gate import guard

@@ -15,7 +15,11 @@ from typing import TypeVar
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.errors import DomainError, NotFound, TransientFailure
 from controlplane_domain.executions import resolution
-from controlplane_domain.executions.changes import (
+from controlplane_domain.executions.entity import Execution, ExecutionStatus, LeaseTerms, TargetType
+from controlplane_domain.executions.entity import numbered as _numbered
+from controlplane_domain.executions.entity import status_event as _status
+from controlplane_domain.executions.ports import Leased
+from controlplane_domain.executions.transitions import (
     NO_BUS_POLL_SECONDS,
     Change,
     change,
@@ -26,10 +30,6 @@ from controlplane_domain.executions.changes import (
     remember,
     topic,
 )
-from controlplane_domain.executions.entity import Execution, ExecutionStatus, LeaseTerms, TargetType
-from controlplane_domain.executions.entity import numbered as _numbered
-from controlplane_domain.executions.entity import status_event as _status
-from controlplane_domain.executions.ports import Leased
 from controlplane_domain.executions.webhook_events import execution_changed
 from controlplane_domain.names import is_uuid
 from controlplane_domain.ports import Ports, UnitOfWork

@@ -31,6 +31,8 @@ class ExecutionFilter:
     agent_id: str | None = None
     team_id: str | None = None
     worker_queue_id: str | None = None
+    created_from: datetime | None = None  # created at or after (inclusive)
+    created_to: datetime | None = None  # created before (exclusive)
 
 
 class LeasingWorker(Protocol):

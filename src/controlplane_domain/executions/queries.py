@@ -6,9 +6,9 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from controlplane_domain.executions.changes import NO_BUS_POLL_SECONDS, require_execution
 from controlplane_domain.executions.entity import EventType, Execution, ExecutionEvent
 from controlplane_domain.executions.ports import ExecutionFilter
+from controlplane_domain.executions.transitions import NO_BUS_POLL_SECONDS, require_execution
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports
 

@@ -20,8 +20,8 @@ from controlplane_domain.agents.entity import Agent
 from controlplane_domain.config import ExecutionEnvironment, MCPServerConfig
 from controlplane_domain.contexts.entity import NO_CONTEXT, ResolvedContext
 from controlplane_domain.errors import NotFound
-from controlplane_domain.executions.changes import Change, change, done_event
 from controlplane_domain.executions.entity import Execution, ExecutionStatus, PlanningTask, status_event
+from controlplane_domain.executions.transitions import Change, change, done_event
 from controlplane_domain.integrations.entity import IntegrationFile
 from controlplane_domain.integrations.resolve import ResolvedIntegrations
 from controlplane_domain.integrations.resolve import resolve_integrations as resolve_integration_ids

@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from controlplane_domain.errors import Conflict, DomainError, NotFound, Unauthenticated, ValidationFailed
-from controlplane_domain.executions.changes import publish, remember, topic
 from controlplane_domain.executions.entity import Execution, TargetType
 from controlplane_domain.executions.execute import ExecuteCommand, queue_execution
+from controlplane_domain.executions.transitions import publish, remember, topic
 from controlplane_domain.fairness import more_due
 from controlplane_domain.jobs.entity import (
     Job,

@@ -69,9 +69,9 @@ def calendar(ports: Ports) -> CronCalendar:
 
 
 def signatures(ports: Ports) -> WebhookSignatures:
-    if ports.webhooks is None:
-        raise RuntimeError("no webhook signatures are wired (Ports.webhooks)")
-    return ports.webhooks
+    if ports.signatures is None:
+        raise RuntimeError("no webhook signatures are wired (Ports.signatures)")
+    return ports.signatures
 
 
 def next_run(ports: Ports, job: Job, after: datetime) -> datetime | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from controlplane_domain.audit.changes import make_event
+from controlplane_domain.audit.audited_writes import make_event
 from controlplane_domain.audit.context import AuditContext
 from controlplane_domain.audit.context import current as current_audit
 from controlplane_domain.audit.entity import Outcome as AuditOutcome

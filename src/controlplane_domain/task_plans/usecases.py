@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from controlplane_domain.errors import Conflict, NotFound, TransientFailure, ValidationFailed
-from controlplane_domain.executions.changes import done_event, publish, topic
 from controlplane_domain.executions.entity import EventType, Execution, ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
 from controlplane_domain.executions.execute import announce, applicable_context
+from controlplane_domain.executions.transitions import done_event, publish, topic
 from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from controlplane_domain.environments.usecases import require_queue
 from controlplane_domain.errors import Forbidden
-from controlplane_domain.executions.changes import require_execution
+from controlplane_domain.executions.transitions import require_execution
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.principal import Principal
 

@@ -10,10 +10,10 @@ from datetime import datetime
 
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import Conflict, NotFound, TransientFailure, ValidationFailed
-from controlplane_domain.executions.changes import NO_BUS_POLL_SECONDS, done_event, publish, topic
 from controlplane_domain.executions.entity import EventType, Execution, ExecutionStatus, NewEvent
 from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
+from controlplane_domain.executions.transitions import NO_BUS_POLL_SECONDS, done_event, publish, topic
 from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.policies.entity import Action, Resource

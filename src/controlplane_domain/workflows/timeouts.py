@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from controlplane_domain.errors import TransientFailure
-from controlplane_domain.executions.changes import done_event, publish, remember, topic
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
+from controlplane_domain.executions.transitions import done_event, publish, remember, topic
 from controlplane_domain.executions.webhook_events import execution_changed
 from controlplane_domain.fairness import more_due
 from controlplane_domain.ports import Ports, UnitOfWork

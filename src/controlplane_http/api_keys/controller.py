@@ -12,7 +12,7 @@ from controlplane_domain.api_keys.entity import KEY_PREFIX
 from controlplane_domain.api_keys.entity import ApiKey as DomainKey
 from controlplane_http.handlers import ADMIN, Limit, Offset, OldestFirst, caller, errors, page_of, page_request
 from controlplane_http.limits import LimitPolicy
-from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList
+from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, Caller
 
 
 def key_out(key: DomainKey) -> ApiKey:
@@ -77,3 +77,19 @@ class ApiKeyController(Controller):
         """Revoke the key: it is refused from the next request on."""
         ports, principal = caller(scope)
         await api_keys.revoke_api_key(ports, principal.organization_id, key_id)
+
+
+class CallerController(Controller):
+    path = "/api/v1/whoami"
+    tags = ["authentication"]
+
+    @get("/", operation_id="whoAmI", responses=errors())
+    async def who_am_i(self, scope: Scope) -> Caller:
+        """The caller's organization, subject and role: what a client (the console) shows and offers."""
+        _, principal = caller(scope)
+        return Caller(
+            organization_id=principal.organization_id,
+            subject=principal.subject,
+            role=principal.role,
+            method=principal.method,
+        )

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
+from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter, QueryParameter
 from litestar.response import Stream
 from litestar.types import Scope
 
+from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.executions import completion, execute, leases, queries
 from controlplane_domain.executions.entity import Execution as DomainExecution
 from controlplane_domain.executions.entity import ExecutionEvent as DomainEvent
@@ -154,6 +156,36 @@ class ExecuteController(Controller):
         return await _execute(TargetType.TEAM, team_id, data, scope)
 
 
+# Read as text and parsed here, so that a bad one is a 422 naming `from` or `to` (not the handler's argument).
+CreatedFrom = Annotated[
+    str | None,
+    QueryParameter(name="from", description="created at or after (RFC 3339; UTC without an offset)",
+                   schema_extra={"format": "date-time"}),
+]  # fmt: skip
+CreatedTo = Annotated[
+    str | None,
+    QueryParameter(name="to", description="created before (RFC 3339; UTC without an offset)",
+                   schema_extra={"format": "date-time"}),
+]  # fmt: skip
+
+
+def instant(name: str, text: str | None) -> datetime | None:
+    """A `from` or `to` query parameter as an aware instant (UTC when it names no offset); 422 when it is none."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationFailed(name, "must be an RFC 3339 date and time (e.g. 2030-01-01T00:00:00Z)", "query") from None
+    try:
+        moment = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    except OverflowError:  # the first or last hours of years 1 and 9999, moved to UTC
+        moment = datetime.max.replace(tzinfo=UTC)
+    if not 1970 < moment.year < 9999:
+        raise ValidationFailed(name, "must be from 1971 to 9998", "query")
+    return moment
+
+
 class ExecutionController(Controller):
     path = "/api/v1/executions"
     tags = ["executions"]
@@ -166,12 +198,22 @@ class ExecutionController(Controller):
         agent_id: FromQuery[str | None] = None,
         team_id: FromQuery[str | None] = None,
         worker_queue_id: FromQuery[str | None] = None,
+        created_from: CreatedFrom = None,
+        created_to: CreatedTo = None,
         limit: Limit = 50,
         offset: Offset = 0,
         order: NewestFirst = None,
     ) -> ExecutionList:
+        """Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive)."""
         ports, principal = caller(scope)
-        where = ExecutionFilter(status=status, agent_id=agent_id, team_id=team_id, worker_queue_id=worker_queue_id)
+        where = ExecutionFilter(
+            status=status,
+            agent_id=agent_id,
+            team_id=team_id,
+            worker_queue_id=worker_queue_id,
+            created_from=instant("from", created_from),
+            created_to=instant("to", created_to),
+        )
         request = page_request(limit, offset, order, newest_first=True)
         page = await queries.list_executions(ports, principal.organization_id, request, where)
         return page_of(ExecutionList, page, execution_out)
