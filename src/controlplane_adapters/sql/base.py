@@ -204,7 +204,7 @@ class SqlRepository(Generic[T]):
         if not conditions and not equal and not page.filters_names:  # no filter: the statements built once
             return await self._page(organization_id, page)
         where = [table.c.organization_id == organization_id, *conditions]
-        where.extend(table.c[name] == value for name, value in equal.items() if value is not None)
+        where.extend(table.c[name] == value for name, value in equal.items())
         if page.filters_names:
             where.extend(names_kept(table.c.name, page, self.connection.dialect.name))
         total = (await self.connection.execute(counted(table, *where, offset=page.offset))).scalar_one()
