@@ -28,6 +28,7 @@ from controlplane_adapters.agents.sql import agents as agents_table
 from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.settings.model import ConfigError
 from controlplane_adapters.settings.values import parse_networks
+from controlplane_adapters.sql.connection import OFF_LOOP_READS, off_loop_turn
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_adapters.storage.sql import stored_file_to_row, stored_files
 from controlplane_domain.agents.entity import Agent, AgentStatus
@@ -500,12 +501,51 @@ async def test_lists_of_a_large_organization_hold_no_one_up(sql_app: Litestar) -
         assert (await client.get(AGENTS, headers=NEIGHBOUR)).status_code == 200  # warm-up
         hostile = [client.get(AGENTS, params={"limit": limit}) for limit in (10, 11, 12)]
         hostile += [client.get(FILES, params={"prefix": prefix}) for prefix in ("big/", "bia", "zzz/")]
+        # deep offsets read every row they skip; a filter every row it rejects (off SQLite's loop: sql/pages.py)
+        deep = {"offset": MANY - 2, "limit": 5}
+        hostile += [client.get(AGENTS, params=deep), client.get(FILES, params=deep)]
+        hostile += [client.get(AGENTS, params={**deep, "order": "desc"}), client.get(AGENTS, params={"offset": MANY})]
+        hostile += [client.get(AGENTS, params={"q": "zz"}), client.get(AGENTS, params={"name": "zz", "offset": 10})]
         neighbours = [client.get(path, headers=NEIGHBOUR) for path in (AGENTS, FILES) * 3]
         async with LoopLag() as lag:
             answers = await asyncio.gather(*hostile, *neighbours)
     assert [answer.status_code for answer in answers] == [200] * len(answers)
     assert lag.max_busy < BUSY, f"the loop's thread was busy {lag.max_busy * 1000:.0f} ms in one 10 ms sleep"
-    assert [answer.json()["total"] for answer in answers[: len(hostile)]] == [MAX_COUNTED] * 4 + [0, 0]
+    totals = [answer.json()["total"] for answer in answers[: len(hostile)]]
+    assert totals == [MAX_COUNTED] * 4 + [0, 0] + [MANY] * 4 + [0, 0]
+    pages = [[item.get("name", item.get("path")) for item in answer.json()["items"]] for answer in answers[6:10]]
+    assert pages == [
+        [f"a{MANY - 2:07d}", f"a{MANY - 1:07d}"],
+        [f"big/{MANY - 2:06d}", f"big/{MANY - 1:06d}"],
+        ["a0000001", "a0000000"],
+        [],
+    ]
+
+
+async def test_an_organization_holds_one_off_loop_turn_of_an_engine(tmp_path: Path) -> None:
+    """An organization's reads off SQLite's loop wait for one another (one turn of an engine at a time), holding
+    none of the engine's other turns: another organization's read goes in while the first's are all waiting."""
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'turns.db'}")
+    inside, release = asyncio.Event(), asyncio.Event()
+
+    async def loud() -> None:
+        async with off_loop_turn(engine, "org-loud"):
+            inside.set()
+            await release.wait()
+
+    first = asyncio.create_task(loud())
+    await inside.wait()
+    waiting = [asyncio.create_task(loud()) for _ in range(OFF_LOOP_READS)]
+    await asyncio.sleep(0)
+
+    async def quiet() -> bool:
+        async with off_loop_turn(engine, "org-quiet"):
+            return not first.done() and not any(task.done() for task in waiting)
+
+    assert await asyncio.wait_for(quiet(), GENEROUS)  # (a timeout: the loud ones held every turn)
+    release.set()
+    await asyncio.gather(first, *waiting)
+    engine.dispose()
 
 
 EXECUTIONS = 20_000

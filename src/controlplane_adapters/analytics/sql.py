@@ -53,7 +53,9 @@ class SqlAnalyticsRepository:
 
     async def summary(self, organization_id: str, window: TimeRange, scope: Scope) -> Totals:
         statement = summary_statement(organization_id, window, scope, self._postgres)
-        (row,) = await self.connection.execute_within(statement, None)  # (off SQLite's loop: every execution read)
+        (row,) = await self.connection.execute_within(
+            statement, None, organization_id=organization_id
+        )  # (off SQLite's loop: every execution read)
         return Totals(
             by_status=_by_status(row),
             duration_p50=_float(row.duration_p50),
@@ -71,12 +73,12 @@ class SqlAnalyticsRepository:
     ) -> list[SeriesRow]:
         statement = timeseries_statement(organization_id, window, metric, bucket, group_by, self._postgres)
         convert = _int if metric in (Metric.EXECUTIONS, Metric.TOKENS) else _float
-        rows = await self.connection.execute_within(statement, None)
+        rows = await self.connection.execute_within(statement, None, organization_id=organization_id)
         return [SeriesRow(_start(row.start), row.group, convert(row.value)) for row in rows]
 
     async def agents(self, organization_id: str, window: TimeRange, order_by: AgentOrder) -> list[AgentRow]:
         rows = await self.connection.execute_within(
-            agents_statement(organization_id, window, order_by, self._postgres), None
+            agents_statement(organization_id, window, order_by, self._postgres), None, organization_id=organization_id
         )
         return [
             AgentRow(

@@ -9,7 +9,8 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, to_json
 from controlplane_adapters.sql.listing import ordered
-from controlplane_adapters.sql.statements import counted, insert_row
+from controlplane_adapters.sql.pages import read_page_where
+from controlplane_adapters.sql.statements import insert_row
 from controlplane_domain.audit.entity import AuditEvent, AuditFilter, Outcome
 from controlplane_domain.paging import PageRequest
 
@@ -114,13 +115,6 @@ class SqlAuditRepository:
             conditions.append(t.c.occurred_at >= where.since)
         if where.until is not None:
             conditions.append(t.c.occurred_at < where.until)
-        count = counted(t, *conditions, offset=page.offset)
-        total = (await self.connection.execute(count)).scalar_one()
-        rows = await self.connection.execute(
-            sa.select(t)
-            .where(*conditions)
-            .order_by(*ordered(page, t.c.occurred_at, t.c.id))
-            .limit(page.limit)
-            .offset(page.offset)
-        )
+        order = ordered(page, t.c.occurred_at, t.c.id)
+        rows, total = await read_page_where(self.connection, organization_id, page, t, conditions, order)
         return [audit_event_to_domain(row) for row in rows], total

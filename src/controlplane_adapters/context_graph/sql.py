@@ -216,13 +216,13 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
         max_nodes: int,
     ) -> Neighborhood:
         walk = walks.Walk(organization_id, direction, edge_type, self._dialect)
-        rows = await self._walked(walks.reached(walk, node_id, depth, limit + 2, max_nodes))
+        rows = await self._walked(organization_id, walks.reached(walk, node_id, depth, limit + 2, max_nodes))
         if rows and rows[0].visited > max_nodes:
             raise WalkTooLarge
         rows = [row for row in rows if row.id != node_id]  # (the start, at 0 moves)
         reached = [Reached(node_to_domain(row), row.depth) for row in rows[:limit]]
         kept = [node_id, *(item.node.id for item in reached)]
-        among = await self._walked(walks.edges_among(walk, kept, limit + 1))
+        among = await self._walked(organization_id, walks.edges_among(walk, kept, limit + 1))
         edges = [edge_to_domain(row) for row in among[:limit]]
         return Neighborhood(reached, edges, len(rows) > limit or len(among) > limit)
 
@@ -238,7 +238,7 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
         max_nodes: int,
     ) -> list[Step] | None:
         walk = walks.Walk(organization_id, direction, edge_type, self._dialect)
-        (found,) = await self._walked(walks.distance(walk, source_id, target_id, max_depth, max_nodes))
+        (found,) = await self._walked(organization_id, walks.distance(walk, source_id, target_id, max_depth, max_nodes))
         if found.visited is not None and found.visited > max_nodes:
             raise WalkTooLarge
         length = found.depth
@@ -246,10 +246,10 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
             return None
         if length == 0:
             return []
-        rows = await self._walked(walks.shortest_steps(walk, source_id, target_id, length, max_nodes))
+        rows = await self._walked(organization_id, walks.shortest_steps(walk, source_id, target_id, length, max_nodes))
         return [Step(row.from_id, row.to_id, row.edge_id, row.at) for row in rows]
 
-    async def _walked(self, statement: Any) -> list[Any]:
+    async def _walked(self, organization_id: str, statement: Any) -> list[Any]:
         """A walk's statement's rows, within MAX_WALK_MS (SQLite, in the loop's thread) or MAX_WALK_MS_OFF_LOOP
         (Postgres), else WalkTooLong: its time grows with the edges of the nodes it reaches, which `max_nodes` does
         not bound."""
@@ -260,6 +260,6 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
             await self.connection.execute(sa.text("SET LOCAL enable_seqscan = off"))
         limit = MAX_WALK_MS_OFF_LOOP if self._dialect == "postgresql" else MAX_WALK_MS
         try:
-            return await self.connection.execute_within(statement, limit)
+            return await self.connection.execute_within(statement, limit, organization_id=organization_id)
         except OverBudget:
             raise WalkTooLong(limit) from None

@@ -14,7 +14,7 @@ from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.fair import in_turns
 from controlplane_adapters.sql.listing import ordered
-from controlplane_adapters.sql.statements import counted
+from controlplane_adapters.sql.pages import read_page_where
 from controlplane_adapters.workflows.sql import workflow_runs
 from controlplane_domain.errors import Conflict
 from controlplane_domain.jobs.entity import (
@@ -208,15 +208,8 @@ class SqlJobRepository(SqlRepository[Job]):
 
     async def run_page(self, organization_id: str, job_id: str, page: PageRequest) -> tuple[list[JobRun], int]:
         where = (job_runs.c.organization_id == organization_id, job_runs.c.job_id == job_id)
-        count = counted(job_runs, *where, offset=page.offset)
-        total = (await self.connection.execute(count)).scalar_one()
-        rows = await self.connection.execute(
-            sa.select(job_runs)
-            .where(*where)
-            .order_by(*ordered(page, job_runs.c.fired_at, job_runs.c.id))
-            .limit(page.limit)
-            .offset(page.offset)
-        )
+        order = ordered(page, job_runs.c.fired_at, job_runs.c.id)
+        rows, total = await read_page_where(self.connection, organization_id, page, job_runs, where, order)
         return [run_to_domain(row) for row in rows], total
 
     async def run_for_webhook(self, organization_id: str, job_id: str, webhook_id: str) -> JobRun | None:
@@ -263,14 +256,8 @@ class SqlJobRepository(SqlRepository[Job]):
                     workflow_runs.c.status.in_(sorted(where.workflow_runs)),
                 )
             )
-        count = counted(source, *conditions, offset=page.offset)
-        total = (await self.connection.execute(count)).scalar_one()
-        rows = await self.connection.execute(
-            sa.select(job_runs)
-            .select_from(source)
-            .where(*conditions)
-            .order_by(job_runs.c.fired_at.desc(), job_runs.c.id.desc())
-            .limit(page.limit)
-            .offset(page.offset)
+        order = (job_runs.c.fired_at.desc(), job_runs.c.id.desc())
+        rows, total = await read_page_where(
+            self.connection, organization_id, page, job_runs, conditions, order, source=source
         )
         return [run_to_domain(row) for row in rows], total

@@ -12,7 +12,7 @@ from controlplane_adapters.sql.base import SqlConnection, SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.listing import ordered
-from controlplane_adapters.sql.statements import counted
+from controlplane_adapters.sql.pages import read_page_where
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.policies.entity import Action, Decision, DecisionFilter, Enforcement, Policy
 
@@ -177,13 +177,6 @@ class SqlDecisionRepository:
             conditions.append(table.c.created_at >= where.since)
         if where.until is not None:
             conditions.append(table.c.created_at < where.until)
-        count = counted(table, *conditions, offset=page.offset)
-        total = (await self.connection.execute(count)).scalar_one()
-        rows = await self.connection.execute(
-            sa.select(table)
-            .where(*conditions)
-            .order_by(*ordered(page, table.c.created_at, table.c.id))
-            .limit(page.limit)
-            .offset(page.offset)
-        )
+        order = ordered(page, table.c.created_at, table.c.id)
+        rows, total = await read_page_where(self.connection, organization_id, page, table, conditions, order)
         return [decision_to_domain(row) for row in rows], total

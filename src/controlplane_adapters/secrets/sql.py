@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.listing import ordered
-from controlplane_adapters.sql.statements import counted
+from controlplane_adapters.sql.pages import read_page_where
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.secrets.entity import SealedValue, Secret, SecretAccess
 
@@ -119,15 +119,8 @@ class SqlSecretRepository(SqlRepository[Secret]):
     ) -> tuple[list[SecretAccess], int]:
         table = secret_accesses
         where = (table.c.organization_id == organization_id, table.c.secret_id == secret_id)
-        count = counted(table, *where, offset=page.offset)
-        total = (await self.connection.execute(count)).scalar_one()
-        rows = await self.connection.execute(
-            sa.select(table)
-            .where(*where)
-            .order_by(*ordered(page, table.c.accessed_at, table.c.id))
-            .limit(page.limit)
-            .offset(page.offset)
-        )
+        order = ordered(page, table.c.accessed_at, table.c.id)
+        rows, total = await read_page_where(self.connection, organization_id, page, table, where, order)
         return [access_to_domain(row) for row in rows], total
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Secret]:

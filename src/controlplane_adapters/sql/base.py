@@ -30,13 +30,11 @@ from controlplane_adapters.audit.sql import INSERT as AUDIT_INSERT
 from controlplane_adapters.audit.sql import audit_event_to_row
 from controlplane_adapters.sql.coalesced import coalesced_by_id, coalescing
 from controlplane_adapters.sql.listing import names_kept, ordered
+from controlplane_adapters.sql.pages import plain_page, read_page_where
 from controlplane_adapters.sql.statements import (
     by_id,
     changed,
-    counted,
-    counted_to,
     insert_row,
-    page_of,
     update_by_id,
     update_columns,
 )
@@ -56,10 +54,12 @@ class SqlConnection(Protocol):
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any: ...
 
-    async def execute_within(self, statement: Any, milliseconds: int | None) -> list[Any]:
+    async def execute_within(
+        self, statement: Any, milliseconds: int | None, parameters: Any = None, *, organization_id: str
+    ) -> list[Any]:
         """The statement's rows, read within `milliseconds` (errors.OverBudget past them; None: the statement
-        timeout alone), off the event loop on SQLite: a read whose work a tenant's data drives (a dense graph's
-        walk, analytics over many executions)."""
+        timeout alone), off the event loop on SQLite, in the organization's turn: a read whose work a tenant's
+        data drives (a dense graph's walk, analytics over many executions, a list read past its page)."""
         ...
 
 
@@ -207,14 +207,8 @@ class SqlRepository(Generic[T]):
         where.extend(table.c[name] == value for name, value in equal.items())
         if page.filters_names:
             where.extend(names_kept(table.c.name, page, self.connection.dialect.name))
-        total = (await self.connection.execute(counted(table, *where, offset=page.offset))).scalar_one()
-        rows = await self.connection.execute(
-            sa.select(table)
-            .where(*where)
-            .order_by(*ordered(page, table.c.created_at, table.c.id))
-            .limit(page.limit)
-            .offset(page.offset)
-        )
+        order = ordered(page, table.c.created_at, table.c.id)
+        rows, total = await read_page_where(self.connection, organization_id, page, table, where, order)
         return [type(self).to_domain(row) for row in rows], total
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
@@ -222,8 +216,5 @@ class SqlRepository(Generic[T]):
 
     async def _page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
         """A page of all the organization's rows, by statements built once per table and direction."""
-        count, rows = page_of(self.table, ("created_at", "id"), descending=page.newest_first)
-        parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
-        total = (await self.connection.execute(count, {**parameters, "counted": counted_to(page.offset)})).scalar_one()
-        found = await self.connection.execute(rows, parameters)
+        found, total = await plain_page(self.connection, organization_id, page, self.table, ("created_at", "id"))
         return [type(self).to_domain(row) for row in found], total

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import AsyncIterator, Callable, Hashable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
@@ -26,6 +28,7 @@ from controlplane_adapters.sql.pools import (
     release_async,
     unavailable_without_connection,
 )
+from controlplane_domain.fairness import OrganizationSlots
 
 
 class LoopConnection:
@@ -96,13 +99,15 @@ class LoopConnection:
         except error as exc:
             raise self._error(plan.sql, values, exc) from exc
 
-    async def execute_within(self, statement: Any, milliseconds: int | None) -> list[Any]:
+    async def execute_within(
+        self, statement: Any, milliseconds: int | None, parameters: Any = None, *, organization_id: str
+    ) -> list[Any]:
         """The statement's rows, read within `milliseconds` of CPU time (OverBudget past them:
         `DeadlineConnection.within`; None: the statement timeout alone), off the event loop: on a connection of
         its own in a worker thread (sqlite3 gives the interpreter lock back while SQLite steps), at most
-        OFF_LOOP_READS of an engine at once, the others waiting their turn without a connection. A budget in the
-        loop's thread would not bound the loop: several such statements ready in one turn of the loop run one
-        after the other before any timer.
+        OFF_LOOP_READS of an engine at once and one of an organization (`off_loop_turn`), the others waiting
+        their turn without a connection. A budget in the loop's thread would not bound the loop: several such
+        statements ready in one turn of the loop run one after the other before any timer.
 
         A reader lets its own connection go first (its statements are each their own snapshot, as this one is),
         so that no SQLite connection is held across the wait. A writer, or a database in memory (one a
@@ -112,13 +117,13 @@ class LoopConnection:
             connection, self._connection = self._connection, None
             if connection is not None:
                 release(connection, self._read_only)
-            async with _off_loop_turn(self._engine):
-                return await asyncio.to_thread(_read_off_loop, self._engine, statement, seconds)
+            async with off_loop_turn(self._engine, organization_id):
+                return await asyncio.to_thread(_read_off_loop, self._engine, statement, parameters, seconds)
         connection = self._connection or self._open()
         driver = self._driver
         if not isinstance(driver, DeadlineConnection):  # (an engine not made by create_sqlite_engine: no budget)
-            return list(connection.execute(statement))
-        return driver.within(seconds, lambda: list(connection.execute(statement)))
+            return list(connection.execute(statement, parameters))
+        return driver.within(seconds, lambda: list(connection.execute(statement, parameters)))
 
     def _error(self, sql: str, values: Any, error: Exception) -> sa.exc.StatementError:
         """The DBAPIError SQLAlchemy would raise for an error of the sqlite3 connection."""
@@ -149,27 +154,41 @@ class LoopConnection:
             release(connection, self._read_only)
 
 
-OFF_LOOP_READS = 2
-"""Statements of `execute_within` (walks, analytics) of one SQLite engine running in worker threads at once."""
-_OFF_LOOP_TURNS: weakref.WeakKeyDictionary[sa.Engine, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+OFF_LOOP_READS = 4
+"""Statements of `execute_within` (walks, analytics, lists read past the page) of one SQLite engine running in
+worker threads at once; one organization runs at most one of them (`off_loop_turn`)."""
 
 
-def _off_loop_turn(engine: sa.Engine) -> asyncio.Semaphore:
+@dataclass(frozen=True)
+class _OffLoopTurns:
+    engine: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(OFF_LOOP_READS))
+    organizations: OrganizationSlots = field(default_factory=lambda: OrganizationSlots(1))
+
+
+_OFF_LOOP_TURNS: weakref.WeakKeyDictionary[sa.Engine, _OffLoopTurns] = weakref.WeakKeyDictionary()
+
+
+@asynccontextmanager
+async def off_loop_turn(engine: sa.Engine, organization_id: str) -> AsyncIterator[None]:
+    """A turn of the engine's off-loop reads: the organization's one slot first (its other such reads wait for
+    it, holding nothing), then one of the engine's OFF_LOOP_READS. An organization whose reads are long holds
+    one worker thread, never all of them: another organization's wait is bounded by the others' reads."""
     turns = _OFF_LOOP_TURNS.get(engine)
     if turns is None:
-        turns = _OFF_LOOP_TURNS[engine] = asyncio.Semaphore(OFF_LOOP_READS)
-    return turns
+        turns = _OFF_LOOP_TURNS[engine] = _OffLoopTurns()
+    async with turns.organizations.slot(organization_id), turns.engine:
+        yield
 
 
-def _read_off_loop(engine: sa.Engine, statement: Any, seconds: float | None) -> list[Any]:
+def _read_off_loop(engine: sa.Engine, statement: Any, parameters: Any, seconds: float | None) -> list[Any]:
     """In a worker thread: the statement's rows on a reader's connection of the engine's pool, within `seconds`
     of this thread's CPU time."""
     with engine.connect() as connection:
         connection.execution_options(**{READ_ONLY: True})  # (a reader: no BEGIN IMMEDIATE)
         driver: Any = connection.connection.dbapi_connection
         if not isinstance(driver, DeadlineConnection):
-            return list(connection.execute(statement))
-        return driver.within(seconds, lambda: list(connection.execute(statement)))
+            return list(connection.execute(statement, parameters))
+        return driver.within(seconds, lambda: list(connection.execute(statement, parameters)))
 
 
 class AsyncEngineConnection:
@@ -248,17 +267,19 @@ class AsyncEngineConnection:
             return await self._run_many(plan, [plan.values(each) for each in parameters])
         return await self._run(plan, plan.values(parameters or {}))
 
-    async def execute_within(self, statement: Any, milliseconds: int | None) -> list[Any]:
+    async def execute_within(
+        self, statement: Any, milliseconds: int | None, parameters: Any = None, *, organization_id: str
+    ) -> list[Any]:
         """The statement's rows, read within `milliseconds` (OverBudget past them): the transaction's
         `statement_timeout` for this statement only (SET LOCAL, then back to the connection's own). Three round
         trips rather than one: only for the statements of a tenant's bounded walk, never a hot route's. None: a
         plain read (Postgres runs it off the loop, within the statement timeout)."""
         if milliseconds is None:
-            return list(await self.execute(statement))
+            return list(await self.execute(statement, parameters))
         connection = self._connection or await self._open()
         await connection.execute(sa.text(f"SET LOCAL statement_timeout = {int(milliseconds)}"))
         try:
-            rows = list(await connection.execute(statement))
+            rows = list(await connection.execute(statement, parameters))
         except sa.exc.DBAPIError as exc:
             if canceled(exc):
                 raise OverBudget(f"stopped past its budget of {milliseconds} ms") from exc

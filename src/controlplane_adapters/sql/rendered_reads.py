@@ -17,6 +17,7 @@ from sqlalchemy.dialects import postgresql
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.coalesced import coalesced, coalescing
 from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.pages import IN_LOOP_OFFSET, read
 from controlplane_adapters.sql.rendered import postgres_rendered_sql, rendered_row
 from controlplane_adapters.sql.statements import counted, counted_to, page_of
 from controlplane_domain.paging import MAX_COUNTED, MAX_OFFSET, PageRequest
@@ -174,8 +175,11 @@ class RenderedReads:
             "offset": offset,
             "counted": counted_to(offset),
         }
-        found = (await self.connection.execute(_rendered_page_of(self.table, descending), parameters)).all()
+        shallow = offset <= IN_LOOP_OFFSET  # else the skipped rows are read off the loop (pages.py)
+        found = await read(self.connection, organization_id, _rendered_page_of(self.table, descending), parameters,
+                           in_loop=shallow)  # fmt: skip
         if not found:  # past the end: the total still counts
             count, _ = page_of(self.table, ("created_at", "id"))
-            return "[]", (await self.connection.execute(count, parameters)).scalar_one()
+            ((total,),) = await read(self.connection, organization_id, count, parameters, in_loop=shallow)
+            return "[]", total
         return "[" + ",".join(row[0] for row in found) + "]", found[0][1]

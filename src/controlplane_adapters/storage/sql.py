@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import id_column, metadata, organization_column, timestamps
-from controlplane_adapters.sql.statements import counted
+from controlplane_adapters.sql.pages import read_page_where
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.storage.entity import StoredFile, Usage
 
@@ -102,11 +102,10 @@ class SqlStoredFileRepository(SqlRepository[StoredFile]):
             where.append(sa.func.substr(t.c.path, 1, len(prefix)) == prefix)
             if self.connection.dialect.name == "sqlite":  # the paths that start so, a range of the path's index
                 where.extend(_prefix_range(t.c.path, prefix))
-        total = (await self.connection.execute(counted(t, *where, offset=page.offset))).scalar_one()
         # Code point order on every store (Postgres's default collation would order by its locale's rules)
         order = t.c.path.collate("C") if self.connection.dialect.name == "postgresql" else t.c.path
-        statement = sa.select(t).where(*where).order_by(order).limit(page.limit).offset(page.offset)
-        return [stored_file_to_domain(row) for row in await self.connection.execute(statement)], total
+        rows, total = await read_page_where(self.connection, organization_id, page, t, where, (order,))
+        return [stored_file_to_domain(row) for row in rows], total
 
     async def usage(self, organization_id: str, *, lock: bool = False) -> Usage:
         t = stored_files

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
-from controlplane_adapters.sql.statements import counted
+from controlplane_adapters.sql.pages import read_page_where
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.task_plans.entity import PlanStatus, PlanStep, TaskPlan
 
@@ -131,13 +131,6 @@ class SqlTaskPlanRepository(SqlRepository[TaskPlan]):
         conditions: list[Any] = [task_plans.c.organization_id == organization_id]
         if statuses is not None:
             conditions.append(task_plans.c.status.in_(sorted(status.value for status in statuses)))
-        count = counted(task_plans, *conditions, offset=page.offset)
-        total = (await self.connection.execute(count)).scalar_one()
-        rows = await self.connection.execute(
-            sa.select(task_plans)
-            .where(*conditions)
-            .order_by(task_plans.c.created_at.desc(), task_plans.c.id.desc())
-            .limit(page.limit)
-            .offset(page.offset)
-        )
+        order = (task_plans.c.created_at.desc(), task_plans.c.id.desc())
+        rows, total = await read_page_where(self.connection, organization_id, page, task_plans, conditions, order)
         return [plan_to_domain(row) for row in rows], total

@@ -14,7 +14,7 @@ from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.listing import ordered
-from controlplane_adapters.sql.statements import counted
+from controlplane_adapters.sql.pages import read_page_where
 from controlplane_adapters.webhooks.table import (
     delivery_to_domain,
     delivery_to_row,
@@ -160,14 +160,8 @@ class SqlWebhookRepository(SqlRepository[Webhook]):
         self, organization_id: str, webhook_id: str, page: PageRequest
     ) -> tuple[list[Delivery], int]:
         where = (d.c.organization_id == organization_id, d.c.webhook_id == webhook_id)
-        total = (await self.connection.execute(counted(d, *where, offset=page.offset))).scalar_one()
-        rows = await self.connection.execute(
-            sa.select(d)
-            .where(*where)
-            .order_by(*ordered(page, d.c.created_at, d.c.position, d.c.id))
-            .limit(page.limit)
-            .offset(page.offset)
-        )
+        order = ordered(page, d.c.created_at, d.c.position, d.c.id)
+        rows, total = await read_page_where(self.connection, organization_id, page, d, where, order)
         return [delivery_to_domain(row) for row in rows], total
 
     async def claim_due(

@@ -12,7 +12,8 @@ import sqlalchemy as sa
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.columns import Json, UtcDateTime, metadata, to_json
 from controlplane_adapters.sql.hot import hot
-from controlplane_adapters.sql.statements import counted_to, insert_new, page_of, upsert
+from controlplane_adapters.sql.pages import plain_page
+from controlplane_adapters.sql.statements import insert_new, upsert
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workers.entity import Worker, WorkerStatus
 
@@ -122,10 +123,7 @@ class SqlWorkerRepository:
         await self.connection.execute(_move_worker(), parameters)
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Worker], int]:
-        count, rows = page_of(workers, ("registered_at", "worker_id"), descending=page.newest_first)
-        parameters = {"organization_id": organization_id, "limit": page.limit, "offset": page.offset}
-        total = (await self.connection.execute(count, {**parameters, "counted": counted_to(page.offset)})).scalar_one()
-        found = await self.connection.execute(rows, parameters)
+        found, total = await plain_page(self.connection, organization_id, page, workers, ("registered_at", "worker_id"))
         return [worker_to_domain(row) for row in found], total
 
     async def recent(self, organization_id: str, limit: int) -> list[Worker]:

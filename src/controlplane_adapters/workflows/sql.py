@@ -12,7 +12,8 @@ import sqlalchemy as sa
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.fair import in_turns
-from controlplane_adapters.sql.statements import counted, insert_row
+from controlplane_adapters.sql.pages import read_page_where
+from controlplane_adapters.sql.statements import insert_row
 from controlplane_adapters.workflows.mapping import (
     step_runs_from_json,
     step_runs_to_json,
@@ -183,15 +184,8 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
         conditions: list[Any] = [workflow_runs.c.organization_id == organization_id]
         if statuses is not None:
             conditions.append(workflow_runs.c.status.in_(sorted(status.value for status in statuses)))
-        count = counted(workflow_runs, *conditions, offset=page.offset)
-        total = (await self.connection.execute(count)).scalar_one()
-        rows = await self.connection.execute(
-            sa.select(workflow_runs)
-            .where(*conditions)
-            .order_by(workflow_runs.c.created_at.desc(), workflow_runs.c.id.desc())
-            .limit(page.limit)
-            .offset(page.offset)
-        )
+        order = (workflow_runs.c.created_at.desc(), workflow_runs.c.id.desc())
+        rows, total = await read_page_where(self.connection, organization_id, page, workflow_runs, conditions, order)
         return [run_to_domain(row) for row in rows], total
 
     async def timeouts_due(self, now: datetime, limit: int, *, per_organization: int) -> list[WorkflowRun]:
