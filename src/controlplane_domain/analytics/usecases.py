@@ -54,11 +54,11 @@ def time_range(start: datetime | None, end: datetime | None, now: datetime) -> T
 
 def bucket_starts(window: TimeRange, bucket: Bucket) -> list[datetime]:
     """The starts of the buckets that overlap the range, at most MAX_BUCKETS (422 beyond)."""
-    first = bucket.floor(window.start)
-    count = -(-(window.end - first) // bucket.size)  # ceiling
+    first, size = bucket.floor(window.start), bucket.size
+    count = -(-(window.end - first) // size)  # ceiling
     if count > MAX_BUCKETS:
         raise ValidationFailed("bucket", f"the range holds {count} buckets, at most {MAX_BUCKETS}", "query")
-    return [first + index * bucket.size for index in range(count)]
+    return [first + index * size for index in range(count)]
 
 
 async def summary(ports: Ports, organization_id: str, window: TimeRange, scope: Scope) -> Summary:

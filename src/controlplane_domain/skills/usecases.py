@@ -60,6 +60,8 @@ def is_heavy(value: Any, most: int = HEAVY_VALUES) -> bool:
     while pending:
         item = pending.pop()
         seen += 1
+        if isinstance(item, (dict, list)) and len(item) > most:  # (before a step over each of its items)
+            return True
         if isinstance(item, dict):
             pending.extend(item.values())
             seen += sum(len(key) for key in item) // HEAVY_STRING_CHARACTERS
