@@ -19,8 +19,12 @@ from controlplane_domain.integrations.entity import CustomIntegration
 from controlplane_domain.jobs.entity import Job
 from controlplane_domain.references import Kind, Target
 from controlplane_domain.secrets.references import referenced_names
+from controlplane_domain.task_plans.entity import PlanStatus, TaskPlan
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.workflows.entity import Workflow
+
+PENDING_PLANS = frozenset({PlanStatus.PLANNING, PlanStatus.READY})
+"""The task plans that name what they will run with (controlplane_domain/references.py)."""
 
 LINKS = frozenset({(Kind.PROJECT, "agent"), (Kind.PROJECT, "team"), (Kind.SKILL, "environment")})
 """(kind, referrer type) answered from a link table, not by `names`."""
@@ -51,7 +55,25 @@ def _agent(agent: Agent, target: Target) -> bool:
 def _team(team: Team, target: Target) -> bool:
     if target.kind is Kind.SKILL:
         return target.id in (team.skill_ids or ())
+    reasoning, llm = team.settings.reasoning, team.settings.llm
+    if target.kind is Kind.AGENT:
+        return reasoning is not None and reasoning.agent_id == target.id
+    if target.kind is Kind.MODEL:
+        models = (None if llm is None else llm.model, None if reasoning is None else reasoning.model)
+        return any(model is not None and model in (target.id, target.name) for model in models)
     return _environment_names(team.execution_environment, target)
+
+
+def _task_plan(plan: TaskPlan, target: Target) -> bool:
+    """A plan planning or ready to run names its queue, its steps' agents and teams and the agents it may use; one
+    that ended (started: its workflow names them now; failed; cancelled) is history."""
+    if plan.status not in PENDING_PLANS:
+        return False
+    if target.kind is Kind.WORKER_QUEUE:
+        return plan.worker_queue_id == target.id
+    if target.kind is Kind.AGENT:
+        return target.id in (plan.agent_ids or ()) or any(step.agent_id == target.id for step in plan.steps)
+    return target.kind is Kind.TEAM and any(step.team_id == target.id for step in plan.steps)
 
 
 def _job(job: Job, target: Target) -> bool:
@@ -89,5 +111,6 @@ NAMES: dict[str, Callable[[Any, Target], bool]] = {
     "api_key": _api_key,
     "worker_queue": _queue,
     "custom_integration": _custom_integration,
+    "task_plan": _task_plan,
 }
 """For each referrer type: whether one of its objects names the target."""

@@ -45,9 +45,11 @@ AUDITED_AS = {Kind.MODEL: "llm_model"}
 """A kind whose audit log resource type is not its own name."""
 
 REFERRERS: dict[Kind, tuple[str, ...]] = {
-    Kind.AGENT: ("job", "workflow"),  # a job's target, a workflow step's agent_id
-    Kind.TEAM: ("agent", "job", "workflow"),  # a member's team_id, a job's target, a step's team_id
-    Kind.WORKER_QUEUE: ("job", "workflow", "api_key"),  # a job's queue, a step's queue, a worker key's binding
+    # a team's reasoning agent, a job's target, a workflow step's agent_id, an unfinished task plan's
+    Kind.AGENT: ("team", "job", "workflow", "task_plan"),
+    Kind.TEAM: ("agent", "job", "workflow", "task_plan"),  # a member's team_id, a job's target, a step's team_id
+    # a job's queue, a step's queue, a worker key's binding, an unfinished task plan's queue
+    Kind.WORKER_QUEUE: ("job", "workflow", "api_key", "task_plan"),
     Kind.ENVIRONMENT: ("worker_queue", "api_key"),  # its queues, a worker key's binding
     Kind.WORKFLOW: ("job",),  # a job's target
     Kind.SECRET: ("agent", "team", "custom_integration"),  # `secrets`, `{{secret:NAME}}`, `secret_names`
@@ -55,7 +57,7 @@ REFERRERS: dict[Kind, tuple[str, ...]] = {
     Kind.INTEGRATION: ("agent", "team"),  # execution_environment.integration_ids
     Kind.CUSTOM_INTEGRATION: ("agent", "team"),  # execution_environment.custom_integration_ids
     Kind.PROJECT: ("agent", "team"),  # its members
-    Kind.MODEL: ("agent",),  # an agent's model_id: the model's id or its value
+    Kind.MODEL: ("agent", "team"),  # an agent's model_id, a team's llm.model and reasoning.model: its id or value
 }
 """Which types of objects may name an object of each kind (the order in which a 409 lists them)."""
 

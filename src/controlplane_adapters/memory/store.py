@@ -233,6 +233,7 @@ class MemoryUnitOfWork:
             "worker_queue": work.queues,
             "environment": work.environments,
             "custom_integration": work.custom_integrations,
+            "task_plan": work.task_plans,
         }
         self.referrers = MemoryReferrers(referring, work.project_members, work.skill_attachments)
         for repository in vars(self).values():  # the generic repositories append their audited writes' events

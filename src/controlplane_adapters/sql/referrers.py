@@ -15,9 +15,10 @@ from controlplane_adapters.environments.sql import queue_to_domain, worker_queue
 from controlplane_adapters.integrations.sql import custom_integrations, custom_to_domain
 from controlplane_adapters.jobs.sql import job_to_domain, jobs
 from controlplane_adapters.projects.sql import project_agents, project_teams
-from controlplane_adapters.references import LINKS, NAMES
+from controlplane_adapters.references import LINKS, NAMES, PENDING_PLANS
 from controlplane_adapters.skills.sql import environment_skills
 from controlplane_adapters.sql.base import SqlConnection
+from controlplane_adapters.task_plans.sql import plan_to_domain, task_plans
 from controlplane_adapters.teams.sql import team_to_domain, teams
 from controlplane_adapters.workflows.sql import workflow_to_domain, workflows
 from controlplane_domain.references import REFERRERS, Kind, Referrer, Target
@@ -45,7 +46,18 @@ def _agents(target: Target) -> sa.ColumnElement[bool]:
 def _teams(target: Target) -> sa.ColumnElement[bool]:
     if target.kind is Kind.SKILL:
         return _holds(teams.c.skill_ids, target.id)
+    if target.kind is Kind.AGENT:
+        return _holds(teams.c.configuration, target.id)
+    if target.kind is Kind.MODEL:
+        return _holds(teams.c.configuration, target.id) | _holds(teams.c.configuration, target.name or target.id)
     return _environment(teams, target)
+
+
+def _task_plans(target: Target) -> sa.ColumnElement[bool]:
+    pending = task_plans.c.status.in_(sorted(status.value for status in PENDING_PLANS))
+    if target.kind is Kind.WORKER_QUEUE:
+        return pending & (task_plans.c.worker_queue_id == target.id)
+    return pending & (_holds(task_plans.c.steps, target.id) | _holds(task_plans.c.agent_ids, target.id))
 
 
 def _jobs(target: Target) -> sa.ColumnElement[bool]:
@@ -71,6 +83,7 @@ TABLES: dict[str, tuple[sa.Table, Callable[[Any], Any], Callable[[Target], sa.Co
         custom_to_domain,
         lambda target: _holds(custom_integrations.c.secret_names, target.name or ""),
     ),
+    "task_plan": (task_plans, plan_to_domain, _task_plans),
 }
 """For each referrer type: its table, its row mapping, and the condition that finds its rows naming a target."""
 _LINKED = {
