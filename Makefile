@@ -43,7 +43,7 @@ browser-tools:
 PYTEST_WORKERS ?= 2
 
 test: $(STAMP) bench-tools browser-tools
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --durations=25 $(PYTEST_ARGS)
 
 # The console's screenshots in docs/screenshots/dashboard/ (docs/dashboard.md shows them): its browser tests, run
 # with their screenshots kept there.
