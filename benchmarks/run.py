@@ -235,7 +235,19 @@ def rss_kb(pid: int) -> int:
 
 
 SSE_PROCESSES = 4
-SSE_INTERVAL = 0.05  # seconds between events: 20 events a second, 20,000 deliveries a second to 1000 streams
+
+
+@dataclass
+class StreamLoad:
+    """The `sse` scenario's load (`--streams`, `--stream-events`, `--stream-interval-ms`): by default 1000 streams,
+    40 events 50 ms apart (20 events a second: 20,000 deliveries a second)."""
+
+    streams: int = 1000
+    events: int = 40
+    interval: float = 0.05  # seconds between events
+
+
+STREAM_LOAD = StreamLoad()
 
 
 async def _follow_streams(port: int, execution_id: str, count: int, connected: Any, warm: Any) -> list[float]:
@@ -285,7 +297,7 @@ def _stream_process(port: int, execution_id: str, count: int, connected: Any, wa
 
 def sse_streams(base: str, pid: int, streams: int, events: int, seeded: dict[str, Any]) -> Result:
     """`streams` clients (in SSE_PROCESSES processes) follow one running execution; a worker appends `events`
-    events SSE_INTERVAL apart, each stamped with its send time; delivery latency is receive time minus send
+    events STREAM_LOAD.interval apart, each stamped with its send time; delivery latency is receive time minus send
     time on the same clock. A warm-up event that every stream has received starts the clock."""
     import multiprocessing
 
@@ -326,14 +338,14 @@ def sse_streams(base: str, pid: int, streams: int, events: int, seeded: dict[str
         during = rss_kb(pid)
         for _ in range(events):
             append({"sent": time.time()})
-            time.sleep(SSE_INTERVAL)
+            time.sleep(STREAM_LOAD.interval)
         client.post(f"/api/v1/executions/{execution_id}/complete",
                     json={"worker_id": "sse-worker", "attempt": attempt, "status": "completed"})  # fmt: skip
         latencies = [value for _ in children for value in out.get(timeout=120)]
         for child in children:
             child.join(30)
     per_stream = (during - before) / streams
-    note = (f"{streams} streams in {processes} client processes, an event every {SSE_INTERVAL * 1000:.0f} ms, "
+    note = (f"{streams} streams in {processes} client processes, an event every {STREAM_LOAD.interval * 1000:.0f} ms, "
             f"{len(latencies)} deliveries, server RSS +{(during - before) / 1024:.1f} MB "
             f"({per_stream:.1f} KB a stream)")  # fmt: skip
     return Result(f"{streams} concurrent SSE streams", "", len(latencies), _pct(latencies, 50), _pct(latencies, 99),
@@ -415,7 +427,8 @@ def control_plane(database: str, database_url: str, seconds: float, connections:
                 chosen.note += f"; {relative[len(relative) // 2]:.1f} round trips a second per 1,000 bare req/s"
             results.append(chosen)
         if "sse" in only:
-            sse = sse_streams(base, proc.pid, 20 if smoke else 1000, 5 if smoke else 40, seeded)
+            load = STREAM_LOAD
+            sse = sse_streams(base, proc.pid, 20 if smoke else load.streams, 5 if smoke else load.events, seeded)
             sse.database = database
             results.append(sse)
         if "orchestration" in only:  # cron jobs due at once, workflow step hand-overs: benchmarks/orchestration.py
@@ -492,7 +505,13 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each request scenario; the median ratio is kept")
     parser.add_argument("--postgres-url", default=os.environ.get(
         "CONTROLPLANE_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"))  # fmt: skip
+    parser.add_argument("--streams", type=int, default=StreamLoad.streams, help="the sse scenario's streams")
+    parser.add_argument("--stream-events", type=int, default=StreamLoad.events, help="the sse scenario's events")
+    parser.add_argument("--stream-interval-ms", type=float, default=StreamLoad.interval * 1000,
+                        help="the sse scenario's time between events")  # fmt: skip
     arguments = parser.parse_args()
+    STREAM_LOAD.streams, STREAM_LOAD.events = arguments.streams, arguments.stream_events
+    STREAM_LOAD.interval = arguments.stream_interval_ms / 1000
     seconds = 1 if arguments.smoke else arguments.seconds
     chosen = arguments.only or ("all" if arguments.smoke else ",".join(FLEET))
     only = ALL if chosen == "all" else frozenset(chosen.split(","))
