@@ -13,8 +13,8 @@ import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import id_column, organization_column, timestamps
-from controlplane_adapters.sql.connection import LoopConnection
 from controlplane_adapters.sql.engine import create_sqlite_engine
+from controlplane_adapters.sql.loop_connection import LoopConnection
 from controlplane_adapters.sql.pools import close_idle_connections
 from controlplane_domain.errors import Conflict
 from controlplane_domain.paging import PageRequest

@@ -28,7 +28,7 @@ from controlplane_adapters.agents.sql import agents as agents_table
 from controlplane_adapters.clock import ManualClock
 from controlplane_adapters.settings.model import ConfigError
 from controlplane_adapters.settings.values import parse_networks
-from controlplane_adapters.sql.connection import OFF_LOOP_READS, off_loop_turn
+from controlplane_adapters.sql.off_loop import OFF_LOOP_READS, off_loop_turn
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_adapters.storage.sql import stored_file_to_row, stored_files
 from controlplane_domain.agents.entity import Agent, AgentStatus

@@ -5,7 +5,7 @@ from the index of that order. Anything else costs what the organization holds: a
 it skips, a filter (`q`, `name`, a status, a time range, a prefix) may read every row it rejects, and the total
 counts up to offset + MAX_COUNTED rows. On SQLite such a read would run in the event loop's thread, holding every
 other organization's requests for as long as it takes; it is sent through `execute_within` instead (a worker
-thread, one such read of an organization at a time: sql/connection.py `off_loop_turn`). On Postgres the server
+thread, one such read of an organization at a time: sql/off_loop.py `off_loop_turn`). On Postgres the server
 does the work either way, and `execute_within` without a budget is a plain read."""
 
 from __future__ import annotations

@@ -30,8 +30,9 @@ from controlplane_adapters.projects.sql import SqlProjectRepository
 from controlplane_adapters.secrets.sql import SqlSecretRepository
 from controlplane_adapters.skills.sql import SqlSkillRepository
 from controlplane_adapters.sql.base import SqlConnection
-from controlplane_adapters.sql.connection import AsyncEngineConnection, LoopConnection
+from controlplane_adapters.sql.connection import AsyncEngineConnection
 from controlplane_adapters.sql.errors import translate_driver_error
+from controlplane_adapters.sql.loop_connection import LoopConnection
 from controlplane_adapters.sql.referrers import SqlReferrers
 from controlplane_adapters.storage.sql import SqlStoredFileRepository
 from controlplane_adapters.task_plans.sql import SqlTaskPlanRepository
