@@ -20,7 +20,8 @@ from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.operations import metrics
-from controlplane_adapters.policies.sandbox import SandboxedPolicyEngine, SandboxLimits
+from controlplane_adapters.policies.limits import SandboxLimits
+from controlplane_adapters.policies.sandbox import SandboxedPolicyEngine
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.schemas import JsonSchemaValidator
 from controlplane_adapters.secrets.keys import load_cipher

@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 from litestar.testing import TestClient
 
 from controlplane_adapters.clock import ManualClock
-from controlplane_adapters.policies.sandbox import SandboxedPolicyEngine, SandboxLimits
-from controlplane_adapters.policies.screen import ALLOWED, references, screen
+from controlplane_adapters.policies.built_ins import ALLOWED
+from controlplane_adapters.policies.limits import SandboxLimits
+from controlplane_adapters.policies.sandbox import SandboxedPolicyEngine
+from controlplane_adapters.policies.screen import references, screen
 from controlplane_adapters.settings.policies import PolicySettings
 from controlplane_adapters.settings.policies_env import policy_settings
 from controlplane_adapters.settings.storage import StorageSettings
