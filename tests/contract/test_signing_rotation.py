@@ -14,8 +14,8 @@ from controlplane_adapters.jobs.trigger_signatures import sign
 from controlplane_adapters.secrets.cipher import AesGcmCipher
 from controlplane_domain.jobs import usecases as jobs
 from controlplane_domain.jobs.entity import Trigger, TriggerType
-from controlplane_domain.jobs.firing import receive_webhook
 from controlplane_domain.jobs.signing import rotate_signing_keys as rotate_jobs
+from controlplane_domain.jobs.webhook_trigger import receive_webhook
 from controlplane_domain.secrets.entity import SecretUnreadable
 from controlplane_domain.webhooks.delivery import deliver_due
 from controlplane_domain.webhooks.ports import Outcome

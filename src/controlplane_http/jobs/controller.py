@@ -11,7 +11,7 @@ from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.errors import ValidationFailed
-from controlplane_domain.jobs import firing, usecases
+from controlplane_domain.jobs import firing, usecases, webhook_trigger
 from controlplane_domain.jobs.entity import JobRun as DomainRun
 from controlplane_domain.jobs.entity import Target, TargetKind, Trigger, TriggerType
 from controlplane_http.handlers import (
@@ -205,9 +205,11 @@ class JobWebhookController(Controller):
     )
     async def receive(self, job_id: FromPath[str], request: Request[Any, Any, Any]) -> Response[JobRun]:
         body = await request.body()
-        if len(body) > firing.WEBHOOK_BODY_MAX_BYTES:
-            raise HTTPException(status_code=413, detail=f"webhook body over {firing.WEBHOOK_BODY_MAX_BYTES} bytes")
+        if len(body) > webhook_trigger.WEBHOOK_BODY_MAX_BYTES:
+            raise HTTPException(
+                status_code=413, detail=f"webhook body over {webhook_trigger.WEBHOOK_BODY_MAX_BYTES} bytes"
+            )
         ports = request.app.state["ports"]
-        headers = {name: request.headers.get(name, "") for name in firing.WEBHOOK_HEADERS}
-        answer = await firing.receive_webhook(ports, job_id, body, headers)
+        headers = {name: request.headers.get(name, "") for name in webhook_trigger.WEBHOOK_HEADERS}
+        answer = await webhook_trigger.receive_webhook(ports, job_id, body, headers)
         return Response(run_out(answer.run), status_code=200 if answer.repeated else 201)
