@@ -9,8 +9,6 @@ import secrets
 import time
 from datetime import datetime
 
-import jwt
-
 from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.api_keys.entity import KEY_PREFIX
 from controlplane_domain.api_keys.usecases import REVOCATIONS, authenticate_api_key, verify_api_key
@@ -77,6 +75,8 @@ class JwtVerifier:
         settings = self._settings
         if not settings.jwt_secret:
             raise Unauthenticated()
+        import jwt  # (pyjwt loads `cryptography`: with the first JWT, not at start: docs/benchmarks.md, "Idle memory")
+
         try:
             claims = jwt.decode(
                 token,

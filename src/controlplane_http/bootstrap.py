@@ -29,7 +29,6 @@ from controlplane_adapters.settings.model import MEMORY_URL, Settings
 from controlplane_adapters.sql.checkpoint import WalCheckpointer
 from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
 from controlplane_adapters.sql.health import SqlHealthProbe
-from controlplane_adapters.sql.notify import PostgresEventBus
 from controlplane_adapters.sql.pools import close_idle_async_connections, close_idle_connections, keep_idle
 from controlplane_adapters.sql.rendered import sqlite_can_render
 from controlplane_adapters.sql.schema import metadata
@@ -113,6 +112,8 @@ def _sql_store(settings: Settings) -> Store:
     probe = SqlHealthProbe(engine)
     if backend == "postgresql":
         keep_idle(engine, settings.database_pool_size)
+        from controlplane_adapters.sql.notify import PostgresEventBus  # (asyncpg: loaded for Postgres only)
+
         bus = PostgresEventBus(settings.database_url)
         names = [table.name for table in metadata.sorted_tables]
         statistics = Periodic("table statistics", STATISTICS_SECONDS, lambda: analyze_young_tables(engine, names))

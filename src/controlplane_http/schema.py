@@ -24,9 +24,11 @@ async def prepare_schema(engine: AsyncEngine, *, auto_migrate: bool) -> None:
     """Bring the schema to this release's revision (`auto_migrate`) or check that it is there. A database that
     cannot be reached, or whose schema a newer release migrated, is a StartupFailed that says so."""
     where = engine.url.render_as_string(hide_password=True)
-    head = migrate.head_revision()
     try:
         current = await migrate.current_revision(engine)
+        if current == migrate.HEAD:  # (at this release's revision: alembic is not even loaded)
+            return
+        head = migrate.head_revision()
         if current is not None and current not in migrate.known_revisions():
             raise StartupFailed(
                 f"database schema is at revision {current}, which this release does not know (its newest is {head}):"
@@ -39,9 +41,9 @@ async def prepare_schema(engine: AsyncEngine, *, auto_migrate: bool) -> None:
     except (OSError, TimeoutError, DBAPIError) as exc:
         reason = exc.orig if isinstance(exc, DBAPIError) else exc
         raise StartupFailed(f"cannot use the database {where} (CONTROLPLANE_DATABASE_URL): {reason}") from exc
-    if current != head:
+    if current != migrate.HEAD:
         raise SchemaOutOfDate(
-            f"database schema is at revision {current or 'none'}, this release needs {head}; "
+            f"database schema is at revision {current or 'none'}, this release needs {migrate.HEAD}; "
             "run `controlplane migrate` or unset CONTROLPLANE_AUTO_MIGRATE=false"
         )
 

@@ -10,7 +10,6 @@ import sys
 from typing import Any
 
 from controlplane_worker.config import WorkerConfig, check_worker_config, parse_env_header
-from controlplane_worker.worker import run_worker
 
 HELP = "run the reference worker against a queue"
 
@@ -89,6 +88,10 @@ def config_of(args: argparse.Namespace) -> WorkerConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    # (the worker and its HTTP client load when it runs: `controlplane serve`, which registers this subcommand,
+    # never holds them: docs/benchmarks.md, "Idle memory")
+    from controlplane_worker.worker import run_worker
+
     return run_worker(config_of(args))
 
 

@@ -71,9 +71,14 @@ async def test_migrations_match_the_declared_tables(empty_database: str) -> None
         await migrate.upgrade(engine)
         async with engine.connect() as connection:
             assert await connection.run_sync(_differences) == []
-        assert await migrate.current_revision(engine) == migrate.head_revision()
+        assert await migrate.current_revision(engine) == migrate.head_revision() == migrate.HEAD
     finally:
         await engine.dispose()
+
+
+def test_the_head_known_without_alembic_is_the_migrations_head() -> None:
+    """A new migration moves `migrate.HEAD` with it: a start at the old constant would upgrade past it every time."""
+    assert migrate.head_revision() == migrate.HEAD
 
 
 async def test_migrations_go_down_and_up_again(empty_database: str) -> None:

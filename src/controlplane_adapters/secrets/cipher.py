@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import os
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from typing import TYPE_CHECKING
 
 from controlplane_adapters.settings.model import ConfigError
 from controlplane_domain.secrets.entity import SecretUnreadable
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 KEY_BYTES = 32
 NONCE_BYTES = 12  # 96 bits, random for every value sealed
@@ -49,7 +51,7 @@ class AesGcmCipher:
     def __init__(self, key: bytes) -> None:
         if len(key) != KEY_BYTES:
             raise BadKey(f"an AES-256 key is {KEY_BYTES} bytes")
-        self._aead = AESGCM(key)
+        self._key = key
         self._key_id = key_id_of(key)
         self._mac_key = hashlib.sha256(b"controlplane fingerprint\x00" + key).digest()
 
@@ -60,11 +62,21 @@ class AesGcmCipher:
     def key_id(self) -> str:
         return self._key_id
 
+    @functools.cached_property
+    def _aead(self) -> AESGCM:
+        """`cryptography`'s AES-GCM, loaded with the first secret sealed or opened, not at start (its import is
+        several MB of the server's idle memory: docs/benchmarks.md, "Idle memory")."""
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        return AESGCM(self._key)
+
     def encrypt(self, plaintext: str, associated_data: bytes) -> bytes:
         nonce = os.urandom(NONCE_BYTES)
         return nonce + self._aead.encrypt(nonce, plaintext.encode(), associated_data)
 
     def decrypt(self, data: bytes, associated_data: bytes) -> str:
+        from cryptography.exceptions import InvalidTag
+
         try:
             return self._aead.decrypt(data[:NONCE_BYTES], data[NONCE_BYTES:], associated_data).decode()
         except (InvalidTag, ValueError, UnicodeDecodeError):

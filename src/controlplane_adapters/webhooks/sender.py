@@ -14,15 +14,18 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 from standardwebhooks.webhooks import Webhook
 
 from controlplane_adapters.jobs.trigger_signatures import StandardWebhooks
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.webhooks.addresses import Address, Target, parse_url, target_problem
 from controlplane_domain.webhooks.ports import Outcome
+
+if TYPE_CHECKING:
+    import httpx
 
 TIMEOUT_SECONDS = 10.0
 """A send's total deadline by default (CONTROLPLANE_WEBHOOKS_TIMEOUT_SECONDS)."""
@@ -83,6 +86,8 @@ class HttpSender:
                     self._retired.append(self._pools.pop(name).client)
             # no proxy from the environment (it would connect); no cap on connections: the dispatcher's slots bound
             # the sends in flight, and a send waiting for a connection of the pool would spend its deadline there
+            import httpx  # (loaded with the first delivery, not at start: docs/benchmarks.md, "Idle memory")
+
             limits = httpx.Limits(max_connections=None, max_keepalive_connections=4)
             pool = _Pool(httpx.AsyncClient(follow_redirects=False, timeout=self._timeout, trust_env=False,
                                            limits=limits))  # fmt: skip
@@ -136,6 +141,8 @@ class HttpSender:
     async def _send(
         self, url: str, message_id: str, timestamp: datetime, payload: str, secret: str, elapsed: Callable[[], int]
     ) -> Outcome:
+        import httpx  # (loaded by the first delivery's pool already)
+
         target, addresses, problem = await self._target(url)
         if problem is not None or target is None:
             return Outcome(None, elapsed(), f"refused: {problem}")
