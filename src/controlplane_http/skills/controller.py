@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from litestar import Controller, Response, delete, get, patch, post
+from litestar import Controller, delete, get, post
 from litestar.openapi.spec import Operation, RequestBody
 from litestar.params import FromPath, JSONBody, Parameter
 from litestar.types import Scope
@@ -17,22 +17,9 @@ from controlplane_domain.skills.catalog import SKILL_TYPES
 from controlplane_domain.skills.entity import AttachedSkill as DomainAttachedSkill
 from controlplane_domain.skills.entity import Skill as DomainSkill
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_http.handlers import (
-    DANGLING,
-    Force,
-    Limit,
-    NameFilter,
-    NameQuery,
-    Offset,
-    OldestFirst,
-    caller,
-    deleted,
-    errors,
-    page_of,
-    page_request,
-)
-from controlplane_wire.base import to_domain, to_wire
-from controlplane_wire.configuration import given_fields
+from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, given_as, routes
+from controlplane_http.handlers import Limit, Offset, OldestFirst, caller, errors, page_of, page_request
+from controlplane_wire.base import to_wire
 from controlplane_wire.skills import (
     AttachedSkill,
     AttachedSkillList,
@@ -66,13 +53,17 @@ def skill_out(skill: DomainSkill) -> Skill:
 
 
 def attached_out(item: DomainAttachedSkill) -> AttachedSkill:
-    return AttachedSkill(
-        skill=skill_out(item.skill),
-        configuration_override=item.configuration_override,
-        configuration=item.configuration,
-    )
+    return to_wire(item, AttachedSkill)
 
 
+@routes(
+    Resource("skill", "Skill", Skill, SkillList),
+    Create(usecases.create_skill, body=SkillCreate, command=as_command(usecases.CreateSkill)),
+    Listing(usecases.list_skills, named=True),
+    Read(usecases.get_skill),
+    Update(usecases.update_skill, body=SkillUpdate, command=given_as(usecases.UpdateSkill)),
+    Remove(usecases.delete_skill),
+)
 class SkillController(Controller):
     path = "/api/v1/skills"
     tags = ["skills"]
@@ -82,50 +73,6 @@ class SkillController(Controller):
         caller(scope)
         items = [to_wire(kind, SkillType) for kind in SKILL_TYPES[offset : offset + limit]]
         return SkillTypeList(items=items, total=len(SKILL_TYPES), limit=limit, offset=offset)
-
-    @post("/", operation_id="createSkill", status_code=201, responses=errors(409, 415))
-    async def create_skill(self, data: JSONBody[SkillCreate], scope: Scope) -> Skill:
-        ports, principal = caller(scope)
-        command = to_domain(data, usecases.CreateSkill)
-        return skill_out(await usecases.create_skill(ports, principal.organization_id, command))
-
-    @get("/", operation_id="listSkills", responses=errors())
-    async def list_skills(
-        self,
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: OldestFirst = None,
-        name: NameFilter = None,
-        q: NameQuery = None,
-    ) -> SkillList:
-        ports, principal = caller(scope)
-        page = await usecases.list_skills(
-            ports, principal.organization_id, page_request(limit, offset, order, name=name, q=q)
-        )
-        return page_of(SkillList, page, skill_out)
-
-    @get("/{skill_id:str}", operation_id="getSkill", responses=errors(404))
-    async def get_skill(self, skill_id: FromPath[str], scope: Scope) -> Skill:
-        ports, principal = caller(scope)
-        return skill_out(await usecases.get_skill(ports, principal.organization_id, skill_id))
-
-    @patch("/{skill_id:str}", operation_id="updateSkill", responses=errors(404, 409, 415))
-    async def update_skill(self, skill_id: FromPath[str], data: JSONBody[SkillUpdate], scope: Scope) -> Skill:
-        ports, principal = caller(scope)
-        command = usecases.UpdateSkill(**given_fields(data))
-        return skill_out(await usecases.update_skill(ports, principal.organization_id, skill_id, command))
-
-    @delete(
-        "/{skill_id:str}",
-        operation_id="deleteSkill",
-        status_code=204,
-        responses=errors(404, 409),
-        response_headers=DANGLING,
-    )
-    async def delete_skill(self, skill_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
-        ports, principal = caller(scope)
-        return deleted(await usecases.delete_skill(ports, principal.organization_id, skill_id, force=force))
 
 
 async def _attach(
