@@ -5,20 +5,16 @@ object becomes its response) and which of the five routes it has, each with its 
 route handlers on the area's `Controller` as if they were written there: the same names (so the same summaries
 and the same order in the OpenAPI document), parameters, annotations and documented errors.
 
-Litestar reads a handler's parameters from its signature and their types from its annotations (public Python:
-`inspect.signature`, `typing.get_type_hints`). A handler made here is a plain function whose `__signature__` and
-`__annotations__` are built as objects, never strings, so parsing, validation and the document are the
-hand-written handler's."""
+The handlers are plain functions given the signature and annotations of the method they stand for
+(`signatures.method`), so parsing, validation and the document are the hand-written handler's."""
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from litestar import Response, delete, get, patch, post
-from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
 from controlplane_http.handlers import (
@@ -36,12 +32,12 @@ from controlplane_http.handlers import (
     page_of,
     page_request,
 )
+from controlplane_http.signatures import SCOPE, Query, install, json_body, path_id
 from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.configuration import given_fields
 
 C = TypeVar("C", bound=type)
 UseCase = Callable[..., Awaitable[Any]]
-_ARGUMENT = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
 @dataclass(frozen=True)
@@ -70,21 +66,10 @@ def given_as(kind: type[Any]) -> Callable[[Any], Any]:
     return lambda data: kind(**given_fields(data))
 
 
-class Query(NamedTuple):
-    """A handler's parameter; a list's extra query parameters are passed to its use case by name."""
-
-    name: str
-    annotation: Any
-    default: Any = None
-
-
-def _required(name: str, annotation: Any) -> Query:
-    return Query(name, annotation, inspect.Parameter.empty)
-
-
-_JSON: Any = JSONBody  # a body's annotation, `JSONBody[<its Struct>]`, made of an area's Struct
-_PATH = FromPath[str]
-_SCOPE = _required("scope", Scope)
+def page_parameters(*, newest_first: bool = False) -> list[Query]:
+    """A list's `limit`, `offset` and `order` (a history's: newest first by default)."""
+    order = NewestFirst if newest_first else OldestFirst
+    return [Query("limit", Limit, 50), Query("offset", Offset, 0), Query("order", order)]
 
 
 @dataclass(frozen=True)
@@ -106,24 +91,17 @@ class Create(_Route):
     command: Callable[[Any], Any]
     codes: tuple[int, ...] = (409, 415)
 
-    def handler(self, resource: Resource, controller: type) -> tuple[str, Any]:
+    def add(self, resource: Resource, controller: type) -> None:
         use, command, out, extra = self.use_case, self.command, resource.response(), self.extra
 
         async def create(self: Any, data: Any, scope: Scope) -> Any:
             ports, principal = caller(scope)
             return out(await use(ports, principal.organization_id, command(data), **extra(principal)))
 
-        name = f"create_{resource.noun}"
-        parameters = [_required("data", _JSON[self.body]), _SCOPE]
-        fn = _signed(create, controller, name, parameters, resource.item, self.doc)
-        decorator = post(
-            "/",
-            operation_id=f"create{resource.operation}",
-            status_code=201,
-            responses=errors(*self.codes),
-            opt=self.opt,
-        )
-        return name, decorator(fn)
+        operation = f"create{resource.operation}"
+        route = post("/", operation_id=operation, status_code=201, responses=errors(*self.codes), opt=self.opt)
+        parameters = [json_body(self.body), SCOPE]
+        install(controller, f"create_{resource.noun}", route, create, parameters, resource.item, self.doc)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,7 +111,7 @@ class Listing(_Route):
     before: tuple[Query, ...] = ()  # extra query parameters before `limit`
     after: tuple[Query, ...] = ()  # and after the page's
 
-    def handler(self, resource: Resource, controller: type) -> tuple[str, Any]:
+    def add(self, resource: Resource, controller: type) -> None:
         use, out, page, history = self.use_case, resource.response(), resource.page, self.history
 
         async def list_(
@@ -150,37 +128,26 @@ class Listing(_Route):
             request = page_request(limit, offset, order, newest_first=history, name=name, q=q)
             return page_of(page, await use(ports, principal.organization_id, request, **filters), out)
 
-        name = f"list_{resource.noun}s"
-        paging = [
-            Query("limit", Limit, 50),
-            Query("offset", Offset, 0),
-            Query("order", NewestFirst if history else OldestFirst),
-        ]
+        route = get("/", operation_id=f"list{resource.operation}s", responses=errors(*self.codes), opt=self.opt)
         names = [Query("name", NameFilter), Query("q", NameQuery)] if self.named else []
-        parameters = [_SCOPE, *self.before, *paging, *names, *self.after]
-        fn = _signed(list_, controller, name, parameters, page, self.doc)
-        return name, get("/", operation_id=f"list{resource.operation}s", responses=errors(*self.codes), opt=self.opt)(
-            fn
-        )
+        parameters = [SCOPE, *self.before, *page_parameters(newest_first=history), *names, *self.after]
+        install(controller, f"list_{resource.noun}s", route, list_, parameters, page, self.doc)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Read(_Route):
     codes: tuple[int, ...] = (404,)
 
-    def handler(self, resource: Resource, controller: type) -> tuple[str, Any]:
+    def add(self, resource: Resource, controller: type) -> None:
         use, out, key = self.use_case, resource.response(), f"{resource.noun}_id"
 
         async def read(self: Any, scope: Scope, **path: str) -> Any:
             ports, principal = caller(scope)
             return out(await use(ports, principal.organization_id, path[key]))
 
-        name = f"get_{resource.noun}"
-        fn = _signed(read, controller, name, [_required(key, _PATH), _SCOPE], resource.item, self.doc)
-        decorator = get(
-            f"/{{{key}:str}}", operation_id=f"get{resource.operation}", responses=errors(*self.codes), opt=self.opt
-        )
-        return name, decorator(fn)
+        operation = f"get{resource.operation}"
+        route = get(f"/{{{key}:str}}", operation_id=operation, responses=errors(*self.codes), opt=self.opt)
+        install(controller, f"get_{resource.noun}", route, read, [path_id(key), SCOPE], resource.item, self.doc)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,26 +156,18 @@ class Update(_Route):
     command: Callable[[Any], Any]
     codes: tuple[int, ...] = (404, 409, 415)
 
-    def handler(self, resource: Resource, controller: type) -> tuple[str, Any]:
-        use, command, out, extra, key = (
-            self.use_case,
-            self.command,
-            resource.response(),
-            self.extra,
-            resource.noun + "_id",
-        )
+    def add(self, resource: Resource, controller: type) -> None:
+        use, command, out, extra = self.use_case, self.command, resource.response(), self.extra
+        key = f"{resource.noun}_id"
 
         async def update(self: Any, data: Any, scope: Scope, **path: str) -> Any:
             ports, principal = caller(scope)
             return out(await use(ports, principal.organization_id, path[key], command(data), **extra(principal)))
 
-        name = f"update_{resource.noun}"
-        parameters = [_required(key, _PATH), _required("data", _JSON[self.body]), _SCOPE]
-        fn = _signed(update, controller, name, parameters, resource.item, self.doc)
-        decorator = patch(
-            f"/{{{key}:str}}", operation_id=f"update{resource.operation}", responses=errors(*self.codes), opt=self.opt
-        )
-        return name, decorator(fn)
+        operation = f"update{resource.operation}"
+        route = patch(f"/{{{key}:str}}", operation_id=operation, responses=errors(*self.codes), opt=self.opt)
+        parameters = [path_id(key), json_body(self.body), SCOPE]
+        install(controller, f"update_{resource.noun}", route, update, parameters, resource.item, self.doc)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -219,7 +178,7 @@ class Remove(_Route):
     force: bool = True
     codes: tuple[int, ...] = (404, 409)
 
-    def handler(self, resource: Resource, controller: type) -> tuple[str, Any]:
+    def add(self, resource: Resource, controller: type) -> None:
         use, extra, key, forced = self.use_case, self.extra, f"{resource.noun}_id", self.force
 
         async def remove(self: Any, scope: Scope, force: bool = False, **path: str) -> Any:
@@ -228,11 +187,7 @@ class Remove(_Route):
                 return await use(ports, principal.organization_id, path[key], **extra(principal))
             return deleted(await use(ports, principal.organization_id, path[key], **extra(principal), force=force))
 
-        name = f"delete_{resource.noun}"
-        parameters = [_required(key, _PATH), _SCOPE, *([Query("force", Force, False)] if forced else [])]
-        returns = Response[None] if forced else None
-        fn = _signed(remove, controller, name, parameters, returns, self.doc)
-        decorator = delete(
+        route = delete(
             f"/{{{key}:str}}",
             operation_id=f"delete{resource.operation}",
             status_code=204,
@@ -240,7 +195,9 @@ class Remove(_Route):
             opt=self.opt,
             response_headers=DANGLING if forced else None,
         )
-        return name, decorator(fn)
+        parameters = [path_id(key), SCOPE, *([Query("force", Force, False)] if forced else [])]
+        returns = Response[None] if forced else None
+        install(controller, f"delete_{resource.noun}", route, remove, parameters, returns, self.doc)
 
 
 Route = Create | Listing | Read | Update | Remove
@@ -251,30 +208,7 @@ def routes(resource: Resource, *declared: Route) -> Callable[[C], C]:
 
     def add(controller: C) -> C:
         for route in declared:
-            name, handler = route.handler(resource, controller)
-            setattr(controller, name, handler)
+            route.add(resource, controller)
         return controller
 
     return add
-
-
-def _signed(
-    fn: Callable[..., Any],
-    controller: type,
-    name: str,
-    parameters: Sequence[Query],
-    returns: Any,
-    doc: str | None,
-) -> Callable[..., Any]:
-    """`fn` as the method `name` of `controller` with these parameters (name, annotation[, default]) and return
-    type: what Litestar (and `help()`) read of a handler."""
-    signature = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
-    signature += [inspect.Parameter(each.name, _ARGUMENT, default=each.default, annotation=each.annotation)
-                  for each in parameters]  # fmt: skip
-    fn.__signature__ = inspect.Signature(signature, return_annotation=returns)  # type: ignore[attr-defined]
-    fn.__annotations__ = {each.name: each.annotation for each in parameters} | {"return": returns}
-    fn.__name__ = name
-    fn.__qualname__ = f"{controller.__qualname__}.{name}"
-    fn.__module__ = controller.__module__
-    fn.__doc__ = doc
-    return fn

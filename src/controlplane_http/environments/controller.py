@@ -10,8 +10,9 @@ from litestar.types import Scope
 
 from controlplane_domain.environments import usecases
 from controlplane_domain.environments.entity import QueueView
-from controlplane_http.crud import Create, Listing, Query, Read, Remove, Resource, Update, given_as, routes
+from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, given_as, routes
 from controlplane_http.handlers import Limit, Offset, OldestFirst, caller, errors, page_of, page_request
+from controlplane_http.signatures import Query
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.environments import (

@@ -9,7 +9,8 @@ from litestar.params import Parameter
 
 from controlplane_domain.llm_models import usecases
 from controlplane_domain.runtimes import RUNTIME_IDS
-from controlplane_http.crud import Create, Listing, Query, Read, Remove, Resource, Update, given_as, routes
+from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, given_as, routes
+from controlplane_http.signatures import Query
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.llm_models import Model, ModelCreate, ModelList, ModelUpdate
 
