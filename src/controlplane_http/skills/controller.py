@@ -4,11 +4,11 @@ an agent's resolved skills."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from litestar import Controller, delete, get, post
 from litestar.openapi.spec import Operation, RequestBody
-from litestar.params import FromPath, JSONBody, Parameter
+from litestar.params import FromPath, Parameter
 from litestar.types import Scope
 
 from controlplane_domain.paging import Order, Page
@@ -17,8 +17,20 @@ from controlplane_domain.skills.catalog import SKILL_TYPES
 from controlplane_domain.skills.entity import AttachedSkill as DomainAttachedSkill
 from controlplane_domain.skills.entity import Skill as DomainSkill
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, given_as, routes
-from controlplane_http.handlers import Limit, Offset, OldestFirst, caller, errors, page_of, page_request
+from controlplane_http.crud import (
+    Create,
+    Listing,
+    Read,
+    Remove,
+    Resource,
+    Update,
+    as_command,
+    given_as,
+    page_parameters,
+    routes,
+)
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.signatures import SCOPE, install, json_body, path_id
 from controlplane_wire.base import to_wire
 from controlplane_wire.skills import (
     AttachedSkill,
@@ -34,6 +46,7 @@ from controlplane_wire.skills import (
     SkillUpdate,
 )
 
+C = TypeVar("C", bound=type)
 EnvironmentLayer = Annotated[
     str | None, Parameter(description="the environment whose skills form the first layer (none: no such layer)")
 ]
@@ -98,44 +111,56 @@ async def _attached(
     return page_of(AttachedSkillList, page, attached_out)
 
 
-_AGENT = "/agents/{agent_id:str}/skills/{skill_id:str}"
-_TEAM = "/teams/{team_id:str}/skills/{skill_id:str}"
-_ENVIRONMENT = "/environments/{environment_id:str}/skills/{skill_id:str}"
+def _attachment_routes(controller: C) -> C:
+    """For each owner (agents, teams, environments): `POST` and `DELETE /{owners}/{id}/skills/{skill_id}`,
+    `GET /{owners}/{id}/skills`; handlers `attach_to_<owner>`, `detach_from_<owner>`, `<owner>_skills`."""
+    for owner in (SkillOwner.AGENT, SkillOwner.TEAM, SkillOwner.ENVIRONMENT):
+        _add_owner_routes(controller, owner)
+    return controller
 
 
+def _add_owner_routes(controller: type, owner: SkillOwner) -> None:
+    noun = owner.value
+    key, title = f"{noun}_id", noun.title()
+    skills = f"/{noun}s/{{{key}:str}}/skills"
+
+    async def attach(self: Any, scope: Scope, skill_id: str, data: SkillAttach | None = None, **ids: str) -> Any:
+        return await _attach(scope, owner, ids[key], skill_id, data)
+
+    async def detach(self: Any, scope: Scope, skill_id: str, **ids: str) -> None:
+        await _detach(scope, owner, ids[key], skill_id)
+
+    async def attached(self: Any, scope: Scope, limit: int, offset: int, order: Order | None, **ids: str) -> Any:
+        return await _attached(scope, owner, ids[key], limit, offset, order)
+
+    ids = [path_id(key), path_id("skill_id"), SCOPE]
+    attaching = post(
+        f"{skills}/{{skill_id:str}}",
+        operation_id=f"attachSkillTo{title}",
+        status_code=200,
+        responses=errors(404, 415),
+        operation_class=OptionalBody,
+    )
+    install(
+        controller, f"attach_to_{noun}", attaching, attach, [*ids, json_body(SkillAttach | None, None)], AttachedSkill
+    )
+    detaching = delete(
+        f"{skills}/{{skill_id:str}}", operation_id=f"detachSkillFrom{title}", status_code=204, responses=errors(404)
+    )
+    install(controller, f"detach_from_{noun}", detaching, detach, ids, None)
+    listing = get(skills, operation_id=f"list{title}Skills", responses=errors(404))
+    install(
+        controller, f"{noun}_skills", listing, attached, [path_id(key), SCOPE, *page_parameters()], AttachedSkillList
+    )
+
+
+@_attachment_routes
 class SkillAttachmentController(Controller):
     """`/{agents|teams|environments}/{id}/skills[/{skill_id}]`: a skill attached with an optional override
     (POST states the attachment: its body's override, none when absent), detached (DELETE; idempotent), listed."""
 
     path = "/api/v1"
     tags = ["skills"]
-
-    @post(
-        _AGENT,
-        operation_id="attachSkillToAgent",
-        status_code=200,
-        responses=errors(404, 415),
-        operation_class=OptionalBody,
-    )
-    async def attach_to_agent(
-        self, agent_id: FromPath[str], skill_id: FromPath[str], scope: Scope, data: JSONBody[SkillAttach | None] = None
-    ) -> AttachedSkill:
-        return await _attach(scope, SkillOwner.AGENT, agent_id, skill_id, data)
-
-    @delete(
-        _AGENT,
-        operation_id="detachSkillFromAgent",
-        status_code=204,
-        responses=errors(404),
-    )
-    async def detach_from_agent(self, agent_id: FromPath[str], skill_id: FromPath[str], scope: Scope) -> None:
-        await _detach(scope, SkillOwner.AGENT, agent_id, skill_id)
-
-    @get("/agents/{agent_id:str}/skills", operation_id="listAgentSkills", responses=errors(404))
-    async def agent_skills(
-        self, agent_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
-    ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.AGENT, agent_id, limit, offset, order)
 
     @get("/agents/{agent_id:str}/skills/resolved", operation_id="listResolvedAgentSkills", responses=errors(404))
     async def resolved(
@@ -150,68 +175,3 @@ class SkillAttachmentController(Controller):
         found = await attachments.resolve_agent_skills(ports, principal.organization_id, agent_id, environment_id)
         page = Page(items=found[offset : offset + limit], total=len(found), limit=limit, offset=offset)
         return page_of(ResolvedSkillList, page, lambda item: to_wire(item, ResolvedSkill))
-
-    @post(
-        _TEAM,
-        operation_id="attachSkillToTeam",
-        status_code=200,
-        responses=errors(404, 415),
-        operation_class=OptionalBody,
-    )
-    async def attach_to_team(
-        self, team_id: FromPath[str], skill_id: FromPath[str], scope: Scope, data: JSONBody[SkillAttach | None] = None
-    ) -> AttachedSkill:
-        return await _attach(scope, SkillOwner.TEAM, team_id, skill_id, data)
-
-    @delete(
-        _TEAM,
-        operation_id="detachSkillFromTeam",
-        status_code=204,
-        responses=errors(404),
-    )
-    async def detach_from_team(self, team_id: FromPath[str], skill_id: FromPath[str], scope: Scope) -> None:
-        await _detach(scope, SkillOwner.TEAM, team_id, skill_id)
-
-    @get("/teams/{team_id:str}/skills", operation_id="listTeamSkills", responses=errors(404))
-    async def team_skills(
-        self, team_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
-    ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.TEAM, team_id, limit, offset, order)
-
-    @post(
-        _ENVIRONMENT,
-        operation_id="attachSkillToEnvironment",
-        status_code=200,
-        responses=errors(404, 415),
-        operation_class=OptionalBody,
-    )
-    async def attach_to_environment(
-        self,
-        environment_id: FromPath[str],
-        skill_id: FromPath[str],
-        scope: Scope,
-        data: JSONBody[SkillAttach | None] = None,
-    ) -> AttachedSkill:
-        return await _attach(scope, SkillOwner.ENVIRONMENT, environment_id, skill_id, data)
-
-    @delete(
-        _ENVIRONMENT,
-        operation_id="detachSkillFromEnvironment",
-        status_code=204,
-        responses=errors(404),
-    )
-    async def detach_from_environment(
-        self, environment_id: FromPath[str], skill_id: FromPath[str], scope: Scope
-    ) -> None:
-        await _detach(scope, SkillOwner.ENVIRONMENT, environment_id, skill_id)
-
-    @get("/environments/{environment_id:str}/skills", operation_id="listEnvironmentSkills", responses=errors(404))
-    async def environment_skills(
-        self,
-        environment_id: FromPath[str],
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: OldestFirst = None,
-    ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.ENVIRONMENT, environment_id, limit, offset, order)
