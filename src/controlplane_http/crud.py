@@ -50,6 +50,10 @@ class Resource:
     item: type[Any]  # the response Struct
     page: type[Any]  # the list's Struct (`{items, total, limit, offset}`)
     out: Callable[[Any], Any] | None = None  # a domain object as `item`; None: msgspec, by field name (`to_wire`)
+    plural: tuple[str, str] | None = None  # (nouns, Operations) where not the nouns with an "s"
+
+    def plurals(self) -> tuple[str, str]:
+        return self.plural or (f"{self.noun}s", f"{self.operation}s")
 
     def response(self) -> Callable[[Any], Any]:
         item = self.item
@@ -128,10 +132,11 @@ class Listing(_Route):
             request = page_request(limit, offset, order, newest_first=history, name=name, q=q)
             return page_of(page, await use(ports, principal.organization_id, request, **filters), out)
 
-        route = get("/", operation_id=f"list{resource.operation}s", responses=errors(*self.codes), opt=self.opt)
+        nouns, operations = resource.plurals()
+        route = get("/", operation_id=f"list{operations}", responses=errors(*self.codes), opt=self.opt)
         names = [Query("name", NameFilter), Query("q", NameQuery)] if self.named else []
         parameters = [SCOPE, *self.before, *page_parameters(newest_first=history), *names, *self.after]
-        install(controller, f"list_{resource.noun}s", route, list_, parameters, page, self.doc)
+        install(controller, f"list_{nouns}", route, list_, parameters, page, self.doc)
 
 
 @dataclass(frozen=True, kw_only=True)
