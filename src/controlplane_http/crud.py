@@ -66,7 +66,7 @@ def as_command(kind: type[Any]) -> Callable[[Any], Any]:
 
 
 def given_as(kind: type[Any]) -> Callable[[Any], Any]:
-    """A partial update's body as the use case's command of the fields the client sent."""
+    """A body as the use case's command of the fields the client sent (a create's: all; a patch's: those given)."""
     return lambda data: kind(**given_fields(data))
 
 
