@@ -14,6 +14,7 @@ from controlplane_domain.contexts import entity, usecases
 from controlplane_domain.contexts.entity import OwnerType, ResolvedContext
 from controlplane_http.handlers import caller, errors
 from controlplane_http.signatures import SCOPE, install, json_body, path_id
+from controlplane_wire.base import to_wire
 from controlplane_wire.contexts import Context, ContextPut, ContextSource, ExecutionContext, Knowledge
 
 
@@ -22,18 +23,8 @@ def _knowledge(items: tuple[entity.Knowledge, ...]) -> list[Knowledge]:
 
 
 def context_out(view: usecases.ContextView) -> Context:
-    context = view.context
-    return Context(
-        organization_id=view.organization_id,
-        owner_type=view.owner_type,
-        owner_id=view.owner_id,
-        instructions=context.instructions,
-        knowledge=_knowledge(context.knowledge),
-        variables=dict(context.variables),
-        storage_paths=list(context.storage_paths),
-        created_at=view.created_at,
-        updated_at=view.updated_at,
-    )
+    owner = {"organization_id": view.organization_id, "owner_type": view.owner_type, "owner_id": view.owner_id}
+    return to_wire(view.context, Context, **owner, created_at=view.created_at, updated_at=view.updated_at)
 
 
 def execution_context_out(execution_id: str, resolved: ResolvedContext) -> ExecutionContext:
@@ -60,22 +51,6 @@ def _domain(data: ContextPut) -> entity.Context:
 C = TypeVar("C", bound=type)
 
 
-async def _get(scope: Scope, owner_type: OwnerType, owner_id: str) -> Context:
-    ports, principal = caller(scope)
-    return context_out(await usecases.get_context(ports, principal.organization_id, owner_type, owner_id))
-
-
-async def _put(scope: Scope, owner_type: OwnerType, owner_id: str, data: ContextPut) -> Context:
-    ports, principal = caller(scope)
-    view = await usecases.put_context(ports, principal.organization_id, owner_type, owner_id, _domain(data))
-    return context_out(view)
-
-
-async def _delete(scope: Scope, owner_type: OwnerType, owner_id: str) -> None:
-    ports, principal = caller(scope)
-    await usecases.delete_context(ports, principal.organization_id, owner_type, owner_id)
-
-
 def _owned_routes(controller: C) -> C:
     """`GET`, `PUT` and `DELETE /api/v1/{projects|environments|teams|agents}/{id}/context`: for each owner, the
     handlers `get_<owner>`, `put_<owner>` and `delete_<owner>` (operations `get<Owner>Context`...)."""
@@ -89,13 +64,17 @@ def _add_owner_routes(controller: type, owner: OwnerType) -> None:
     key, path, title = f"{noun}_id", f"/{noun}s/{{{noun}_id:str}}/context", noun.title()
 
     async def read(self: Any, scope: Scope, **ids: str) -> Context:
-        return await _get(scope, owner, ids[key])
+        ports, principal = caller(scope)
+        return context_out(await usecases.get_context(ports, principal.organization_id, owner, ids[key]))
 
     async def write(self: Any, data: ContextPut, scope: Scope, **ids: str) -> Context:
-        return await _put(scope, owner, ids[key], data)
+        ports, principal = caller(scope)
+        view = await usecases.put_context(ports, principal.organization_id, owner, ids[key], _domain(data))
+        return context_out(view)
 
     async def remove(self: Any, scope: Scope, **ids: str) -> None:
-        await _delete(scope, owner, ids[key])
+        ports, principal = caller(scope)
+        await usecases.delete_context(ports, principal.organization_id, owner, ids[key])
 
     given = path_id(key)
     reading = get(path, operation_id=f"get{title}Context", responses=errors(404))

@@ -88,29 +88,6 @@ class SkillController(Controller):
         return SkillTypeList(items=items, total=len(SKILL_TYPES), limit=limit, offset=offset)
 
 
-async def _attach(
-    scope: Scope, owner: SkillOwner, owner_id: str, skill_id: str, data: SkillAttach | None
-) -> AttachedSkill:
-    ports, principal = caller(scope)
-    override = None if data is None else data.configuration_override
-    item = await attachments.attach_skill(ports, principal.organization_id, owner, owner_id, skill_id, override)
-    return attached_out(item)
-
-
-async def _detach(scope: Scope, owner: SkillOwner, owner_id: str, skill_id: str) -> None:
-    ports, principal = caller(scope)
-    await attachments.detach_skill(ports, principal.organization_id, owner, owner_id, skill_id)
-
-
-async def _attached(
-    scope: Scope, owner: SkillOwner, owner_id: str, limit: int, offset: int, order: Order | None
-) -> AttachedSkillList:
-    ports, principal = caller(scope)
-    request = page_request(limit, offset, order)
-    page = await attachments.list_attached_skills(ports, principal.organization_id, owner, owner_id, request)
-    return page_of(AttachedSkillList, page, attached_out)
-
-
 def _attachment_routes(controller: C) -> C:
     """For each owner (agents, teams, environments): `POST` and `DELETE /{owners}/{id}/skills/{skill_id}`,
     `GET /{owners}/{id}/skills`; handlers `attach_to_<owner>`, `detach_from_<owner>`, `<owner>_skills`."""
@@ -125,13 +102,20 @@ def _add_owner_routes(controller: type, owner: SkillOwner) -> None:
     skills = f"/{noun}s/{{{key}:str}}/skills"
 
     async def attach(self: Any, scope: Scope, skill_id: str, data: SkillAttach | None = None, **ids: str) -> Any:
-        return await _attach(scope, owner, ids[key], skill_id, data)
+        ports, principal = caller(scope)
+        override = None if data is None else data.configuration_override
+        organization_id = principal.organization_id
+        return attached_out(await attachments.attach_skill(ports, organization_id, owner, ids[key], skill_id, override))
 
     async def detach(self: Any, scope: Scope, skill_id: str, **ids: str) -> None:
-        await _detach(scope, owner, ids[key], skill_id)
+        ports, principal = caller(scope)
+        await attachments.detach_skill(ports, principal.organization_id, owner, ids[key], skill_id)
 
     async def attached(self: Any, scope: Scope, limit: int, offset: int, order: Order | None, **ids: str) -> Any:
-        return await _attached(scope, owner, ids[key], limit, offset, order)
+        ports, principal = caller(scope)
+        request = page_request(limit, offset, order)
+        page = await attachments.list_attached_skills(ports, principal.organization_id, owner, ids[key], request)
+        return page_of(AttachedSkillList, page, attached_out)
 
     ids = [path_id(key), path_id("skill_id"), SCOPE]
     attaching = post(
