@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import msgspec
 
@@ -46,8 +46,13 @@ class HTTPValidationError(msgspec.Struct, kw_only=True):
     error: ErrorBody
 
 
-def to_wire(value: Any, kind: type[T]) -> T:
-    """Build a wire Struct from a domain object (attributes, nested dataclasses, enums)."""
+def to_wire(value: Any, kind: type[T], **computed: Any) -> T:
+    """Build a wire Struct from a domain object (attributes, nested dataclasses, enums); `computed` gives the fields
+    the object does not have (or replaces those it has)."""
+    if computed:
+        names = [field.name for field in msgspec.structs.fields(cast("type[msgspec.Struct]", kind))]
+        value = {name: computed[name] if name in computed else getattr(value, name) for name in names
+                 if name in computed or hasattr(value, name)}  # fmt: skip
     return msgspec.convert(value, kind, from_attributes=True)
 
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import cast
 
-from litestar import Controller, Response, delete, get, patch, post
-from litestar.params import FromPath, JSONBody
+from litestar import Controller, get
+from litestar.params import FromPath
 from litestar.types import Scope
 
 from controlplane_domain.agents import usecases
 from controlplane_domain.agents.entity import Agent as DomainAgent
 from controlplane_domain.config import ExecutionEnvironment
+from controlplane_http.crud import Create, Remove, Resource, Update, as_command, routes
 from controlplane_http.handlers import (
-    DANGLING,
-    Force,
     Limit,
     NameFilter,
     NameQuery,
@@ -21,7 +20,6 @@ from controlplane_http.handlers import (
     OldestFirst,
     ProjectFilter,
     caller,
-    deleted,
     errors,
     page_of,
     page_request,
@@ -37,15 +35,24 @@ def agent_out(agent: DomainAgent) -> Agent:
     return to_wire(agent, Agent)
 
 
+def _update(data: AgentUpdate) -> usecases.UpdateAgent:
+    changes = given_fields(data)
+    if "execution_environment" in changes and changes["execution_environment"] is not None:
+        changes["execution_environment"] = to_domain(changes["execution_environment"], ExecutionEnvironment)
+    return usecases.UpdateAgent(**changes)
+
+
+@routes(
+    Resource("agent", "Agent", Agent, AgentList, agent_out),
+    Create(usecases.create_agent, body=AgentCreate, command=as_command(usecases.CreateAgent), codes=(400, 409, 415)),
+    Update(usecases.update_agent, body=AgentUpdate, command=_update, codes=(400, 404, 409, 415)),
+    Remove(usecases.delete_agent),
+)
 class AgentController(Controller):
+    """Get and list are hand-written: they are hot routes (the fast lane, rendered reads)."""
+
     path = "/api/v1/agents"
     tags = ["agents"]
-
-    @post("/", operation_id="createAgent", status_code=201, responses=errors(400, 409, 415))
-    async def create_agent(self, data: JSONBody[AgentCreate], scope: Scope) -> Agent:
-        ports, principal = caller(scope)
-        command = to_domain(data, usecases.CreateAgent)
-        return agent_out(await usecases.create_agent(ports, principal.organization_id, command))
 
     @get("/", operation_id="listAgents", responses=errors())
     async def list_agents(
@@ -74,23 +81,3 @@ class AgentController(Controller):
         if rendered is not None:  # the same object, rendered by the database (a read model: see rendered_item)
             return cast(Agent, rendered)
         return agent_out(await usecases.get_agent(ports, principal.organization_id, agent_id))
-
-    @patch("/{agent_id:str}", operation_id="updateAgent", responses=errors(400, 404, 409, 415))
-    async def update_agent(self, agent_id: FromPath[str], data: JSONBody[AgentUpdate], scope: Scope) -> Agent:
-        ports, principal = caller(scope)
-        changes = given_fields(data)
-        if "execution_environment" in changes and changes["execution_environment"] is not None:
-            changes["execution_environment"] = to_domain(changes["execution_environment"], ExecutionEnvironment)
-        command = usecases.UpdateAgent(**changes)
-        return agent_out(await usecases.update_agent(ports, principal.organization_id, agent_id, command))
-
-    @delete(
-        "/{agent_id:str}",
-        operation_id="deleteAgent",
-        status_code=204,
-        responses=errors(404, 409),
-        response_headers=DANGLING,
-    )
-    async def delete_agent(self, agent_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
-        ports, principal = caller(scope)
-        return deleted(await usecases.delete_agent(ports, principal.organization_id, agent_id, force=force))

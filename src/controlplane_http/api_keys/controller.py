@@ -13,22 +13,11 @@ from controlplane_domain.api_keys.entity import ApiKey as DomainKey
 from controlplane_http.handlers import ADMIN, Limit, Offset, OldestFirst, caller, errors, page_of, page_request
 from controlplane_http.limits import LimitPolicy
 from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, Caller
+from controlplane_wire.base import to_wire
 
 
 def key_out(key: DomainKey) -> ApiKey:
-    return ApiKey(
-        id=key.id,
-        organization_id=key.organization_id,
-        name=key.name,
-        role=key.role,
-        prefix=f"{KEY_PREFIX}{key.id}_",
-        created_by=key.created_by,
-        created_at=key.created_at,
-        expires_at=key.expires_at,
-        revoked_at=key.revoked_at,
-        environment_ids=list(key.environment_ids),
-        queue_ids=list(key.queue_ids),
-    )
+    return to_wire(key, ApiKey, prefix=f"{KEY_PREFIX}{key.id}_")
 
 
 class ApiKeyController(Controller):
@@ -56,8 +45,7 @@ class ApiKeyController(Controller):
             queue_ids=tuple(data.queue_ids),
         )
         issued = await api_keys.create_api_key(ports, policy.hasher, principal, command)
-        shown = key_out(issued.key)
-        return ApiKeyCreated(**{f: getattr(shown, f) for f in shown.__struct_fields__}, key=issued.plaintext)
+        return to_wire(issued.key, ApiKeyCreated, prefix=f"{KEY_PREFIX}{issued.key.id}_", key=issued.plaintext)
 
     @get("/", operation_id="listApiKeys", responses=errors())
     async def list_api_keys(

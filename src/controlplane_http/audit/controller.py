@@ -15,6 +15,7 @@ from controlplane_domain.audit.entity import AuditFilter, Outcome
 from controlplane_domain.errors import ValidationFailed
 from controlplane_http.handlers import ADMIN, Limit, NewestFirst, Offset, caller, errors, page_of, page_request
 from controlplane_wire.audit import AuditActor, AuditClient, AuditEvent, AuditEventList
+from controlplane_wire.base import to_wire
 
 # Read as text and parsed here, so that a bad one is a 422 naming `from` or `to` (not the handler's argument).
 _MOMENT = {"format": "date-time"}
@@ -43,24 +44,11 @@ Actor = Annotated[str | None, QueryParameter(description="the actor's subject")]
 
 
 def audit_event_out(event: DomainEvent) -> AuditEvent:
-    return AuditEvent(
-        id=event.id,
-        organization_id=event.organization_id,
-        occurred_at=event.occurred_at,
-        action=event.action,
-        outcome=event.outcome,
-        resource_type=event.resource_type,
-        resource_id=event.resource_id,
-        actor=AuditActor(
-            subject=event.actor_subject,
-            kind=event.actor_kind,
-            role=event.actor_role,
-            credential_id=event.credential_id,
-        ),
-        client=AuditClient(ip=event.client_ip, user_agent=event.user_agent),
-        request_id=event.request_id,
-        details=event.details,
+    actor = AuditActor(
+        subject=event.actor_subject, kind=event.actor_kind, role=event.actor_role, credential_id=event.credential_id
     )
+    client = AuditClient(ip=event.client_ip, user_agent=event.user_agent)
+    return to_wire(event, AuditEvent, actor=actor, client=client)
 
 
 class AuditEventController(Controller):

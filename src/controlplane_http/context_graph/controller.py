@@ -26,6 +26,7 @@ from controlplane_domain.context_graph.entity import GraphNode as DomainNode
 from controlplane_domain.errors import ValidationFailed
 from controlplane_http.handlers import Limit, Offset, OldestFirst, caller, errors, page_of, page_request
 from controlplane_http.security import QUERY_PREFIXES
+from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.context_graph import (
     Edge,
@@ -63,40 +64,15 @@ Walk = Annotated[Direction, QueryParameter(description="out: source to target; i
 
 
 def node_out(node: DomainNode) -> Node:
-    return Node(
-        id=node.id,
-        organization_id=node.organization_id,
-        labels=list(node.labels),
-        properties=node.properties,
-        created_at=node.created_at,
-        updated_at=node.updated_at,
-    )
+    return to_wire(node, Node)
 
 
 def neighbor_out(reached: Reached) -> Neighbor:
-    node = reached.node
-    return Neighbor(
-        id=node.id,
-        organization_id=node.organization_id,
-        labels=list(node.labels),
-        properties=node.properties,
-        created_at=node.created_at,
-        updated_at=node.updated_at,
-        depth=reached.depth,
-    )
+    return to_wire(reached.node, Neighbor, depth=reached.depth)
 
 
 def edge_out(edge: DomainEdge) -> Edge:
-    return Edge(
-        id=edge.id,
-        organization_id=edge.organization_id,
-        type=edge.type,
-        source_id=edge.source_id,
-        target_id=edge.target_id,
-        properties=edge.properties,
-        created_at=edge.created_at,
-        updated_at=edge.updated_at,
-    )
+    return to_wire(edge, Edge)
 
 
 def property_filters(scope: Scope) -> tuple[PropertyFilter, ...]:

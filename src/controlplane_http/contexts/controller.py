@@ -4,13 +4,17 @@
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from litestar import Controller, delete, get, put
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath
 from litestar.types import Scope
 
 from controlplane_domain.contexts import entity, usecases
 from controlplane_domain.contexts.entity import OwnerType, ResolvedContext
 from controlplane_http.handlers import caller, errors
+from controlplane_http.signatures import SCOPE, install, json_body, path_id
+from controlplane_wire.base import to_wire
 from controlplane_wire.contexts import Context, ContextPut, ContextSource, ExecutionContext, Knowledge
 
 
@@ -19,18 +23,8 @@ def _knowledge(items: tuple[entity.Knowledge, ...]) -> list[Knowledge]:
 
 
 def context_out(view: usecases.ContextView) -> Context:
-    context = view.context
-    return Context(
-        organization_id=view.organization_id,
-        owner_type=view.owner_type,
-        owner_id=view.owner_id,
-        instructions=context.instructions,
-        knowledge=_knowledge(context.knowledge),
-        variables=dict(context.variables),
-        storage_paths=list(context.storage_paths),
-        created_at=view.created_at,
-        updated_at=view.updated_at,
-    )
+    owner = {"organization_id": view.organization_id, "owner_type": view.owner_type, "owner_id": view.owner_id}
+    return to_wire(view.context, Context, **owner, created_at=view.created_at, updated_at=view.updated_at)
 
 
 def execution_context_out(execution_id: str, resolved: ResolvedContext) -> ExecutionContext:
@@ -54,81 +48,49 @@ def _domain(data: ContextPut) -> entity.Context:
     )
 
 
-async def _get(scope: Scope, owner_type: OwnerType, owner_id: str) -> Context:
-    ports, principal = caller(scope)
-    return context_out(await usecases.get_context(ports, principal.organization_id, owner_type, owner_id))
+C = TypeVar("C", bound=type)
 
 
-async def _put(scope: Scope, owner_type: OwnerType, owner_id: str, data: ContextPut) -> Context:
-    ports, principal = caller(scope)
-    view = await usecases.put_context(ports, principal.organization_id, owner_type, owner_id, _domain(data))
-    return context_out(view)
+def _owned_routes(controller: C) -> C:
+    """`GET`, `PUT` and `DELETE /api/v1/{projects|environments|teams|agents}/{id}/context`: for each owner, the
+    handlers `get_<owner>`, `put_<owner>` and `delete_<owner>` (operations `get<Owner>Context`...)."""
+    for owner in (OwnerType.PROJECT, OwnerType.ENVIRONMENT, OwnerType.TEAM, OwnerType.AGENT):
+        _add_owner_routes(controller, owner)
+    return controller
 
 
-async def _delete(scope: Scope, owner_type: OwnerType, owner_id: str) -> None:
-    ports, principal = caller(scope)
-    await usecases.delete_context(ports, principal.organization_id, owner_type, owner_id)
+def _add_owner_routes(controller: type, owner: OwnerType) -> None:
+    noun = owner.value
+    key, path, title = f"{noun}_id", f"/{noun}s/{{{noun}_id:str}}/context", noun.title()
+
+    async def read(self: Any, scope: Scope, **ids: str) -> Context:
+        ports, principal = caller(scope)
+        return context_out(await usecases.get_context(ports, principal.organization_id, owner, ids[key]))
+
+    async def write(self: Any, data: ContextPut, scope: Scope, **ids: str) -> Context:
+        ports, principal = caller(scope)
+        view = await usecases.put_context(ports, principal.organization_id, owner, ids[key], _domain(data))
+        return context_out(view)
+
+    async def remove(self: Any, scope: Scope, **ids: str) -> None:
+        ports, principal = caller(scope)
+        await usecases.delete_context(ports, principal.organization_id, owner, ids[key])
+
+    given = path_id(key)
+    reading = get(path, operation_id=f"get{title}Context", responses=errors(404))
+    install(controller, f"get_{noun}", reading, read, [given, SCOPE], Context)
+    putting = put(path, operation_id=f"put{title}Context", responses=errors(404, 415))
+    install(controller, f"put_{noun}", putting, write, [given, json_body(ContextPut), SCOPE], Context)
+    deleting = delete(path, operation_id=f"delete{title}Context", status_code=204, responses=errors(404))
+    install(controller, f"delete_{noun}", deleting, remove, [given, SCOPE], None)
 
 
-READ, WRITE, GONE = errors(404), errors(404, 415), errors(404)
-P, E, T, A = OwnerType.PROJECT, OwnerType.ENVIRONMENT, OwnerType.TEAM, OwnerType.AGENT
-
-
+@_owned_routes
 class ContextController(Controller):
     path = "/api/v1"
     tags = ["context management"]
 
-    @get("/projects/{project_id:str}/context", operation_id="getProjectContext", responses=READ)
-    async def get_project(self, project_id: FromPath[str], scope: Scope) -> Context:
-        return await _get(scope, P, project_id)
-
-    @put("/projects/{project_id:str}/context", operation_id="putProjectContext", responses=WRITE)
-    async def put_project(self, project_id: FromPath[str], data: JSONBody[ContextPut], scope: Scope) -> Context:
-        return await _put(scope, P, project_id, data)
-
-    @delete("/projects/{project_id:str}/context", operation_id="deleteProjectContext", status_code=204,
-            responses=GONE)  # fmt: skip
-    async def delete_project(self, project_id: FromPath[str], scope: Scope) -> None:
-        await _delete(scope, P, project_id)
-
-    @get("/environments/{environment_id:str}/context", operation_id="getEnvironmentContext", responses=READ)
-    async def get_environment(self, environment_id: FromPath[str], scope: Scope) -> Context:
-        return await _get(scope, E, environment_id)
-
-    @put("/environments/{environment_id:str}/context", operation_id="putEnvironmentContext", responses=WRITE)
-    async def put_environment(self, environment_id: FromPath[str], data: JSONBody[ContextPut], scope: Scope) -> Context:
-        return await _put(scope, E, environment_id, data)
-
-    @delete("/environments/{environment_id:str}/context", operation_id="deleteEnvironmentContext", status_code=204,
-            responses=GONE)  # fmt: skip
-    async def delete_environment(self, environment_id: FromPath[str], scope: Scope) -> None:
-        await _delete(scope, E, environment_id)
-
-    @get("/teams/{team_id:str}/context", operation_id="getTeamContext", responses=READ)
-    async def get_team(self, team_id: FromPath[str], scope: Scope) -> Context:
-        return await _get(scope, T, team_id)
-
-    @put("/teams/{team_id:str}/context", operation_id="putTeamContext", responses=WRITE)
-    async def put_team(self, team_id: FromPath[str], data: JSONBody[ContextPut], scope: Scope) -> Context:
-        return await _put(scope, T, team_id, data)
-
-    @delete("/teams/{team_id:str}/context", operation_id="deleteTeamContext", status_code=204, responses=GONE)
-    async def delete_team(self, team_id: FromPath[str], scope: Scope) -> None:
-        await _delete(scope, T, team_id)
-
-    @get("/agents/{agent_id:str}/context", operation_id="getAgentContext", responses=READ)
-    async def get_agent(self, agent_id: FromPath[str], scope: Scope) -> Context:
-        return await _get(scope, A, agent_id)
-
-    @put("/agents/{agent_id:str}/context", operation_id="putAgentContext", responses=WRITE)
-    async def put_agent(self, agent_id: FromPath[str], data: JSONBody[ContextPut], scope: Scope) -> Context:
-        return await _put(scope, A, agent_id, data)
-
-    @delete("/agents/{agent_id:str}/context", operation_id="deleteAgentContext", status_code=204, responses=GONE)
-    async def delete_agent(self, agent_id: FromPath[str], scope: Scope) -> None:
-        await _delete(scope, A, agent_id)
-
-    @get("/executions/{execution_id:str}/context", operation_id="getExecutionContext", responses=READ)
+    @get("/executions/{execution_id:str}/context", operation_id="getExecutionContext", responses=errors(404))
     async def get_execution(self, execution_id: FromPath[str], scope: Scope) -> ExecutionContext:
         ports, principal = caller(scope)
         resolved = await usecases.execution_context(ports, principal.organization_id, execution_id)

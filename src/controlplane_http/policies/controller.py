@@ -5,24 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
-from litestar import Controller, delete, get, patch, post
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar import Controller, get, post
+from litestar.params import FromQuery, JSONBody, QueryParameter
 from litestar.types import Scope
 
 from controlplane_domain.policies import entity, gate, usecases
 from controlplane_domain.policies.entity import Action, DecisionFilter
 from controlplane_http.audit.controller import moment
-from controlplane_http.handlers import (
-    ADMIN,
-    Limit,
-    NewestFirst,
-    Offset,
-    OldestFirst,
-    caller,
-    errors,
-    page_of,
-    page_request,
-)
+from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, routes
+from controlplane_http.handlers import ADMIN, Limit, NewestFirst, Offset, caller, errors, page_of, page_request
+from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.policies import (
     DecisionPrincipal,
@@ -53,37 +45,17 @@ Until = Annotated[
 ]
 
 
-def policy_out(policy: entity.Policy) -> Policy:
-    return Policy(
-        id=policy.id,
-        organization_id=policy.organization_id,
-        name=policy.name,
-        description=policy.description,
-        rego=policy.rego,
-        enabled=policy.enabled,
-        enforcement=policy.enforcement,
-        actions=list(policy.actions),
-        created_at=policy.created_at,
-        updated_at=policy.updated_at,
-    )
-
-
 def decision_out(decision: entity.Decision) -> PolicyDecision:
-    return PolicyDecision(
-        id=decision.id,
-        organization_id=decision.organization_id,
-        evaluation_id=decision.evaluation_id,
-        action=decision.action,
-        policy_id=decision.policy_id,
-        policy_name=decision.policy_name,
-        enforcement=decision.enforcement,
-        allowed=decision.allowed,
-        deny=list(decision.deny),
-        error=decision.error,
-        principal=DecisionPrincipal(subject=decision.subject, roles=list(decision.roles)),
-        resource=DecisionResource(type=decision.resource_type, id=decision.resource_id),
-        created_at=decision.created_at,
-    )
+    principal = DecisionPrincipal(subject=decision.subject, roles=list(decision.roles))
+    resource = DecisionResource(type=decision.resource_type, id=decision.resource_id)
+    return to_wire(decision, PolicyDecision, principal=principal, resource=resource)
+
+
+def _update(data: PolicyUpdate) -> usecases.UpdatePolicy:
+    given = given_fields(data)
+    if "actions" in given:
+        given["actions"] = tuple(given["actions"])
+    return usecases.UpdatePolicy(**given)
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -93,27 +65,31 @@ def _utc(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC)
 
 
+@routes(
+    Resource("policy", "Policy", Policy, PolicyList, plural=("policies", "Policies")),
+    Create(
+        usecases.create_policy,
+        body=PolicyCreate,
+        command=as_command(usecases.CreatePolicy),
+        codes=(409, 415, 503),
+        opt=ADMIN,
+        doc="Store a policy; its module is compiled first (422 with the compiler's message and line).",
+    ),
+    Listing(usecases.list_policies),
+    Read(usecases.get_policy),
+    Update(
+        usecases.update_policy,
+        body=PolicyUpdate,
+        command=_update,
+        codes=(404, 409, 415, 503),
+        opt=ADMIN,
+        doc="Change the given fields; a new module is compiled first (422 with the compiler's message and line).",
+    ),
+    Remove(usecases.delete_policy, force=False, codes=(404,), opt=ADMIN),
+)
 class PolicyController(Controller):
     path = "/api/v1/policies"
     tags = ["policies"]
-
-    @post("/", operation_id="createPolicy", status_code=201, opt=ADMIN, responses=errors(409, 415, 503))
-    async def create_policy(self, data: JSONBody[PolicyCreate], scope: Scope) -> Policy:
-        """Store a policy; its module is compiled first (422 with the compiler's message and line)."""
-        ports, principal = caller(scope)
-        command = usecases.CreatePolicy(
-            name=data.name, description=data.description, rego=data.rego, enabled=data.enabled,
-            enforcement=data.enforcement, actions=tuple(data.actions),
-        )  # fmt: skip
-        return policy_out(await usecases.create_policy(ports, principal.organization_id, command))
-
-    @get("/", operation_id="listPolicies", responses=errors())
-    async def list_policies(
-        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
-    ) -> PolicyList:
-        ports, principal = caller(scope)
-        page = await usecases.list_policies(ports, principal.organization_id, page_request(limit, offset, order))
-        return page_of(PolicyList, page, policy_out)
 
     @post("/evaluate", operation_id="evaluatePolicies", status_code=200, responses=errors(415, 503))
     async def evaluate(self, data: JSONBody[EvaluateRequest], scope: Scope) -> Evaluation:
@@ -137,26 +113,6 @@ class PolicyController(Controller):
                 for policy, outcome in result.outcomes
             ],
         )
-
-    @get("/{policy_id:str}", operation_id="getPolicy", responses=errors(404))
-    async def get_policy(self, policy_id: FromPath[str], scope: Scope) -> Policy:
-        ports, principal = caller(scope)
-        return policy_out(await usecases.get_policy(ports, principal.organization_id, policy_id))
-
-    @patch("/{policy_id:str}", operation_id="updatePolicy", opt=ADMIN, responses=errors(404, 409, 415, 503))
-    async def update_policy(self, policy_id: FromPath[str], data: JSONBody[PolicyUpdate], scope: Scope) -> Policy:
-        """Change the given fields; a new module is compiled first (422 with the compiler's message and line)."""
-        ports, principal = caller(scope)
-        given = given_fields(data)
-        if "actions" in given:
-            given["actions"] = tuple(given["actions"])
-        command = usecases.UpdatePolicy(**given)
-        return policy_out(await usecases.update_policy(ports, principal.organization_id, policy_id, command))
-
-    @delete("/{policy_id:str}", operation_id="deletePolicy", status_code=204, opt=ADMIN, responses=errors(404))
-    async def delete_policy(self, policy_id: FromPath[str], scope: Scope) -> None:
-        ports, principal = caller(scope)
-        await usecases.delete_policy(ports, principal.organization_id, policy_id)
 
 
 class PolicyDecisionController(Controller):

@@ -2,46 +2,51 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Response, delete, get, patch, post
-from litestar.params import FromPath, JSONBody
+from typing import Any, TypeVar
+
+from litestar import Controller, delete, post
 from litestar.types import Scope
 
 from controlplane_domain.projects import usecases
 from controlplane_domain.projects.entity import MemberKind, ProjectView
-from controlplane_http.handlers import (
-    DANGLING,
-    Force,
-    Limit,
-    NameFilter,
-    NameQuery,
-    Offset,
-    OldestFirst,
-    caller,
-    deleted,
-    errors,
-    page_of,
-    page_request,
-)
-from controlplane_wire.base import to_domain
-from controlplane_wire.configuration import given_fields
+from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, given_as, routes
+from controlplane_http.handlers import caller, errors
+from controlplane_http.signatures import SCOPE, install, path_id
+from controlplane_wire.base import to_wire
 from controlplane_wire.projects import Project, ProjectCreate, ProjectList, ProjectUpdate
 
 
 def project_out(view: ProjectView) -> Project:
-    project = view.project
-    return Project(
-        id=project.id,
-        organization_id=project.organization_id,
-        name=project.name,
-        key=project.key,
-        description=project.description,
-        status=project.status,
-        settings=project.settings,
-        agent_count=view.counts.agents,
-        team_count=view.counts.teams,
-        created_at=project.created_at,
-        updated_at=project.updated_at,
-    )
+    return to_wire(view.project, Project, agent_count=view.counts.agents, team_count=view.counts.teams)
+
+
+C = TypeVar("C", bound=type)
+PROJECTS = Resource("project", "Project", Project, ProjectList, project_out)
+
+
+def _membership_routes(controller: C) -> C:
+    """`POST` and `DELETE /api/v1/projects/{project_id}/{agents|teams}/{id}`, both answering the project: handlers
+    `add_<kind>` and `remove_<kind>` (operations `add<Kind>ToProject`, `remove<Kind>FromProject`)."""
+    for kind in MemberKind:
+        _add_member_routes(controller, kind)
+    return controller
+
+
+def _add_member_routes(controller: type, kind: MemberKind) -> None:
+    key, title = f"{kind.value}_id", kind.value.title()
+    path = f"/{{project_id:str}}/{kind.value}s/{{{key}:str}}"
+
+    async def add(self: Any, project_id: str, scope: Scope, **ids: str) -> Project:
+        return await _membership(scope, project_id, kind, ids[key], True)
+
+    async def remove(self: Any, project_id: str, scope: Scope, **ids: str) -> Project:
+        return await _membership(scope, project_id, kind, ids[key], False)
+
+    parameters = [path_id("project_id"), path_id(key), SCOPE]
+    adding = post(path, operation_id=f"add{title}ToProject", status_code=200, responses=errors(404))
+    install(controller, f"add_{kind.value}", adding, add, parameters, Project)
+    removing = delete(path, operation_id=f"remove{title}FromProject", status_code=200, responses=errors(404))
+    install(controller, f"remove_{kind.value}", removing, remove, parameters, Project)
 
 
 async def _membership(scope: Scope, project_id: str, kind: MemberKind, member_id: str, member: bool) -> Project:
@@ -52,83 +57,15 @@ async def _membership(scope: Scope, project_id: str, kind: MemberKind, member_id
     return project_out(view)
 
 
+@routes(
+    PROJECTS,
+    Create(usecases.create_project, body=ProjectCreate, command=as_command(usecases.CreateProject)),
+    Listing(usecases.list_projects, named=True),
+    Read(usecases.get_project),
+    Update(usecases.update_project, body=ProjectUpdate, command=given_as(usecases.UpdateProject)),
+    Remove(usecases.delete_project),
+)
+@_membership_routes
 class ProjectController(Controller):
     path = "/api/v1/projects"
     tags = ["projects"]
-
-    @post("/", operation_id="createProject", status_code=201, responses=errors(409, 415))
-    async def create_project(self, data: JSONBody[ProjectCreate], scope: Scope) -> Project:
-        ports, principal = caller(scope)
-        command = to_domain(data, usecases.CreateProject)
-        return project_out(await usecases.create_project(ports, principal.organization_id, command))
-
-    @get("/", operation_id="listProjects", responses=errors())
-    async def list_projects(
-        self,
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: OldestFirst = None,
-        name: NameFilter = None,
-        q: NameQuery = None,
-    ) -> ProjectList:
-        ports, principal = caller(scope)
-        page = await usecases.list_projects(
-            ports, principal.organization_id, page_request(limit, offset, order, name=name, q=q)
-        )
-        return page_of(ProjectList, page, project_out)
-
-    @get("/{project_id:str}", operation_id="getProject", responses=errors(404))
-    async def get_project(self, project_id: FromPath[str], scope: Scope) -> Project:
-        ports, principal = caller(scope)
-        return project_out(await usecases.get_project(ports, principal.organization_id, project_id))
-
-    @patch("/{project_id:str}", operation_id="updateProject", responses=errors(404, 409, 415))
-    async def update_project(self, project_id: FromPath[str], data: JSONBody[ProjectUpdate], scope: Scope) -> Project:
-        ports, principal = caller(scope)
-        command = usecases.UpdateProject(**given_fields(data))
-        return project_out(await usecases.update_project(ports, principal.organization_id, project_id, command))
-
-    @delete(
-        "/{project_id:str}",
-        operation_id="deleteProject",
-        status_code=204,
-        responses=errors(404, 409),
-        response_headers=DANGLING,
-    )
-    async def delete_project(self, project_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
-        ports, principal = caller(scope)
-        return deleted(await usecases.delete_project(ports, principal.organization_id, project_id, force=force))
-
-    @post(
-        "/{project_id:str}/agents/{agent_id:str}",
-        operation_id="addAgentToProject",
-        status_code=200,
-        responses=errors(404),
-    )
-    async def add_agent(self, project_id: FromPath[str], agent_id: FromPath[str], scope: Scope) -> Project:
-        return await _membership(scope, project_id, MemberKind.AGENT, agent_id, True)
-
-    @delete(
-        "/{project_id:str}/agents/{agent_id:str}",
-        operation_id="removeAgentFromProject",
-        status_code=200,
-        responses=errors(404),
-    )
-    async def remove_agent(self, project_id: FromPath[str], agent_id: FromPath[str], scope: Scope) -> Project:
-        return await _membership(scope, project_id, MemberKind.AGENT, agent_id, False)
-
-    @post(
-        "/{project_id:str}/teams/{team_id:str}", operation_id="addTeamToProject", status_code=200, responses=errors(404)
-    )
-    async def add_team(self, project_id: FromPath[str], team_id: FromPath[str], scope: Scope) -> Project:
-        return await _membership(scope, project_id, MemberKind.TEAM, team_id, True)
-
-    @delete(
-        "/{project_id:str}/teams/{team_id:str}",
-        operation_id="removeTeamFromProject",
-        status_code=200,
-        responses=errors(404),
-    )
-    async def remove_team(self, project_id: FromPath[str], team_id: FromPath[str], scope: Scope) -> Project:
-        return await _membership(scope, project_id, MemberKind.TEAM, team_id, False)

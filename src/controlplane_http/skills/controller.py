@@ -4,11 +4,11 @@ an agent's resolved skills."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
-from litestar import Controller, Response, delete, get, patch, post
+from litestar import Controller, delete, get, post
 from litestar.openapi.spec import Operation, RequestBody
-from litestar.params import FromPath, JSONBody, Parameter
+from litestar.params import FromPath, Parameter
 from litestar.types import Scope
 
 from controlplane_domain.paging import Order, Page
@@ -17,22 +17,21 @@ from controlplane_domain.skills.catalog import SKILL_TYPES
 from controlplane_domain.skills.entity import AttachedSkill as DomainAttachedSkill
 from controlplane_domain.skills.entity import Skill as DomainSkill
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_http.handlers import (
-    DANGLING,
-    Force,
-    Limit,
-    NameFilter,
-    NameQuery,
-    Offset,
-    OldestFirst,
-    caller,
-    deleted,
-    errors,
-    page_of,
-    page_request,
+from controlplane_http.crud import (
+    Create,
+    Listing,
+    Read,
+    Remove,
+    Resource,
+    Update,
+    as_command,
+    given_as,
+    page_parameters,
+    routes,
 )
-from controlplane_wire.base import to_domain, to_wire
-from controlplane_wire.configuration import given_fields
+from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.signatures import SCOPE, install, json_body, path_id
+from controlplane_wire.base import to_wire
 from controlplane_wire.skills import (
     AttachedSkill,
     AttachedSkillList,
@@ -47,6 +46,7 @@ from controlplane_wire.skills import (
     SkillUpdate,
 )
 
+C = TypeVar("C", bound=type)
 EnvironmentLayer = Annotated[
     str | None, Parameter(description="the environment whose skills form the first layer (none: no such layer)")
 ]
@@ -66,13 +66,17 @@ def skill_out(skill: DomainSkill) -> Skill:
 
 
 def attached_out(item: DomainAttachedSkill) -> AttachedSkill:
-    return AttachedSkill(
-        skill=skill_out(item.skill),
-        configuration_override=item.configuration_override,
-        configuration=item.configuration,
-    )
+    return to_wire(item, AttachedSkill)
 
 
+@routes(
+    Resource("skill", "Skill", Skill, SkillList),
+    Create(usecases.create_skill, body=SkillCreate, command=as_command(usecases.CreateSkill)),
+    Listing(usecases.list_skills, named=True),
+    Read(usecases.get_skill),
+    Update(usecases.update_skill, body=SkillUpdate, command=given_as(usecases.UpdateSkill)),
+    Remove(usecases.delete_skill),
+)
 class SkillController(Controller):
     path = "/api/v1/skills"
     tags = ["skills"]
@@ -83,112 +87,64 @@ class SkillController(Controller):
         items = [to_wire(kind, SkillType) for kind in SKILL_TYPES[offset : offset + limit]]
         return SkillTypeList(items=items, total=len(SKILL_TYPES), limit=limit, offset=offset)
 
-    @post("/", operation_id="createSkill", status_code=201, responses=errors(409, 415))
-    async def create_skill(self, data: JSONBody[SkillCreate], scope: Scope) -> Skill:
-        ports, principal = caller(scope)
-        command = to_domain(data, usecases.CreateSkill)
-        return skill_out(await usecases.create_skill(ports, principal.organization_id, command))
 
-    @get("/", operation_id="listSkills", responses=errors())
-    async def list_skills(
-        self,
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: OldestFirst = None,
-        name: NameFilter = None,
-        q: NameQuery = None,
-    ) -> SkillList:
-        ports, principal = caller(scope)
-        page = await usecases.list_skills(
-            ports, principal.organization_id, page_request(limit, offset, order, name=name, q=q)
-        )
-        return page_of(SkillList, page, skill_out)
+def _attachment_routes(controller: C) -> C:
+    """For each owner (agents, teams, environments): `POST` and `DELETE /{owners}/{id}/skills/{skill_id}`,
+    `GET /{owners}/{id}/skills`; handlers `attach_to_<owner>`, `detach_from_<owner>`, `<owner>_skills`."""
+    for owner in (SkillOwner.AGENT, SkillOwner.TEAM, SkillOwner.ENVIRONMENT):
+        _add_owner_routes(controller, owner)
+    return controller
 
-    @get("/{skill_id:str}", operation_id="getSkill", responses=errors(404))
-    async def get_skill(self, skill_id: FromPath[str], scope: Scope) -> Skill:
-        ports, principal = caller(scope)
-        return skill_out(await usecases.get_skill(ports, principal.organization_id, skill_id))
 
-    @patch("/{skill_id:str}", operation_id="updateSkill", responses=errors(404, 409, 415))
-    async def update_skill(self, skill_id: FromPath[str], data: JSONBody[SkillUpdate], scope: Scope) -> Skill:
-        ports, principal = caller(scope)
-        command = usecases.UpdateSkill(**given_fields(data))
-        return skill_out(await usecases.update_skill(ports, principal.organization_id, skill_id, command))
+def _add_owner_routes(controller: type, owner: SkillOwner) -> None:
+    noun = owner.value
+    key, title = f"{noun}_id", noun.title()
+    skills = f"/{noun}s/{{{key}:str}}/skills"
 
-    @delete(
-        "/{skill_id:str}",
-        operation_id="deleteSkill",
-        status_code=204,
-        responses=errors(404, 409),
-        response_headers=DANGLING,
+    async def attach(self: Any, scope: Scope, skill_id: str, data: SkillAttach | None = None, **ids: str) -> Any:
+        ports, principal = caller(scope)
+        override = None if data is None else data.configuration_override
+        organization_id = principal.organization_id
+        return attached_out(await attachments.attach_skill(ports, organization_id, owner, ids[key], skill_id, override))
+
+    async def detach(self: Any, scope: Scope, skill_id: str, **ids: str) -> None:
+        ports, principal = caller(scope)
+        await attachments.detach_skill(ports, principal.organization_id, owner, ids[key], skill_id)
+
+    async def attached(self: Any, scope: Scope, limit: int, offset: int, order: Order | None, **ids: str) -> Any:
+        ports, principal = caller(scope)
+        request = page_request(limit, offset, order)
+        page = await attachments.list_attached_skills(ports, principal.organization_id, owner, ids[key], request)
+        return page_of(AttachedSkillList, page, attached_out)
+
+    ids = [path_id(key), path_id("skill_id"), SCOPE]
+    attaching = post(
+        f"{skills}/{{skill_id:str}}",
+        operation_id=f"attachSkillTo{title}",
+        status_code=200,
+        responses=errors(404, 415),
+        operation_class=OptionalBody,
     )
-    async def delete_skill(self, skill_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
-        ports, principal = caller(scope)
-        return deleted(await usecases.delete_skill(ports, principal.organization_id, skill_id, force=force))
+    install(
+        controller, f"attach_to_{noun}", attaching, attach, [*ids, json_body(SkillAttach | None, None)], AttachedSkill
+    )
+    detaching = delete(
+        f"{skills}/{{skill_id:str}}", operation_id=f"detachSkillFrom{title}", status_code=204, responses=errors(404)
+    )
+    install(controller, f"detach_from_{noun}", detaching, detach, ids, None)
+    listing = get(skills, operation_id=f"list{title}Skills", responses=errors(404))
+    install(
+        controller, f"{noun}_skills", listing, attached, [path_id(key), SCOPE, *page_parameters()], AttachedSkillList
+    )
 
 
-async def _attach(
-    scope: Scope, owner: SkillOwner, owner_id: str, skill_id: str, data: SkillAttach | None
-) -> AttachedSkill:
-    ports, principal = caller(scope)
-    override = None if data is None else data.configuration_override
-    item = await attachments.attach_skill(ports, principal.organization_id, owner, owner_id, skill_id, override)
-    return attached_out(item)
-
-
-async def _detach(scope: Scope, owner: SkillOwner, owner_id: str, skill_id: str) -> None:
-    ports, principal = caller(scope)
-    await attachments.detach_skill(ports, principal.organization_id, owner, owner_id, skill_id)
-
-
-async def _attached(
-    scope: Scope, owner: SkillOwner, owner_id: str, limit: int, offset: int, order: Order | None
-) -> AttachedSkillList:
-    ports, principal = caller(scope)
-    request = page_request(limit, offset, order)
-    page = await attachments.list_attached_skills(ports, principal.organization_id, owner, owner_id, request)
-    return page_of(AttachedSkillList, page, attached_out)
-
-
-_AGENT = "/agents/{agent_id:str}/skills/{skill_id:str}"
-_TEAM = "/teams/{team_id:str}/skills/{skill_id:str}"
-_ENVIRONMENT = "/environments/{environment_id:str}/skills/{skill_id:str}"
-
-
+@_attachment_routes
 class SkillAttachmentController(Controller):
     """`/{agents|teams|environments}/{id}/skills[/{skill_id}]`: a skill attached with an optional override
     (POST states the attachment: its body's override, none when absent), detached (DELETE; idempotent), listed."""
 
     path = "/api/v1"
     tags = ["skills"]
-
-    @post(
-        _AGENT,
-        operation_id="attachSkillToAgent",
-        status_code=200,
-        responses=errors(404, 415),
-        operation_class=OptionalBody,
-    )
-    async def attach_to_agent(
-        self, agent_id: FromPath[str], skill_id: FromPath[str], scope: Scope, data: JSONBody[SkillAttach | None] = None
-    ) -> AttachedSkill:
-        return await _attach(scope, SkillOwner.AGENT, agent_id, skill_id, data)
-
-    @delete(
-        _AGENT,
-        operation_id="detachSkillFromAgent",
-        status_code=204,
-        responses=errors(404),
-    )
-    async def detach_from_agent(self, agent_id: FromPath[str], skill_id: FromPath[str], scope: Scope) -> None:
-        await _detach(scope, SkillOwner.AGENT, agent_id, skill_id)
-
-    @get("/agents/{agent_id:str}/skills", operation_id="listAgentSkills", responses=errors(404))
-    async def agent_skills(
-        self, agent_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
-    ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.AGENT, agent_id, limit, offset, order)
 
     @get("/agents/{agent_id:str}/skills/resolved", operation_id="listResolvedAgentSkills", responses=errors(404))
     async def resolved(
@@ -203,68 +159,3 @@ class SkillAttachmentController(Controller):
         found = await attachments.resolve_agent_skills(ports, principal.organization_id, agent_id, environment_id)
         page = Page(items=found[offset : offset + limit], total=len(found), limit=limit, offset=offset)
         return page_of(ResolvedSkillList, page, lambda item: to_wire(item, ResolvedSkill))
-
-    @post(
-        _TEAM,
-        operation_id="attachSkillToTeam",
-        status_code=200,
-        responses=errors(404, 415),
-        operation_class=OptionalBody,
-    )
-    async def attach_to_team(
-        self, team_id: FromPath[str], skill_id: FromPath[str], scope: Scope, data: JSONBody[SkillAttach | None] = None
-    ) -> AttachedSkill:
-        return await _attach(scope, SkillOwner.TEAM, team_id, skill_id, data)
-
-    @delete(
-        _TEAM,
-        operation_id="detachSkillFromTeam",
-        status_code=204,
-        responses=errors(404),
-    )
-    async def detach_from_team(self, team_id: FromPath[str], skill_id: FromPath[str], scope: Scope) -> None:
-        await _detach(scope, SkillOwner.TEAM, team_id, skill_id)
-
-    @get("/teams/{team_id:str}/skills", operation_id="listTeamSkills", responses=errors(404))
-    async def team_skills(
-        self, team_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
-    ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.TEAM, team_id, limit, offset, order)
-
-    @post(
-        _ENVIRONMENT,
-        operation_id="attachSkillToEnvironment",
-        status_code=200,
-        responses=errors(404, 415),
-        operation_class=OptionalBody,
-    )
-    async def attach_to_environment(
-        self,
-        environment_id: FromPath[str],
-        skill_id: FromPath[str],
-        scope: Scope,
-        data: JSONBody[SkillAttach | None] = None,
-    ) -> AttachedSkill:
-        return await _attach(scope, SkillOwner.ENVIRONMENT, environment_id, skill_id, data)
-
-    @delete(
-        _ENVIRONMENT,
-        operation_id="detachSkillFromEnvironment",
-        status_code=204,
-        responses=errors(404),
-    )
-    async def detach_from_environment(
-        self, environment_id: FromPath[str], skill_id: FromPath[str], scope: Scope
-    ) -> None:
-        await _detach(scope, SkillOwner.ENVIRONMENT, environment_id, skill_id)
-
-    @get("/environments/{environment_id:str}/skills", operation_id="listEnvironmentSkills", responses=errors(404))
-    async def environment_skills(
-        self,
-        environment_id: FromPath[str],
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: OldestFirst = None,
-    ) -> AttachedSkillList:
-        return await _attached(scope, SkillOwner.ENVIRONMENT, environment_id, limit, offset, order)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from litestar import Controller, Response, delete, get, patch, post
-from litestar.params import FromPath, JSONBody
+from litestar import Controller, delete, post
+from litestar.params import FromPath
 from litestar.types import Scope
 
 from controlplane_domain.config import ExecutionEnvironment, TeamSettings
@@ -14,21 +14,9 @@ from controlplane_domain.skills.entity import AttachedSkill
 from controlplane_domain.teams import usecases
 from controlplane_domain.teams.entity import TeamView
 from controlplane_http.agents.controller import agent_out
-from controlplane_http.handlers import (
-    DANGLING,
-    Force,
-    Limit,
-    NameFilter,
-    NameQuery,
-    Offset,
-    OldestFirst,
-    ProjectFilter,
-    caller,
-    deleted,
-    errors,
-    page_of,
-    page_request,
-)
+from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, routes
+from controlplane_http.handlers import ProjectFilter, caller, errors
+from controlplane_http.signatures import Query
 from controlplane_http.skills.controller import skill_out
 from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.configuration import ExecutionEnvironment as WireEnvironment
@@ -92,62 +80,29 @@ def _settings_changes(configuration: Any) -> dict[str, Any]:
     return {name: getattr(settings, name) for name in changes}
 
 
+def _update(data: TeamUpdate) -> usecases.UpdateTeam:
+    changes = given_fields(data)
+    configuration = changes.pop("configuration", None)
+    if changes.get("execution_environment") is not None:
+        changes["execution_environment"] = to_domain(changes["execution_environment"], ExecutionEnvironment)
+    if configuration is not None:
+        changes["settings_changes"] = _settings_changes(configuration)
+        if configuration.member_ids is not msgspec.UNSET:
+            changes["member_ids"] = list(configuration.member_ids)
+    return usecases.UpdateTeam(**changes)
+
+
+@routes(
+    Resource("team", "Team", TeamWithAgentsResponse, TeamList, team_out),
+    Create(usecases.create_team, body=TeamCreate, command=create_command, codes=(400, 409, 415)),
+    Listing(usecases.list_teams, named=True, after=(Query("project_id", ProjectFilter),)),
+    Read(usecases.get_team),
+    Update(usecases.update_team, body=TeamUpdate, command=_update, codes=(400, 404, 409, 415)),
+    Remove(usecases.delete_team),
+)
 class TeamController(Controller):
     path = "/api/v1/teams"
     tags = ["teams"]
-
-    @post("/", operation_id="createTeam", status_code=201, responses=errors(400, 409, 415))
-    async def create_team(self, data: JSONBody[TeamCreate], scope: Scope) -> TeamWithAgentsResponse:
-        ports, principal = caller(scope)
-        return team_out(await usecases.create_team(ports, principal.organization_id, create_command(data)))
-
-    @get("/", operation_id="listTeams", responses=errors())
-    async def list_teams(
-        self,
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: OldestFirst = None,
-        name: NameFilter = None,
-        q: NameQuery = None,
-        project_id: ProjectFilter = None,
-    ) -> TeamList:
-        ports, principal = caller(scope)
-        request = page_request(limit, offset, order, name=name, q=q)
-        page = await usecases.list_teams(ports, principal.organization_id, request, project_id=project_id)
-        return page_of(TeamList, page, team_out)
-
-    @get("/{team_id:str}", operation_id="getTeam", responses=errors(404))
-    async def get_team(self, team_id: FromPath[str], scope: Scope) -> TeamWithAgentsResponse:
-        ports, principal = caller(scope)
-        return team_out(await usecases.get_team(ports, principal.organization_id, team_id))
-
-    @patch("/{team_id:str}", operation_id="updateTeam", responses=errors(400, 404, 409, 415))
-    async def update_team(
-        self, team_id: FromPath[str], data: JSONBody[TeamUpdate], scope: Scope
-    ) -> TeamWithAgentsResponse:
-        ports, principal = caller(scope)
-        changes = given_fields(data)
-        configuration = changes.pop("configuration", None)
-        if changes.get("execution_environment") is not None:
-            changes["execution_environment"] = to_domain(changes["execution_environment"], ExecutionEnvironment)
-        if configuration is not None:
-            changes["settings_changes"] = _settings_changes(configuration)
-            if configuration.member_ids is not msgspec.UNSET:
-                changes["member_ids"] = list(configuration.member_ids)
-        command = usecases.UpdateTeam(**changes)
-        return team_out(await usecases.update_team(ports, principal.organization_id, team_id, command))
-
-    @delete(
-        "/{team_id:str}",
-        operation_id="deleteTeam",
-        status_code=204,
-        responses=errors(404, 409),
-        response_headers=DANGLING,
-    )
-    async def delete_team(self, team_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
-        ports, principal = caller(scope)
-        return deleted(await usecases.delete_team(ports, principal.organization_id, team_id, force=force))
 
     @post("/{team_id:str}/agents/{agent_id:str}", operation_id="addAgentToTeam", status_code=200, responses=errors(404))
     async def add_agent(self, team_id: FromPath[str], agent_id: FromPath[str], scope: Scope) -> TeamWithAgentsResponse:

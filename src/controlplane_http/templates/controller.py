@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, get, patch, post
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.types import Scope
 
@@ -13,6 +13,7 @@ from controlplane_domain.templates import usecases
 from controlplane_domain.templates.entity import Template as DomainTemplate
 from controlplane_domain.templates.entity import TemplateParameter as DomainParameter
 from controlplane_domain.templates.entity import TemplateScope
+from controlplane_http.crud import Read, Remove, Resource, routes
 from controlplane_http.handlers import (
     Limit,
     NameFilter,
@@ -44,18 +45,7 @@ ScopeFilter = Annotated[
 
 
 def template_out(template: DomainTemplate) -> Template:
-    return Template(
-        id=template.id,
-        organization_id=None if template.builtin else template.organization_id,
-        builtin=template.builtin,
-        name=template.name,
-        kind=template.kind,
-        description=template.description,
-        parameters=[to_wire(parameter, TemplateParameter) for parameter in template.parameters],
-        body=template.body,
-        created_at=template.created_at,
-        updated_at=template.updated_at,
-    )
+    return to_wire(template, Template, organization_id=None if template.builtin else template.organization_id)
 
 
 def _max_bytes(scope: Scope) -> int:
@@ -71,6 +61,11 @@ def _parameters(parameters: list[TemplateParameter]) -> tuple[DomainParameter, .
     )
 
 
+@routes(
+    Resource("template", "Template", Template, TemplateList, template_out),
+    Read(usecases.get_template),
+    Remove(usecases.delete_template, force=False, codes=(404,)),
+)
 class TemplateController(Controller):
     path = "/api/v1/templates"
     tags = ["templates"]
@@ -106,11 +101,6 @@ class TemplateController(Controller):
         page = await usecases.list_templates(ports, principal.organization_id, request, template_scope)
         return page_of(TemplateList, page, template_out)
 
-    @get("/{template_id:str}", operation_id="getTemplate", responses=errors(404))
-    async def get_template(self, template_id: FromPath[str], scope: Scope) -> Template:
-        ports, principal = caller(scope)
-        return template_out(await usecases.get_template(ports, principal.organization_id, template_id))
-
     @patch("/{template_id:str}", operation_id="updateTemplate", responses=errors(404, 409, 415))
     async def update_template(
         self, template_id: FromPath[str], data: JSONBody[TemplateUpdate], scope: Scope
@@ -130,11 +120,6 @@ class TemplateController(Controller):
             _max_bytes(scope),
         )
         return template_out(template)
-
-    @delete("/{template_id:str}", operation_id="deleteTemplate", status_code=204, responses=errors(404))
-    async def delete_template(self, template_id: FromPath[str], scope: Scope) -> None:
-        ports, principal = caller(scope)
-        await usecases.delete_template(ports, principal.organization_id, template_id)
 
     @post(
         "/{template_id:str}/instantiate",

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 import msgspec
-from litestar import Controller, Response, delete, get, patch, post
+from litestar import Controller, get, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
 from litestar.response import Stream
@@ -17,32 +17,19 @@ from litestar.types import Scope
 from controlplane_domain.ports import Ports
 from controlplane_domain.workflows import runs, usecases
 from controlplane_domain.workflows.entity import RunEvent, RunStatus, StepDefinition
+from controlplane_domain.workflows.entity import StepRun as DomainStepRun
 from controlplane_domain.workflows.entity import Workflow as DomainWorkflow
 from controlplane_domain.workflows.entity import WorkflowRun as DomainRun
+from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, routes
 from controlplane_http.executions.controller import stream_options
 from controlplane_http.executions.frames import KEEPALIVE, RETRY
 from controlplane_http.executions.streaming import StreamOptions, parse_last_event_id
-from controlplane_http.handlers import (
-    DANGLING,
-    Force,
-    Limit,
-    NameFilter,
-    NameQuery,
-    NewestFirst,
-    Offset,
-    OldestFirst,
-    caller,
-    deleted,
-    errors,
-    page_of,
-    page_request,
-)
+from controlplane_http.handlers import Limit, NewestFirst, Offset, caller, errors, page_of, page_request
+from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.workflows import (
     RunCreate,
     RunServerSentEvent,
-    Step,
-    StepIn,
     StepRun,
     Workflow,
     WorkflowCreate,
@@ -53,134 +40,49 @@ from controlplane_wire.workflows import (
 )
 
 
-def _step_in(step: StepIn) -> StepDefinition:
-    return StepDefinition(
-        id=step.id,
-        agent_id=step.agent_id,
-        team_id=step.team_id,
-        prompt=step.prompt,
-        depends_on=tuple(step.depends_on),
-        worker_queue_id=step.worker_queue_id,
-        max_attempts=step.max_attempts,
-        timeout_seconds=step.timeout_seconds,
-    )
+def _update(data: WorkflowUpdate) -> usecases.UpdateWorkflow:
+    given = given_fields(data)
+    if "steps" in given:
+        given["steps"] = tuple(to_domain(step, StepDefinition) for step in given["steps"])
+    return usecases.UpdateWorkflow(**given)
 
 
 def workflow_out(workflow: DomainWorkflow) -> Workflow:
-    return Workflow(
-        id=workflow.id,
-        organization_id=workflow.organization_id,
-        name=workflow.name,
-        description=workflow.description,
-        steps=[
-            Step(
-                id=s.id,
-                agent_id=s.agent_id,
-                team_id=s.team_id,
-                prompt=s.prompt,
-                depends_on=list(s.depends_on),
-                worker_queue_id=s.worker_queue_id,
-                max_attempts=s.max_attempts,
-                timeout_seconds=s.timeout_seconds,
-            )
-            for s in workflow.steps
-        ],
-        created_at=workflow.created_at,
-        updated_at=workflow.updated_at,
-    )
+    return to_wire(workflow, Workflow)
 
 
 def run_out(run: DomainRun) -> WorkflowRun:
     definitions = {step.id: step for step in run.definition}
-    return WorkflowRun(
-        id=run.id,
-        organization_id=run.organization_id,
-        workflow_id=run.workflow_id,
-        status=run.status,
-        input=run.input,
-        worker_queue_id=run.worker_queue_id,
-        steps=[
-            StepRun(
-                id=s.id,
-                status=s.status,
-                execution_id=s.execution_id,
-                attempt=s.attempt,
-                max_attempts=definitions[s.id].max_attempts,
-                depends_on=list(definitions[s.id].depends_on),
-                output=s.output,
-                error=s.error,
-                started_at=s.started_at,
-                finished_at=s.finished_at,
-            )
-            for s in run.steps
-        ],
-        error=run.error,
-        last_event_seq=run.last_seq,
-        created_at=run.created_at,
-        updated_at=run.updated_at,
-        started_at=run.started_at,
-        finished_at=run.finished_at,
-    )
+    steps = [_step_run(step, definitions[step.id]) for step in run.steps]
+    return to_wire(run, WorkflowRun, steps=steps, last_event_seq=run.last_seq)
 
 
+def _step_run(step: DomainStepRun, definition: StepDefinition) -> StepRun:
+    return to_wire(step, StepRun, max_attempts=definition.max_attempts, depends_on=definition.depends_on)
+
+
+@routes(
+    Resource("workflow", "Workflow", Workflow, WorkflowList, workflow_out),
+    Create(
+        usecases.create_workflow,
+        body=WorkflowCreate,
+        command=as_command(usecases.CreateWorkflow),
+        doc="""Steps: ids unique, dependencies known, no cycle (422 naming it), agents, teams and queues of the
+        organization; a prompt reads `{{steps.<id>.output}}` only of a step it depends on.""",
+    ),
+    Listing(usecases.list_workflows, named=True),
+    Read(usecases.get_workflow),
+    Update(
+        usecases.update_workflow,
+        body=WorkflowUpdate,
+        command=_update,
+        doc="Changes the given fields; runs already started keep the definition they started with.",
+    ),
+    Remove(usecases.delete_workflow, doc="Deletes the definition; its runs stay and go on."),
+)
 class WorkflowController(Controller):
     path = "/api/v1/workflows"
     tags = ["workflows"]
-
-    @post("/", operation_id="createWorkflow", status_code=201, responses=errors(409, 415))
-    async def create_workflow(self, data: JSONBody[WorkflowCreate], scope: Scope) -> Workflow:
-        """Steps: ids unique, dependencies known, no cycle (422 naming it), agents, teams and queues of the
-        organization; a prompt reads `{{steps.<id>.output}}` only of a step it depends on."""
-        ports, principal = caller(scope)
-        command = usecases.CreateWorkflow(
-            name=data.name, description=data.description, steps=tuple(_step_in(s) for s in data.steps)
-        )
-        return workflow_out(await usecases.create_workflow(ports, principal.organization_id, command))
-
-    @get("/", operation_id="listWorkflows", responses=errors())
-    async def list_workflows(
-        self,
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: OldestFirst = None,
-        name: NameFilter = None,
-        q: NameQuery = None,
-    ) -> WorkflowList:
-        ports, principal = caller(scope)
-        page = await usecases.list_workflows(
-            ports, principal.organization_id, page_request(limit, offset, order, name=name, q=q)
-        )
-        return page_of(WorkflowList, page, workflow_out)
-
-    @get("/{workflow_id:str}", operation_id="getWorkflow", responses=errors(404))
-    async def get_workflow(self, workflow_id: FromPath[str], scope: Scope) -> Workflow:
-        ports, principal = caller(scope)
-        return workflow_out(await usecases.get_workflow(ports, principal.organization_id, workflow_id))
-
-    @patch("/{workflow_id:str}", operation_id="updateWorkflow", responses=errors(404, 409, 415))
-    async def update_workflow(
-        self, workflow_id: FromPath[str], data: JSONBody[WorkflowUpdate], scope: Scope
-    ) -> Workflow:
-        """Changes the given fields; runs already started keep the definition they started with."""
-        ports, principal = caller(scope)
-        given = given_fields(data)
-        if "steps" in given:
-            given["steps"] = tuple(_step_in(s) for s in data.steps)  # type: ignore[union-attr]
-        command = usecases.UpdateWorkflow(**given)
-        return workflow_out(await usecases.update_workflow(ports, principal.organization_id, workflow_id, command))
-
-    @delete(
-        "/{workflow_id:str}",
-        operation_id="deleteWorkflow",
-        status_code=204,
-        responses=errors(404, 409),
-        response_headers=DANGLING,
-    )
-    async def delete_workflow(self, workflow_id: FromPath[str], scope: Scope, force: Force = False) -> Response[None]:
-        """Deletes the definition; its runs stay and go on."""
-        ports, principal = caller(scope)
-        return deleted(await usecases.delete_workflow(ports, principal.organization_id, workflow_id, force=force))
 
     @post("/{workflow_id:str}/runs", operation_id="startWorkflowRun", status_code=201, responses=errors(404, 415))
     async def start_run(self, workflow_id: FromPath[str], data: JSONBody[RunCreate], scope: Scope) -> WorkflowRun:
@@ -242,6 +144,10 @@ async def _run_frames(
         await events.aclose()
 
 
+@routes(
+    Resource("run", "WorkflowRun", WorkflowRun, WorkflowRunList, run_out),
+    Read(runs.get_run, doc="The run with each step's status, execution id, attempt and output."),
+)
 class WorkflowRunController(Controller):
     path = "/api/v1/workflow-runs"
     tags = ["workflows"]
@@ -262,12 +168,6 @@ class WorkflowRunController(Controller):
             ports, principal.organization_id, page_request(limit, offset, order, newest_first=True), where
         )
         return page_of(WorkflowRunList, page, run_out)
-
-    @get("/{run_id:str}", operation_id="getWorkflowRun", responses=errors(404))
-    async def get_run(self, run_id: FromPath[str], scope: Scope) -> WorkflowRun:
-        """The run with each step's status, execution id, attempt and output."""
-        ports, principal = caller(scope)
-        return run_out(await runs.get_run(ports, principal.organization_id, run_id))
 
     @post("/{run_id:str}/cancel", operation_id="cancelWorkflowRun", status_code=200, responses=errors(404, 409))
     async def cancel_run(self, run_id: FromPath[str], scope: Scope) -> WorkflowRun:
