@@ -9,7 +9,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
 from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
-from controlplane_domain.secrets.entity import SealedValue
+from controlplane_adapters.sql.rows import Custom, RowMapping, sealed
 from controlplane_domain.webhooks.entity import Delivery, DeliveryStatus, Webhook
 
 webhooks = sa.Table(
@@ -83,38 +83,16 @@ def events_text(events: tuple[str, ...]) -> str:
     return "," + ",".join(events) + ","
 
 
-def webhook_to_row(webhook: Webhook) -> dict[str, Any]:
-    return {
-        "id": webhook.id,
-        "organization_id": webhook.organization_id,
-        "url": webhook.url,
-        "events": events_text(webhook.events),
-        "enabled": webhook.enabled,
-        "description": webhook.description,
-        "secret_key_id": webhook.secret.key_id,
-        "secret_sealed": webhook.secret.data,
-        "failing_since": webhook.failing_since,
-        "disabled_reason": webhook.disabled_reason,
-        "created_at": webhook.created_at,
-        "updated_at": webhook.updated_at,
-    }
-
-
-def webhook_to_domain(row: Any) -> Webhook:
-    return Webhook(
-        id=row.id,
-        organization_id=row.organization_id,
-        url=row.url,
-        events=tuple(name for name in row.events.split(",") if name),
-        enabled=bool(row.enabled),
-        description=row.description,
-        secret=SealedValue(row.secret_key_id, bytes(row.secret_sealed)),
-        failing_since=row.failing_since,
-        disabled_reason=row.disabled_reason,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
+WEBHOOK_ROWS = RowMapping(
+    Webhook,
+    webhooks,
+    events=Custom(
+        ("events",),
+        lambda events: {"events": events_text(events)},
+        lambda row: tuple(filter(None, row.events.split(","))),
+    ),
+    secret=sealed("secret_key_id", "secret_sealed"),
+)
 
 DELIVERY_FIELDS = tuple(column.name for column in webhook_deliveries.columns)
 
