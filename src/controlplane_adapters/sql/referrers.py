@@ -19,7 +19,7 @@ from controlplane_adapters.references import LINKS, NAMES
 from controlplane_adapters.skills.sql import environment_skills
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.teams.sql import TEAM_ROWS, teams
-from controlplane_adapters.workflows.sql import workflow_to_domain, workflows
+from controlplane_adapters.workflows.sql import WORKFLOW_ROWS, workflows
 from controlplane_domain.references import REFERRERS, Kind, Referrer, Target
 
 
@@ -63,7 +63,7 @@ TABLES: dict[str, tuple[sa.Table, Callable[[Any], Any], Callable[[Target], sa.Co
     "agent": (agents, agent_to_domain, _agents),
     "team": (teams, TEAM_ROWS.to_domain, _teams),
     "job": (jobs, JOB_ROWS.to_domain, _jobs),
-    "workflow": (workflows, workflow_to_domain, lambda target: _holds(workflows.c.steps, target.id)),
+    "workflow": (workflows, WORKFLOW_ROWS.to_domain, lambda target: _holds(workflows.c.steps, target.id)),
     "api_key": (api_keys, API_KEY_ROWS.to_domain, _api_keys),
     "worker_queue": (worker_queues, queue_to_domain, lambda target: worker_queues.c.environment_id == target.id),
     "custom_integration": (

@@ -55,6 +55,11 @@ def renamed(column: str) -> Renamed:
     return Renamed(column)
 
 
+def converted(column: str, write: Convert, read: Convert) -> Custom:
+    """A field stored in one column by `write` and read back from it by `read` (a JSON form written by hand)."""
+    return Custom((column,), lambda value: {column: write(value)}, lambda row: read(getattr(row, column)))
+
+
 def sealed(key_column: str = "key_id", data_column: str = "sealed") -> Custom:
     """A `SealedValue` (or None) in a key id and a data column (secrets, integrations, webhooks, jobs)."""
 
@@ -110,8 +115,17 @@ def _nullable(convert: Convert | None) -> Convert | None:
 class RowMapping(Generic[T]):
     """`to_row` and `to_domain` of the dataclass `entity` in `table`; `custom` maps the fields stored otherwise."""
 
-    def __init__(self, entity: type[T], table: sa.Table, **stored: Custom | Renamed) -> None:
+    def __init__(
+        self,
+        entity: type[T],
+        table: sa.Table,
+        *,
+        computed: dict[str, Convert] | None = None,
+        **stored: Custom | Renamed,
+    ) -> None:
+        """`computed`: columns written from the object (a property kept for an index), never read."""
         self.entity, self.table = entity, table
+        self._computed = list((computed or {}).items())
         hints = get_type_hints(entity)
         fields = [field.name for field in dataclasses.fields(entity)]  # type: ignore[arg-type]
         self._custom = [(name, how) for name, how in stored.items() if isinstance(how, Custom)]
@@ -126,6 +140,7 @@ class RowMapping(Generic[T]):
                 write, read = _nullable(write), _nullable(read)
             self._fields.append((name, name if how is None else how.column, write, read))
         written = {column for _, column, _, _ in self._fields} | {c for _, how in self._custom for c in how.columns}
+        written |= {column for column, _ in self._computed}
         if written != set(table.c.keys()) or not set(stored) <= set(fields):
             wrong = sorted(written ^ set(table.c.keys()) | set(stored) - set(fields))
             raise TypeError(f"{entity.__name__} does not map onto the table {table.name}: {wrong}")
@@ -137,6 +152,8 @@ class RowMapping(Generic[T]):
             row[column] = value if write is None else write(value)
         for name, how in self._custom:
             row.update(how.write(getattr(obj, name)))
+        for column, compute in self._computed:
+            row[column] = compute(obj)
         return row
 
     def to_domain(self, row: Any) -> T:
