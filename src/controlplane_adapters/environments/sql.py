@@ -8,26 +8,21 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, owned_table, timestamps
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.environments.entity import Environment, QueueStatus, WorkerQueue
 from controlplane_domain.errors import DomainError, NotFound
 from controlplane_domain.paging import PageRequest
 
-environments = sa.Table(
+environments = owned_table(
     "environments",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("variables", Json, nullable=False),
     sa.Column("metadata", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_environments_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 

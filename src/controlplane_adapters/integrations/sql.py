@@ -9,15 +9,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, owned_table
 from controlplane_adapters.sql.rows import RowMapping, sealed
 from controlplane_domain.integrations.entity import CustomIntegration, Integration
 
-integrations = sa.Table(
+integrations = owned_table(
     "integrations",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("kind", sa.String(64), nullable=False),
     sa.Column("configuration", Json, nullable=False),
@@ -25,16 +22,11 @@ integrations = sa.Table(
     sa.Column("key_id", sa.String(16), nullable=True),
     sa.Column("sealed", sa.LargeBinary(), nullable=True),
     sa.Column("enabled", sa.Boolean(), nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_integrations_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
-custom_integrations = sa.Table(
+custom_integrations = owned_table(
     "custom_integrations",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("env_vars", Json, nullable=False),
@@ -42,9 +34,7 @@ custom_integrations = sa.Table(
     sa.Column("files", Json, nullable=False),
     sa.Column("setup_commands", Json, nullable=False),
     sa.Column("enabled", sa.Boolean(), nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_custom_integrations_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 

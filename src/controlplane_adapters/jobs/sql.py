@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.executions.table import executions
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, owned_table
 from controlplane_adapters.sql.fair import in_turns
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
@@ -29,11 +29,8 @@ from controlplane_domain.jobs.entity import (
 )
 from controlplane_domain.paging import PageRequest
 
-jobs = sa.Table(
+jobs = owned_table(
     "jobs",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("enabled", sa.Boolean(), nullable=False),
     sa.Column("trigger_type", sa.String(16), nullable=False),
@@ -48,10 +45,8 @@ jobs = sa.Table(
     sa.Column("next_run_at", UtcDateTime(), nullable=True),
     sa.Column("secret_key_id", sa.String(64), nullable=True),
     sa.Column("secret_sealed", sa.LargeBinary(), nullable=True),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_jobs_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_jobs_next_run_at", "next_run_at"),
+    unique=("name",),
 )
 
 job_runs = sa.Table(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlConnection, SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, owned_table
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
@@ -16,20 +16,15 @@ from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.policies.entity import Decision, DecisionFilter, Policy
 
-policies = sa.Table(
+policies = owned_table(
     "policies",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("rego", sa.Text(), nullable=False),
     sa.Column("enabled", sa.Boolean(), nullable=False),
     sa.Column("enforcement", sa.String(16), nullable=False),
     sa.Column("actions", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_policies_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 policy_decisions = sa.Table(

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from controlplane_adapters.agents.sql import SqlAgentRepository
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, UtcDateTime, metadata, organization_column, owned_table
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rows import RowMapping
 from controlplane_adapters.sql.statements import one_of, values_of
@@ -21,20 +21,14 @@ from controlplane_domain.paging import PageRequest
 from controlplane_domain.projects.entity import MemberKind, Project, ProjectCounts
 from controlplane_domain.teams.entity import Team
 
-projects = sa.Table(
+projects = owned_table(
     "projects",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("key", sa.String(16), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("settings", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.UniqueConstraint("organization_id", "key"),
-    sa.Index("ix_projects_org_created", "organization_id", "created_at", "id"),
+    unique=("name", "key"),
 )
 
 

@@ -11,26 +11,21 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, UtcDateTime, metadata, organization_column, owned_table
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rows import RowMapping
 from controlplane_adapters.sql.statements import one_of, values_of
 from controlplane_domain.config import JSONObject
 from controlplane_domain.skills.entity import Skill, SkillOwner
 
-skills = sa.Table(
+skills = owned_table(
     "skills",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("type", sa.String(64), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("enabled", sa.Boolean(), nullable=False),
     sa.Column("configuration", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_skills_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 

@@ -9,22 +9,13 @@ import sqlalchemy as sa
 
 from controlplane_adapters.agents.sql import SqlAgentRepository
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import (
-    Json,
-    id_column,
-    metadata,
-    organization_column,
-    timestamps,
-)
+from controlplane_adapters.sql.columns import Json, owned_table
 from controlplane_adapters.sql.rows import RowMapping, renamed
 from controlplane_domain.teams.entity import Team
 from controlplane_domain.teams.usecases import set_member_in_steps
 
-teams = sa.Table(
+teams = owned_table(
     "teams",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("status", sa.String(32), nullable=False),
@@ -32,9 +23,7 @@ teams = sa.Table(
     sa.Column("configuration", Json, nullable=False),
     sa.Column("skill_ids", Json, nullable=True),
     sa.Column("execution_environment", Json, nullable=True),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_teams_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 

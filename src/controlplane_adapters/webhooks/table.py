@@ -8,15 +8,19 @@ import sqlalchemy as sa
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
-from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import (
+    UtcDateTime,
+    id_column,
+    metadata,
+    organization_column,
+    owned_table,
+    timestamps,
+)
 from controlplane_adapters.sql.rows import Custom, RowMapping, sealed
 from controlplane_domain.webhooks.entity import Delivery, DeliveryStatus, Webhook
 
-webhooks = sa.Table(
+webhooks = owned_table(
     "webhooks",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("url", sa.Text(), nullable=False),
     sa.Column("events", sa.String(1024), nullable=False),  # ",a,b," (a LIKE finds a type on every database)
     sa.Column("enabled", sa.Boolean(), nullable=False),
@@ -25,8 +29,6 @@ webhooks = sa.Table(
     sa.Column("secret_sealed", sa.LargeBinary(), nullable=False),
     sa.Column("failing_since", UtcDateTime(), nullable=True),
     sa.Column("disabled_reason", sa.Text(), nullable=True),
-    *timestamps(),
-    sa.Index("ix_webhooks_org_created", "organization_id", "created_at", "id"),
 )
 
 webhook_deliveries = sa.Table(

@@ -10,7 +10,15 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import (
+    Json,
+    UtcDateTime,
+    id_column,
+    metadata,
+    organization_column,
+    owned_table,
+    timestamps,
+)
 from controlplane_adapters.sql.fair import in_turns
 from controlplane_adapters.sql.pages import read_page_where
 from controlplane_adapters.sql.rows import RowMapping, converted
@@ -24,17 +32,12 @@ from controlplane_adapters.workflows.mapping import (
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workflows.entity import RunEvent, RunEventType, RunStatus, Workflow, WorkflowRun
 
-workflows = sa.Table(
+workflows = owned_table(
     "workflows",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("steps", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_workflows_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 workflow_runs = sa.Table(
