@@ -182,14 +182,11 @@ def _with_zone(trigger: Trigger) -> Trigger:
 
 
 async def get_job(ports: Ports, organization_id: str, job_id: str) -> JobView:
-    async with ports.read() as uow:
-        return JobView(await require_job(uow, organization_id, job_id))
+    return JobView(await crud.get(JOBS, ports, organization_id, job_id))
 
 
 async def list_jobs(ports: Ports, organization_id: str, page: PageRequest) -> Page[JobView]:
-    async with ports.read() as uow:
-        items, total = await uow.jobs.list_page(organization_id, page)
-    return Page(items=[JobView(job) for job in items], total=total, limit=page.limit, offset=page.offset)
+    return (await crud.list_page(JOBS, ports, organization_id, page)).map(JobView)
 
 
 @retry_transient

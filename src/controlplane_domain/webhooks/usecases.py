@@ -123,14 +123,11 @@ async def create_webhook(ports: Ports, organization_id: str, command: CreateWebh
 
 
 async def get_webhook(ports: Ports, organization_id: str, webhook_id: str) -> WebhookView:
-    async with ports.read() as uow:
-        return WebhookView(await require_webhook(uow, organization_id, webhook_id))
+    return WebhookView(await crud.get(WEBHOOKS, ports, organization_id, webhook_id))
 
 
 async def list_webhooks(ports: Ports, organization_id: str, page: PageRequest) -> Page[WebhookView]:
-    async with ports.read() as uow:
-        items, total = await uow.webhooks.list_page(organization_id, page)
-    return Page(items=[WebhookView(each) for each in items], total=total, limit=page.limit, offset=page.offset)
+    return (await crud.list_page(WEBHOOKS, ports, organization_id, page)).map(WebhookView)
 
 
 @retry_transient
