@@ -17,31 +17,18 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from controlplane_domain.errors import NotFound
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET
 from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
+from controlplane_domain.repository import Repository
 
 if TYPE_CHECKING:
     from controlplane_domain.ports import Ports, UnitOfWork
 
 T = TypeVar("T")
-
-
-class Repository(Protocol[T]):
-    """What every organization-owned area's repository offers (each area's port extends it)."""
-
-    async def add(self, obj: T) -> None: ...
-
-    async def get(self, organization_id: str, object_id: str, *, for_update: bool = False) -> T | None: ...
-
-    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]: ...
-
-    async def update(self, obj: T) -> None: ...
-
-    async def delete(self, organization_id: str, object_id: str) -> None: ...
 
 
 def _unnamed(obj: object) -> str | None:
