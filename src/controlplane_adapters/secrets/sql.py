@@ -62,17 +62,7 @@ class SqlSecretRepository(SqlRepository[Secret]):
 
     async def add_accesses(self, accesses: Sequence[SecretAccess]) -> None:
         if accesses:
-            rows = [
-                {
-                    "id": access.id,
-                    "organization_id": access.organization_id,
-                    "secret_id": access.secret_id,
-                    "execution_id": access.execution_id,
-                    "worker_id": access.worker_id,
-                    "accessed_at": access.accessed_at,
-                }
-                for access in accesses
-            ]
+            rows = [ACCESS_ROWS.to_row(access) for access in accesses]
             await self.connection.execute(secret_accesses.insert(), rows)
 
     async def access_page(

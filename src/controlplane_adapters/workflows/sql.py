@@ -30,7 +30,7 @@ from controlplane_adapters.workflows.mapping import (
     steps_to_json,
 )
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.workflows.entity import RunEvent, RunEventType, RunStatus, Workflow, WorkflowRun
+from controlplane_domain.workflows.entity import RunEvent, RunStatus, Workflow, WorkflowRun
 
 workflows = owned_table(
     "workflows",
@@ -75,18 +75,8 @@ workflow_run_events = sa.Table(
 )
 
 
-def _event_row(event: RunEvent) -> dict[str, Any]:
-    return {
-        "run_id": event.run_id,
-        "seq": event.seq,
-        "organization_id": event.organization_id,
-        "type": event.type.value,
-        "data": event.data,
-        "created_at": event.created_at,
-    }
-
-
 WORKFLOW_ROWS = RowMapping(Workflow, workflows, steps=converted("steps", steps_to_json, steps_from_json))
+EVENT_ROWS = RowMapping(RunEvent, workflow_run_events)
 RUN_ROWS = RowMapping(
     WorkflowRun,
     workflow_runs,
@@ -118,7 +108,7 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
 
     async def _append(self, events: Sequence[RunEvent]) -> None:
         if events:
-            await self.connection.execute(insert_row(workflow_run_events), [_event_row(e) for e in events])
+            await self.connection.execute(insert_row(workflow_run_events), [EVENT_ROWS.to_row(e) for e in events])
 
     async def list_page(  # type: ignore[override]
         self, organization_id: str, page: PageRequest, *, workflow_id: str | None, status: RunStatus | None
@@ -164,14 +154,4 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
             .order_by(t.c.seq)
             .limit(limit)
         )
-        return [
-            RunEvent(
-                run_id=row.run_id,
-                organization_id=row.organization_id,
-                seq=row.seq,
-                type=RunEventType(row.type),
-                data=dict(row.data),
-                created_at=row.created_at,
-            )
-            for row in await self.connection.execute(query)
-        ]
+        return [EVENT_ROWS.to_domain(row) for row in await self.connection.execute(query)]
