@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Generic, TypeVar
@@ -9,6 +10,7 @@ from typing import Generic, TypeVar
 from controlplane_domain.errors import ValidationFailed
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -90,3 +92,7 @@ class Page(Generic[T]):
     total: int
     limit: int
     offset: int
+
+    def map(self, convert: Callable[[T], U]) -> Page[U]:
+        """The same page of each item converted (a view of it)."""
+        return Page([convert(item) for item in self.items], self.total, self.limit, self.offset)

@@ -13,10 +13,10 @@ from alembic import command
 from controlplane_adapters.agents.sql import agent_to_row, agents
 from controlplane_adapters.executions.mapping import RUN_WITH_FIELDS, execution_to_row
 from controlplane_adapters.executions.table import executions
-from controlplane_adapters.llm_models.sql import llm_models, model_to_row
+from controlplane_adapters.llm_models.sql import MODEL_ROWS, llm_models
 from controlplane_adapters.sql import migrate
 from controlplane_adapters.sql.engine import create_engine
-from controlplane_adapters.teams.sql import team_to_row, teams
+from controlplane_adapters.teams.sql import TEAM_ROWS, teams
 from controlplane_domain.executions.entity import ExecutionStatus, RunWith, TargetType, agent_run_with
 from tests.contract.conftest import UowFactory
 from tests.contract.test_execution_records import events, seed_queue
@@ -103,8 +103,8 @@ async def test_the_migration_fills_the_rows_that_existed(empty_database: str) ->
     try:
         async with engine.begin() as connection:
             await connection.run_sync(_upgrade_to, "0023")
-            await connection.execute(llm_models.insert(), [model_to_row(each) for each in (PRICED, BY_VALUE)])
-            await connection.execute(teams.insert(), [team_to_row(team("t1"))])
+            await connection.execute(llm_models.insert(), [MODEL_ROWS.to_row(each) for each in (PRICED, BY_VALUE)])
+            await connection.execute(teams.insert(), [TEAM_ROWS.to_row(team("t1"))])
             await connection.execute(agents.insert(), [agent_to_row(AGENTS[key][0]) for key in ("by-id", "by-value")])
             old = [
                 replace(execution("a1", None, ExecutionStatus.COMPLETED), agent_id="org-a-by-id"),

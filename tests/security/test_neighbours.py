@@ -30,7 +30,7 @@ from controlplane_adapters.settings.model import ConfigError
 from controlplane_adapters.settings.values import parse_networks
 from controlplane_adapters.sql.off_loop import OFF_LOOP_READS, off_loop_turn
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
-from controlplane_adapters.storage.sql import stored_file_to_row, stored_files
+from controlplane_adapters.storage.sql import STORED_FILE_ROWS, stored_files
 from controlplane_domain.agents.entity import Agent, AgentStatus
 from controlplane_domain.jobs.entity import render_prompt
 from controlplane_domain.paging import MAX_COUNTED
@@ -436,7 +436,7 @@ async def seed(ports: Ports, files: list[StoredFile], agents: list[Agent]) -> No
             connection = uow._open()
             for start in range(0, max(len(files), len(agents)), 10_000):  # (each within the statement timeout)
                 if chunk := files[start : start + 10_000]:
-                    await connection.execute(sa.insert(stored_files), [stored_file_to_row(each) for each in chunk])
+                    await connection.execute(sa.insert(stored_files), [STORED_FILE_ROWS.to_row(each) for each in chunk])
                 if chunk2 := agents[start : start + 10_000]:
                     await connection.execute(sa.insert(agents_table), [agent_to_row(each) for each in chunk2])
         else:  # (the memory store's rows as its repositories keep them, without a uniqueness check a row)

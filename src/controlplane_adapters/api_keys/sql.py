@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column
+from controlplane_adapters.sql.rows import Custom, RowMapping
 from controlplane_domain.api_keys.entity import ApiKey
-from controlplane_domain.principal import Role
 
 api_keys = sa.Table(
     "api_keys",
@@ -30,45 +28,21 @@ api_keys = sa.Table(
 )
 
 
-def api_key_to_row(key: ApiKey) -> dict[str, Any]:
-    return {
-        "id": key.id,
-        "organization_id": key.organization_id,
-        "name": key.name,
-        "role": key.role.value,
-        "secret_hash": key.secret_hash,
-        "created_by": key.created_by,
-        "created_at": key.created_at,
-        "expires_at": key.expires_at,
-        "revoked_at": key.revoked_at,
-        "environment_ids": list(key.environment_ids) or None,
-        "queue_ids": list(key.queue_ids) or None,
-    }
+def _ids_or_null(column: str) -> Custom:
+    """Ids stored as a JSON array, none as NULL (a key bound to nothing)."""
+    return Custom((column,), lambda ids: {column: list(ids) or None}, lambda row: tuple(getattr(row, column) or ()))
 
 
-def api_key_to_domain(row: Any) -> ApiKey:
-    return ApiKey(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        role=Role(row.role),
-        secret_hash=row.secret_hash,
-        created_by=row.created_by,
-        created_at=row.created_at,
-        expires_at=row.expires_at,
-        revoked_at=row.revoked_at,
-        environment_ids=tuple(row.environment_ids or ()),
-        queue_ids=tuple(row.queue_ids or ()),
-    )
+API_KEY_ROWS = RowMapping(
+    ApiKey, api_keys, environment_ids=_ids_or_null("environment_ids"), queue_ids=_ids_or_null("queue_ids")
+)
 
 
 class SqlApiKeyRepository(SqlRepository[ApiKey]):
-    table = api_keys
-    to_row = staticmethod(api_key_to_row)
-    to_domain = staticmethod(api_key_to_domain)
+    rows = API_KEY_ROWS
     unique_field = "id"
     noun = "api key"
 
     async def find_for_authentication(self, key_id: str) -> ApiKey | None:
         row = (await self.connection.execute(sa.select(self.table).where(self.table.c.id == key_id))).first()
-        return None if row is None else api_key_to_domain(row)
+        return None if row is None else self.to_domain(row)

@@ -7,11 +7,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, to_json
+from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_adapters.sql.statements import insert_row
-from controlplane_domain.audit.entity import AuditEvent, AuditFilter, Outcome
+from controlplane_domain.audit.entity import AuditEvent, AuditFilter
 from controlplane_domain.paging import PageRequest
 
 audit_events = sa.Table(
@@ -38,47 +39,10 @@ audit_events = sa.Table(
 )
 
 
-def audit_event_to_row(event: AuditEvent) -> dict[str, Any]:
-    return {
-        "id": event.id,
-        "organization_id": event.organization_id,
-        "occurred_at": event.occurred_at,
-        "action": event.action,
-        "outcome": event.outcome.value,
-        "resource_type": event.resource_type,
-        "resource_id": event.resource_id,
-        "actor_subject": event.actor_subject,
-        "actor_kind": event.actor_kind,
-        "actor_role": event.actor_role,
-        "credential_id": event.credential_id,
-        "client_ip": event.client_ip,
-        "user_agent": event.user_agent,
-        "request_id": event.request_id,
-        "details": to_json(event.details),
-    }
-
-
-def audit_event_to_domain(row: Any) -> AuditEvent:
-    return AuditEvent(
-        id=row.id,
-        organization_id=row.organization_id,
-        occurred_at=row.occurred_at,
-        action=row.action,
-        outcome=Outcome(row.outcome),
-        resource_type=row.resource_type,
-        resource_id=row.resource_id,
-        actor_subject=row.actor_subject,
-        actor_kind=row.actor_kind,
-        actor_role=row.actor_role,
-        credential_id=row.credential_id,
-        client_ip=row.client_ip,
-        user_agent=row.user_agent,
-        request_id=row.request_id,
-        details=dict(row.details),
-    )
-
-
 INSERT = insert_row(audit_events)
+
+
+AUDIT_ROWS = RowMapping(AuditEvent, audit_events)
 
 
 class SqlAuditRepository:
@@ -88,13 +52,13 @@ class SqlAuditRepository:
         self.connection = connection
 
     async def add(self, event: AuditEvent) -> None:
-        await self.connection.execute(INSERT, audit_event_to_row(event))
+        await self.connection.execute(INSERT, AUDIT_ROWS.to_row(event))
 
     async def get(self, organization_id: str, event_id: str) -> AuditEvent | None:
         t = audit_events
         query = sa.select(t).where(t.c.organization_id == organization_id, t.c.id == event_id)
         row = (await self.connection.execute(query)).first()
-        return None if row is None else audit_event_to_domain(row)
+        return None if row is None else AUDIT_ROWS.to_domain(row)
 
     async def list_page(
         self, organization_id: str, page: PageRequest, where: AuditFilter
@@ -117,4 +81,4 @@ class SqlAuditRepository:
             conditions.append(t.c.occurred_at < where.until)
         order = ordered(page, t.c.occurred_at, t.c.id)
         rows, total = await read_page_where(self.connection, organization_id, page, t, conditions, order)
-        return [audit_event_to_domain(row) for row in rows], total
+        return [AUDIT_ROWS.to_domain(row) for row in rows], total

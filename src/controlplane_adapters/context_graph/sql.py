@@ -13,6 +13,7 @@ from controlplane_adapters.context_graph import walks
 from controlplane_adapters.context_graph.tables import graph_edges, graph_nodes
 from controlplane_adapters.sql.base import SqlConnection, SqlRepository
 from controlplane_adapters.sql.errors import OverBudget
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.context_graph.entity import (
     MAX_WALK_MS,
     MAX_WALK_MS_OFF_LOOP,
@@ -29,53 +30,8 @@ from controlplane_domain.context_graph.entity import (
 from controlplane_domain.errors import Conflict, DomainError
 from controlplane_domain.paging import PageRequest
 
-
-def node_to_row(node: GraphNode) -> dict[str, Any]:
-    return {
-        "id": node.id,
-        "organization_id": node.organization_id,
-        "labels": list(node.labels),
-        "properties": node.properties,
-        "created_at": node.created_at,
-        "updated_at": node.updated_at,
-    }
-
-
-def node_to_domain(row: Any) -> GraphNode:
-    return GraphNode(
-        id=row.id,
-        organization_id=row.organization_id,
-        labels=tuple(row.labels),
-        properties=dict(row.properties),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
-
-def edge_to_row(edge: GraphEdge) -> dict[str, Any]:
-    return {
-        "id": edge.id,
-        "organization_id": edge.organization_id,
-        "type": edge.type,
-        "source_id": edge.source_id,
-        "target_id": edge.target_id,
-        "properties": edge.properties,
-        "created_at": edge.created_at,
-        "updated_at": edge.updated_at,
-    }
-
-
-def edge_to_domain(row: Any) -> GraphEdge:
-    return GraphEdge(
-        id=row.id,
-        organization_id=row.organization_id,
-        type=row.type,
-        source_id=row.source_id,
-        target_id=row.target_id,
-        properties=dict(row.properties),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+NODE_ROWS = RowMapping(GraphNode, graph_nodes)
+EDGE_ROWS = RowMapping(GraphEdge, graph_edges)
 
 
 def _labels_held(dialect: str, labels: Sequence[str]) -> sa.ColumnElement[bool]:
@@ -118,8 +74,7 @@ class SqlEdges(SqlRepository[GraphEdge]):
     """The edges table, by id (what `SqlContextGraphRepository` delegates its edges' reads and writes to)."""
 
     table = graph_edges
-    to_row = staticmethod(edge_to_row)
-    to_domain = staticmethod(edge_to_domain)
+    rows = EDGE_ROWS
     noun = "edge"
     unique_field = "id"
 
@@ -129,8 +84,7 @@ class SqlEdges(SqlRepository[GraphEdge]):
 
 class SqlContextGraphRepository(SqlRepository[GraphNode]):
     table = graph_nodes
-    to_row = staticmethod(node_to_row)
-    to_domain = staticmethod(node_to_domain)
+    rows = NODE_ROWS
     noun = "node"
     unique_field = "id"
 
@@ -173,7 +127,7 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
         rows = await self.connection.execute(
             sa.select(graph_nodes).where(nodes.organization_id == organization_id, nodes.id.in_(list(node_ids)))
         )
-        return {row.id: node_to_domain(row) for row in rows}
+        return {row.id: NODE_ROWS.to_domain(row) for row in rows}
 
     async def add_edge(self, edge: GraphEdge) -> None:
         await self._edges.add(edge)
@@ -191,7 +145,7 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
         rows = await self.connection.execute(
             sa.select(graph_edges).where(edges.organization_id == organization_id, edges.id.in_(list(edge_ids)))
         )
-        return {row.id: edge_to_domain(row) for row in rows}
+        return {row.id: EDGE_ROWS.to_domain(row) for row in rows}
 
     async def edge_page(
         self,
@@ -220,10 +174,10 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
         if rows and rows[0].visited > max_nodes:
             raise WalkTooLarge
         rows = [row for row in rows if row.id != node_id]  # (the start, at 0 moves)
-        reached = [Reached(node_to_domain(row), row.depth) for row in rows[:limit]]
+        reached = [Reached(NODE_ROWS.to_domain(row), row.depth) for row in rows[:limit]]
         kept = [node_id, *(item.node.id for item in reached)]
         among = await self._walked(organization_id, walks.edges_among(walk, kept, limit + 1))
-        edges = [edge_to_domain(row) for row in among[:limit]]
+        edges = [EDGE_ROWS.to_domain(row) for row in among[:limit]]
         return Neighborhood(reached, edges, len(rows) > limit or len(among) > limit)
 
     async def path_steps(

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, owned_table
 
-graph_nodes = sa.Table(
+graph_nodes = owned_table(
     "graph_nodes",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("labels", Json, nullable=False),
     sa.Column("properties", Json, nullable=False),
-    *timestamps(),
-    sa.Index("ix_graph_nodes_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_graph_nodes_labels", "labels", postgresql_using="gin").ddl_if(dialect="postgresql"),
 )
 
@@ -24,17 +19,12 @@ def _node_reference(name: str) -> sa.Column[str]:
     return sa.Column(name, sa.String(64), sa.ForeignKey("graph_nodes.id", ondelete="CASCADE"), nullable=False)
 
 
-graph_edges = sa.Table(
+graph_edges = owned_table(
     "graph_edges",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("type", sa.String(64), nullable=False),
     _node_reference("source_id"),
     _node_reference("target_id"),
     sa.Column("properties", Json, nullable=False),
-    *timestamps(),
-    sa.Index("ix_graph_edges_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_graph_edges_source", "source_id", "type"),
     sa.Index("ix_graph_edges_target", "target_id", "type"),
 )

@@ -8,25 +8,21 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps, to_json
+from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, owned_table, timestamps
 from controlplane_adapters.sql.hot import hot
-from controlplane_domain.environments.entity import Environment, EnvironmentStatus, QueueStatus, WorkerQueue
+from controlplane_adapters.sql.rows import RowMapping
+from controlplane_domain.environments.entity import Environment, QueueStatus, WorkerQueue
 from controlplane_domain.errors import DomainError, NotFound
 from controlplane_domain.paging import PageRequest
 
-environments = sa.Table(
+environments = owned_table(
     "environments",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("variables", Json, nullable=False),
     sa.Column("metadata", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_environments_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 
@@ -46,34 +42,6 @@ worker_queues = sa.Table(
     sa.Index("ix_worker_queues_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_worker_queues_org_env", "organization_id", "environment_id", "created_at", "id"),
 )
-
-
-def environment_to_row(environment: Environment) -> dict[str, Any]:
-    return {
-        "id": environment.id,
-        "organization_id": environment.organization_id,
-        "name": environment.name,
-        "description": environment.description,
-        "status": environment.status.value,
-        "variables": dict(environment.variables),
-        "metadata": to_json(environment.metadata),
-        "created_at": environment.created_at,
-        "updated_at": environment.updated_at,
-    }
-
-
-def environment_to_domain(row: Any) -> Environment:
-    return Environment(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        description=row.description,
-        status=EnvironmentStatus(row.status),
-        variables=dict(row.variables),
-        metadata=dict(row.metadata),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
 
 
 def queue_to_row(queue: WorkerQueue) -> dict[str, Any]:
@@ -114,9 +82,7 @@ def _by_name() -> sa.Select[Any]:
 
 
 class SqlEnvironmentRepository(SqlRepository[Environment]):
-    table = environments
-    to_row = staticmethod(environment_to_row)
-    to_domain = staticmethod(environment_to_domain)
+    rows = RowMapping(Environment, environments)
     noun = "environment"
 
     async def get_by_name(self, organization_id: str, name: str) -> Environment | None:

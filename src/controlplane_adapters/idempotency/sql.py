@@ -4,16 +4,16 @@ batches)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.columns import UtcDateTime, metadata
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_adapters.sql.statements import upsert
 from controlplane_domain.errors import Conflict
-from controlplane_domain.idempotency.entity import IdempotencyRecord, RecordState
+from controlplane_domain.idempotency.entity import IdempotencyRecord
 
 idempotency_records = sa.Table(
     "idempotency_records",
@@ -31,32 +31,7 @@ idempotency_records = sa.Table(
 )
 
 
-def record_to_row(record: IdempotencyRecord) -> dict[str, Any]:
-    return {
-        "organization_id": record.organization_id,
-        "key": record.key,
-        "fingerprint": record.fingerprint,
-        "state": record.state.value,
-        "status_code": record.status_code,
-        "content_type": record.content_type,
-        "body": record.body,
-        "created_at": record.created_at,
-        "expires_at": record.expires_at,
-    }
-
-
-def record_to_domain(row: Any) -> IdempotencyRecord:
-    return IdempotencyRecord(
-        organization_id=row.organization_id,
-        key=row.key,
-        fingerprint=row.fingerprint,
-        state=RecordState(row.state),
-        status_code=row.status_code,
-        content_type=row.content_type,
-        body=None if row.body is None else bytes(row.body),
-        created_at=row.created_at,
-        expires_at=row.expires_at,
-    )
+RECORD_ROWS = RowMapping(IdempotencyRecord, idempotency_records)
 
 
 class SqlIdempotencyRepository:
@@ -70,17 +45,17 @@ class SqlIdempotencyRepository:
     async def get(self, organization_id: str, key: str) -> IdempotencyRecord | None:
         t = idempotency_records
         row = (await self.connection.execute(sa.select(t).where(*self._where(organization_id, key)))).first()
-        return None if row is None else record_to_domain(row)
+        return None if row is None else RECORD_ROWS.to_domain(row)
 
     async def add(self, record: IdempotencyRecord) -> None:
         try:
-            await self.connection.execute(idempotency_records.insert().values(**record_to_row(record)))
+            await self.connection.execute(idempotency_records.insert().values(**RECORD_ROWS.to_row(record)))
         except IntegrityError as exc:
             raise Conflict("idempotency key in use") from exc
 
     async def save(self, record: IdempotencyRecord) -> None:
         statement = upsert(self.connection.dialect.name, idempotency_records, ("organization_id", "key"))
-        await self.connection.execute(statement, record_to_row(record))
+        await self.connection.execute(statement, RECORD_ROWS.to_row(record))
 
     async def delete(self, organization_id: str, key: str) -> None:
         await self.connection.execute(idempotency_records.delete().where(*self._where(organization_id, key)))

@@ -9,15 +9,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps
-from controlplane_domain.integrations.entity import CustomIntegration, Integration, IntegrationFile
-from controlplane_domain.secrets.entity import SealedValue
+from controlplane_adapters.sql.columns import Json, owned_table
+from controlplane_adapters.sql.rows import RowMapping, sealed
+from controlplane_domain.integrations.entity import CustomIntegration, Integration
 
-integrations = sa.Table(
+integrations = owned_table(
     "integrations",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("kind", sa.String(64), nullable=False),
     sa.Column("configuration", Json, nullable=False),
@@ -25,16 +22,11 @@ integrations = sa.Table(
     sa.Column("key_id", sa.String(16), nullable=True),
     sa.Column("sealed", sa.LargeBinary(), nullable=True),
     sa.Column("enabled", sa.Boolean(), nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_integrations_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
-custom_integrations = sa.Table(
+custom_integrations = owned_table(
     "custom_integrations",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("env_vars", Json, nullable=False),
@@ -42,74 +34,11 @@ custom_integrations = sa.Table(
     sa.Column("files", Json, nullable=False),
     sa.Column("setup_commands", Json, nullable=False),
     sa.Column("enabled", sa.Boolean(), nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_custom_integrations_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 
-def integration_to_row(integration: Integration) -> dict[str, Any]:
-    sealed = integration.sealed
-    return {
-        "id": integration.id,
-        "organization_id": integration.organization_id,
-        "name": integration.name,
-        "kind": integration.kind,
-        "configuration": integration.configuration,
-        "secret_fields": list(integration.secret_fields),
-        "key_id": None if sealed is None else sealed.key_id,
-        "sealed": None if sealed is None else sealed.data,
-        "enabled": integration.enabled,
-        "created_at": integration.created_at,
-        "updated_at": integration.updated_at,
-    }
-
-
-def integration_to_domain(row: Any) -> Integration:
-    return Integration(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        kind=row.kind,
-        configuration=dict(row.configuration),
-        secret_fields=tuple(row.secret_fields),
-        sealed=None if row.sealed is None else SealedValue(row.key_id, bytes(row.sealed)),
-        enabled=bool(row.enabled),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
-
-def custom_to_row(integration: CustomIntegration) -> dict[str, Any]:
-    return {
-        "id": integration.id,
-        "organization_id": integration.organization_id,
-        "name": integration.name,
-        "description": integration.description,
-        "env_vars": integration.env_vars,
-        "secret_names": integration.secret_names,
-        "files": [{"path": file.path, "content": file.content, "mode": file.mode} for file in integration.files],
-        "setup_commands": integration.setup_commands,
-        "enabled": integration.enabled,
-        "created_at": integration.created_at,
-        "updated_at": integration.updated_at,
-    }
-
-
-def custom_to_domain(row: Any) -> CustomIntegration:
-    return CustomIntegration(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        description=row.description,
-        env_vars=dict(row.env_vars),
-        secret_names=list(row.secret_names),
-        files=[IntegrationFile(file["path"], file["content"], int(file["mode"])) for file in row.files],
-        setup_commands=list(row.setup_commands),
-        enabled=bool(row.enabled),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+CUSTOM_ROWS = RowMapping(CustomIntegration, custom_integrations)
 
 
 def _many(table: sa.Table, organization_id: str, ids: Sequence[str]) -> sa.Select[Any]:
@@ -117,9 +46,7 @@ def _many(table: sa.Table, organization_id: str, ids: Sequence[str]) -> sa.Selec
 
 
 class SqlIntegrationRepository(SqlRepository[Integration]):
-    table = integrations
-    to_row = staticmethod(integration_to_row)
-    to_domain = staticmethod(integration_to_domain)
+    rows = RowMapping(Integration, integrations, sealed=sealed())
     noun = "integration"
 
     async def get_many(self, organization_id: str, integration_ids: Sequence[str]) -> list[Integration]:
@@ -134,9 +61,7 @@ class SqlIntegrationRepository(SqlRepository[Integration]):
 
 
 class SqlCustomIntegrationRepository(SqlRepository[CustomIntegration]):
-    table = custom_integrations
-    to_row = staticmethod(custom_to_row)
-    to_domain = staticmethod(custom_to_domain)
+    rows = CUSTOM_ROWS
     noun = "custom integration"
 
     async def get_many(self, organization_id: str, integration_ids: Sequence[str]) -> list[CustomIntegration]:

@@ -11,32 +11,26 @@ from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.executions.table import executions
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, owned_table
 from controlplane_adapters.sql.fair import in_turns
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
+from controlplane_adapters.sql.rows import Custom, RowMapping, sealed
 from controlplane_adapters.workflows.sql import workflow_runs
 from controlplane_domain.errors import Conflict
 from controlplane_domain.jobs.entity import (
     FiringFilter,
     Job,
     JobRun,
-    Misfire,
-    Overlap,
-    RunStatus,
     Target,
     TargetKind,
     Trigger,
     TriggerType,
 )
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.secrets.entity import SealedValue
 
-jobs = sa.Table(
+jobs = owned_table(
     "jobs",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("enabled", sa.Boolean(), nullable=False),
     sa.Column("trigger_type", sa.String(16), nullable=False),
@@ -51,10 +45,8 @@ jobs = sa.Table(
     sa.Column("next_run_at", UtcDateTime(), nullable=True),
     sa.Column("secret_key_id", sa.String(64), nullable=True),
     sa.Column("secret_sealed", sa.LargeBinary(), nullable=True),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_jobs_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_jobs_next_run_at", "next_run_at"),
+    unique=("name",),
 )
 
 job_runs = sa.Table(
@@ -77,91 +69,30 @@ job_runs = sa.Table(
 )
 
 
-def job_to_row(job: Job) -> dict[str, Any]:
-    return {
-        "id": job.id,
-        "organization_id": job.organization_id,
-        "name": job.name,
-        "enabled": job.enabled,
-        "trigger_type": job.trigger.type.value,
-        "cron": job.trigger.cron,
-        "timezone": job.trigger.timezone,
-        "target_kind": job.target.kind.value,
-        "target_id": job.target.id,
-        "prompt": job.prompt,
-        "worker_queue_id": job.worker_queue_id,
-        "overlap": job.overlap.value,
-        "misfire": job.misfire.value,
-        "next_run_at": job.next_run_at,
-        "secret_key_id": None if job.secret is None else job.secret.key_id,
-        "secret_sealed": None if job.secret is None else job.secret.data,
-        "created_at": job.created_at,
-        "updated_at": job.updated_at,
-    }
-
-
-def job_to_domain(row: Any) -> Job:
-    sealed = None if row.secret_sealed is None else SealedValue(row.secret_key_id, bytes(row.secret_sealed))
-    return Job(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        enabled=bool(row.enabled),
-        trigger=Trigger(TriggerType(row.trigger_type), row.cron, row.timezone),
-        target=Target(TargetKind(row.target_kind), row.target_id),
-        prompt=row.prompt,
-        worker_queue_id=row.worker_queue_id,
-        overlap=Overlap(row.overlap),
-        misfire=Misfire(row.misfire),
-        next_run_at=row.next_run_at,
-        secret=sealed,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
-
-def run_to_row(run: JobRun) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "organization_id": run.organization_id,
-        "job_id": run.job_id,
-        "trigger": run.trigger.value,
-        "fired_at": run.fired_at,
-        "scheduled_for": run.scheduled_for,
-        "status": run.status.value,
-        "execution_id": run.execution_id,
-        "workflow_run_id": run.workflow_run_id,
-        "skipped_reason": run.skipped_reason,
-        "webhook_id": run.webhook_id,
-        "created_at": run.created_at,
-    }
-
-
-def run_to_domain(row: Any) -> JobRun:
-    return JobRun(
-        id=row.id,
-        organization_id=row.organization_id,
-        job_id=row.job_id,
-        trigger=TriggerType(row.trigger),
-        fired_at=row.fired_at,
-        scheduled_for=row.scheduled_for,
-        status=RunStatus(row.status),
-        execution_id=row.execution_id,
-        workflow_run_id=row.workflow_run_id,
-        skipped_reason=row.skipped_reason,
-        webhook_id=row.webhook_id,
-        created_at=row.created_at,
-    )
-
-
 def _time(value: datetime | None) -> Any:
     return sa.literal(value, UtcDateTime())
 
 
+JOB_ROWS = RowMapping(
+    Job,
+    jobs,
+    trigger=Custom(
+        ("trigger_type", "cron", "timezone"),
+        lambda trigger: {"trigger_type": trigger.type.value, "cron": trigger.cron, "timezone": trigger.timezone},
+        lambda row: Trigger(TriggerType(row.trigger_type), row.cron, row.timezone),
+    ),
+    target=Custom(
+        ("target_kind", "target_id"),
+        lambda target: {"target_kind": target.kind.value, "target_id": target.id},
+        lambda row: Target(TargetKind(row.target_kind), row.target_id),
+    ),
+    secret=sealed("secret_key_id", "secret_sealed"),
+)
+RUN_ROWS = RowMapping(JobRun, job_runs)
+
+
 class SqlJobRepository(SqlRepository[Job]):
-    table = jobs
-    to_row = staticmethod(job_to_row)
-    to_domain = staticmethod(job_to_domain)
+    rows = JOB_ROWS
     noun = "job"
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Job]:
@@ -169,12 +100,12 @@ class SqlJobRepository(SqlRepository[Job]):
 
     async def get_for_webhook(self, job_id: str) -> Job | None:
         row = (await self.connection.execute(sa.select(jobs).where(jobs.c.id == job_id))).first()
-        return None if row is None else job_to_domain(row)
+        return None if row is None else JOB_ROWS.to_domain(row)
 
     async def due(self, now: datetime, limit: int, *, per_organization: int) -> list[Job]:
         due = sa.and_(jobs.c.enabled.is_(True), jobs.c.next_run_at.is_not(None), jobs.c.next_run_at <= now)
         statement = in_turns(jobs, due, jobs.c.next_run_at, limit=limit, per_organization=per_organization)
-        return [job_to_domain(row) for row in await self.connection.execute(statement)]
+        return [JOB_ROWS.to_domain(row) for row in await self.connection.execute(statement)]
 
     async def claim(self, claims: Sequence[tuple[Job, datetime | None]]) -> list[Job]:
         # One UPDATE ... RETURNING for the batch: each row found by its key (IS NOT DISTINCT FROM is served by no
@@ -193,12 +124,12 @@ class SqlJobRepository(SqlRepository[Job]):
             .values(next_run_at=following)
             .returning(*jobs.c)
         )
-        return [job_to_domain(row) for row in await self.connection.execute(statement)]
+        return [JOB_ROWS.to_domain(row) for row in await self.connection.execute(statement)]
 
     async def add_run(self, *runs: JobRun) -> None:
         if not runs:
             return
-        rows = [run_to_row(run) for run in runs]
+        rows = [RUN_ROWS.to_row(run) for run in runs]
         try:
             await self.connection.execute(job_runs.insert(), rows if len(rows) > 1 else rows[0])
         except IntegrityError as exc:
@@ -210,7 +141,7 @@ class SqlJobRepository(SqlRepository[Job]):
         where = (job_runs.c.organization_id == organization_id, job_runs.c.job_id == job_id)
         order = ordered(page, job_runs.c.fired_at, job_runs.c.id)
         rows, total = await read_page_where(self.connection, organization_id, page, job_runs, where, order)
-        return [run_to_domain(row) for row in rows], total
+        return [RUN_ROWS.to_domain(row) for row in rows], total
 
     async def run_for_webhook(self, organization_id: str, job_id: str, webhook_id: str) -> JobRun | None:
         statement = sa.select(job_runs).where(
@@ -219,7 +150,7 @@ class SqlJobRepository(SqlRepository[Job]):
             job_runs.c.webhook_id == webhook_id,
         )
         row = (await self.connection.execute(statement)).first()
-        return None if row is None else run_to_domain(row)
+        return None if row is None else RUN_ROWS.to_domain(row)
 
     async def last_fired_run(self, organization_id: str, job_id: str) -> JobRun | None:
         statement = (
@@ -233,12 +164,12 @@ class SqlJobRepository(SqlRepository[Job]):
             .limit(1)
         )
         row = (await self.connection.execute(statement)).first()
-        return None if row is None else run_to_domain(row)
+        return None if row is None else RUN_ROWS.to_domain(row)
 
     async def get_run(self, organization_id: str, run_id: str) -> JobRun | None:
         statement = sa.select(job_runs).where(job_runs.c.organization_id == organization_id, job_runs.c.id == run_id)
         row = (await self.connection.execute(statement)).first()
-        return None if row is None else run_to_domain(row)
+        return None if row is None else RUN_ROWS.to_domain(row)
 
     async def firings_page(
         self, organization_id: str, page: PageRequest, where: FiringFilter | None
@@ -260,4 +191,4 @@ class SqlJobRepository(SqlRepository[Job]):
         rows, total = await read_page_where(
             self.connection, organization_id, page, job_runs, conditions, order, source=source
         )
-        return [run_to_domain(row) for row in rows], total
+        return [RUN_ROWS.to_domain(row) for row in rows], total

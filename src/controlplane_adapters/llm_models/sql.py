@@ -9,6 +9,7 @@ from sqlalchemy.engine import Dialect
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.paging import PageRequest
 
@@ -44,44 +45,11 @@ llm_models = sa.Table(
 )
 
 
-def model_to_row(model: LlmModel) -> dict[str, Any]:
-    return {
-        "id": model.id,
-        "organization_id": model.organization_id,
-        "value": model.value,
-        "label": model.label,
-        "provider": model.provider,
-        "description": model.description,
-        "enabled": model.enabled,
-        "compatible_runtimes": list(model.compatible_runtimes),
-        "created_at": model.created_at,
-        "updated_at": model.updated_at,
-        "input_cost_per_million": model.input_cost_per_million,
-        "output_cost_per_million": model.output_cost_per_million,
-    }
-
-
-def model_to_domain(row: Any) -> LlmModel:
-    return LlmModel(
-        id=row.id,
-        organization_id=row.organization_id,
-        value=row.value,
-        label=row.label,
-        provider=row.provider,
-        description=row.description,
-        enabled=row.enabled,
-        compatible_runtimes=list(row.compatible_runtimes),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        input_cost_per_million=row.input_cost_per_million,
-        output_cost_per_million=row.output_cost_per_million,
-    )
+MODEL_ROWS = RowMapping(LlmModel, llm_models)
 
 
 class SqlModelRepository(SqlRepository[LlmModel]):
-    table = llm_models
-    to_row = staticmethod(model_to_row)
-    to_domain = staticmethod(model_to_domain)
+    rows = MODEL_ROWS
     unique_field = "value"
     noun = "model"
 

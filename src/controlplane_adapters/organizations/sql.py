@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.columns import UtcDateTime, metadata
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_adapters.sql.statements import upsert
-from controlplane_domain.organizations.entity import OrganizationSettings, Tier
+from controlplane_domain.organizations.entity import OrganizationSettings
 
 organization_settings = sa.Table(
     "organization_settings",
@@ -23,26 +22,7 @@ organization_settings = sa.Table(
 )
 
 
-def settings_to_row(settings: OrganizationSettings) -> dict[str, Any]:
-    return {
-        "organization_id": settings.organization_id,
-        "tier": settings.tier.value,
-        "rate_limit_per_minute": settings.rate_limit_per_minute,
-        "worker_rate_limit_per_minute": settings.worker_rate_limit_per_minute,
-        "storage_quota_bytes": settings.storage_quota_bytes,
-        "updated_at": settings.updated_at,
-    }
-
-
-def settings_to_domain(row: Any) -> OrganizationSettings:
-    return OrganizationSettings(
-        organization_id=row.organization_id,
-        tier=Tier(row.tier),
-        rate_limit_per_minute=row.rate_limit_per_minute,
-        worker_rate_limit_per_minute=row.worker_rate_limit_per_minute,
-        storage_quota_bytes=row.storage_quota_bytes,
-        updated_at=row.updated_at,
-    )
+SETTINGS_ROWS = RowMapping(OrganizationSettings, organization_settings)
 
 
 class SqlOrganizationRepository:
@@ -52,8 +32,8 @@ class SqlOrganizationRepository:
     async def get_settings(self, organization_id: str) -> OrganizationSettings | None:
         t = organization_settings
         row = (await self.connection.execute(sa.select(t).where(t.c.organization_id == organization_id))).first()
-        return None if row is None else settings_to_domain(row)
+        return None if row is None else SETTINGS_ROWS.to_domain(row)
 
     async def save_settings(self, settings: OrganizationSettings) -> None:
         statement = upsert(self.connection.dialect.name, organization_settings, ("organization_id",))
-        await self.connection.execute(statement, settings_to_row(settings))
+        await self.connection.execute(statement, SETTINGS_ROWS.to_row(settings))

@@ -4,32 +4,27 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
 
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlConnection, SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, owned_table
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.policies.entity import Action, Decision, DecisionFilter, Enforcement, Policy
+from controlplane_domain.policies.entity import Decision, DecisionFilter, Policy
 
-policies = sa.Table(
+policies = owned_table(
     "policies",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("rego", sa.Text(), nullable=False),
     sa.Column("enabled", sa.Boolean(), nullable=False),
     sa.Column("enforcement", sa.String(16), nullable=False),
     sa.Column("actions", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_policies_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 policy_decisions = sa.Table(
@@ -56,36 +51,6 @@ policy_decisions = sa.Table(
 )
 
 
-def policy_to_row(policy: Policy) -> dict[str, Any]:
-    return {
-        "id": policy.id,
-        "organization_id": policy.organization_id,
-        "name": policy.name,
-        "description": policy.description,
-        "rego": policy.rego,
-        "enabled": policy.enabled,
-        "enforcement": policy.enforcement.value,
-        "actions": [action.value for action in policy.actions],
-        "created_at": policy.created_at,
-        "updated_at": policy.updated_at,
-    }
-
-
-def policy_to_domain(row: Any) -> Policy:
-    return Policy(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        description=row.description,
-        rego=row.rego,
-        enabled=row.enabled,
-        enforcement=Enforcement(row.enforcement),
-        actions=tuple(Action(action) for action in row.actions),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
-
 DECISION_CHUNK = 50
 
 
@@ -96,50 +61,12 @@ def _add_decisions() -> sa.Insert:
     return hot(policy_decisions.insert())
 
 
-def decision_to_row(decision: Decision) -> dict[str, Any]:
-    return {
-        "id": decision.id,
-        "organization_id": decision.organization_id,
-        "evaluation_id": decision.evaluation_id,
-        "action": decision.action.value,
-        "policy_id": decision.policy_id,
-        "policy_name": decision.policy_name,
-        "enforcement": decision.enforcement.value,
-        "allowed": decision.allowed,
-        "deny": list(decision.deny),
-        "error": decision.error,
-        "subject": decision.subject,
-        "roles": list(decision.roles),
-        "resource_type": decision.resource_type,
-        "resource_id": decision.resource_id,
-        "created_at": decision.created_at,
-    }
-
-
-def decision_to_domain(row: Any) -> Decision:
-    return Decision(
-        id=row.id,
-        organization_id=row.organization_id,
-        evaluation_id=row.evaluation_id,
-        action=Action(row.action),
-        policy_id=row.policy_id,
-        policy_name=row.policy_name,
-        enforcement=Enforcement(row.enforcement),
-        allowed=row.allowed,
-        deny=tuple(row.deny),
-        error=row.error,
-        subject=row.subject,
-        roles=tuple(row.roles),
-        resource_type=row.resource_type,
-        resource_id=row.resource_id,
-        created_at=row.created_at,
-    )
+POLICY_ROWS = RowMapping(Policy, policies)
+DECISION_ROWS = RowMapping(Decision, policy_decisions)
 
 
 class SqlPolicyRepository(SqlRepository[Policy]):
-    table = policies
-    to_row = staticmethod(policy_to_row)
-    to_domain = staticmethod(policy_to_domain)
+    rows = POLICY_ROWS
     noun = "policy"
 
     async def enabled(self, organization_id: str) -> list[Policy]:
@@ -148,7 +75,7 @@ class SqlPolicyRepository(SqlRepository[Policy]):
             .where(policies.c.organization_id == organization_id, policies.c.enabled.is_(True))
             .order_by(policies.c.created_at, policies.c.id)
         )
-        return [policy_to_domain(row) for row in await self.connection.execute(statement)]
+        return [POLICY_ROWS.to_domain(row) for row in await self.connection.execute(statement)]
 
 
 class SqlDecisionRepository:
@@ -160,7 +87,7 @@ class SqlDecisionRepository:
         loop long enough for the requests waiting meanwhile to pay it at their p99; between chunks, they go on."""
         for start in range(0, len(decisions), DECISION_CHUNK):
             chunk = decisions[start : start + DECISION_CHUNK]
-            await self.connection.execute(_add_decisions(), [decision_to_row(d) for d in chunk])
+            await self.connection.execute(_add_decisions(), [DECISION_ROWS.to_row(d) for d in chunk])
 
     async def list_page(
         self, organization_id: str, page: PageRequest, where: DecisionFilter
@@ -179,4 +106,4 @@ class SqlDecisionRepository:
             conditions.append(table.c.created_at < where.until)
         order = ordered(page, table.c.created_at, table.c.id)
         rows, total = await read_page_where(self.connection, organization_id, page, table, conditions, order)
-        return [decision_to_domain(row) for row in rows], total
+        return [DECISION_ROWS.to_domain(row) for row in rows], total

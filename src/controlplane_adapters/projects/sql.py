@@ -11,29 +11,24 @@ import sqlalchemy as sa
 
 from controlplane_adapters.agents.sql import SqlAgentRepository
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, UtcDateTime, metadata, organization_column, owned_table
 from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_adapters.sql.statements import one_of, values_of
 from controlplane_adapters.teams.sql import SqlTeamRepository
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.projects.entity import MemberKind, Project, ProjectCounts, ProjectStatus
+from controlplane_domain.projects.entity import MemberKind, Project, ProjectCounts
 from controlplane_domain.teams.entity import Team
 
-projects = sa.Table(
+projects = owned_table(
     "projects",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("key", sa.String(16), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("settings", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.UniqueConstraint("organization_id", "key"),
-    sa.Index("ix_projects_org_created", "organization_id", "created_at", "id"),
+    unique=("name", "key"),
 )
 
 
@@ -52,35 +47,8 @@ def _members(name: str, member: str, referred: str) -> sa.Table:
 
 project_agents = _members("project_agents", "agent_id", "agents")
 project_teams = _members("project_teams", "team_id", "teams")
+PROJECT_ROWS = RowMapping(Project, projects)
 MEMBERS = {MemberKind.AGENT: (project_agents, "agent_id"), MemberKind.TEAM: (project_teams, "team_id")}
-
-
-def project_to_row(project: Project) -> dict[str, Any]:
-    return {
-        "id": project.id,
-        "organization_id": project.organization_id,
-        "name": project.name,
-        "key": project.key,
-        "description": project.description,
-        "status": project.status.value,
-        "settings": project.settings,
-        "created_at": project.created_at,
-        "updated_at": project.updated_at,
-    }
-
-
-def project_to_domain(row: Any) -> Project:
-    return Project(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        key=row.key,
-        description=row.description,
-        status=ProjectStatus(row.status),
-        settings=dict(row.settings),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
 
 
 def member_of(kind: MemberKind, project_id: str) -> sa.Select[Any]:
@@ -107,9 +75,7 @@ def _projects_of(kind: MemberKind, postgres: bool) -> sa.Select[Any]:
 
 
 class SqlProjectRepository(SqlRepository[Project]):
-    table = projects
-    to_row = staticmethod(project_to_row)
-    to_domain = staticmethod(project_to_domain)
+    rows = PROJECT_ROWS
     noun = "project"
     unique_fields = ("name", "key")
 
@@ -153,7 +119,7 @@ class SqlProjectRepository(SqlRepository[Project]):
         parameters = {"organization_id": organization_id, "member_ids": values_of(member_ids, postgres)}
         found: dict[str, list[Project]] = {}
         for row in await self.connection.execute(_projects_of(kind, postgres), parameters):
-            found.setdefault(row.member_id, []).append(project_to_domain(row))
+            found.setdefault(row.member_id, []).append(PROJECT_ROWS.to_domain(row))
         return found
 
     async def agent_page(self, organization_id: str, project_id: str, page: PageRequest) -> tuple[list[Agent], int]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import sqlalchemy as sa
 
@@ -11,8 +10,9 @@ from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
+from controlplane_adapters.sql.rows import RowMapping, sealed
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.secrets.entity import SealedValue, Secret, SecretAccess
+from controlplane_domain.secrets.entity import Secret, SecretAccess
 
 secrets = sa.Table(
     "secrets",
@@ -43,50 +43,11 @@ secret_accesses = sa.Table(
 )
 
 
-def secret_to_row(secret: Secret) -> dict[str, Any]:
-    return {
-        "id": secret.id,
-        "organization_id": secret.organization_id,
-        "name": secret.name,
-        "description": secret.description,
-        "version": secret.version,
-        "key_id": secret.sealed.key_id,
-        "sealed": secret.sealed.data,
-        "created_at": secret.created_at,
-        "updated_at": secret.updated_at,
-        "last_accessed_at": secret.last_accessed_at,
-    }
-
-
-def secret_to_domain(row: Any) -> Secret:
-    return Secret(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        description=row.description,
-        version=row.version,
-        sealed=SealedValue(row.key_id, bytes(row.sealed)),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        last_accessed_at=row.last_accessed_at,
-    )
-
-
-def access_to_domain(row: Any) -> SecretAccess:
-    return SecretAccess(
-        id=row.id,
-        organization_id=row.organization_id,
-        secret_id=row.secret_id,
-        execution_id=row.execution_id,
-        worker_id=row.worker_id,
-        accessed_at=row.accessed_at,
-    )
+ACCESS_ROWS = RowMapping(SecretAccess, secret_accesses)
 
 
 class SqlSecretRepository(SqlRepository[Secret]):
-    table = secrets
-    to_row = staticmethod(secret_to_row)
-    to_domain = staticmethod(secret_to_domain)
+    rows = RowMapping(Secret, secrets, sealed=sealed())
     noun = "secret"
 
     async def get_by_names(
@@ -101,17 +62,7 @@ class SqlSecretRepository(SqlRepository[Secret]):
 
     async def add_accesses(self, accesses: Sequence[SecretAccess]) -> None:
         if accesses:
-            rows = [
-                {
-                    "id": access.id,
-                    "organization_id": access.organization_id,
-                    "secret_id": access.secret_id,
-                    "execution_id": access.execution_id,
-                    "worker_id": access.worker_id,
-                    "accessed_at": access.accessed_at,
-                }
-                for access in accesses
-            ]
+            rows = [ACCESS_ROWS.to_row(access) for access in accesses]
             await self.connection.execute(secret_accesses.insert(), rows)
 
     async def access_page(
@@ -121,7 +72,7 @@ class SqlSecretRepository(SqlRepository[Secret]):
         where = (table.c.organization_id == organization_id, table.c.secret_id == secret_id)
         order = ordered(page, table.c.accessed_at, table.c.id)
         rows, total = await read_page_where(self.connection, organization_id, page, table, where, order)
-        return [access_to_domain(row) for row in rows], total
+        return [ACCESS_ROWS.to_domain(row) for row in rows], total
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Secret]:
         return await self._sealed_elsewhere(secrets.c.key_id, key_id, limit)

@@ -11,25 +11,21 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, UtcDateTime, metadata, organization_column, owned_table
 from controlplane_adapters.sql.hot import hot
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_adapters.sql.statements import one_of, values_of
 from controlplane_domain.config import JSONObject
 from controlplane_domain.skills.entity import Skill, SkillOwner
 
-skills = sa.Table(
+skills = owned_table(
     "skills",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("type", sa.String(64), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("enabled", sa.Boolean(), nullable=False),
     sa.Column("configuration", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_skills_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 
@@ -50,39 +46,12 @@ def _attachments(name: str, owner: str, referred: str) -> sa.Table:
 agent_skills = _attachments("agent_skills", "agent_id", "agents")
 team_skills = _attachments("team_skills", "team_id", "teams")
 environment_skills = _attachments("environment_skills", "environment_id", "environments")
+SKILL_ROWS = RowMapping(Skill, skills)
 ATTACHMENTS = {
     SkillOwner.AGENT: (agent_skills, "agent_id"),
     SkillOwner.TEAM: (team_skills, "team_id"),
     SkillOwner.ENVIRONMENT: (environment_skills, "environment_id"),
 }
-
-
-def skill_to_row(skill: Skill) -> dict[str, Any]:
-    return {
-        "id": skill.id,
-        "organization_id": skill.organization_id,
-        "name": skill.name,
-        "type": skill.type,
-        "description": skill.description,
-        "enabled": skill.enabled,
-        "configuration": skill.configuration,
-        "created_at": skill.created_at,
-        "updated_at": skill.updated_at,
-    }
-
-
-def skill_to_domain(row: Any) -> Skill:
-    return Skill(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        type=row.type,
-        description=row.description,
-        enabled=bool(row.enabled),
-        configuration=dict(row.configuration),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
 
 
 @functools.cache
@@ -103,9 +72,7 @@ def _attached_of(owner: SkillOwner, postgres: bool) -> sa.Select[Any]:
 
 
 class SqlSkillRepository(SqlRepository[Skill]):
-    table = skills
-    to_row = staticmethod(skill_to_row)
-    to_domain = staticmethod(skill_to_domain)
+    rows = SKILL_ROWS
     noun = "skill"
 
     async def get_many(self, organization_id: str, skill_ids: Sequence[str]) -> list[Skill]:
@@ -137,7 +104,7 @@ class SqlSkillRepository(SqlRepository[Skill]):
         found: dict[str, dict[str, tuple[Skill, JSONObject | None]]] = {}
         for row in await self.connection.execute(_attached_of(owner, postgres), parameters):
             override = None if row.configuration_override is None else dict(row.configuration_override)
-            found.setdefault(row.owner_id, {})[row.id] = (skill_to_domain(row), override)
+            found.setdefault(row.owner_id, {})[row.id] = (SKILL_ROWS.to_domain(row), override)
         return found
 
     async def attach(

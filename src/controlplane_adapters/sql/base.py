@@ -1,12 +1,10 @@
 """The generic SQL repository of an organization-owned table keyed by `id`, and what it needs of a connection.
 
-A plain area subclasses `SqlRepository` with its table, its row mapping, its noun and its unique field, and has
-add, get, update, delete and pages (`list_page`; `list_where` for a page with filters):
+A plain area subclasses `SqlRepository` with its row mapping (derived: rows.py), its noun and its unique field, and
+has add, get, update, delete and pages (`list_page`; `list_where` for a page with filters):
 
     class SqlWidgetRepository(SqlRepository[Widget]):
-        table = widgets
-        to_row = staticmethod(widget_to_row)
-        to_domain = staticmethod(widget_to_domain)
+        rows = RowMapping(Widget, widgets)
         noun = "widget"  # "widget with name 'x' already exists"
         unique_field = "name"  # or unique_fields = ("name", "key"): each unique in the organization
 
@@ -26,11 +24,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
 
+from controlplane_adapters.audit.sql import AUDIT_ROWS
 from controlplane_adapters.audit.sql import INSERT as AUDIT_INSERT
-from controlplane_adapters.audit.sql import audit_event_to_row
 from controlplane_adapters.sql.coalesced import coalesced_by_id, coalescing
 from controlplane_adapters.sql.listing import names_kept, ordered
 from controlplane_adapters.sql.pages import plain_page, read_page_where
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_adapters.sql.statements import (
     by_id,
     changed,
@@ -87,9 +86,15 @@ class SqlRepository(Generic[T]):
     audited: ClassVar[audited_writes.Audited | None] = None
     """How the area's writes read in the audit log (`audit/audited_writes.py` by the noun); None: not audited."""
 
+    rows: ClassVar[RowMapping[Any] | None] = None
+    """The derived row mapping (rows.py), which gives `table`, `to_row` and `to_domain`; None: given by hand."""
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.audited = audited_writes.AUDITED.get(cls.noun)
+        rows = cls.__dict__.get("rows")
+        if rows is not None:
+            cls.table, cls.to_row, cls.to_domain = rows.table, rows.to_row, rows.to_domain
 
     def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
@@ -138,7 +143,7 @@ class SqlRepository(Generic[T]):
         """Append the event of an audited write (written before the change itself, whose statement may be atomic:
         `commit_with` then sends it in this transaction)."""
         if event is not None:
-            await self.connection.execute(AUDIT_INSERT, audit_event_to_row(event))
+            await self.connection.execute(AUDIT_INSERT, AUDIT_ROWS.to_row(event))
 
     async def _add(self, obj: T, insert: sa.Insert) -> None:
         if self.audited is not None:

@@ -1,6 +1,7 @@
 """What every area's table shares: the one `metadata` (schema.py registers every table on it), the column types
-(`UtcDateTime`, `Json`), the helpers of the usual columns (`id_column`, `organization_column`, `timestamps`), and
-the conversion of JSON columns' values. Each area declares its table in its own folder (`agents/sql.py`, ...)."""
+(`UtcDateTime`, `Json`), the helpers of the usual columns (`id_column`, `organization_column`, `timestamps`) and of
+an organization's table (`owned_table`), and the conversion of JSON columns' values. Each area declares its table in
+its own folder (`agents/sql.py`, ...)."""
 
 from __future__ import annotations
 
@@ -102,6 +103,25 @@ def timestamps() -> tuple[sa.Column[datetime], sa.Column[datetime]]:
     return (
         sa.Column("created_at", UtcDateTime(), nullable=False),
         sa.Column("updated_at", UtcDateTime(), nullable=False),
+    )
+
+
+def owned_table(name: str, *items: sa.Column[Any] | sa.Constraint | sa.Index, unique: tuple[str, ...] = ()) -> sa.Table:
+    """An organization's table keyed by `id`: `id`, `organization_id`, the columns of `items`, `created_at`,
+    `updated_at`; each field of `unique` unique in the organization; the index of its pages (organization_id,
+    created_at, id), then the constraints and indexes of `items`."""
+    columns = [item for item in items if isinstance(item, sa.Column)]
+    others = [item for item in items if not isinstance(item, sa.Column)]
+    return sa.Table(
+        name,
+        metadata,
+        id_column(),
+        organization_column(),
+        *columns,
+        *timestamps(),
+        *(sa.UniqueConstraint("organization_id", field) for field in unique),
+        sa.Index(f"ix_{name}_org_created", "organization_id", "created_at", "id"),
+        *others,
     )
 
 

@@ -10,17 +10,17 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.agents.sql import agent_to_domain, agents
-from controlplane_adapters.api_keys.sql import api_key_to_domain, api_keys
+from controlplane_adapters.api_keys.sql import API_KEY_ROWS, api_keys
 from controlplane_adapters.environments.sql import queue_to_domain, worker_queues
-from controlplane_adapters.integrations.sql import custom_integrations, custom_to_domain
-from controlplane_adapters.jobs.sql import job_to_domain, jobs
+from controlplane_adapters.integrations.sql import CUSTOM_ROWS, custom_integrations
+from controlplane_adapters.jobs.sql import JOB_ROWS, jobs
 from controlplane_adapters.projects.sql import project_agents, project_teams
 from controlplane_adapters.references import LINKS, NAMES, PENDING_PLANS
 from controlplane_adapters.skills.sql import environment_skills
 from controlplane_adapters.sql.base import SqlConnection
-from controlplane_adapters.task_plans.sql import plan_to_domain, task_plans
-from controlplane_adapters.teams.sql import team_to_domain, teams
-from controlplane_adapters.workflows.sql import workflow_to_domain, workflows
+from controlplane_adapters.task_plans.sql import PLAN_ROWS, task_plans
+from controlplane_adapters.teams.sql import TEAM_ROWS, teams
+from controlplane_adapters.workflows.sql import WORKFLOW_ROWS, workflows
 from controlplane_domain.references import REFERRERS, Kind, Referrer, Target
 
 
@@ -73,17 +73,17 @@ def _api_keys(target: Target) -> sa.ColumnElement[bool]:
 
 TABLES: dict[str, tuple[sa.Table, Callable[[Any], Any], Callable[[Target], sa.ColumnElement[bool]]]] = {
     "agent": (agents, agent_to_domain, _agents),
-    "team": (teams, team_to_domain, _teams),
-    "job": (jobs, job_to_domain, _jobs),
-    "workflow": (workflows, workflow_to_domain, lambda target: _holds(workflows.c.steps, target.id)),
-    "api_key": (api_keys, api_key_to_domain, _api_keys),
+    "team": (teams, TEAM_ROWS.to_domain, _teams),
+    "job": (jobs, JOB_ROWS.to_domain, _jobs),
+    "workflow": (workflows, WORKFLOW_ROWS.to_domain, lambda target: _holds(workflows.c.steps, target.id)),
+    "api_key": (api_keys, API_KEY_ROWS.to_domain, _api_keys),
     "worker_queue": (worker_queues, queue_to_domain, lambda target: worker_queues.c.environment_id == target.id),
     "custom_integration": (
         custom_integrations,
-        custom_to_domain,
+        CUSTOM_ROWS.to_domain,
         lambda target: _holds(custom_integrations.c.secret_names, target.name or ""),
     ),
-    "task_plan": (task_plans, plan_to_domain, _task_plans),
+    "task_plan": (task_plans, PLAN_ROWS.to_domain, _task_plans),
 }
 """For each referrer type: its table, its row mapping, and the condition that finds its rows naming a target."""
 _LINKED = {

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import zlib
-from typing import Any
 
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.pages import read_page_where
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.storage.entity import StoredFile, Usage
 
@@ -32,34 +32,6 @@ stored_files = sa.Table(
 STORAGE_LOCK_CLASS = 0x53544F52  # "STOR"
 
 
-def stored_file_to_row(stored: StoredFile) -> dict[str, Any]:
-    return {
-        "id": stored.id,
-        "organization_id": stored.organization_id,
-        "path": stored.path,
-        "size": stored.size,
-        "content_type": stored.content_type,
-        "sha256": stored.sha256,
-        "blob_key": stored.blob_key,
-        "created_at": stored.created_at,
-        "updated_at": stored.updated_at,
-    }
-
-
-def stored_file_to_domain(row: Any) -> StoredFile:
-    return StoredFile(
-        id=row.id,
-        organization_id=row.organization_id,
-        path=row.path,
-        size=row.size,
-        content_type=row.content_type,
-        sha256=row.sha256,
-        blob_key=row.blob_key,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
-
 def _prefix_range(path: sa.ColumnElement[str], prefix: str) -> list[sa.ColumnElement[bool]]:
     """`prefix` <= path < the least string past every path that starts with it (its last character that can
     grow, grown; none: no upper end): a range of the (organization_id, path) index, in SQLite's order of code
@@ -74,10 +46,11 @@ def _prefix_range(path: sa.ColumnElement[str], prefix: str) -> list[sa.ColumnEle
     return conditions
 
 
+STORED_FILE_ROWS = RowMapping(StoredFile, stored_files)
+
+
 class SqlStoredFileRepository(SqlRepository[StoredFile]):
-    table = stored_files
-    to_row = staticmethod(stored_file_to_row)
-    to_domain = staticmethod(stored_file_to_domain)
+    rows = STORED_FILE_ROWS
     noun = "file"
     unique_field = "path"
 
@@ -105,7 +78,7 @@ class SqlStoredFileRepository(SqlRepository[StoredFile]):
         # Code point order on every store (Postgres's default collation would order by its locale's rules)
         order = t.c.path.collate("C") if self.connection.dialect.name == "postgresql" else t.c.path
         rows, total = await read_page_where(self.connection, organization_id, page, t, where, (order,))
-        return [stored_file_to_domain(row) for row in rows], total
+        return [STORED_FILE_ROWS.to_domain(row) for row in rows], total
 
     async def usage(self, organization_id: str, *, lock: bool = False) -> Usage:
         t = stored_files

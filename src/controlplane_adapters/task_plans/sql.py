@@ -9,8 +9,9 @@ import sqlalchemy as sa
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
 from controlplane_adapters.sql.pages import read_page_where
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.task_plans.entity import PlanStatus, PlanStep, TaskPlan
+from controlplane_domain.task_plans.entity import PlanStatus, TaskPlan
 
 task_plans = sa.Table(
     "task_plans",
@@ -35,78 +36,11 @@ task_plans = sa.Table(
 )
 
 
-def _steps_to_json(steps: tuple[PlanStep, ...]) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": s.id,
-            "title": s.title,
-            "agent_id": s.agent_id,
-            "team_id": s.team_id,
-            "prompt": s.prompt,
-            "depends_on": list(s.depends_on),
-        }
-        for s in steps
-    ]
-
-
-def _steps_from_json(value: Any) -> tuple[PlanStep, ...]:
-    return tuple(
-        PlanStep(
-            id=s["id"],
-            title=s["title"],
-            agent_id=s.get("agent_id"),
-            team_id=s.get("team_id"),
-            prompt=s["prompt"],
-            depends_on=tuple(s.get("depends_on") or ()),
-        )
-        for s in value
-    )
-
-
-def plan_to_row(plan: TaskPlan) -> dict[str, Any]:
-    return {
-        "id": plan.id,
-        "organization_id": plan.organization_id,
-        "task": plan.task,
-        "worker_queue_id": plan.worker_queue_id,
-        "agent_ids": None if plan.agent_ids is None else list(plan.agent_ids),
-        "status": plan.status.value,
-        "execution_id": plan.execution_id,
-        "summary": plan.summary,
-        "steps": _steps_to_json(plan.steps),
-        "error": plan.error,
-        "workflow_id": plan.workflow_id,
-        "workflow_run_id": plan.workflow_run_id,
-        "created_at": plan.created_at,
-        "updated_at": plan.updated_at,
-        "finished_at": plan.finished_at,
-    }
-
-
-def plan_to_domain(row: Any) -> TaskPlan:
-    return TaskPlan(
-        id=row.id,
-        organization_id=row.organization_id,
-        task=row.task,
-        worker_queue_id=row.worker_queue_id,
-        agent_ids=None if row.agent_ids is None else tuple(row.agent_ids),
-        status=PlanStatus(row.status),
-        execution_id=row.execution_id,
-        summary=row.summary,
-        steps=_steps_from_json(row.steps),
-        error=row.error,
-        workflow_id=row.workflow_id,
-        workflow_run_id=row.workflow_run_id,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        finished_at=row.finished_at,
-    )
+PLAN_ROWS = RowMapping(TaskPlan, task_plans)
 
 
 class SqlTaskPlanRepository(SqlRepository[TaskPlan]):
-    table = task_plans
-    to_row = staticmethod(plan_to_row)
-    to_domain = staticmethod(plan_to_domain)
+    rows = PLAN_ROWS
     noun = "task plan"
     unique_field = "id"
 
@@ -133,4 +67,4 @@ class SqlTaskPlanRepository(SqlRepository[TaskPlan]):
             conditions.append(task_plans.c.status.in_(sorted(status.value for status in statuses)))
         order = (task_plans.c.created_at.desc(), task_plans.c.id.desc())
         rows, total = await read_page_where(self.connection, organization_id, page, task_plans, conditions, order)
-        return [plan_to_domain(row) for row in rows], total
+        return [PLAN_ROWS.to_domain(row) for row in rows], total

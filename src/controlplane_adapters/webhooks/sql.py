@@ -16,12 +16,11 @@ from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
 from controlplane_adapters.webhooks.table import (
+    WEBHOOK_ROWS,
     delivery_to_domain,
     delivery_to_row,
     new_uuid,
     webhook_deliveries,
-    webhook_to_domain,
-    webhook_to_row,
     webhooks,
 )
 from controlplane_domain.errors import Conflict
@@ -122,9 +121,7 @@ NO_CAP = 2**31 - 1
 
 
 class SqlWebhookRepository(SqlRepository[Webhook]):
-    table = webhooks
-    to_row = staticmethod(webhook_to_row)
-    to_domain = staticmethod(webhook_to_domain)
+    rows = WEBHOOK_ROWS
     noun = "webhook"
     unique_field = "id"
 
@@ -185,7 +182,7 @@ class SqlWebhookRepository(SqlRepository[Webhook]):
         if not ids:
             return []
         rows = await self.connection.execute(sa.select(w).where(w.c.id.in_(ids)))
-        return [webhook_to_domain(row) for row in rows]
+        return [WEBHOOK_ROWS.to_domain(row) for row in rows]
 
     async def delete(self, organization_id: str, object_id: str) -> None:
         # the deliveries first: SQLite enforces no foreign key's ON DELETE unless told to

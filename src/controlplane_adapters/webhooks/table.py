@@ -8,15 +8,19 @@ import sqlalchemy as sa
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
-from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
-from controlplane_domain.secrets.entity import SealedValue
+from controlplane_adapters.sql.columns import (
+    UtcDateTime,
+    id_column,
+    metadata,
+    organization_column,
+    owned_table,
+    timestamps,
+)
+from controlplane_adapters.sql.rows import Custom, RowMapping, sealed
 from controlplane_domain.webhooks.entity import Delivery, DeliveryStatus, Webhook
 
-webhooks = sa.Table(
+webhooks = owned_table(
     "webhooks",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("url", sa.Text(), nullable=False),
     sa.Column("events", sa.String(1024), nullable=False),  # ",a,b," (a LIKE finds a type on every database)
     sa.Column("enabled", sa.Boolean(), nullable=False),
@@ -25,8 +29,6 @@ webhooks = sa.Table(
     sa.Column("secret_sealed", sa.LargeBinary(), nullable=False),
     sa.Column("failing_since", UtcDateTime(), nullable=True),
     sa.Column("disabled_reason", sa.Text(), nullable=True),
-    *timestamps(),
-    sa.Index("ix_webhooks_org_created", "organization_id", "created_at", "id"),
 )
 
 webhook_deliveries = sa.Table(
@@ -83,38 +85,16 @@ def events_text(events: tuple[str, ...]) -> str:
     return "," + ",".join(events) + ","
 
 
-def webhook_to_row(webhook: Webhook) -> dict[str, Any]:
-    return {
-        "id": webhook.id,
-        "organization_id": webhook.organization_id,
-        "url": webhook.url,
-        "events": events_text(webhook.events),
-        "enabled": webhook.enabled,
-        "description": webhook.description,
-        "secret_key_id": webhook.secret.key_id,
-        "secret_sealed": webhook.secret.data,
-        "failing_since": webhook.failing_since,
-        "disabled_reason": webhook.disabled_reason,
-        "created_at": webhook.created_at,
-        "updated_at": webhook.updated_at,
-    }
-
-
-def webhook_to_domain(row: Any) -> Webhook:
-    return Webhook(
-        id=row.id,
-        organization_id=row.organization_id,
-        url=row.url,
-        events=tuple(name for name in row.events.split(",") if name),
-        enabled=bool(row.enabled),
-        description=row.description,
-        secret=SealedValue(row.secret_key_id, bytes(row.secret_sealed)),
-        failing_since=row.failing_since,
-        disabled_reason=row.disabled_reason,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
+WEBHOOK_ROWS = RowMapping(
+    Webhook,
+    webhooks,
+    events=Custom(
+        ("events",),
+        lambda events: {"events": events_text(events)},
+        lambda row: tuple(filter(None, row.events.split(","))),
+    ),
+    secret=sealed("secret_key_id", "secret_sealed"),
+)
 
 DELIVERY_FIELDS = tuple(column.name for column in webhook_deliveries.columns)
 

@@ -10,9 +10,18 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import (
+    Json,
+    UtcDateTime,
+    id_column,
+    metadata,
+    organization_column,
+    owned_table,
+    timestamps,
+)
 from controlplane_adapters.sql.fair import in_turns
 from controlplane_adapters.sql.pages import read_page_where
+from controlplane_adapters.sql.rows import RowMapping, converted
 from controlplane_adapters.sql.statements import insert_row
 from controlplane_adapters.workflows.mapping import (
     step_runs_from_json,
@@ -21,19 +30,14 @@ from controlplane_adapters.workflows.mapping import (
     steps_to_json,
 )
 from controlplane_domain.paging import PageRequest
-from controlplane_domain.workflows.entity import RunEvent, RunEventType, RunStatus, Workflow, WorkflowRun
+from controlplane_domain.workflows.entity import RunEvent, RunStatus, Workflow, WorkflowRun
 
-workflows = sa.Table(
+workflows = owned_table(
     "workflows",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("steps", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_workflows_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
 )
 
 workflow_runs = sa.Table(
@@ -71,91 +75,26 @@ workflow_run_events = sa.Table(
 )
 
 
-def workflow_to_row(workflow: Workflow) -> dict[str, Any]:
-    return {
-        "id": workflow.id,
-        "organization_id": workflow.organization_id,
-        "name": workflow.name,
-        "description": workflow.description,
-        "steps": steps_to_json(workflow.steps),
-        "created_at": workflow.created_at,
-        "updated_at": workflow.updated_at,
-    }
-
-
-def workflow_to_domain(row: Any) -> Workflow:
-    return Workflow(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        description=row.description,
-        steps=steps_from_json(row.steps),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
-
-def run_to_row(run: WorkflowRun) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "organization_id": run.organization_id,
-        "workflow_id": run.workflow_id,
-        "status": run.status.value,
-        "input": run.input,
-        "worker_queue_id": run.worker_queue_id,
-        "definition": steps_to_json(run.definition),
-        "steps": step_runs_to_json(run.steps),
-        "error": run.error,
-        "last_seq": run.last_seq,
-        "created_at": run.created_at,
-        "updated_at": run.updated_at,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "timeout_check_at": run.timeout_check_at,
-    }
-
-
-def run_to_domain(row: Any) -> WorkflowRun:
-    return WorkflowRun(
-        id=row.id,
-        organization_id=row.organization_id,
-        workflow_id=row.workflow_id,
-        status=RunStatus(row.status),
-        input=dict(row.input),
-        worker_queue_id=row.worker_queue_id,
-        definition=steps_from_json(row.definition),
-        steps=step_runs_from_json(row.steps),
-        error=row.error,
-        last_seq=row.last_seq,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-    )
-
-
-def _event_row(event: RunEvent) -> dict[str, Any]:
-    return {
-        "run_id": event.run_id,
-        "seq": event.seq,
-        "organization_id": event.organization_id,
-        "type": event.type.value,
-        "data": event.data,
-        "created_at": event.created_at,
-    }
+WORKFLOW_ROWS = RowMapping(Workflow, workflows, steps=converted("steps", steps_to_json, steps_from_json))
+EVENT_ROWS = RowMapping(RunEvent, workflow_run_events)
+RUN_ROWS = RowMapping(
+    WorkflowRun,
+    workflow_runs,
+    definition=converted("definition", steps_to_json, steps_from_json),
+    steps=converted("steps", step_runs_to_json, step_runs_from_json),
+    computed={"timeout_check_at": lambda run: run.timeout_check_at},
+)
 
 
 class SqlWorkflowRepository(SqlRepository[Workflow]):
     table = workflows
-    to_row = staticmethod(workflow_to_row)
-    to_domain = staticmethod(workflow_to_domain)
+    rows = WORKFLOW_ROWS
     noun = "workflow"
 
 
 class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
     table = workflow_runs
-    to_row = staticmethod(run_to_row)
-    to_domain = staticmethod(run_to_domain)
+    rows = RUN_ROWS
     noun = "workflow run"
     unique_field = "id"
 
@@ -169,7 +108,7 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
 
     async def _append(self, events: Sequence[RunEvent]) -> None:
         if events:
-            await self.connection.execute(insert_row(workflow_run_events), [_event_row(e) for e in events])
+            await self.connection.execute(insert_row(workflow_run_events), [EVENT_ROWS.to_row(e) for e in events])
 
     async def list_page(  # type: ignore[override]
         self, organization_id: str, page: PageRequest, *, workflow_id: str | None, status: RunStatus | None
@@ -186,13 +125,13 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
             conditions.append(workflow_runs.c.status.in_(sorted(status.value for status in statuses)))
         order = (workflow_runs.c.created_at.desc(), workflow_runs.c.id.desc())
         rows, total = await read_page_where(self.connection, organization_id, page, workflow_runs, conditions, order)
-        return [run_to_domain(row) for row in rows], total
+        return [RUN_ROWS.to_domain(row) for row in rows], total
 
     async def timeouts_due(self, now: datetime, limit: int, *, per_organization: int) -> list[WorkflowRun]:
         t = workflow_runs
         due = sa.and_(t.c.timeout_check_at.is_not(None), t.c.timeout_check_at <= now)
         statement = in_turns(t, due, t.c.timeout_check_at, limit=limit, per_organization=per_organization)
-        return [run_to_domain(row) for row in await self.connection.execute(statement)]
+        return [RUN_ROWS.to_domain(row) for row in await self.connection.execute(statement)]
 
     async def claim_timeout_check(self, run: WorkflowRun) -> bool:
         # The value is left as it is (the run's update writes the next one): the UPDATE takes the row's lock. On
@@ -215,14 +154,4 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
             .order_by(t.c.seq)
             .limit(limit)
         )
-        return [
-            RunEvent(
-                run_id=row.run_id,
-                organization_id=row.organization_id,
-                seq=row.seq,
-                type=RunEventType(row.type),
-                data=dict(row.data),
-                created_at=row.created_at,
-            )
-            for row in await self.connection.execute(query)
-        ]
+        return [EVENT_ROWS.to_domain(row) for row in await self.connection.execute(query)]

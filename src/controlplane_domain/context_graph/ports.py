@@ -14,15 +14,10 @@ from controlplane_domain.context_graph.entity import (
     Step,
 )
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.repository import Repository
 
 
-class ContextGraphRepository(Protocol):
-    async def add(self, node: GraphNode) -> None: ...
-
-    async def get(self, organization_id: str, node_id: str, *, for_update: bool = False) -> GraphNode | None: ...
-
-    async def update(self, node: GraphNode) -> None: ...
-
+class ContextGraphRepository(Repository[GraphNode], Protocol):
     async def delete(self, organization_id: str, node_id: str) -> None:
         """Delete the node and every edge from or to it."""
 

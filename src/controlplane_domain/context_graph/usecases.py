@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from controlplane_domain import crud
 from controlplane_domain.config import JSONObject
 from controlplane_domain.context_graph.entity import (
     DEFAULT_RESULT_LIMIT,
@@ -26,9 +27,10 @@ from controlplane_domain.context_graph.entity import (
     properties_size,
 )
 from controlplane_domain.context_graph.traversal import choose_path
+from controlplane_domain.crud import Area
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 
@@ -119,35 +121,23 @@ def _too_large(field_name: str, refused: WalkTooLarge) -> ValidationFailed:
     return error
 
 
+NODES = Area("node", lambda uow: uow.context_graph)
+
+
 async def require_node(uow: UnitOfWork, organization_id: str, node_id: str, *, lock: bool = False) -> GraphNode:
     """The node of this organization, or NotFound."""
-    node = await uow.context_graph.get(organization_id, node_id, for_update=lock)
-    if node is None:
-        raise NotFound("node", node_id)
-    return node
+    return await crud.require(NODES, uow, organization_id, node_id, lock=lock)
 
 
 @retry_transient
 async def create_node(ports: Ports, organization_id: str, command: CreateNode) -> GraphNode:
-    now = ports.clock.now()
-    node = GraphNode(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        labels=tuple(command.labels),
-        properties=dict(command.properties),
-        created_at=now,
-        updated_at=now,
-    )
+    node = crud.new(GraphNode, ports, organization_id, command)
     _check_node(node)
-    async with ports.uow() as uow:
-        await uow.context_graph.add(node)
-        await uow.commit()
-    return node
+    return await crud.add(NODES, ports, node)
 
 
 async def get_node(ports: Ports, organization_id: str, node_id: str) -> GraphNode:
-    async with ports.read() as uow:
-        return await require_node(uow, organization_id, node_id)
+    return await crud.get(NODES, ports, organization_id, node_id)
 
 
 async def list_nodes(ports: Ports, organization_id: str, page: PageRequest, where: NodeFilter) -> Page[GraphNode]:
@@ -164,44 +154,20 @@ async def list_nodes(ports: Ports, organization_id: str, page: PageRequest, wher
 
 @retry_transient
 async def update_node(ports: Ports, organization_id: str, node_id: str, command: UpdateNode) -> GraphNode:
-    async with ports.uow() as uow:
-        node = await require_node(uow, organization_id, node_id, lock=True)
-        updated = replace(
-            node,
-            labels=tuple(pick(command.labels, node.labels)),
-            properties=pick(command.properties, node.properties),
-            updated_at=ports.clock.now(),
-        )
-        _check_node(updated)
-        await uow.context_graph.update(updated)
-        await uow.commit()
-    return updated
+    return await crud.patch(NODES, ports, organization_id, node_id, command, _check_node)
 
 
 @retry_transient
 async def delete_node(ports: Ports, organization_id: str, node_id: str) -> None:
     """Delete the node and its edges, in one transaction."""
-    async with ports.uow() as uow:
-        await require_node(uow, organization_id, node_id, lock=True)
-        await uow.context_graph.delete(organization_id, node_id)
-        await uow.commit()
+    await crud.delete(NODES, ports, organization_id, node_id)
 
 
 @retry_transient
 async def create_edge(ports: Ports, organization_id: str, command: CreateEdge) -> GraphEdge:
     """An edge between two nodes of the organization (the same node twice is a self-loop); 422 naming the end
     that is no node of the organization (another organization's node is no node)."""
-    now = ports.clock.now()
-    edge = GraphEdge(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        type=command.type,
-        source_id=command.source_id,
-        target_id=command.target_id,
-        properties=dict(command.properties),
-        created_at=now,
-        updated_at=now,
-    )
+    edge = crud.new(GraphEdge, ports, organization_id, command)
     _check_name("type", edge.type)
     _check_properties(edge.properties)
     async with ports.uow() as uow:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import timedelta
 
+from controlplane_domain import crud
 from controlplane_domain.config import JSONObject
+from controlplane_domain.crud import Area
 from controlplane_domain.environments.entity import (
     MAX_QUEUE_WORKERS,
     MISSED_HEARTBEATS_BEFORE_OFFLINE,
@@ -16,10 +18,10 @@ from controlplane_domain.environments.entity import (
     QueueView,
     WorkerQueue,
 )
-from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.errors import Conflict, ValidationFailed
 from controlplane_domain.names import check_name, is_uuid
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.references import REFERRERS_SHOWN, Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
@@ -61,75 +63,46 @@ class UpdateQueue:
     heartbeat_interval_seconds: int | Unset = UNSET
 
 
+ENVIRONMENTS = Area("environment", lambda uow: uow.environments)
+QUEUES = Area("worker queue", lambda uow: uow.queues, Kind.WORKER_QUEUE, valid_id=is_uuid)
+
+
+def _check_environment(environment: Environment) -> None:
+    check_name("name", environment.name)
+
+
 async def require_environment(
     uow: UnitOfWork, organization_id: str, environment_id: str, *, lock: bool = False
 ) -> Environment:
     """The environment of this organization, or NotFound; `lock`: locked until the unit of work ends."""
-    environment = await uow.environments.get(organization_id, environment_id, for_update=lock)
-    if environment is None:
-        raise NotFound("environment", environment_id)
-    return environment
+    return await crud.require(ENVIRONMENTS, uow, organization_id, environment_id, lock=lock)
 
 
 async def require_queue(uow: UnitOfWork, organization_id: str, queue_id: str, *, lock: bool = False) -> WorkerQueue:
     """The queue of this organization, or NotFound; `lock`: locked until the unit of work ends."""
-    queue = await uow.queues.get(organization_id, queue_id, for_update=lock) if is_uuid(queue_id) else None
-    if queue is None:
-        raise NotFound("worker queue", queue_id)
-    return queue
+    return await crud.require(QUEUES, uow, organization_id, queue_id, lock=lock)
 
 
 @retry_transient
 async def create_environment(ports: Ports, organization_id: str, command: CreateEnvironment) -> Environment:
-    check_name("name", command.name)
-    now = ports.clock.now()
-    environment = Environment(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        description=command.description,
-        status=command.status,
-        variables=dict(command.variables),
-        metadata=dict(command.metadata),
-        created_at=now,
-        updated_at=now,
-    )
-    async with ports.uow() as uow:
-        await uow.environments.add(environment)
-        await uow.commit()
-    return environment
+    environment = crud.new(Environment, ports, organization_id, command)
+    _check_environment(environment)
+    return await crud.add(ENVIRONMENTS, ports, environment)
 
 
 async def get_environment(ports: Ports, organization_id: str, environment_id: str) -> Environment:
-    async with ports.read() as uow:
-        return await require_environment(uow, organization_id, environment_id)
+    return await crud.get(ENVIRONMENTS, ports, organization_id, environment_id)
 
 
 async def list_environments(ports: Ports, organization_id: str, page: PageRequest) -> Page[Environment]:
-    async with ports.read() as uow:
-        items, total = await uow.environments.list_page(organization_id, page)
-    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+    return await crud.list_page(ENVIRONMENTS, ports, organization_id, page)
 
 
 @retry_transient
 async def update_environment(
     ports: Ports, organization_id: str, environment_id: str, command: UpdateEnvironment
 ) -> Environment:
-    async with ports.uow() as uow:
-        environment = await require_environment(uow, organization_id, environment_id, lock=True)
-        updated = replace(
-            environment,
-            name=pick(command.name, environment.name),
-            description=pick(command.description, environment.description),
-            status=pick(command.status, environment.status),
-            variables=pick(command.variables, environment.variables),
-            metadata=pick(command.metadata, environment.metadata),
-            updated_at=ports.clock.now(),
-        )
-        check_name("name", updated.name)
-        await uow.environments.update(updated)
-        await uow.commit()
-    return updated
+    return await crud.patch(ENVIRONMENTS, ports, organization_id, environment_id, command, _check_environment)
 
 
 @retry_transient
@@ -221,15 +194,7 @@ async def list_queues(
 async def update_queue(ports: Ports, organization_id: str, queue_id: str, command: UpdateQueue) -> QueueView:
     async with ports.uow() as uow:
         queue = await require_queue(uow, organization_id, queue_id, lock=True)
-        updated = replace(
-            queue,
-            name=pick(command.name, queue.name),
-            description=pick(command.description, queue.description),
-            status=pick(command.status, queue.status),
-            max_workers=pick(command.max_workers, queue.max_workers),
-            heartbeat_interval_seconds=pick(command.heartbeat_interval_seconds, queue.heartbeat_interval_seconds),
-            updated_at=ports.clock.now(),
-        )
+        updated = crud.patched(queue, command, ports.clock.now())
         _check_queue(updated)
         await uow.queues.update(updated)
         view = (await _views(ports, uow, [updated]))[0]

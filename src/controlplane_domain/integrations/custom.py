@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain import crud
+from controlplane_domain.crud import Area
+from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.integrations.entity import (
     DEFAULT_MODE,
     ENV_VAR_NAME,
@@ -29,7 +31,7 @@ from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
-from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
+from controlplane_domain.references import Dangling, Kind
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SECRET_NAME
 
@@ -156,34 +158,21 @@ def _check(integration: CustomIntegration) -> None:
     check_setup_commands(integration.setup_commands)
 
 
+CUSTOM_INTEGRATIONS = Area("custom integration", lambda uow: uow.custom_integrations, Kind.CUSTOM_INTEGRATION)
+
+
 async def require_custom_integration(
     uow: UnitOfWork, organization_id: str, integration_id: str, *, lock: bool = False
 ) -> CustomIntegration:
     """The custom integration of this organization, or NotFound."""
-    found = await uow.custom_integrations.get(organization_id, integration_id, for_update=lock)
-    if found is None:
-        raise NotFound("custom integration", integration_id)
-    return found
+    return await crud.require(CUSTOM_INTEGRATIONS, uow, organization_id, integration_id, lock=lock)
 
 
 @retry_transient
 async def create_custom_integration(
     ports: Ports, organization_id: str, command: CreateCustomIntegration
 ) -> CustomIntegration:
-    now = ports.clock.now()
-    integration = CustomIntegration(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        description=command.description,
-        env_vars=dict(command.env_vars),
-        secret_names=list(command.secret_names),
-        files=files_of(command.files),
-        setup_commands=list(command.setup_commands),
-        enabled=command.enabled,
-        created_at=now,
-        updated_at=now,
-    )
+    integration = crud.new(CustomIntegration, ports, organization_id, command, files=files_of(command.files))
     _check(integration)
     async with ports.uow() as uow:
         names = await check_secret_names(uow, organization_id, integration.secret_names)
@@ -194,14 +183,11 @@ async def create_custom_integration(
 
 
 async def get_custom_integration(ports: Ports, organization_id: str, integration_id: str) -> CustomIntegration:
-    async with ports.read() as uow:
-        return await require_custom_integration(uow, organization_id, integration_id)
+    return await crud.get(CUSTOM_INTEGRATIONS, ports, organization_id, integration_id)
 
 
 async def list_custom_integrations(ports: Ports, organization_id: str, page: PageRequest) -> Page[CustomIntegration]:
-    async with ports.read() as uow:
-        items, total = await uow.custom_integrations.list_page(organization_id, page)
-    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+    return await crud.list_page(CUSTOM_INTEGRATIONS, ports, organization_id, page)
 
 
 @retry_transient
@@ -238,10 +224,4 @@ async def delete_custom_integration(
     ports: Ports, organization_id: str, integration_id: str, *, force: bool = False
 ) -> Dangling:
     """Delete it. Agents and teams naming it: 409 IN_USE, or with `force` they keep the id (references.py)."""
-    async with ports.uow() as uow:
-        await require_custom_integration(uow, organization_id, integration_id, lock=True)
-        target = Target(Kind.CUSTOM_INTEGRATION, integration_id)
-        dangling = await check_unreferenced(uow, organization_id, target, force=force)
-        await uow.custom_integrations.delete(organization_id, integration_id)
-        await uow.commit()
-    return dangling
+    return await crud.delete(CUSTOM_INTEGRATIONS, ports, organization_id, integration_id, force=force)

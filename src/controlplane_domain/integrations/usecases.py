@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from controlplane_domain import crud
 from controlplane_domain.config import JSONObject
+from controlplane_domain.crud import Area
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.integrations.catalog import BY_KIND, MASK, IntegrationTemplate
 from controlplane_domain.integrations.entity import Integration
@@ -21,7 +23,7 @@ from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.ports import Ports, UnitOfWork
-from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
+from controlplane_domain.references import Dangling, Kind
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.ports import SecretCipher
 from controlplane_domain.secrets.usecases import require_cipher
@@ -139,14 +141,14 @@ def _check_name(name: str) -> None:
     check_name("name", name)
 
 
+INTEGRATIONS = Area("integration", lambda uow: uow.integrations, Kind.INTEGRATION)
+
+
 async def require_integration(
     uow: UnitOfWork, organization_id: str, integration_id: str, *, lock: bool = False
 ) -> Integration:
     """The integration of this organization, or NotFound."""
-    integration = await uow.integrations.get(organization_id, integration_id, for_update=lock)
-    if integration is None:
-        raise NotFound("integration", integration_id)
-    return integration
+    return await crud.require(INTEGRATIONS, uow, organization_id, integration_id, lock=lock)
 
 
 @retry_transient
@@ -171,21 +173,15 @@ async def create_integration(ports: Ports, organization_id: str, command: Create
     )
     await check_configuration_off_loop(schema_validator(ports), template, dict(command.configuration))
     integration = _split(ports, template, blank, command.configuration, checked=True)
-    async with ports.uow() as uow:
-        await uow.integrations.add(integration)
-        await uow.commit()
-    return integration
+    return await crud.add(INTEGRATIONS, ports, integration)
 
 
 async def get_integration(ports: Ports, organization_id: str, integration_id: str) -> Integration:
-    async with ports.read() as uow:
-        return await require_integration(uow, organization_id, integration_id)
+    return await crud.get(INTEGRATIONS, ports, organization_id, integration_id)
 
 
 async def list_integrations(ports: Ports, organization_id: str, page: PageRequest) -> Page[Integration]:
-    async with ports.read() as uow:
-        items, total = await uow.integrations.list_page(organization_id, page)
-    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+    return await crud.list_page(INTEGRATIONS, ports, organization_id, page)
 
 
 def _needs_cipher(template: IntegrationTemplate, stored: Integration, command: UpdateIntegration) -> bool:
@@ -258,10 +254,4 @@ async def delete_integration(
 ) -> Dangling:
     """Delete the integration (and its sealed fields). Agents and teams naming it: 409 IN_USE, or with `force` they
     keep the id (references.py); the lease's resolution leaves out an id that names nothing."""
-    async with ports.uow() as uow:
-        await require_integration(uow, organization_id, integration_id, lock=True)
-        target = Target(Kind.INTEGRATION, integration_id)
-        dangling = await check_unreferenced(uow, organization_id, target, force=force)
-        await uow.integrations.delete(organization_id, integration_id)
-        await uow.commit()
-    return dangling
+    return await crud.delete(INTEGRATIONS, ports, organization_id, integration_id, force=force)

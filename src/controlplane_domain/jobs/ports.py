@@ -8,9 +8,10 @@ from typing import Protocol
 
 from controlplane_domain.jobs.entity import FiringFilter, Job, JobRun
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.repository import Repository
 
 
-class JobRepository(Protocol):
+class JobRepository(Repository[Job], Protocol):
     async def add(self, job: Job) -> None:
         """Store a new job; Conflict when its name is taken in the organization."""
 
@@ -18,15 +19,11 @@ class JobRepository(Protocol):
         """Webhook jobs of every organization whose signing secret another key sealed, by id, at most `limit`
         (locked until the unit of work ends, for a key rotation)."""
 
-    async def get(self, organization_id: str, job_id: str, *, for_update: bool = False) -> Job | None: ...
-
     async def update(self, job: Job) -> None:
         """Replace a stored job; Conflict when its new name is taken."""
 
     async def delete(self, organization_id: str, job_id: str) -> None:
         """Delete the job and its runs (never the executions they created)."""
-
-    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Job], int]: ...
 
     async def get_for_webhook(self, job_id: str) -> Job | None:
         """The job of any organization with this id: the public webhook route knows no organization before the

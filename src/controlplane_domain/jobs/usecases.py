@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain import crud
+from controlplane_domain.crud import Area
+from controlplane_domain.errors import Conflict, ValidationFailed
 from controlplane_domain.executions.entity import PROMPT_MAX_LENGTH
 from controlplane_domain.jobs.entity import (
     Job,
@@ -133,11 +135,11 @@ def _new_secret(ports: Ports, job: Job) -> tuple[str, SealedValue]:
     return secret, SealedValue(cipher.key_id, cipher.encrypt(secret, secret_data(job.organization_id, job.id)))
 
 
+JOBS = Area("job", lambda uow: uow.jobs)
+
+
 async def require_job(uow: UnitOfWork, organization_id: str, job_id: str, *, lock: bool = False) -> Job:
-    job = await uow.jobs.get(organization_id, job_id, for_update=lock)
-    if job is None:
-        raise NotFound("job", job_id)
-    return job
+    return await crud.require(JOBS, uow, organization_id, job_id, lock=lock)
 
 
 @retry_transient
@@ -180,14 +182,11 @@ def _with_zone(trigger: Trigger) -> Trigger:
 
 
 async def get_job(ports: Ports, organization_id: str, job_id: str) -> JobView:
-    async with ports.read() as uow:
-        return JobView(await require_job(uow, organization_id, job_id))
+    return JobView(await crud.get(JOBS, ports, organization_id, job_id))
 
 
 async def list_jobs(ports: Ports, organization_id: str, page: PageRequest) -> Page[JobView]:
-    async with ports.read() as uow:
-        items, total = await uow.jobs.list_page(organization_id, page)
-    return Page(items=[JobView(job) for job in items], total=total, limit=page.limit, offset=page.offset)
+    return (await crud.list_page(JOBS, ports, organization_id, page)).map(JobView)
 
 
 @retry_transient
@@ -224,10 +223,7 @@ async def update_job(ports: Ports, organization_id: str, job_id: str, command: U
 @retry_transient
 async def delete_job(ports: Ports, organization_id: str, job_id: str) -> None:
     """Delete the job and its runs; the executions it created stay."""
-    async with ports.uow() as uow:
-        await require_job(uow, organization_id, job_id, lock=True)
-        await uow.jobs.delete(organization_id, job_id)
-        await uow.commit()
+    await crud.delete(JOBS, ports, organization_id, job_id)
 
 
 @retry_transient

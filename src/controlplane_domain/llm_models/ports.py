@@ -6,17 +6,10 @@ from typing import Protocol
 
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.repository import Repository
 
 
-class ModelRepository(Protocol):
-    async def add(self, model: LlmModel) -> None: ...
-
-    async def get(self, organization_id: str, model_id: str, *, for_update: bool = False) -> LlmModel | None: ...
-
-    async def update(self, model: LlmModel) -> None: ...
-
-    async def delete(self, organization_id: str, model_id: str) -> None: ...
-
+class ModelRepository(Repository[LlmModel], Protocol):
     async def list_page(
         self, organization_id: str, page: PageRequest, *, enabled_only: bool = False
     ) -> tuple[list[LlmModel], int]: ...

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain import crud
+from controlplane_domain.crud import Area
+from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports
-from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
+from controlplane_domain.references import Dangling, Kind
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import RUNTIME_IDS, require_supported_runtime
 
@@ -58,34 +60,17 @@ def _check_model(model: LlmModel) -> None:
 
 @retry_transient
 async def create_model(ports: Ports, organization_id: str, command: CreateModel) -> LlmModel:
-    now = ports.clock.now()
-    model = LlmModel(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        value=command.value,
-        label=command.label if command.label is not None else command.value,
-        provider=command.provider,
-        description=command.description,
-        enabled=command.enabled,
-        compatible_runtimes=list(command.compatible_runtimes),
-        created_at=now,
-        updated_at=now,
-        input_cost_per_million=command.input_cost_per_million,
-        output_cost_per_million=command.output_cost_per_million,
-    )
+    label = command.label if command.label is not None else command.value
+    model = crud.new(LlmModel, ports, organization_id, command, label=label)
     _check_model(model)
-    async with ports.uow() as uow:
-        await uow.models.add(model)
-        await uow.commit()
-    return model
+    return await crud.add(MODELS, ports, model)
+
+
+MODELS = Area("model", lambda uow: uow.models, Kind.MODEL, name=lambda model: model.value)
 
 
 async def get_model(ports: Ports, organization_id: str, model_id: str) -> LlmModel:
-    async with ports.read() as uow:
-        model = await uow.models.get(organization_id, model_id)
-    if model is None:
-        raise NotFound("model", model_id)
-    return model
+    return await crud.get(MODELS, ports, organization_id, model_id)
 
 
 async def list_models(
@@ -98,38 +83,11 @@ async def list_models(
 
 @retry_transient
 async def update_model(ports: Ports, organization_id: str, model_id: str, command: UpdateModel) -> LlmModel:
-    async with ports.uow() as uow:
-        model = await uow.models.get(organization_id, model_id, for_update=True)
-        if model is None:
-            raise NotFound("model", model_id)
-        updated = replace(
-            model,
-            value=pick(command.value, model.value),
-            label=pick(command.label, model.label),
-            provider=pick(command.provider, model.provider),
-            description=pick(command.description, model.description),
-            enabled=pick(command.enabled, model.enabled),
-            compatible_runtimes=pick(command.compatible_runtimes, model.compatible_runtimes),
-            input_cost_per_million=pick(command.input_cost_per_million, model.input_cost_per_million),
-            output_cost_per_million=pick(command.output_cost_per_million, model.output_cost_per_million),
-            updated_at=ports.clock.now(),
-        )
-        _check_model(updated)
-        await uow.models.update(updated)
-        await uow.commit()
-    return updated
+    return await crud.patch(MODELS, ports, organization_id, model_id, command, _check_model)
 
 
 @retry_transient
 async def delete_model(ports: Ports, organization_id: str, model_id: str, *, force: bool = False) -> Dangling:
     """Delete a model. Agents whose `model_id` names it (its id or its value): 409 IN_USE, or with `force` they keep
     the text (references.py)."""
-    async with ports.uow() as uow:
-        model = await uow.models.get(organization_id, model_id, for_update=True)
-        if model is None:
-            raise NotFound("model", model_id)
-        target = Target(Kind.MODEL, model_id, model.value)
-        dangling = await check_unreferenced(uow, organization_id, target, force=force)
-        await uow.models.delete(organization_id, model_id)
-        await uow.commit()
-    return dangling
+    return await crud.delete(MODELS, ports, organization_id, model_id, force=force)

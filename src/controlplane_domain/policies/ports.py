@@ -7,20 +7,15 @@ from typing import Any, Protocol
 
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.policies.entity import Decision, DecisionFilter, Outcome, Policy
+from controlplane_domain.repository import Repository
 
 
-class PolicyRepository(Protocol):
+class PolicyRepository(Repository[Policy], Protocol):
     async def add(self, policy: Policy) -> None:
         """Store a new policy; Conflict when its name is taken in the organization."""
 
-    async def get(self, organization_id: str, policy_id: str, *, for_update: bool = False) -> Policy | None: ...
-
     async def update(self, policy: Policy) -> None:
         """Replace a stored policy; Conflict when its new name is taken."""
-
-    async def delete(self, organization_id: str, policy_id: str) -> None: ...
-
-    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Policy], int]: ...
 
     async def enabled(self, organization_id: str) -> list[Policy]:
         """Every enabled policy of the organization, in (created_at, id) order."""

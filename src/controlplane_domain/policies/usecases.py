@@ -4,12 +4,14 @@ log's flush and reads."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from controlplane_domain.errors import DomainError, NotFound, Unavailable, ValidationFailed
+from controlplane_domain import crud
+from controlplane_domain.crud import Area
+from controlplane_domain.errors import DomainError, Unavailable, ValidationFailed
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.policies.cache import CHANGED
 from controlplane_domain.policies.entity import (
     REGO_MAX_LENGTH,
@@ -82,11 +84,11 @@ def compile_failed(exc: PolicyCompileError) -> ValidationFailed:
     return failed
 
 
+POLICIES = Area("policy", lambda uow: uow.policies)
+
+
 async def require_policy(uow: UnitOfWork, organization_id: str, policy_id: str, *, lock: bool = False) -> Policy:
-    policy = await uow.policies.get(organization_id, policy_id, for_update=lock)
-    if policy is None:
-        raise NotFound("policy", policy_id)
-    return policy
+    return await crud.require(POLICIES, uow, organization_id, policy_id, lock=lock)
 
 
 async def _changed(ports: Ports) -> None:
@@ -98,19 +100,7 @@ async def _changed(ports: Ports) -> None:
 @retry_transient
 async def create_policy(ports: Ports, organization_id: str, command: CreatePolicy) -> Policy:
     runtime = _runtime(ports)
-    now = ports.clock.now()
-    policy = Policy(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        description=command.description,
-        rego=command.rego,
-        enabled=command.enabled,
-        enforcement=command.enforcement,
-        actions=tuple(command.actions),
-        created_at=now,
-        updated_at=now,
-    )
+    policy = crud.new(Policy, ports, organization_id, command)
     await _check_policy(runtime, policy, compile_module=True)
     async with ports.uow() as uow:
         await uow.policies.add(policy)
@@ -120,14 +110,11 @@ async def create_policy(ports: Ports, organization_id: str, command: CreatePolic
 
 
 async def get_policy(ports: Ports, organization_id: str, policy_id: str) -> Policy:
-    async with ports.read() as uow:
-        return await require_policy(uow, organization_id, policy_id)
+    return await crud.get(POLICIES, ports, organization_id, policy_id)
 
 
 async def list_policies(ports: Ports, organization_id: str, page: PageRequest) -> Page[Policy]:
-    async with ports.read() as uow:
-        items, total = await uow.policies.list_page(organization_id, page)
-    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+    return await crud.list_page(POLICIES, ports, organization_id, page)
 
 
 @retry_transient
@@ -143,16 +130,7 @@ async def update_policy(ports: Ports, organization_id: str, policy_id: str, comm
             await _check_rego(runtime, command.rego, compile_module=True)
     async with ports.uow() as uow:
         policy = await require_policy(uow, organization_id, policy_id, lock=True)
-        updated = replace(
-            policy,
-            name=pick(command.name, policy.name),
-            description=pick(command.description, policy.description),
-            rego=pick(command.rego, policy.rego),
-            enabled=pick(command.enabled, policy.enabled),
-            enforcement=pick(command.enforcement, policy.enforcement),
-            actions=tuple(pick(command.actions, policy.actions)),
-            updated_at=ports.clock.now(),
-        )
+        updated = crud.patched(policy, command, ports.clock.now())
         await _check_policy(runtime, updated, compile_module=False)  # (compiled above when it changes)
         await uow.policies.update(updated)
         await uow.commit()
@@ -163,10 +141,7 @@ async def update_policy(ports: Ports, organization_id: str, policy_id: str, comm
 @retry_transient
 async def delete_policy(ports: Ports, organization_id: str, policy_id: str) -> None:
     """Delete the policy; its decisions stay in the log (they name it)."""
-    async with ports.uow() as uow:
-        await require_policy(uow, organization_id, policy_id, lock=True)
-        await uow.policies.delete(organization_id, policy_id)
-        await uow.commit()
+    await crud.delete(POLICIES, ports, organization_id, policy_id)
     await _changed(ports)
 
 

@@ -9,22 +9,19 @@ from typing import Protocol
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.projects.entity import MemberKind, Project, ProjectCounts
+from controlplane_domain.repository import Repository
 from controlplane_domain.teams.entity import Team
 
 
-class ProjectRepository(Protocol):
+class ProjectRepository(Repository[Project], Protocol):
     async def add(self, project: Project) -> None:
         """Store a new project; Conflict when its name or key is taken in the organization."""
-
-    async def get(self, organization_id: str, project_id: str, *, for_update: bool = False) -> Project | None: ...
 
     async def update(self, project: Project) -> None:
         """Replace a stored project; Conflict when its new name or key is taken."""
 
     async def delete(self, organization_id: str, project_id: str) -> None:
         """Delete the project and its memberships (never the agents or teams)."""
-
-    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Project], int]: ...
 
     async def counts(self, organization_id: str, project_ids: Sequence[str]) -> dict[str, ProjectCounts]:
         """Agents and teams each project holds (only existing ones); projects without members may be missing."""

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from controlplane_domain import crud
 from controlplane_domain.audit.usecases import record
 from controlplane_domain.config import JSONObject
+from controlplane_domain.crud import Area
 from controlplane_domain.errors import NotFound, ValidationFailed
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.projects.entity import (
     PROJECT_KEY,
@@ -19,7 +21,7 @@ from controlplane_domain.projects.entity import (
     ProjectStatus,
     ProjectView,
 )
-from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
+from controlplane_domain.references import Dangling, Kind
 from controlplane_domain.retry import retry_transient
 
 
@@ -47,12 +49,13 @@ def _check_project(project: Project) -> None:
         raise ValidationFailed("key", "must be an uppercase letter then 1 to 9 uppercase letters or digits")
 
 
+PROJECTS = Area("project", lambda uow: uow.projects, Kind.PROJECT, cascades=True)
+"""A forced delete takes the project's memberships with it (never its agents nor its teams)."""
+
+
 async def require_project(uow: UnitOfWork, organization_id: str, project_id: str, *, lock: bool = False) -> Project:
     """The project of this organization, or NotFound."""
-    project = await uow.projects.get(organization_id, project_id, for_update=lock)
-    if project is None:
-        raise NotFound("project", project_id)
-    return project
+    return await crud.require(PROJECTS, uow, organization_id, project_id, lock=lock)
 
 
 async def _view(uow: UnitOfWork, project: Project) -> ProjectView:
@@ -62,18 +65,7 @@ async def _view(uow: UnitOfWork, project: Project) -> ProjectView:
 
 @retry_transient
 async def create_project(ports: Ports, organization_id: str, command: CreateProject) -> ProjectView:
-    now = ports.clock.now()
-    project = Project(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        key=command.key,
-        description=command.description,
-        status=command.status,
-        settings=dict(command.settings),
-        created_at=now,
-        updated_at=now,
-    )
+    project = crud.new(Project, ports, organization_id, command)
     _check_project(project)
     async with ports.uow() as uow:
         await uow.projects.add(project)
@@ -98,15 +90,7 @@ async def list_projects(ports: Ports, organization_id: str, page: PageRequest) -
 async def update_project(ports: Ports, organization_id: str, project_id: str, command: UpdateProject) -> ProjectView:
     async with ports.uow() as uow:
         project = await require_project(uow, organization_id, project_id, lock=True)
-        updated = replace(
-            project,
-            name=pick(command.name, project.name),
-            key=pick(command.key, project.key),
-            description=pick(command.description, project.description),
-            status=pick(command.status, project.status),
-            settings=pick(command.settings, project.settings),
-            updated_at=ports.clock.now(),
-        )
+        updated = crud.patched(project, command, ports.clock.now())
         _check_project(updated)
         await uow.projects.update(updated)
         view = await _view(uow, updated)
@@ -118,12 +102,7 @@ async def update_project(ports: Ports, organization_id: str, project_id: str, co
 async def delete_project(ports: Ports, organization_id: str, project_id: str, *, force: bool = False) -> Dangling:
     """Delete the project. With members: 409 IN_USE; with `force` its memberships go with it (never its agents
     nor its teams), so nothing is left dangling (references.py)."""
-    async with ports.uow() as uow:
-        await require_project(uow, organization_id, project_id, lock=True)
-        await check_unreferenced(uow, organization_id, Target(Kind.PROJECT, project_id), force=force)
-        await uow.projects.delete(organization_id, project_id)
-        await uow.commit()
-    return Dangling()
+    return await crud.delete(PROJECTS, ports, organization_id, project_id, force=force)
 
 
 async def _require_member(uow: UnitOfWork, organization_id: str, kind: MemberKind, member_id: str) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.repository import Repository
 from controlplane_domain.secrets.entity import Secret, SecretAccess
 
 
@@ -26,19 +27,15 @@ class SecretCipher(Protocol):
         """A keyed digest of `data` (HMAC): matches a repeated request without letting anyone guess its content."""
 
 
-class SecretRepository(Protocol):
+class SecretRepository(Repository[Secret], Protocol):
     async def add(self, secret: Secret) -> None:
         """Store a new secret; Conflict when its name is taken in the organization."""
-
-    async def get(self, organization_id: str, secret_id: str, *, for_update: bool = False) -> Secret | None: ...
 
     async def update(self, secret: Secret) -> None:
         """Replace a stored secret; Conflict when its new name is taken."""
 
     async def delete(self, organization_id: str, secret_id: str) -> None:
         """Delete the secret and its recorded accesses."""
-
-    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Secret], int]: ...
 
     async def get_by_names(
         self, organization_id: str, names: Sequence[str], *, for_update: bool = False

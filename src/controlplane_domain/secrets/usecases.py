@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain import crud
+from controlplane_domain.crud import Area
+from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
 from controlplane_domain.policies.entity import Action, Resource
@@ -69,12 +71,12 @@ def seal(cipher: SecretCipher, organization_id: str, secret_id: str, value: str)
     return SealedValue(cipher.key_id, cipher.encrypt(value, associated_data(organization_id, secret_id)))
 
 
+SECRETS = Area("secret", lambda uow: uow.secrets)
+
+
 async def require_secret(uow: UnitOfWork, organization_id: str, secret_id: str, *, lock: bool = False) -> Secret:
     """The secret of this organization, or NotFound."""
-    secret = await uow.secrets.get(organization_id, secret_id, for_update=lock)
-    if secret is None:
-        raise NotFound("secret", secret_id)
-    return secret
+    return await crud.require(SECRETS, uow, organization_id, secret_id, lock=lock)
 
 
 async def may_write(
@@ -125,14 +127,11 @@ async def create_secret(
 
 
 async def get_secret(ports: Ports, organization_id: str, secret_id: str) -> Secret:
-    async with ports.read() as uow:
-        return await require_secret(uow, organization_id, secret_id)
+    return await crud.get(SECRETS, ports, organization_id, secret_id)
 
 
 async def list_secrets(ports: Ports, organization_id: str, page: PageRequest) -> Page[Secret]:
-    async with ports.read() as uow:
-        items, total = await uow.secrets.list_page(organization_id, page)
-    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+    return await crud.list_page(SECRETS, ports, organization_id, page)
 
 
 @retry_transient

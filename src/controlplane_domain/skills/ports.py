@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from controlplane_domain.config import JSONObject
-from controlplane_domain.paging import PageRequest
+from controlplane_domain.repository import Repository
 from controlplane_domain.skills.entity import Skill, SkillOwner
 
 
@@ -25,11 +25,9 @@ class SchemaValidator(Protocol):
         """Every way `instance` breaks `schema` (JSON Schema draft 2020-12), most relevant first; [] when valid."""
 
 
-class SkillRepository(Protocol):
+class SkillRepository(Repository[Skill], Protocol):
     async def add(self, skill: Skill) -> None:
         """Store a new skill; Conflict when its name is taken in the organization."""
-
-    async def get(self, organization_id: str, skill_id: str, *, for_update: bool = False) -> Skill | None: ...
 
     async def get_many(self, organization_id: str, skill_ids: Sequence[str]) -> list[Skill]:
         """The organization's skills among `skill_ids` (any order; unknown ids left out)."""
@@ -39,8 +37,6 @@ class SkillRepository(Protocol):
 
     async def delete(self, organization_id: str, skill_id: str) -> None:
         """Delete the skill and every attachment of it (the owners' `skill_ids` are the use case's)."""
-
-    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Skill], int]: ...
 
     async def attachments(self, organization_id: str, owner: SkillOwner, owner_id: str) -> dict[str, JSONObject | None]:
         """The skills attached to the agent, team or environment: skill id -> override, in attachment order."""

@@ -6,8 +6,10 @@ import asyncio
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from controlplane_domain import crud
 from controlplane_domain.config import JSONObject
-from controlplane_domain.errors import NotFound, ValidationFailed, dotted_path
+from controlplane_domain.crud import Area
+from controlplane_domain.errors import ValidationFailed, dotted_path
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
@@ -111,45 +113,28 @@ def _check_skill(validator: SchemaValidator, skill: Skill) -> None:
     check_configuration(validator, skill.type, skill.configuration, "configuration")
 
 
+SKILLS = Area("skill", lambda uow: uow.skills)
+
+
 async def require_skill(uow: UnitOfWork, organization_id: str, skill_id: str, *, lock: bool = False) -> Skill:
     """The skill of this organization, or NotFound."""
-    skill = await uow.skills.get(organization_id, skill_id, for_update=lock)
-    if skill is None:
-        raise NotFound("skill", skill_id)
-    return skill
+    return await crud.require(SKILLS, uow, organization_id, skill_id, lock=lock)
 
 
 @retry_transient
 async def create_skill(ports: Ports, organization_id: str, command: CreateSkill) -> Skill:
-    now = ports.clock.now()
-    skill = Skill(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        type=command.type,
-        description=command.description,
-        enabled=command.enabled,
-        configuration=dict(command.configuration),
-        created_at=now,
-        updated_at=now,
-    )
+    skill = crud.new(Skill, ports, organization_id, command)
     check_name("name", skill.name)
     await check_configuration_off_loop(schema_validator(ports), skill.type, skill.configuration, "configuration")
-    async with ports.uow() as uow:
-        await uow.skills.add(skill)
-        await uow.commit()
-    return skill
+    return await crud.add(SKILLS, ports, skill)
 
 
 async def get_skill(ports: Ports, organization_id: str, skill_id: str) -> Skill:
-    async with ports.read() as uow:
-        return await require_skill(uow, organization_id, skill_id)
+    return await crud.get(SKILLS, ports, organization_id, skill_id)
 
 
 async def list_skills(ports: Ports, organization_id: str, page: PageRequest) -> Page[Skill]:
-    async with ports.read() as uow:
-        items, total = await uow.skills.list_page(organization_id, page)
-    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+    return await crud.list_page(SKILLS, ports, organization_id, page)
 
 
 @retry_transient
@@ -166,15 +151,7 @@ async def update_skill(ports: Ports, organization_id: str, skill_id: str, comman
         checked = (kind, command.configuration)
     async with ports.uow() as uow:
         skill = await require_skill(uow, organization_id, skill_id, lock=True)
-        updated = replace(
-            skill,
-            name=pick(command.name, skill.name),
-            type=pick(command.type, skill.type),
-            description=pick(command.description, skill.description),
-            enabled=pick(command.enabled, skill.enabled),
-            configuration=pick(command.configuration, skill.configuration),
-            updated_at=ports.clock.now(),
-        )
+        updated = crud.patched(skill, command, ports.clock.now())
         if checked is not None and checked[0] == updated.type and checked[1] is updated.configuration:
             check_name("name", updated.name)
         else:

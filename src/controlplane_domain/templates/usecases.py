@@ -7,10 +7,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from controlplane_domain import crud
 from controlplane_domain.config import JSONObject
 from controlplane_domain.errors import Forbidden, NotFound
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.templates.builtins import BUILTINS, BY_ID
@@ -82,18 +83,7 @@ async def create_template(
     candidates: Candidates | None = None,
     max_bytes: int | None = None,
 ) -> Template:
-    now = ports.clock.now()
-    template = Template(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        kind=command.kind,
-        description=command.description,
-        parameters=tuple(command.parameters),
-        body=dict(command.body),
-        created_at=now,
-        updated_at=now,
-    )
+    template = crud.new(Template, ports, organization_id, command)
     check_template(template, check, candidates, max_bytes)
     check_not_builtin_name(template.name)
     async with ports.uow() as uow:
@@ -155,15 +145,7 @@ async def update_template(
     async with ports.uow() as uow:
         template = await _require(uow, organization_id, template_id, lock=True)
         _writable(template)
-        updated = replace(
-            template,
-            name=pick(command.name, template.name),
-            kind=pick(command.kind, template.kind),
-            description=pick(command.description, template.description),
-            parameters=tuple(pick(command.parameters, template.parameters)),
-            body=dict(pick(command.body, template.body)),
-            updated_at=ports.clock.now(),
-        )
+        updated = crud.patched(template, command, ports.clock.now())
         check_template(updated, check, candidates, max_bytes)
         if updated.name != template.name:
             check_not_builtin_name(updated.name)

@@ -7,24 +7,17 @@ from datetime import datetime
 from typing import Protocol
 
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.repository import Repository
 from controlplane_domain.webhooks.entity import Delivery, Event, Webhook
 
 
-class WebhookRepository(Protocol):
-    async def add(self, webhook: Webhook) -> None: ...
-
-    async def get(self, organization_id: str, webhook_id: str, *, for_update: bool = False) -> Webhook | None: ...
-
-    async def update(self, webhook: Webhook) -> None: ...
-
+class WebhookRepository(Repository[Webhook], Protocol):
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Webhook]:
         """Webhooks of every organization whose signing secret another key sealed, by id, at most `limit` (locked
         until the unit of work ends, for a key rotation)."""
 
     async def delete(self, organization_id: str, webhook_id: str) -> None:
         """Delete the webhook and its deliveries."""
-
-    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Webhook], int]: ...
 
     async def listened(self, organization_id: str) -> frozenset[str]:
         """The event types the organization's enabled webhooks listen to (`*` among them when one listens to all)."""

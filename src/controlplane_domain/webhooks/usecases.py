@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from controlplane_domain import crud
+from controlplane_domain.crud import Area
 from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
 from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
@@ -91,11 +93,11 @@ def _check_description(description: str | None) -> None:
         raise ValidationFailed("description", f"must be at most {MAX_DESCRIPTION_LENGTH} characters")
 
 
+WEBHOOKS = Area("webhook", lambda uow: uow.webhooks, valid_id=is_uuid)
+
+
 async def require_webhook(uow: UnitOfWork, organization_id: str, webhook_id: str, *, lock: bool = False) -> Webhook:
-    webhook = None if not is_uuid(webhook_id) else await uow.webhooks.get(organization_id, webhook_id, for_update=lock)
-    if webhook is None:
-        raise NotFound("webhook", webhook_id)
-    return webhook
+    return await crud.require(WEBHOOKS, uow, organization_id, webhook_id, lock=lock)
 
 
 @retry_transient
@@ -121,14 +123,11 @@ async def create_webhook(ports: Ports, organization_id: str, command: CreateWebh
 
 
 async def get_webhook(ports: Ports, organization_id: str, webhook_id: str) -> WebhookView:
-    async with ports.read() as uow:
-        return WebhookView(await require_webhook(uow, organization_id, webhook_id))
+    return WebhookView(await crud.get(WEBHOOKS, ports, organization_id, webhook_id))
 
 
 async def list_webhooks(ports: Ports, organization_id: str, page: PageRequest) -> Page[WebhookView]:
-    async with ports.read() as uow:
-        items, total = await uow.webhooks.list_page(organization_id, page)
-    return Page(items=[WebhookView(each) for each in items], total=total, limit=page.limit, offset=page.offset)
+    return (await crud.list_page(WEBHOOKS, ports, organization_id, page)).map(WebhookView)
 
 
 @retry_transient
@@ -160,10 +159,7 @@ async def update_webhook(ports: Ports, organization_id: str, webhook_id: str, co
 @retry_transient
 async def delete_webhook(ports: Ports, organization_id: str, webhook_id: str) -> None:
     """Delete the webhook and its deliveries' log (undelivered events are dropped)."""
-    async with ports.uow() as uow:
-        await require_webhook(uow, organization_id, webhook_id, lock=True)
-        await uow.webhooks.delete(organization_id, webhook_id)
-        await uow.commit()
+    await crud.delete(WEBHOOKS, ports, organization_id, webhook_id)
     await _publish(ports, CHANGED)
 
 

@@ -7,21 +7,16 @@ from datetime import datetime
 from typing import Protocol
 
 from controlplane_domain.paging import PageRequest
+from controlplane_domain.repository import Repository
 from controlplane_domain.workflows.entity import RunEvent, RunStatus, Workflow, WorkflowRun
 
 
-class WorkflowRepository(Protocol):
+class WorkflowRepository(Repository[Workflow], Protocol):
     async def add(self, workflow: Workflow) -> None:
         """Store a new workflow; Conflict when its name is taken in the organization."""
 
-    async def get(self, organization_id: str, workflow_id: str, *, for_update: bool = False) -> Workflow | None: ...
-
     async def update(self, workflow: Workflow) -> None:
         """Replace a stored workflow; Conflict when its new name is taken."""
-
-    async def delete(self, organization_id: str, workflow_id: str) -> None: ...
-
-    async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[Workflow], int]: ...
 
 
 class WorkflowRunRepository(Protocol):

@@ -3,14 +3,16 @@ targets and queues in the organization."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain import crud
+from controlplane_domain.crud import Area
+from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
-from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
+from controlplane_domain.references import Dangling, Kind
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.workflows.entity import StepDefinition, Workflow
 from controlplane_domain.workflows.graph import check_steps
@@ -30,11 +32,11 @@ class UpdateWorkflow:
     steps: tuple[StepDefinition, ...] | Unset = UNSET
 
 
+WORKFLOWS = Area("workflow", lambda uow: uow.workflows, Kind.WORKFLOW)
+
+
 async def require_workflow(uow: UnitOfWork, organization_id: str, workflow_id: str, *, lock: bool = False) -> Workflow:
-    workflow = await uow.workflows.get(organization_id, workflow_id, for_update=lock)
-    if workflow is None:
-        raise NotFound("workflow", workflow_id)
-    return workflow
+    return await crud.require(WORKFLOWS, uow, organization_id, workflow_id, lock=lock)
 
 
 async def check_targets(uow: UnitOfWork, organization_id: str, steps: tuple[StepDefinition, ...]) -> None:
@@ -56,16 +58,7 @@ def _check(workflow: Workflow) -> None:
 
 @retry_transient
 async def create_workflow(ports: Ports, organization_id: str, command: CreateWorkflow) -> Workflow:
-    now = ports.clock.now()
-    workflow = Workflow(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        description=command.description,
-        steps=tuple(command.steps),
-        created_at=now,
-        updated_at=now,
-    )
+    workflow = crud.new(Workflow, ports, organization_id, command)
     _check(workflow)
     async with ports.uow() as uow:
         await check_targets(uow, organization_id, workflow.steps)
@@ -75,14 +68,11 @@ async def create_workflow(ports: Ports, organization_id: str, command: CreateWor
 
 
 async def get_workflow(ports: Ports, organization_id: str, workflow_id: str) -> Workflow:
-    async with ports.read() as uow:
-        return await require_workflow(uow, organization_id, workflow_id)
+    return await crud.get(WORKFLOWS, ports, organization_id, workflow_id)
 
 
 async def list_workflows(ports: Ports, organization_id: str, page: PageRequest) -> Page[Workflow]:
-    async with ports.read() as uow:
-        items, total = await uow.workflows.list_page(organization_id, page)
-    return Page(items=items, total=total, limit=page.limit, offset=page.offset)
+    return await crud.list_page(WORKFLOWS, ports, organization_id, page)
 
 
 @retry_transient
@@ -90,13 +80,7 @@ async def update_workflow(ports: Ports, organization_id: str, workflow_id: str, 
     """Change the given fields; runs already started keep the definition they started with."""
     async with ports.uow() as uow:
         workflow = await require_workflow(uow, organization_id, workflow_id, lock=True)
-        updated = replace(
-            workflow,
-            name=pick(command.name, workflow.name),
-            description=pick(command.description, workflow.description),
-            steps=pick(command.steps, workflow.steps),
-            updated_at=ports.clock.now(),
-        )
+        updated = crud.patched(workflow, command, ports.clock.now())
         _check(updated)
         if not isinstance(command.steps, Unset):
             await check_targets(uow, organization_id, updated.steps)
@@ -109,9 +93,4 @@ async def update_workflow(ports: Ports, organization_id: str, workflow_id: str, 
 async def delete_workflow(ports: Ports, organization_id: str, workflow_id: str, *, force: bool = False) -> Dangling:
     """Delete the definition; its runs stay (each holds the definition it started with) and go on. Jobs naming it:
     409 IN_USE, or with `force` left naming nothing (references.py)."""
-    async with ports.uow() as uow:
-        await require_workflow(uow, organization_id, workflow_id, lock=True)
-        dangling = await check_unreferenced(uow, organization_id, Target(Kind.WORKFLOW, workflow_id), force=force)
-        await uow.workflows.delete(organization_id, workflow_id)
-        await uow.commit()
-    return dangling
+    return await crud.delete(WORKFLOWS, ports, organization_id, workflow_id, force=force)
