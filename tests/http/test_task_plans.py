@@ -307,7 +307,10 @@ def test_run_answers_409_until_ready_and_when_a_step_target_is_gone(client: Test
     assert planning.json()["error"] == {"code": "CONFLICT", "message": "only a ready task plan runs; this one is "
                                         "planning", "details": {"status": "planning"}}  # fmt: skip
     plan_by_worker(client, queue_id, two_steps({"agent_id": agent}))
-    assert client.delete(f"/api/v1/agents/{agent}").status_code == 204
+    in_use = client.delete(f"/api/v1/agents/{agent}")  # the ready plan names it (docs/api-decisions.md, References)
+    assert in_use.status_code == 409, in_use.text
+    assert in_use.json()["error"]["details"]["referrers"] == [{"type": "task_plan", "id": plan["id"]}]
+    assert client.delete(f"/api/v1/agents/{agent}", params={"force": "true"}).status_code == 204
     gone = client.post(f"{URL}/{plan['id']}/run")
     assert gone.status_code == 409, gone.text
     assert "the task plan can no longer run: steps.0.agent_id" in gone.json()["error"]["message"]

@@ -26,11 +26,12 @@ MAX_WALK_NODES = 5_000
 """`max_walk_nodes`: the nodes a walk may reach (a node reached at several distances counts once a distance: the
 stores walk level by level); past it the walk stops and the request is 422 naming this bound. A path reads at
 most three walks of this many: the walk from its source, and the shortest paths' nodes forward and backward."""
-MAX_WALK_MS = 50
+MAX_WALK_MS = 200
 """`max_walk_ms`: the time one statement of a walk may take where the store runs it in the server's own process (the
-CPU time it takes there). Under `max_walk_nodes` a walk's time grows with the edges of the nodes it reaches: a dense
-graph reaches few nodes through many edges. Past it the walk stops and the request is 422 naming this bound, at
-once rather than at the statement timeout."""
+CPU time it takes there, in a worker thread: never the event loop's). Under `max_walk_nodes` a walk's time grows
+with the edges of the nodes it reaches: a dense graph reaches few nodes through many edges. Past it the walk stops
+and the request is 422 naming this bound, at once rather than at the statement timeout. It leaves room for a walk
+of `max_walk_nodes` nodes along one edge each, which meets the node bound first (docs/context-graph.md)."""
 MAX_WALK_MS_OFF_LOOP = 250
 """`max_walk_ms` where the walk runs on a database server (the statement's time there)."""
 
