@@ -30,7 +30,8 @@ from controlplane_http.contexts.controller import ContextController
 from controlplane_http.dashboard.controller import DashboardController
 from controlplane_http.environments.controller import EnvironmentController, WorkerQueueController
 from controlplane_http.errors import handle_exception
-from controlplane_http.executions.controller import ExecuteController, ExecutionController, LeaseController
+from controlplane_http.executions.controller import ExecuteController, ExecutionController
+from controlplane_http.executions.lease import LeaseController
 from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.fastlane.lane import FastLane
 from controlplane_http.fastlane.routes import HOT_OPERATIONS

@@ -5,19 +5,14 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-import sqlalchemy as sa
 from litestar import Litestar
 
 from controlplane_adapters.auth import CredentialVerifier, ServiceKeyVerifier, Sha256SecretHasher, StoredKeyVerifier
 from controlplane_adapters.clock import SystemClock, UuidGenerator
 from controlplane_adapters.jobs.cron import CronsimCalendar
 from controlplane_adapters.jobs.trigger_signatures import StandardWebhooks
-from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
-from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_adapters.memory.tail import EventTail
 from controlplane_adapters.operations import metrics
 from controlplane_adapters.policies.limits import SandboxLimits
@@ -26,15 +21,7 @@ from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.schemas import JsonSchemaValidator
 from controlplane_adapters.secrets.keys import load_cipher
 from controlplane_adapters.settings.model import MEMORY_URL, Settings
-from controlplane_adapters.sql.checkpoint import WalCheckpointer
-from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
-from controlplane_adapters.sql.health import SqlHealthProbe
-from controlplane_adapters.sql.pools import close_idle_async_connections, close_idle_connections, keep_idle
 from controlplane_adapters.sql.rendered import sqlite_can_render
-from controlplane_adapters.sql.schema import metadata
-from controlplane_adapters.sql.statistics import INTERVAL_SECONDS as STATISTICS_SECONDS
-from controlplane_adapters.sql.statistics import analyze_young_tables
-from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_adapters.storage.wiring import build_storage
 from controlplane_adapters.webhooks.sender import HttpSender, Resolver
 from controlplane_domain.contexts.presence import ContextPresence
@@ -44,94 +31,19 @@ from controlplane_domain.fairness import OrganizationSlots
 from controlplane_domain.owners import OWNERS
 from controlplane_domain.policies.ports import PolicyEngine
 from controlplane_domain.policies.runtime import PolicyRuntime
-from controlplane_domain.ports import Clock, EventBus, HealthProbe, Ports, UnitOfWork
+from controlplane_domain.ports import Clock, Ports
 from controlplane_domain.webhooks.delivery import Attempted
 from controlplane_domain.webhooks.listeners import WebhookListeners
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from controlplane_http.app import create_app
 from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.limits import LimitPolicy
-from controlplane_http.schema import prepare_schema
 from controlplane_http.stopping import Stopping
+from controlplane_http.stores import Hook, memory_store, run_async, sql_store
 from controlplane_runtime.periodic import Periodic
 from controlplane_runtime.tasks import background_tasks
 
 log = logging.getLogger("controlplane")
-
-
-Hook = Callable[[], Awaitable[None]]
-
-
-@dataclass
-class Store:
-    """A unit-of-work factory, its health probe, its event bus, and what must run at start and stop."""
-
-    uow: Callable[[], UnitOfWork]
-    probe: HealthProbe
-    backend: str
-    bus: EventBus
-    startup: list[Hook] = field(default_factory=list)
-    shutdown: list[Hook] = field(default_factory=list)
-    reader: Callable[[], UnitOfWork] | None = None
-
-
-def _memory_store() -> Store:
-    store = MemoryStore()
-    return Store(store.unit_of_work, MemoryHealthProbe(), "memory", LocalEventBus())
-
-
-def _sql_store(settings: Settings) -> Store:
-    limit = settings.database_statement_timeout_ms
-    engine = create_engine(settings.database_url, pool_size=settings.database_pool_size, statement_timeout_ms=limit)
-
-    async def prepare_database() -> None:
-        await prepare_schema(engine, auto_migrate=settings.auto_migrate)
-
-    async def close_database() -> None:
-        await close_idle_async_connections(engine)
-        await engine.dispose()
-        if isinstance(work_engine, sa.Engine):
-            close_idle_connections(work_engine)
-            work_engine.dispose()
-
-    backend = engine.url.get_backend_name()
-    path = engine.url.database if backend == "sqlite" else None
-    checkpointer = WalCheckpointer(path) if path and path != ":memory:" else None
-    work_engine = (
-        create_sqlite_engine(settings.database_url, autocheckpoint=checkpointer is None, statement_timeout_ms=limit)
-        if backend == "sqlite"
-        else engine
-    )
-
-    def writer() -> UnitOfWork:
-        return SqlUnitOfWork(work_engine)
-
-    def reader() -> UnitOfWork:
-        return SqlUnitOfWork(work_engine, read_only=True)
-
-    probe = SqlHealthProbe(engine)
-    if backend == "postgresql":
-        keep_idle(engine, settings.database_pool_size)
-        from controlplane_adapters.sql.notify import PostgresEventBus  # (asyncpg: loaded for Postgres only)
-
-        bus = PostgresEventBus(settings.database_url)
-        names = [table.name for table in metadata.sorted_tables]
-        statistics = Periodic("table statistics", STATISTICS_SECONDS, lambda: analyze_young_tables(engine, names))
-        startup: list[Hook] = [prepare_database, bus.start, statistics.start]
-        shutdown: list[Hook] = [statistics.stop, bus.stop, close_database]
-        return Store(writer, probe, backend, bus, startup, shutdown, reader)
-    startup, shutdown = [prepare_database], [close_database]
-    if checkpointer is not None:  # checkpoints off the event loop (see checkpoint.py); the last one at stop
-        startup.append(_async(checkpointer.start))
-        shutdown.insert(0, _async(checkpointer.stop))
-    return Store(writer, probe, backend, LocalEventBus(), startup, shutdown, reader)
-
-
-def _async(function: Callable[[], None]) -> Hook:
-    async def hook() -> None:
-        function()
-
-    return hook
 
 
 GC_YOUNG_THRESHOLD = 10_000
@@ -199,7 +111,7 @@ def build_app(
             " Never run like this outside development.",
             settings.default_organization,
         )
-    store = _memory_store() if settings.database_url == MEMORY_URL else _sql_store(settings)
+    store = memory_store() if settings.database_url == MEMORY_URL else sql_store(settings)
     storage, storage_shutdown = build_storage(settings)
     policy_stop: list[Hook] = []
     if policy_engine is None:
@@ -294,7 +206,7 @@ def build_app(
             *([stopping.watch_signals] if stop_on_signals else []),
         ],
         on_shutdown=[
-            _async(stopping.stop),
+            run_async(stopping.stop),
             *map(
                 _bounded,
                 [
@@ -320,9 +232,9 @@ def _operations_hooks(tracer_provider: Any) -> tuple[list[Hook], list[Hook]]:
     start: list[Hook] = []
     stop: list[Hook] = []
     if metrics.multiprocess_mode():
-        flusher = Periodic("metrics flush", metrics.FLUSH_SECONDS, _async(metrics.STATS.flush), at_start=False)
+        flusher = Periodic("metrics flush", metrics.FLUSH_SECONDS, run_async(metrics.STATS.flush), at_start=False)
         start.append(flusher.start)
-        stop += [flusher.stop, _async(metrics.mark_process_dead)]
+        stop += [flusher.stop, run_async(metrics.mark_process_dead)]
     if tracer_provider is not None:
         stop.append(lambda: asyncio.to_thread(tracer_provider.shutdown))
     return start, stop

@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter, QueryParameter
 from litestar.response import Stream
 from litestar.types import Scope
 
 from controlplane_domain.errors import ValidationFailed
-from controlplane_domain.executions import completion, execute, leases, queries
+from controlplane_domain.executions import completion, execute, queries
 from controlplane_domain.executions.entity import Execution as DomainExecution
 from controlplane_domain.executions.entity import ExecutionEvent as DomainEvent
 from controlplane_domain.executions.entity import ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_domain.workers import bindings
-from controlplane_http.agents.controller import agent_out
-from controlplane_http.executions.leased import resolved_out
 from controlplane_http.executions.streaming import StreamOptions, event_stream, parse_last_event_id
 from controlplane_http.handlers import (
     WORKER_PROTOCOL,
-    WORKERS_ONLY,
     Limit,
     NewestFirst,
     Offset,
@@ -35,7 +30,6 @@ from controlplane_http.handlers import (
     page_request,
 )
 from controlplane_http.operations.tracing import execution_step, trace_parent
-from controlplane_http.teams.controller import team_out
 from controlplane_wire.executions import (
     CompleteRequest,
     EventsAppend,
@@ -45,8 +39,6 @@ from controlplane_wire.executions import (
     ExecutionEvent,
     ExecutionEventList,
     ExecutionList,
-    Lease,
-    LeaseRequest,
     ServerSentEvent,
 )
 
@@ -63,12 +55,6 @@ SSE_DOC = ResponseSpec(
     media_type="text/event-stream",
     generate_examples=False,
 )
-
-
-async def _disconnected(request: Request[Any, Any, Any]) -> None:
-    """Returns when the client closes the connection (the body has been read already)."""
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
 
 
 def execution_out(execution: DomainExecution) -> Execution:
@@ -304,69 +290,3 @@ class ExecutionController(Controller):
         execution = await completion.complete(ports, principal.organization_id, execution_id, command)
         execution_step(scope, "execution.complete", execution)
         return execution_out(execution)
-
-
-class LeaseController(Controller):
-    path = "/api/v1/worker-queues"
-    tags = ["workers"]
-
-    @post(
-        "/{queue_id:str}/lease",
-        operation_id="leaseExecution",
-        status_code=200,
-        opt=WORKERS_ONLY,
-        responses={**errors(404, 415), 204: ResponseSpec(None, description="No work arrived within wait_seconds")},
-    )
-    async def lease(
-        self,
-        queue_id: FromPath[str],
-        data: JSONBody[LeaseRequest],
-        scope: Scope,
-        request: Request[Any, Any, Any],
-    ) -> Response[Lease | None]:
-        """Worker protocol: long poll for work; answers as soon as an execution is leased, or 204.
-
-        Only a worker key (a bound one: on its queues only) or the service key may lease: the answer carries the
-        secret values the execution needs."""
-        ports, principal = caller(scope)
-        if principal.bound:
-            await bindings.check_queue(ports, principal, queue_id)
-        organization_id = principal.organization_id
-        stopping = stream_options(scope).stopping
-        # Work waiting is leased at once; only an empty queue starts the long poll (a task, and another that
-        # watches for the worker hanging up), unless the server is stopping.
-        leased = await leases.try_lease(ports, organization_id, queue_id, data.worker_id)
-        if leased is None and data.wait_seconds > 0 and not stopping.stopped:
-            polling = asyncio.create_task(
-                leases.lease(ports, organization_id, queue_id, data.worker_id, data.wait_seconds)
-            )
-            gone = asyncio.create_task(_disconnected(request))
-            forget = stopping.on_stop(polling.cancel)  # the server's stop ends the wait: 204, the worker polls again
-            try:
-                done, _ = await asyncio.wait({polling, gone}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                forget()
-            gone.cancel()
-            if gone in done:  # the worker hung up: stop waiting for it, and give back what it can no longer get
-                polling.cancel()  # (a lease being recorded is handed back by the use case)
-                with contextlib.suppress(asyncio.CancelledError):
-                    found = await polling
-                    if found is not None:  # leased in the same turn as the hang-up
-                        await leases.hand_back(ports, found.execution)
-                return Response(None, status_code=204)
-            if polling.cancelled():  # the server is stopping
-                return Response(None, status_code=204)
-            leased = polling.result()
-        if leased is None:
-            return Response(None, status_code=204)
-        execution = leased.execution
-        execution_step(scope, "execution.lease", execution)
-        body = Lease(
-            execution=execution_out(execution),
-            attempt=execution.attempt,
-            lease_expires_at=execution.lease_expires_at,
-            agent=None if leased.agent is None else agent_out(leased.agent),
-            team=None if leased.team is None else team_out(leased.team),
-            resolved=resolved_out(execution.id, leased.resolved),
-        )
-        return Response(body)
