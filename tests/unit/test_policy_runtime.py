@@ -65,3 +65,48 @@ def test_the_lull_is_not_waited_for_longer_than_asked() -> None:
         return pending
 
     assert asyncio.run(scenario()) is True
+
+
+class Gated:
+    """A unit of work whose commit waits for `open`; what it wrote once committed is in `written`."""
+
+    def __init__(self, written: list[str], open_: asyncio.Event) -> None:
+        self.written, self.open, self.pending = written, open_, list[str]()
+        self.policy_decisions = self
+        self.audit_events = self
+
+    async def add_many(self, decisions: Sequence[Any]) -> None:
+        self.pending.extend(decisions)
+
+    async def commit(self) -> None:
+        await self.open.wait()
+        self.written.extend(self.pending)
+
+    async def __aenter__(self) -> Gated:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+def test_a_flush_returns_only_once_a_flush_in_flight_has_written_its_decisions() -> None:
+    """A read of the log flushes first: it must see decisions that the periodic flush had already drained but not
+    yet committed (a read right after an execute found none under load)."""
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        runtime, written, closed, opened = PolicyRuntime(Engine(), None), list[str](), asyncio.Event(), asyncio.Event()
+        opened.set()
+        runtime.log.hold(["first"])  # type: ignore[list-item]
+        periodic = asyncio.ensure_future(runtime.flush(lambda: Gated(written, closed)))  # type: ignore[arg-type,return-value]
+        for _ in range(5):
+            await asyncio.sleep(0)  # the periodic flush has drained "first" and waits on its commit
+        runtime.log.hold(["second"])  # type: ignore[list-item]
+        reader = asyncio.ensure_future(runtime.flush(lambda: Gated(written, opened)))  # type: ignore[arg-type,return-value]
+        for _ in range(5):
+            await asyncio.sleep(0)
+        seen_when_the_reader_returned = list(written) if reader.done() else ["the reader waits"]
+        closed.set()
+        await asyncio.wait_for(asyncio.gather(periodic, reader), 5)
+        return seen_when_the_reader_returned, written
+
+    assert asyncio.run(scenario()) == (["the reader waits"], ["first", "second"])

@@ -24,7 +24,7 @@ class PolicyRuntime:
     milliseconds, waits for a moment with none (`lull`), so that it lands between guarded actions rather than
     inside one's wait."""
 
-    __slots__ = ("_evaluating", "_lull", "cache", "engine", "log")
+    __slots__ = ("_evaluating", "_lull", "_writing", "cache", "engine", "log")
 
     def __init__(self, engine: PolicyEngine, bus: EventBus | None) -> None:
         self.engine = engine
@@ -32,11 +32,18 @@ class PolicyRuntime:
         self.log = DecisionLog()
         self._evaluating = 0
         self._lull: asyncio.Future[None] | None = None
+        self._writing = asyncio.Lock()  # one flush at a time: a reader's flush ends after the one in flight
 
     async def flush(self, uow: Callable[[], UnitOfWork]) -> int:
         """Write every decision waiting in the log, and the audit event of each denial, in one transaction; how
         many. On a failure they wait for the next flush (the service flushes every quarter second and at stop, and
-        before a read of either log: `Ports.policies` is how the audit log reaches this)."""
+        before a read of either log: `Ports.policies` is how the audit log reaches this). Flushes take turns, so
+        that when one returns, every decision held before it was called is written, even those another flush
+        had drained and was still writing."""
+        async with self._writing:
+            return await self._write(uow)
+
+    async def _write(self, uow: Callable[[], UnitOfWork]) -> int:
         if not len(self.log):
             return 0
         decisions = self.log.drain()
