@@ -9,7 +9,20 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
+
+from controlplane_adapters.sql.migrations.table_parts import (
+    JSON,
+    create_indexes,
+    create_page_index,
+    drop_table,
+    foreign_key,
+    id_and_organization_columns,
+    organization_id_column,
+    page_index,
+    primary_key,
+    timestamp_columns,
+    unique_in_organization,
+)
 
 revision = "0001"
 down_revision = None
@@ -18,88 +31,59 @@ depends_on = None
 
 
 def upgrade() -> None:
-
     op.create_table(
         "llm_models",
-        sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("organization_id", sa.String(length=255), nullable=False),
+        *id_and_organization_columns(),
         sa.Column("value", sa.String(length=255), nullable=False),
         sa.Column("label", sa.String(length=255), nullable=False),
         sa.Column("provider", sa.String(length=255), nullable=False),
         sa.Column("description", sa.Text(), nullable=True),
         sa.Column("enabled", sa.Boolean(), nullable=False),
-        sa.Column(
-            "compatible_runtimes",
-            sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
-            nullable=False,
-        ),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_llm_models")),
-        sa.UniqueConstraint("organization_id", "value", name=op.f("uq_llm_models_organization_id_value")),
+        sa.Column("compatible_runtimes", JSON, nullable=False),
+        *timestamp_columns(),
+        primary_key("llm_models"),
+        unique_in_organization("llm_models", "value"),
     )
-    with op.batch_alter_table("llm_models", schema=None) as batch_op:
-        batch_op.create_index("ix_llm_models_org_created", ["organization_id", "created_at", "id"], unique=False)
-        batch_op.create_index(
-            "ix_llm_models_org_enabled", ["organization_id", "enabled", "created_at", "id"], unique=False
-        )
+    create_indexes(
+        "llm_models",
+        page_index("llm_models") | {"ix_llm_models_org_enabled": ["organization_id", "enabled", "created_at", "id"]},
+    )
 
     op.create_table(
         "teams",
-        sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("organization_id", sa.String(length=255), nullable=False),
+        *id_and_organization_columns(),
         sa.Column("name", sa.String(length=255), nullable=False),
         sa.Column("description", sa.Text(), nullable=True),
         sa.Column("status", sa.String(length=32), nullable=False),
         sa.Column("runtime", sa.String(length=64), nullable=False),
-        sa.Column(
-            "configuration",
-            sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
-            nullable=False,
-        ),
-        sa.Column(
-            "skill_ids", sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"), nullable=True
-        ),
-        sa.Column(
-            "execution_environment",
-            sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
-            nullable=True,
-        ),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_teams")),
-        sa.UniqueConstraint("organization_id", "name", name=op.f("uq_teams_organization_id_name")),
+        sa.Column("configuration", JSON, nullable=False),
+        sa.Column("skill_ids", JSON, nullable=True),
+        sa.Column("execution_environment", JSON, nullable=True),
+        *timestamp_columns(),
+        primary_key("teams"),
+        unique_in_organization("teams", "name"),
     )
-    with op.batch_alter_table("teams", schema=None) as batch_op:
-        batch_op.create_index("ix_teams_org_created", ["organization_id", "created_at", "id"], unique=False)
+    create_page_index("teams")
 
     op.create_table(
         "workers",
-        sa.Column("organization_id", sa.String(length=255), nullable=False),
+        organization_id_column(),
         sa.Column("worker_id", sa.String(length=255), nullable=False),
         sa.Column("environment_name", sa.String(length=255), nullable=False),
         sa.Column("status", sa.String(length=32), nullable=False),
         sa.Column("tasks_processed", sa.BigInteger(), nullable=False),
         sa.Column("current_task_id", sa.String(length=255), nullable=True),
-        sa.Column(
-            "worker_metadata",
-            sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
-            nullable=False,
-        ),
+        sa.Column("worker_metadata", JSON, nullable=False),
         sa.Column("heartbeat_interval_seconds", sa.Integer(), nullable=False),
         sa.Column("registered_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("last_heartbeat_at", sa.DateTime(timezone=True), nullable=False),
-        sa.PrimaryKeyConstraint("organization_id", "worker_id", name=op.f("pk_workers")),
+        primary_key("workers", "organization_id", "worker_id"),
     )
-    with op.batch_alter_table("workers", schema=None) as batch_op:
-        batch_op.create_index(
-            "ix_workers_org_registered", ["organization_id", "registered_at", "worker_id"], unique=False
-        )
+    create_indexes("workers", {"ix_workers_org_registered": ["organization_id", "registered_at", "worker_id"]})
 
     op.create_table(
         "agents",
-        sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("organization_id", sa.String(length=255), nullable=False),
+        *id_and_organization_columns(),
         sa.Column("name", sa.String(length=255), nullable=False),
         sa.Column("description", sa.Text(), nullable=True),
         sa.Column("status", sa.String(length=32), nullable=False),
@@ -107,52 +91,22 @@ def upgrade() -> None:
         sa.Column("model_id", sa.String(length=255), nullable=True),
         sa.Column("system_prompt", sa.Text(), nullable=True),
         sa.Column("team_id", sa.String(length=64), nullable=True),
-        sa.Column(
-            "capabilities",
-            sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
-            nullable=False,
-        ),
-        sa.Column(
-            "skill_ids", sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"), nullable=False
-        ),
-        sa.Column(
-            "execution_environment",
-            sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
-            nullable=True,
-        ),
-        sa.Column(
-            "configuration",
-            sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
-            nullable=False,
-        ),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(["team_id"], ["teams.id"], name=op.f("fk_agents_team_id_teams"), ondelete="SET NULL"),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_agents")),
-        sa.UniqueConstraint("organization_id", "name", name=op.f("uq_agents_organization_id_name")),
+        sa.Column("capabilities", JSON, nullable=False),
+        sa.Column("skill_ids", JSON, nullable=False),
+        sa.Column("execution_environment", JSON, nullable=True),
+        sa.Column("configuration", JSON, nullable=False),
+        *timestamp_columns(),
+        foreign_key("agents", "team_id", "teams", ondelete="SET NULL"),
+        primary_key("agents"),
+        unique_in_organization("agents", "name"),
     )
-    with op.batch_alter_table("agents", schema=None) as batch_op:
-        batch_op.create_index("ix_agents_org_created", ["organization_id", "created_at", "id"], unique=False)
-        batch_op.create_index("ix_agents_org_team", ["organization_id", "team_id", "created_at", "id"], unique=False)
+    create_indexes(
+        "agents", page_index("agents") | {"ix_agents_org_team": ["organization_id", "team_id", "created_at", "id"]}
+    )
 
 
 def downgrade() -> None:
-
-    with op.batch_alter_table("agents", schema=None) as batch_op:
-        batch_op.drop_index("ix_agents_org_team")
-        batch_op.drop_index("ix_agents_org_created")
-
-    op.drop_table("agents")
-    with op.batch_alter_table("workers", schema=None) as batch_op:
-        batch_op.drop_index("ix_workers_org_registered")
-
-    op.drop_table("workers")
-    with op.batch_alter_table("teams", schema=None) as batch_op:
-        batch_op.drop_index("ix_teams_org_created")
-
-    op.drop_table("teams")
-    with op.batch_alter_table("llm_models", schema=None) as batch_op:
-        batch_op.drop_index("ix_llm_models_org_enabled")
-        batch_op.drop_index("ix_llm_models_org_created")
-
-    op.drop_table("llm_models")
+    drop_table("agents", ["ix_agents_org_team", "ix_agents_org_created"])
+    drop_table("workers", ["ix_workers_org_registered"])
+    drop_table("teams", ["ix_teams_org_created"])
+    drop_table("llm_models", ["ix_llm_models_org_enabled", "ix_llm_models_org_created"])
