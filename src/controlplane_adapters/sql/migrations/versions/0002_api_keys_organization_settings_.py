@@ -10,15 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from controlplane_adapters.sql.migrations.table_parts import (
-    create_indexes,
-    create_page_index,
-    created_at_column,
-    drop_table,
-    id_and_organization_columns,
-    organization_id_column,
-    primary_key,
-)
+from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0002"
 down_revision = "0001"
@@ -29,45 +21,45 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "api_keys",
-        *id_and_organization_columns(),
+        *parts.id_and_organization_columns(),
         sa.Column("name", sa.String(length=255), nullable=False),
         sa.Column("role", sa.String(length=32), nullable=False),
         sa.Column("secret_hash", sa.String(length=128), nullable=False),
         sa.Column("created_by", sa.String(length=255), nullable=False),
-        created_at_column(),
+        parts.created_at_column(),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
-        primary_key("api_keys"),
+        parts.primary_key("api_keys"),
     )
-    create_page_index("api_keys")
+    parts.create_page_index("api_keys")
 
     op.create_table(
         "idempotency_records",
-        organization_id_column(),
+        parts.organization_id_column(),
         sa.Column("key", sa.String(length=255), nullable=False),
         sa.Column("fingerprint", sa.String(length=64), nullable=False),
         sa.Column("state", sa.String(length=16), nullable=False),
         sa.Column("status_code", sa.Integer(), nullable=True),
         sa.Column("content_type", sa.String(length=255), nullable=True),
         sa.Column("body", sa.LargeBinary(), nullable=True),
-        created_at_column(),
+        parts.created_at_column(),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
-        primary_key("idempotency_records", "organization_id", "key"),
+        parts.primary_key("idempotency_records", "organization_id", "key"),
     )
-    create_indexes("idempotency_records", {"ix_idempotency_records_expires": ["expires_at"]})
+    parts.create_indexes("idempotency_records", {"ix_idempotency_records_expires": ["expires_at"]})
 
     op.create_table(
         "organization_settings",
-        organization_id_column(),
+        parts.organization_id_column(),
         sa.Column("tier", sa.String(length=32), nullable=False),
         sa.Column("rate_limit_per_minute", sa.Integer(), nullable=True),
         sa.Column("worker_rate_limit_per_minute", sa.Integer(), nullable=True),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=True),
-        primary_key("organization_settings", "organization_id"),
+        parts.primary_key("organization_settings", "organization_id"),
     )
 
 
 def downgrade() -> None:
-    drop_table("organization_settings")
-    drop_table("idempotency_records", ["ix_idempotency_records_expires"])
-    drop_table("api_keys", ["ix_api_keys_org_created"])
+    parts.drop_table("organization_settings")
+    parts.drop_table("idempotency_records", ["ix_idempotency_records_expires"])
+    parts.drop_table("api_keys", ["ix_api_keys_org_created"])

@@ -10,20 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from controlplane_adapters.sql.migrations.table_parts import (
-    JSON,
-    create_indexes,
-    create_page_index,
-    created_at_column,
-    drop_table,
-    foreign_key,
-    id_and_organization_columns,
-    organization_id_column,
-    page_index,
-    primary_key,
-    timestamp_columns,
-    unique_in_organization,
-)
+from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0003"
 down_revision = "0002"
@@ -34,32 +21,32 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "environments",
-        *id_and_organization_columns(),
+        *parts.id_and_organization_columns(),
         sa.Column("name", sa.String(length=255), nullable=False),
         sa.Column("description", sa.Text(), nullable=True),
         sa.Column("status", sa.String(length=32), nullable=False),
-        sa.Column("variables", JSON, nullable=False),
-        sa.Column("metadata", JSON, nullable=False),
-        *timestamp_columns(),
-        primary_key("environments"),
-        unique_in_organization("environments", "name"),
+        sa.Column("variables", parts.JSON, nullable=False),
+        sa.Column("metadata", parts.JSON, nullable=False),
+        *parts.timestamp_columns(),
+        parts.primary_key("environments"),
+        parts.unique_in_organization("environments", "name"),
     )
-    create_page_index("environments")
+    parts.create_page_index("environments")
 
     op.create_table(
         "execution_events",
         sa.Column("execution_id", sa.String(length=64), nullable=False),
         sa.Column("seq", sa.Integer(), nullable=False),
-        organization_id_column(),
+        parts.organization_id_column(),
         sa.Column("type", sa.String(length=32), nullable=False),
-        sa.Column("data", JSON, nullable=False),
+        sa.Column("data", parts.JSON, nullable=False),
         sa.Column("attempt", sa.Integer(), nullable=False),
-        created_at_column(),
-        primary_key("execution_events", "execution_id", "seq"),
+        parts.created_at_column(),
+        parts.primary_key("execution_events", "execution_id", "seq"),
     )
     op.create_table(
         "executions",
-        *id_and_organization_columns(),
+        *parts.id_and_organization_columns(),
         sa.Column("target_type", sa.String(length=16), nullable=False),
         sa.Column("agent_id", sa.String(length=64), nullable=True),
         sa.Column("team_id", sa.String(length=64), nullable=True),
@@ -68,25 +55,25 @@ def upgrade() -> None:
         sa.Column("status", sa.String(length=32), nullable=False),
         sa.Column("response", sa.Text(), nullable=True),
         sa.Column("error", sa.Text(), nullable=True),
-        sa.Column("usage", JSON, nullable=False),
+        sa.Column("usage", parts.JSON, nullable=False),
         sa.Column("attempt", sa.Integer(), nullable=False),
         sa.Column("max_attempts", sa.Integer(), nullable=False),
         sa.Column("worker_id", sa.String(length=255), nullable=True),
         sa.Column("lease_expires_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("cancel_requested", sa.Boolean(), nullable=False),
         sa.Column("last_seq", sa.Integer(), nullable=False),
-        *timestamp_columns(),
+        *parts.timestamp_columns(),
         sa.Column("queued_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("started_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
-        primary_key("executions"),
+        parts.primary_key("executions"),
     )
-    create_indexes(
+    parts.create_indexes(
         "executions",
         {
             "ix_executions_lease": ["status", "lease_expires_at"],
             "ix_executions_org_agent": ["organization_id", "agent_id", "created_at", "id"],
-            **page_index("executions"),
+            **parts.page_index("executions"),
             "ix_executions_org_status": ["organization_id", "status", "created_at", "id"],
             "ix_executions_org_team": ["organization_id", "team_id", "created_at", "id"],
             "ix_executions_queue_status": ["organization_id", "worker_queue_id", "status", "queued_at", "id"],
@@ -96,21 +83,21 @@ def upgrade() -> None:
 
     op.create_table(
         "worker_queues",
-        *id_and_organization_columns(),
+        *parts.id_and_organization_columns(),
         sa.Column("environment_id", sa.String(length=64), nullable=False),
         sa.Column("name", sa.String(length=255), nullable=False),
         sa.Column("description", sa.Text(), nullable=True),
         sa.Column("status", sa.String(length=32), nullable=False),
         sa.Column("max_workers", sa.Integer(), nullable=True),
         sa.Column("heartbeat_interval_seconds", sa.Integer(), nullable=False),
-        *timestamp_columns(),
-        foreign_key("worker_queues", "environment_id", "environments", ondelete=None),
-        primary_key("worker_queues"),
-        unique_in_organization("worker_queues", "environment_id", "name"),
+        *parts.timestamp_columns(),
+        parts.foreign_key("worker_queues", "environment_id", "environments", ondelete=None),
+        parts.primary_key("worker_queues"),
+        parts.unique_in_organization("worker_queues", "environment_id", "name"),
     )
-    create_indexes(
+    parts.create_indexes(
         "worker_queues",
-        page_index("worker_queues")
+        parts.page_index("worker_queues")
         | {"ix_worker_queues_org_env": ["organization_id", "environment_id", "created_at", "id"]},
     )
 
@@ -126,8 +113,8 @@ def downgrade() -> None:
         batch_op.drop_index("ix_workers_org_queue_seen")
         batch_op.drop_column("queue_id")
 
-    drop_table("worker_queues", ["ix_worker_queues_org_env", "ix_worker_queues_org_created"])
-    drop_table(
+    parts.drop_table("worker_queues", ["ix_worker_queues_org_env", "ix_worker_queues_org_created"])
+    parts.drop_table(
         "executions",
         [
             "ix_executions_worker",
@@ -139,5 +126,5 @@ def downgrade() -> None:
             "ix_executions_lease",
         ],
     )
-    drop_table("execution_events")
-    drop_table("environments", ["ix_environments_org_created"])
+    parts.drop_table("execution_events")
+    parts.drop_table("environments", ["ix_environments_org_created"])
