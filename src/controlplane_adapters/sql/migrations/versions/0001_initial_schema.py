@@ -1,7 +1,5 @@
 """initial schema
 
-Revision ID: 0001
-Revises:
 Create Date: 2026-11-21 19:45:12.957194
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

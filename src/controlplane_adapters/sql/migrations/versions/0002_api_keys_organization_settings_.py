@@ -1,7 +1,5 @@
 """api keys, organization settings, idempotency
 
-Revision ID: 0002
-Revises: 0001
 Create Date: 2026-11-21 19:59:20.868335
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0002"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,7 +1,5 @@
 """environments, worker queues, executions
 
-Revision ID: 0003
-Revises: 0002
 Create Date: 2026-11-21 20:14:14.052960
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0003"
 down_revision = "0002"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

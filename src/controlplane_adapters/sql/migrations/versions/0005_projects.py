@@ -1,7 +1,5 @@
 """projects and the agents and teams they hold
 
-Revision ID: 0005
-Revises: 0004
 Create Date: 2026-11-25 17:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0005"
 down_revision = "0004"
-branch_labels = None
-depends_on = None
 
 
 def _members(name: str, member: str, referred: str) -> None:

@@ -1,7 +1,5 @@
 """skills and their attachments to agents, teams and environments
 
-Revision ID: 0006
-Revises: 0005
 Create Date: 2026-11-26 10:00:00
 
 Agents' and teams' `skill_ids` are left as they are: ids stored before skills existed name no skill, and the
@@ -17,8 +15,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0006"
 down_revision = "0005"
-branch_labels = None
-depends_on = None
 
 
 def _attachments(name: str, owner: str, referred: str) -> None:

@@ -1,7 +1,5 @@
 """secrets (sealed values) and their accesses
 
-Revision ID: 0007
-Revises: 0006
 Create Date: 2026-11-26 10:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0007"
 down_revision = "0006"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,7 +1,5 @@
 """templates: organizations' agent and team templates (built-in templates are code, not rows)
 
-Revision ID: 0008
-Revises: 0007
 Create Date: 2026-11-26 10:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0008"
 down_revision = "0007"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

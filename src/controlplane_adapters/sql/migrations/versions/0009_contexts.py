@@ -1,7 +1,5 @@
 """contexts of projects, environments, teams and agents, and the contexts stored with executions
 
-Revision ID: 0009
-Revises: 0008
 Create Date: 2026-11-25 18:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0009"
 down_revision = "0008"
-branch_labels = None
-depends_on = None
 
 OWNERS = (("project_id", "projects"), ("environment_id", "environments"), ("team_id", "teams"), ("agent_id", "agents"))
 

@@ -1,7 +1,5 @@
 """integrations (secret fields sealed in the row) and custom integrations
 
-Revision ID: 0010
-Revises: 0009
 Create Date: 2026-11-25 19:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0010"
 down_revision = "0009"
-branch_labels = None
-depends_on = None
 
 
 def _default_custom_integration_ids() -> None:

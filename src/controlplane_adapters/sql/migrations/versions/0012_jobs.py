@@ -1,7 +1,5 @@
 """jobs (cron, webhook and manual triggers) and their runs
 
-Revision ID: 0012
-Revises: 0010
 Create Date: 2026-11-27 10:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0012"
 down_revision = "0010"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,7 +1,5 @@
 """workflows, their runs and the runs' events; executions name the workflow run and step they run
 
-Revision ID: 0013
-Revises: 0012
 Create Date: 2026-11-25 19:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0013"
 down_revision = "0012"
-branch_labels = None
-depends_on = None
 
 RUN_INDEXES = parts.page_index("workflow_runs") | {
     "ix_workflow_runs_org_workflow": ["organization_id", "workflow_id", "created_at", "id"],

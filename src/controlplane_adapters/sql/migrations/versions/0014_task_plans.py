@@ -1,7 +1,5 @@
 """task plans: a task planned by a worker, then run as a workflow run of its steps
 
-Revision ID: 0014
-Revises: 0013
 Create Date: 2026-11-27 10:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0014"
 down_revision = "0013"
-branch_labels = None
-depends_on = None
 
 INDEXES = parts.page_index("task_plans") | {
     "ix_task_plans_org_status": ["organization_id", "status", "created_at", "id"],

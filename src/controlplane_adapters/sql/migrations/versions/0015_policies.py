@@ -1,7 +1,5 @@
 """policies (Rego modules that guard actions) and the decision log
 
-Revision ID: 0015
-Revises: 0013
 Create Date: 2026-11-25 22:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0015"
 down_revision = "0014"
-branch_labels = None
-depends_on = None
 
 DECISION_INDEXES = parts.page_index("policy_decisions") | {
     "ix_policy_decisions_org_action": ["organization_id", "action", "created_at", "id"],

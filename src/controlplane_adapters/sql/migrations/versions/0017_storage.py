@@ -1,7 +1,5 @@
 """storage: the stored files' metadata, and an organization's own storage quota
 
-Revision ID: 0017
-Revises: 0013
 Create Date: 2026-11-25 22:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0017"
 down_revision = "0016"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,7 +1,5 @@
 """the context graph: nodes and the edges between them
 
-Revision ID: 0018
-Revises: 0013
 Create Date: 2026-11-26 12:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0018"
 down_revision = "0017"
-branch_labels = None
-depends_on = None
 
 EDGE_INDEXES = parts.page_index("graph_edges") | {
     "ix_graph_edges_source": ["source_id", "type"],

@@ -1,7 +1,5 @@
 """the audit log: audit_events
 
-Revision ID: 0019
-Revises: 0013
 Create Date: 2026-12-01 12:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0019"
 down_revision = "0018"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,7 +1,5 @@
 """webhooks (subscriptions to an organization's events) and their deliveries (the outbox)
 
-Revision ID: 0022
-Revises: 0020
 Create Date: 2026-12-03 10:00:00
 """
 
@@ -14,8 +12,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0022"
 down_revision = "0021"
-branch_labels = None
-depends_on = None
 
 DELIVERY_INDEXES = {
     "ix_webhook_deliveries_webhook_status": ["webhook_id", "status", "created_at", "position", "id"],

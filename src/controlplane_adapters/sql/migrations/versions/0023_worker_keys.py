@@ -1,8 +1,4 @@
-"""API keys of role `worker` may be bound to environments and worker queues (NULL: unbound, and every other key)
-
-Revision ID: 0023
-Revises: 0022
-"""
+"""API keys of role `worker` may be bound to environments and worker queues (NULL: unbound, and every other key)"""
 
 from __future__ import annotations
 
@@ -13,8 +9,6 @@ from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0023"
 down_revision = "0022"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
