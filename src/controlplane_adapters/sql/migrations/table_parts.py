@@ -62,10 +62,11 @@ def foreign_key(table: str, column: str, referred: str, *, ondelete: str | None)
 
 def page_index(table: str) -> dict[str, list[str]]:
     """The index `ix_<table>_org_created` on PAGE_INDEX_COLUMNS, to pass to `create_indexes`."""
-    return {f"ix_{table}_org_created": PAGE_INDEX_COLUMNS}
+    return {f"ix_{table}_org_created": list(PAGE_INDEX_COLUMNS)}
 
 
 def create_page_index(table: str) -> None:
+    """Create `table`'s page index (`page_index`) alone."""
     create_indexes(table, page_index(table))
 
 
