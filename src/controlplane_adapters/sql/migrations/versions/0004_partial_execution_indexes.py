@@ -8,8 +8,6 @@ and status index before).
 On a large executions table the new indexes are built while writes to it wait (inside the migration's
 transaction); see docs/operations.md.
 
-Revision ID: 0004
-Revises: 0003
 Create Date: 2026-11-22 21:20:00
 """
 
@@ -20,8 +18,6 @@ from alembic import op
 
 revision = "0004"
 down_revision = "0003"
-branch_labels = None
-depends_on = None
 
 QUEUED = "status = 'queued'"
 HELD = "status IN ('running', 'waiting_for_input')"

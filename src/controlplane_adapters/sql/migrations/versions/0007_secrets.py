@@ -1,7 +1,5 @@
 """secrets (sealed values) and their accesses
 
-Revision ID: 0007
-Revises: 0006
 Create Date: 2026-11-26 10:00:00
 """
 
@@ -10,47 +8,40 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from controlplane_adapters.sql.migrations import table_parts as parts
+
 revision = "0007"
 down_revision = "0006"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
     op.create_table(
         "secrets",
-        sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("organization_id", sa.String(length=255), nullable=False),
+        *parts.id_and_organization_columns(),
         sa.Column("name", sa.String(length=128), nullable=False),
         sa.Column("description", sa.Text(), nullable=True),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("key_id", sa.String(length=16), nullable=False),
         sa.Column("sealed", sa.LargeBinary(), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        *parts.timestamp_columns(),
         sa.Column("last_accessed_at", sa.DateTime(timezone=True), nullable=True),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_secrets")),
-        sa.UniqueConstraint("organization_id", "name", name=op.f("uq_secrets_organization_id_name")),
+        parts.primary_key("secrets"),
+        parts.unique_in_organization("secrets", "name"),
     )
-    op.create_index("ix_secrets_org_created", "secrets", ["organization_id", "created_at", "id"], unique=False)
+    parts.create_page_index("secrets")
     op.create_table(
         "secret_accesses",
-        sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("organization_id", sa.String(length=255), nullable=False),
+        *parts.id_and_organization_columns(),
         sa.Column("secret_id", sa.String(length=64), nullable=False),
         sa.Column("execution_id", sa.String(length=64), nullable=False),
         sa.Column("worker_id", sa.String(length=255), nullable=False),
         sa.Column("accessed_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["secret_id"], ["secrets.id"], name=op.f("fk_secret_accesses_secret_id_secrets"), ondelete="CASCADE"
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_secret_accesses")),
+        parts.foreign_key("secret_accesses", "secret_id", "secrets", ondelete="CASCADE"),
+        parts.primary_key("secret_accesses"),
     )
-    op.create_index("ix_secret_accesses_secret", "secret_accesses", ["secret_id", "accessed_at", "id"], unique=False)
+    parts.create_indexes("secret_accesses", {"ix_secret_accesses_secret": ["secret_id", "accessed_at", "id"]})
 
 
 def downgrade() -> None:
-    op.drop_index("ix_secret_accesses_secret", table_name="secret_accesses")
-    op.drop_table("secret_accesses")
-    op.drop_index("ix_secrets_org_created", table_name="secrets")
-    op.drop_table("secrets")
+    parts.drop_table("secret_accesses", ["ix_secret_accesses_secret"])
+    parts.drop_table("secrets", ["ix_secrets_org_created"])

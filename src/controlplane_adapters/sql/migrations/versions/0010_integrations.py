@@ -1,7 +1,5 @@
 """integrations (secret fields sealed in the row) and custom integrations
 
-Revision ID: 0010
-Revises: 0009
 Create Date: 2026-11-25 19:00:00
 """
 
@@ -9,22 +7,11 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
+
+from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0010"
 down_revision = "0009"
-branch_labels = None
-depends_on = None
-
-JSON = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql")
-
-
-def _common() -> list[sa.Column[str]]:
-    return [
-        sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("organization_id", sa.String(length=255), nullable=False),
-        sa.Column("name", sa.String(length=255), nullable=False),
-    ]
 
 
 def _default_custom_integration_ids() -> None:
@@ -56,46 +43,37 @@ def _default_custom_integration_ids() -> None:
 def upgrade() -> None:
     op.create_table(
         "integrations",
-        *_common(),
+        *parts.id_and_organization_columns(),
+        sa.Column("name", sa.String(length=255), nullable=False),
         sa.Column("kind", sa.String(length=64), nullable=False),
-        sa.Column("configuration", JSON, nullable=False),
-        sa.Column("secret_fields", JSON, nullable=False),
+        sa.Column("configuration", parts.JSON, nullable=False),
+        sa.Column("secret_fields", parts.JSON, nullable=False),
         sa.Column("key_id", sa.String(length=16), nullable=True),
         sa.Column("sealed", sa.LargeBinary(), nullable=True),
         sa.Column("enabled", sa.Boolean(), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_integrations")),
-        sa.UniqueConstraint("organization_id", "name", name=op.f("uq_integrations_organization_id_name")),
+        *parts.timestamp_columns(),
+        parts.primary_key("integrations"),
+        parts.unique_in_organization("integrations", "name"),
     )
-    op.create_index(
-        "ix_integrations_org_created", "integrations", ["organization_id", "created_at", "id"], unique=False
-    )
+    parts.create_page_index("integrations")
     op.create_table(
         "custom_integrations",
-        *_common(),
+        *parts.id_and_organization_columns(),
+        sa.Column("name", sa.String(length=255), nullable=False),
         sa.Column("description", sa.Text(), nullable=True),
-        sa.Column("env_vars", JSON, nullable=False),
-        sa.Column("secret_names", JSON, nullable=False),
-        sa.Column("files", JSON, nullable=False),
-        sa.Column("setup_commands", JSON, nullable=False),
+        sa.Column("env_vars", parts.JSON, nullable=False),
+        sa.Column("secret_names", parts.JSON, nullable=False),
+        sa.Column("files", parts.JSON, nullable=False),
+        sa.Column("setup_commands", parts.JSON, nullable=False),
         sa.Column("enabled", sa.Boolean(), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_custom_integrations")),
-        sa.UniqueConstraint("organization_id", "name", name=op.f("uq_custom_integrations_organization_id_name")),
+        *parts.timestamp_columns(),
+        parts.primary_key("custom_integrations"),
+        parts.unique_in_organization("custom_integrations", "name"),
     )
-    op.create_index(
-        "ix_custom_integrations_org_created",
-        "custom_integrations",
-        ["organization_id", "created_at", "id"],
-        unique=False,
-    )
+    parts.create_page_index("custom_integrations")
     _default_custom_integration_ids()
 
 
 def downgrade() -> None:
-    op.drop_index("ix_custom_integrations_org_created", table_name="custom_integrations")
-    op.drop_table("custom_integrations")
-    op.drop_index("ix_integrations_org_created", table_name="integrations")
-    op.drop_table("integrations")
+    parts.drop_table("custom_integrations", ["ix_custom_integrations_org_created"])
+    parts.drop_table("integrations", ["ix_integrations_org_created"])

@@ -5,8 +5,6 @@ gain `prompt_tokens` and `completion_tokens` (nullable: not reported), which the
 (`controlplane_domain.analytics.facts.reported_tokens`); the rows that exist are filled here by the same rule,
 in batches, so that the sums of analytics are plain column sums on both databases.
 
-Revision ID: 0016
-Revises: 0013
 Create Date: 2026-11-26 10:00:00
 """
 
@@ -20,8 +18,6 @@ from alembic import context, op
 
 revision = "0016"
 down_revision = "0015"
-branch_labels = None
-depends_on = None
 
 MAX_TOKENS = 10**12
 BATCH = 1000

@@ -1,7 +1,5 @@
 """the audit log: audit_events
 
-Revision ID: 0019
-Revises: 0013
 Create Date: 2026-12-01 12:00:00
 """
 
@@ -9,21 +7,17 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
+
+from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0019"
 down_revision = "0018"
-branch_labels = None
-depends_on = None
-
-JSON = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql")
 
 
 def upgrade() -> None:
     op.create_table(
         "audit_events",
-        sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("organization_id", sa.String(length=255), nullable=False),
+        *parts.id_and_organization_columns(),
         sa.Column("occurred_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("action", sa.String(length=128), nullable=False),
         sa.Column("outcome", sa.String(length=16), nullable=False),
@@ -36,21 +30,17 @@ def upgrade() -> None:
         sa.Column("client_ip", sa.String(length=64), nullable=True),
         sa.Column("user_agent", sa.String(length=512), nullable=True),
         sa.Column("request_id", sa.String(length=128), nullable=True),
-        sa.Column("details", JSON, nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_audit_events")),
+        sa.Column("details", parts.JSON, nullable=False),
+        parts.primary_key("audit_events"),
     )
-    op.create_index(
-        "ix_audit_events_org_occurred", "audit_events", ["organization_id", "occurred_at", "id"], unique=False
-    )
-    op.create_index(
-        "ix_audit_events_org_resource",
+    parts.create_indexes(
         "audit_events",
-        ["organization_id", "resource_type", "resource_id"],
-        unique=False,
+        {
+            "ix_audit_events_org_occurred": ["organization_id", "occurred_at", "id"],
+            "ix_audit_events_org_resource": ["organization_id", "resource_type", "resource_id"],
+        },
     )
 
 
 def downgrade() -> None:
-    op.drop_index("ix_audit_events_org_resource", table_name="audit_events")
-    op.drop_index("ix_audit_events_org_occurred", table_name="audit_events")
-    op.drop_table("audit_events")
+    parts.drop_table("audit_events", ["ix_audit_events_org_resource", "ix_audit_events_org_occurred"])

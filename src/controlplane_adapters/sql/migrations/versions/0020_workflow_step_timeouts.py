@@ -1,7 +1,5 @@
 """workflow runs: when the step timeout sweep looks at each run next (indexed)
 
-Revision ID: 0020
-Revises: 0013
 Create Date: 2026-12-02 10:00:00
 """
 
@@ -12,8 +10,6 @@ from alembic import op
 
 revision = "0020"
 down_revision = "0019"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,8 +1,4 @@
-"""executions carry the W3C traceparent of the request that created them (tracing on; NULL otherwise)
-
-Revision ID: 0021
-Revises: 0013
-"""
+"""executions carry the W3C traceparent of the request that created them (tracing on; NULL otherwise)"""
 
 from __future__ import annotations
 
@@ -11,8 +7,6 @@ from alembic import op
 
 revision = "0021"
 down_revision = "0020"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

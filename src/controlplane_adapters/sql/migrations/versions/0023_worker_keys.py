@@ -1,27 +1,20 @@
-"""API keys of role `worker` may be bound to environments and worker queues (NULL: unbound, and every other key)
-
-Revision ID: 0023
-Revises: 0022
-"""
+"""API keys of role `worker` may be bound to environments and worker queues (NULL: unbound, and every other key)"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
+
+from controlplane_adapters.sql.migrations import table_parts as parts
 
 revision = "0023"
 down_revision = "0022"
-branch_labels = None
-depends_on = None
-
-_JSON = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql")
 
 
 def upgrade() -> None:
     with op.batch_alter_table("api_keys") as batch:
-        batch.add_column(sa.Column("environment_ids", _JSON, nullable=True))
-        batch.add_column(sa.Column("queue_ids", _JSON, nullable=True))
+        batch.add_column(sa.Column("environment_ids", parts.JSON, nullable=True))
+        batch.add_column(sa.Column("queue_ids", parts.JSON, nullable=True))
 
 
 def downgrade() -> None:

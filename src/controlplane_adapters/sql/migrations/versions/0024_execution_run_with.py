@@ -4,9 +4,6 @@ An execution's history no longer follows its agent, team or model: the new colum
 (`executions.entity.RunWith`) and never changed. The rows that exist are filled here from their agent or team and
 model as they are now (the best knowledge there is); a row whose agent or team is already gone keeps NULLs, which
 the readers take as unknown (no name, no model, not priced: docs/analytics.md "History").
-
-Revision ID: 0024
-Revises: 0023
 """
 
 from __future__ import annotations
@@ -16,8 +13,6 @@ from alembic import context, op
 
 revision = "0024"
 down_revision = "0023"
-branch_labels = None
-depends_on = None
 
 COLUMNS = ("target_name", "model", "input_cost_per_million", "output_cost_per_million", "agent_team_id")
 
