@@ -13,10 +13,7 @@ from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import (
     Json,
     execution_environment,
-    id_column,
-    metadata,
-    organization_column,
-    timestamps,
+    owned_table,
     to_json,
 )
 from controlplane_adapters.sql.hot import hot
@@ -25,11 +22,8 @@ from controlplane_adapters.sql.statements import insert_row, one_of, values_of
 from controlplane_domain.agents.entity import Agent, AgentStatus
 from controlplane_domain.errors import DomainError, ValidationFailed
 
-agents = sa.Table(
+agents = owned_table(
     "agents",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("status", sa.String(32), nullable=False),
@@ -41,10 +35,8 @@ agents = sa.Table(
     sa.Column("skill_ids", Json, nullable=False),
     sa.Column("execution_environment", Json, nullable=True),
     sa.Column("configuration", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_agents_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_agents_org_team", "organization_id", "team_id", "created_at", "id"),
+    unique=("name",),
 )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, owned_table, timestamps
+from controlplane_adapters.sql.columns import Json, owned_table
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.environments.entity import Environment, QueueStatus, WorkerQueue
@@ -26,21 +26,16 @@ environments = owned_table(
 )
 
 
-worker_queues = sa.Table(
+worker_queues = owned_table(
     "worker_queues",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("environment_id", sa.String(64), sa.ForeignKey("environments.id"), nullable=False),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("max_workers", sa.Integer(), nullable=True),
     sa.Column("heartbeat_interval_seconds", sa.Integer(), nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "environment_id", "name"),
-    sa.Index("ix_worker_queues_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_worker_queues_org_env", "organization_id", "environment_id", "created_at", "id"),
+    unique=(("environment_id", "name"),),
 )
 
 

@@ -13,7 +13,6 @@ from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import (
     Json,
     UtcDateTime,
-    id_column,
     metadata,
     organization_column,
     owned_table,
@@ -40,11 +39,8 @@ workflows = owned_table(
     unique=("name",),
 )
 
-workflow_runs = sa.Table(
+workflow_runs = owned_table(
     "workflow_runs",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("workflow_id", sa.String(64), nullable=False),
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("input", Json, nullable=False),
@@ -57,10 +53,10 @@ workflow_runs = sa.Table(
     sa.Column("started_at", UtcDateTime(), nullable=True),
     sa.Column("finished_at", UtcDateTime(), nullable=True),
     sa.Column("timeout_check_at", UtcDateTime(), nullable=True),  # WorkflowRun.timeout_check_at, kept for the index
-    sa.Index("ix_workflow_runs_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_workflow_runs_org_workflow", "organization_id", "workflow_id", "created_at", "id"),
     sa.Index("ix_workflow_runs_org_status", "organization_id", "status", "created_at", "id"),
     sa.Index("ix_workflow_runs_timeout_check_at", "timeout_check_at"),
+    stamped=False,
 )
 
 workflow_run_events = sa.Table(
