@@ -94,7 +94,8 @@ class SqlRepository(Generic[T]):
         cls.audited = audited_writes.AUDITED.get(cls.noun)
         rows = cls.__dict__.get("rows")
         if rows is not None:
-            cls.table, cls.to_row, cls.to_domain = rows.table, rows.to_row, rows.to_domain
+            cls.table = rows.table
+            cls.to_row, cls.to_domain = staticmethod(rows.to_row), staticmethod(rows.to_domain)
 
     def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
