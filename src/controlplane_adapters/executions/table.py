@@ -8,8 +8,7 @@ from controlplane_adapters.llm_models.sql import Price
 from controlplane_adapters.sql.columns import (
     Json,
     UtcDateTime,
-    metadata,
-    organization_column,
+    events_table,
     owned_table,
     timestamps,
 )
@@ -71,14 +70,4 @@ executions = owned_table(
 )
 
 
-execution_events = sa.Table(
-    "execution_events",
-    metadata,
-    sa.Column("execution_id", sa.String(64), primary_key=True),
-    sa.Column("seq", sa.Integer(), primary_key=True),
-    organization_column(),
-    sa.Column("type", sa.String(32), nullable=False),
-    sa.Column("data", Json, nullable=False),
-    sa.Column("attempt", sa.Integer(), nullable=False),
-    sa.Column("created_at", UtcDateTime(), nullable=False),
-)
+execution_events = events_table("execution_events", "execution_id", sa.Column("attempt", sa.Integer(), nullable=False))

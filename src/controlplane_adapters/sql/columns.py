@@ -132,6 +132,22 @@ def owned_table(
     )
 
 
+def events_table(name: str, parent: str, *items: sa.Column[Any]) -> sa.Table:
+    """The events of a row: keyed by its id (the column `parent`) and their sequence number, each of its
+    organization, with a type, JSON data, the columns of `items` and its time."""
+    return sa.Table(
+        name,
+        metadata,
+        sa.Column(parent, sa.String(64), primary_key=True),
+        sa.Column("seq", sa.Integer(), primary_key=True),
+        organization_column(),
+        sa.Column("type", sa.String(32), nullable=False),
+        sa.Column("data", Json, nullable=False),
+        *items,
+        sa.Column("created_at", UtcDateTime(), nullable=False),
+    )
+
+
 def to_json(value: Any) -> Any:
     """Dataclasses, enums and containers as JSON-ready builtins."""
     return msgspec.to_builtins(value)

@@ -13,8 +13,7 @@ from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.columns import (
     Json,
     UtcDateTime,
-    metadata,
-    organization_column,
+    events_table,
     owned_table,
     timestamps,
 )
@@ -59,16 +58,7 @@ workflow_runs = owned_table(
     stamped=False,
 )
 
-workflow_run_events = sa.Table(
-    "workflow_run_events",
-    metadata,
-    sa.Column("run_id", sa.String(64), primary_key=True),
-    sa.Column("seq", sa.Integer(), primary_key=True),
-    organization_column(),
-    sa.Column("type", sa.String(32), nullable=False),
-    sa.Column("data", Json, nullable=False),
-    sa.Column("created_at", UtcDateTime(), nullable=False),
-)
+workflow_run_events = events_table("workflow_run_events", "run_id")
 
 
 WORKFLOW_ROWS = RowMapping(Workflow, workflows, steps=converted("steps", steps_to_json, steps_from_json))
