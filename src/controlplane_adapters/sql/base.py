@@ -17,7 +17,8 @@ database opts into `RenderedReads` (rendered_reads.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import enum
+from collections.abc import Callable, Collection
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import sqlalchemy as sa
@@ -219,6 +220,18 @@ class SqlRepository(Generic[T]):
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
         return await self.list_where(organization_id, page)
+
+    async def newest_page(
+        self, organization_id: str, page: PageRequest, statuses: Collection[enum.Enum] | None
+    ) -> tuple[list[T], int]:
+        """A page of the organization's rows, the newest first, whose `status` is one of `statuses` (None: any)."""
+        table = self.table
+        conditions: list[Any] = [table.c.organization_id == organization_id]
+        if statuses is not None:
+            conditions.append(table.c.status.in_(sorted(status.value for status in statuses)))
+        order = (table.c.created_at.desc(), table.c.id.desc())
+        rows, total = await read_page_where(self.connection, organization_id, page, table, conditions, order)
+        return [type(self).to_domain(row) for row in rows], total
 
     async def _page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
         """A page of all the organization's rows, by statements built once per table and direction."""

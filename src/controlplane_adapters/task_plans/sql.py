@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
@@ -13,7 +11,6 @@ from controlplane_adapters.sql.columns import (
     owned_table,
     timestamps,
 )
-from controlplane_adapters.sql.pages import read_page_where
 from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.task_plans.entity import PlanStatus, TaskPlan
@@ -60,13 +57,3 @@ class SqlTaskPlanRepository(SqlRepository[TaskPlan]):
         self, organization_id: str, page: PageRequest, *, status: PlanStatus | None
     ) -> tuple[list[TaskPlan], int]:
         return await self.list_where(organization_id, page, status=status.value if status else None)
-
-    async def newest_page(
-        self, organization_id: str, page: PageRequest, statuses: frozenset[PlanStatus] | None
-    ) -> tuple[list[TaskPlan], int]:
-        conditions: list[Any] = [task_plans.c.organization_id == organization_id]
-        if statuses is not None:
-            conditions.append(task_plans.c.status.in_(sorted(status.value for status in statuses)))
-        order = (task_plans.c.created_at.desc(), task_plans.c.id.desc())
-        rows, total = await read_page_where(self.connection, organization_id, page, task_plans, conditions, order)
-        return [PLAN_ROWS.to_domain(row) for row in rows], total

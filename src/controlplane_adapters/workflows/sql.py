@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import sqlalchemy as sa
 
@@ -18,7 +17,6 @@ from controlplane_adapters.sql.columns import (
     timestamps,
 )
 from controlplane_adapters.sql.fair import in_turns
-from controlplane_adapters.sql.pages import read_page_where
 from controlplane_adapters.sql.rows import RowMapping, converted
 from controlplane_adapters.sql.statements import insert_row
 from controlplane_adapters.workflows.mapping import (
@@ -102,16 +100,6 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
         return await self.list_where(
             organization_id, page, workflow_id=workflow_id, status=status.value if status else None
         )
-
-    async def newest_page(
-        self, organization_id: str, page: PageRequest, statuses: frozenset[RunStatus] | None
-    ) -> tuple[list[WorkflowRun], int]:
-        conditions: list[Any] = [workflow_runs.c.organization_id == organization_id]
-        if statuses is not None:
-            conditions.append(workflow_runs.c.status.in_(sorted(status.value for status in statuses)))
-        order = (workflow_runs.c.created_at.desc(), workflow_runs.c.id.desc())
-        rows, total = await read_page_where(self.connection, organization_id, page, workflow_runs, conditions, order)
-        return [RUN_ROWS.to_domain(row) for row in rows], total
 
     async def timeouts_due(self, now: datetime, limit: int, *, per_organization: int) -> list[WorkflowRun]:
         t = workflow_runs
