@@ -10,10 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import (
-    Json,
-    owned_table,
-)
+from controlplane_adapters.sql.columns import Json, owned_table
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rendered_reads import RenderedReads
 from controlplane_adapters.sql.rows import RowMapping

@@ -12,11 +12,7 @@ from controlplane_adapters.executions.table import execution_events, executions
 from controlplane_adapters.sql.columns import to_json
 from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.analytics.facts import reported_tokens
-from controlplane_domain.executions.entity import (
-    Execution,
-    ExecutionEvent,
-    RunWith,
-)
+from controlplane_domain.executions.entity import Execution, ExecutionEvent, RunWith
 
 RUN_WITH_FIELDS = tuple(each.name for each in fields(RunWith))
 """What an execution is run with: taken from its agent and model by `run_with_of` when an agent's is added."""

@@ -5,13 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from controlplane_adapters.llm_models.sql import Price
-from controlplane_adapters.sql.columns import (
-    Json,
-    UtcDateTime,
-    events_table,
-    owned_table,
-    timestamps,
-)
+from controlplane_adapters.sql.columns import Json, UtcDateTime, events_table, owned_table, timestamps
 from controlplane_domain.executions.entity import ExecutionStatus
 
 # executions' statuses as SQL literals, for the partial indexes and the queries that use them

@@ -7,11 +7,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import (
-    UtcDateTime,
-    owned_table,
-    timestamps,
-)
+from controlplane_adapters.sql.columns import UtcDateTime, owned_table, timestamps
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
 from controlplane_adapters.sql.rows import RowMapping, sealed

@@ -5,12 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import (
-    Json,
-    UtcDateTime,
-    owned_table,
-    timestamps,
-)
+from controlplane_adapters.sql.columns import Json, UtcDateTime, owned_table, timestamps
 from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.task_plans.entity import PlanStatus, TaskPlan

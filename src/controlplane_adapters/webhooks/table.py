@@ -8,10 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
-from controlplane_adapters.sql.columns import (
-    UtcDateTime,
-    owned_table,
-)
+from controlplane_adapters.sql.columns import UtcDateTime, owned_table
 from controlplane_adapters.sql.rows import Custom, RowMapping, sealed
 from controlplane_domain.webhooks.entity import Delivery, DeliveryStatus, Webhook
 

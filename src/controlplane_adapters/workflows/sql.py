@@ -9,13 +9,7 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import (
-    Json,
-    UtcDateTime,
-    events_table,
-    owned_table,
-    timestamps,
-)
+from controlplane_adapters.sql.columns import Json, UtcDateTime, events_table, owned_table, timestamps
 from controlplane_adapters.sql.fair import in_turns
 from controlplane_adapters.sql.rows import RowMapping, converted
 from controlplane_adapters.sql.statements import insert_row
