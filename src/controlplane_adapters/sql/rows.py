@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 import keyword
 import operator
 import types
@@ -99,9 +98,10 @@ def _converters(hint: Any) -> tuple[Convert | None, Convert | None]:
     """How a value of the annotated type `hint` is written to its column and read back (None: as it is)."""
     kind, optional = _optional(hint)
     write, read = _plain_converters(kind)
-    if write is msgspec.to_builtins:  # msgspec converts None itself
-        return write, functools.partial(msgspec.convert, type=hint)
-    return (_nullable(write), _nullable(read)) if optional else (write, read)
+    if not optional:
+        return write, read
+    # (msgspec writes None as None; it reads an optional type at twice the cost of the type)
+    return (write if write is msgspec.to_builtins else _nullable(write)), _nullable(read)
 
 
 def _plain_converters(kind: Any) -> tuple[Convert | None, Convert | None]:
@@ -116,7 +116,7 @@ def _plain_converters(kind: Any) -> tuple[Convert | None, Convert | None]:
         return None, dict
     if origin in (list, tuple) and args and _is_plain(args[0]) and (origin is list or args[1:] == (...,)):
         return list, origin
-    return msgspec.to_builtins, None  # (read: by the whole hint, in `_converters`)
+    return msgspec.to_builtins, lambda value: msgspec.convert(value, kind)
 
 
 def _nullable(convert: Convert | None) -> Convert | None:
@@ -147,7 +147,7 @@ def _compile(
     for i, (name, column, write, read) in enumerate(fields):
         names[f"write{i}"], names[f"read{i}"] = write, read
         row_items.append(f"{column!r}: " + (f"obj.{name}" if write is None else f"write{i}(obj.{name})"))
-        for arguments, value in ((by_key, f"values[{column!r}]"), (by_attribute, _attribute("values", column))):
+        for arguments, value in ((by_key, f"values[{column!r}]"), (by_attribute, _attribute("row", column))):
             arguments.append(f"{name}={value}" if read is None else f"{name}=read{i}({value})")
     for i, (name, how) in enumerate(custom):
         names[f"custom{i}"] = how
@@ -158,14 +158,11 @@ def _compile(
         names[f"computed{i}"] = compute
         row_items.append(f"{column!r}: computed{i}(obj)")
     to_row = _compiled(f"def to_row(obj):\n    return {{{', '.join(row_items)}}}", names)
-    names["by_key"] = _compiled(f"def by_key(values, row):\n    return entity({', '.join(by_key)})", names)
-    names["by_attribute"] = _compiled(
-        f"def by_attribute(values, row):\n    return entity({', '.join(by_attribute)})", names
-    )
     to_domain = _compiled(
         "def to_domain(row):\n"
         "    values = getattr(row, '_mapping', None)\n"  # a SQLAlchemy row, read by key; else by attribute
-        "    return by_attribute(row, row) if values is None else by_key(values, row)",
+        f"    if values is None:\n        return entity({', '.join(by_attribute)})\n"
+        f"    return entity({', '.join(by_key)})",
         names,
     )
     return to_row, to_domain
