@@ -10,26 +10,16 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import (
-    Json,
-    execution_environment,
-    id_column,
-    metadata,
-    organization_column,
-    timestamps,
-    to_json,
-)
+from controlplane_adapters.sql.columns import Json, owned_table
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rendered_reads import RenderedReads
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_adapters.sql.statements import insert_row, one_of, values_of
-from controlplane_domain.agents.entity import Agent, AgentStatus
+from controlplane_domain.agents.entity import Agent
 from controlplane_domain.errors import DomainError, ValidationFailed
 
-agents = sa.Table(
+agents = owned_table(
     "agents",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("status", sa.String(32), nullable=False),
@@ -41,51 +31,13 @@ agents = sa.Table(
     sa.Column("skill_ids", Json, nullable=False),
     sa.Column("execution_environment", Json, nullable=True),
     sa.Column("configuration", Json, nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_agents_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_agents_org_team", "organization_id", "team_id", "created_at", "id"),
+    unique=("name",),
 )
 
 
-def agent_to_row(agent: Agent) -> dict[str, Any]:
-    return {
-        "id": agent.id,
-        "organization_id": agent.organization_id,
-        "name": agent.name,
-        "description": agent.description,
-        "status": agent.status.value,
-        "runtime": agent.runtime,
-        "model_id": agent.model_id,
-        "system_prompt": agent.system_prompt,
-        "team_id": agent.team_id,
-        "capabilities": list(agent.capabilities),
-        "skill_ids": list(agent.skill_ids),
-        "execution_environment": to_json(agent.execution_environment),
-        "configuration": to_json(agent.configuration),
-        "created_at": agent.created_at,
-        "updated_at": agent.updated_at,
-    }
-
-
-def agent_to_domain(row: Any) -> Agent:
-    return Agent(
-        id=row.id,
-        organization_id=row.organization_id,
-        name=row.name,
-        description=row.description,
-        status=AgentStatus(row.status),
-        runtime=row.runtime,
-        model_id=row.model_id,
-        system_prompt=row.system_prompt,
-        team_id=row.team_id,
-        capabilities=list(row.capabilities),
-        skill_ids=list(row.skill_ids),
-        execution_environment=execution_environment(row.execution_environment),
-        configuration=dict(row.configuration),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+AGENT_ROWS = RowMapping(Agent, agents)
+agent_to_row, agent_to_domain = AGENT_ROWS.to_row, AGENT_ROWS.to_domain
 
 
 @functools.cache
@@ -115,9 +67,7 @@ def _set_one_team(only_from: bool = False) -> sa.Update:
 class SqlAgentRepository(RenderedReads, SqlRepository[Agent]):
     """Agents; their rows are rendered as JSON by the database for the agents' list and get (rendered_reads.py)."""
 
-    table = agents
-    to_row = staticmethod(agent_to_row)
-    to_domain = staticmethod(agent_to_domain)
+    rows = AGENT_ROWS
     noun = "agent"
 
     def _missing_reference(self, obj: Agent) -> DomainError:  # the team, as the use case's own check says it

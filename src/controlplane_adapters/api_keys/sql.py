@@ -5,15 +5,12 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column
+from controlplane_adapters.sql.columns import Json, UtcDateTime, owned_table
 from controlplane_adapters.sql.rows import Custom, RowMapping
 from controlplane_domain.api_keys.entity import ApiKey
 
-api_keys = sa.Table(
+api_keys = owned_table(
     "api_keys",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("role", sa.String(32), nullable=False),
     sa.Column("secret_hash", sa.String(128), nullable=False),
@@ -24,7 +21,7 @@ api_keys = sa.Table(
     # A worker key's bindings: lists of ids, NULL for an unbound key (and every other key).
     sa.Column("environment_ids", Json, nullable=True),
     sa.Column("queue_ids", Json, nullable=True),
-    sa.Index("ix_api_keys_org_created", "organization_id", "created_at", "id"),
+    stamped=False,
 )
 
 

@@ -8,10 +8,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, owned_table, timestamps
+from controlplane_adapters.sql.columns import Json, owned_table
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.rows import RowMapping
-from controlplane_domain.environments.entity import Environment, QueueStatus, WorkerQueue
+from controlplane_domain.environments.entity import Environment, WorkerQueue
 from controlplane_domain.errors import DomainError, NotFound
 from controlplane_domain.paging import PageRequest
 
@@ -26,52 +26,21 @@ environments = owned_table(
 )
 
 
-worker_queues = sa.Table(
+worker_queues = owned_table(
     "worker_queues",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("environment_id", sa.String(64), sa.ForeignKey("environments.id"), nullable=False),
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("max_workers", sa.Integer(), nullable=True),
     sa.Column("heartbeat_interval_seconds", sa.Integer(), nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "environment_id", "name"),
-    sa.Index("ix_worker_queues_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_worker_queues_org_env", "organization_id", "environment_id", "created_at", "id"),
+    unique=(("environment_id", "name"),),
 )
 
 
-def queue_to_row(queue: WorkerQueue) -> dict[str, Any]:
-    return {
-        "id": queue.id,
-        "organization_id": queue.organization_id,
-        "environment_id": queue.environment_id,
-        "name": queue.name,
-        "description": queue.description,
-        "status": queue.status.value,
-        "max_workers": queue.max_workers,
-        "heartbeat_interval_seconds": queue.heartbeat_interval_seconds,
-        "created_at": queue.created_at,
-        "updated_at": queue.updated_at,
-    }
-
-
-def queue_to_domain(row: Any) -> WorkerQueue:
-    return WorkerQueue(
-        id=row.id,
-        organization_id=row.organization_id,
-        environment_id=row.environment_id,
-        name=row.name,
-        description=row.description,
-        status=QueueStatus(row.status),
-        max_workers=row.max_workers,
-        heartbeat_interval_seconds=row.heartbeat_interval_seconds,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+QUEUE_ROWS = RowMapping(WorkerQueue, worker_queues)
+queue_to_row, queue_to_domain = QUEUE_ROWS.to_row, QUEUE_ROWS.to_domain
 
 
 @functools.cache
@@ -92,9 +61,7 @@ class SqlEnvironmentRepository(SqlRepository[Environment]):
 
 
 class SqlQueueRepository(SqlRepository[WorkerQueue]):
-    table = worker_queues
-    to_row = staticmethod(queue_to_row)
-    to_domain = staticmethod(queue_to_domain)
+    rows = QUEUE_ROWS
     noun = "worker queue"
 
     def _missing_reference(self, obj: WorkerQueue) -> DomainError:  # the environment, deleted meanwhile

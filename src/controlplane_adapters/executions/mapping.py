@@ -8,37 +8,30 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
+from controlplane_adapters.executions.table import execution_events, executions
 from controlplane_adapters.sql.columns import to_json
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.analytics.facts import reported_tokens
-from controlplane_domain.executions.entity import (
-    EventType,
-    Execution,
-    ExecutionEvent,
-    ExecutionStatus,
-    RunWith,
-    TargetType,
-)
+from controlplane_domain.executions.entity import Execution, ExecutionEvent, RunWith
 
 RUN_WITH_FIELDS = tuple(each.name for each in fields(RunWith))
 """What an execution is run with: taken from its agent and model by `run_with_of` when an agent's is added."""
 
-EXECUTION_FIELDS = (
-    "id", "organization_id", "agent_id", "team_id", "worker_queue_id", "prompt", "response", "error", "attempt",
-    "max_attempts", "worker_id", "lease_expires_at", "cancel_requested", "last_seq", "created_at", "updated_at",
-    "queued_at", "started_at", "finished_at", "workflow_run_id", "workflow_step_id",
-    "trace_parent", *RUN_WITH_FIELDS,
-)  # fmt: skip
-
-
 TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens")
 """Columns derived from `usage` (`analytics.facts.reported_tokens`): written whenever `usage` is."""
 
+EXECUTION_ROWS = RowMapping(
+    Execution,
+    executions,
+    computed={
+        "prompt_tokens": lambda execution: reported_tokens(execution.usage)[0],
+        "completion_tokens": lambda execution: reported_tokens(execution.usage)[1],
+    },
+)
+execution_to_row, execution_to_domain = EXECUTION_ROWS.to_row, EXECUTION_ROWS.to_domain
 
-def execution_to_row(execution: Execution) -> dict[str, Any]:
-    row = {name: getattr(execution, name) for name in EXECUTION_FIELDS}
-    row.update(target_type=execution.target_type.value, status=execution.status.value, usage=to_json(execution.usage))
-    row["prompt_tokens"], row["completion_tokens"] = reported_tokens(execution.usage)
-    return row
+EVENT_ROWS = RowMapping(ExecutionEvent, execution_events)
+event_to_row, event_to_domain = EVENT_ROWS.to_row, EVENT_ROWS.to_domain
 
 
 def execution_changes(before: Execution, after: Execution, columns: tuple[str, ...]) -> dict[str, Any]:
@@ -75,36 +68,3 @@ def _reader(all_columns: tuple[str, ...]) -> tuple[tuple[str, ...], Callable[[An
 
 
 _ENUM_COLUMNS = frozenset({"target_type", "status"})
-
-
-def execution_to_domain(row: Any) -> Execution:
-    return Execution(
-        **{name: getattr(row, name) for name in EXECUTION_FIELDS},
-        target_type=TargetType(row.target_type),
-        status=ExecutionStatus(row.status),
-        usage=dict(row.usage),
-    )
-
-
-def event_to_row(event: ExecutionEvent) -> dict[str, Any]:
-    return {
-        "execution_id": event.execution_id,
-        "seq": event.seq,
-        "organization_id": event.organization_id,
-        "type": event.type.value,
-        "data": to_json(event.data),
-        "attempt": event.attempt,
-        "created_at": event.created_at,
-    }
-
-
-def event_to_domain(row: Any) -> ExecutionEvent:
-    return ExecutionEvent(
-        execution_id=row.execution_id,
-        organization_id=row.organization_id,
-        seq=row.seq,
-        type=EventType(row.type),
-        data=dict(row.data),
-        attempt=row.attempt,
-        created_at=row.created_at,
-    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from controlplane_adapters.llm_models.sql import Price
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, UtcDateTime, events_table, owned_table, timestamps
 from controlplane_domain.executions.entity import ExecutionStatus
 
 # executions' statuses as SQL literals, for the partial indexes and the queries that use them
@@ -18,11 +18,8 @@ def _partial(name: str, columns: tuple[str, ...], where: str) -> tuple[sa.Index]
     return (sa.Index(name, *columns, postgresql_where=sa.text(where), sqlite_where=sa.text(where)),)
 
 
-executions = sa.Table(
+executions = owned_table(
     "executions",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("target_type", sa.String(16), nullable=False),
     sa.Column("agent_id", sa.String(64), nullable=True),
     sa.Column("team_id", sa.String(64), nullable=True),
@@ -54,7 +51,6 @@ executions = sa.Table(
     sa.Column("input_cost_per_million", Price(), nullable=True),
     sa.Column("output_cost_per_million", Price(), nullable=True),
     sa.Column("agent_team_id", sa.String(64), nullable=True),
-    sa.Index("ix_executions_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_executions_org_status", "organization_id", "status", "created_at", "id"),
     sa.Index("ix_executions_org_queue", "organization_id", "worker_queue_id", "created_at", "id"),
     # Partial indexes (migration 0004): a change of status rewrites every index whose predicate the new row
@@ -64,17 +60,8 @@ executions = sa.Table(
     *_partial("ix_executions_queued", ("organization_id", "worker_queue_id", "queued_at", "id"), f"status = {QUEUED}"),
     *_partial("ix_executions_held_by", ("organization_id", "worker_id"), f"status IN {HELD}"),
     *_partial("ix_executions_held_until", ("lease_expires_at",), f"status IN {HELD}"),
+    stamped=False,
 )
 
 
-execution_events = sa.Table(
-    "execution_events",
-    metadata,
-    sa.Column("execution_id", sa.String(64), primary_key=True),
-    sa.Column("seq", sa.Integer(), primary_key=True),
-    organization_column(),
-    sa.Column("type", sa.String(32), nullable=False),
-    sa.Column("data", Json, nullable=False),
-    sa.Column("attempt", sa.Integer(), nullable=False),
-    sa.Column("created_at", UtcDateTime(), nullable=False),
-)
+execution_events = events_table("execution_events", "execution_id", sa.Column("attempt", sa.Integer(), nullable=False))

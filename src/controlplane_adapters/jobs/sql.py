@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from controlplane_adapters.executions.table import executions
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, owned_table
+from controlplane_adapters.sql.columns import UtcDateTime, owned_table
 from controlplane_adapters.sql.fair import in_turns
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
@@ -49,11 +49,8 @@ jobs = owned_table(
     unique=("name",),
 )
 
-job_runs = sa.Table(
+job_runs = owned_table(
     "job_runs",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("job_id", sa.String(64), sa.ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False),
     sa.Column("trigger", sa.String(16), nullable=False),
     sa.Column("fired_at", UtcDateTime(), nullable=False),
@@ -66,6 +63,8 @@ job_runs = sa.Table(
     sa.Column("created_at", UtcDateTime(), nullable=False),
     sa.UniqueConstraint("job_id", "webhook_id"),
     sa.Index("ix_job_runs_job_fired", "job_id", "fired_at", "id"),
+    stamped=False,
+    paged=False,
 )
 
 

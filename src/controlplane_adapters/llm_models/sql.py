@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import Json, owned_table, timestamps
 from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.llm_models.entity import LlmModel
 from controlplane_domain.paging import PageRequest
@@ -25,11 +25,8 @@ class Price(sa.TypeDecorator[float]):
         return None
 
 
-llm_models = sa.Table(
+llm_models = owned_table(
     "llm_models",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("value", sa.String(255), nullable=False),
     sa.Column("label", sa.String(255), nullable=False),
     sa.Column("provider", sa.String(255), nullable=False),
@@ -39,9 +36,9 @@ llm_models = sa.Table(
     *timestamps(),
     sa.Column("input_cost_per_million", Price(), nullable=True),  # prices (migration 0016): analytics' cost
     sa.Column("output_cost_per_million", Price(), nullable=True),
-    sa.UniqueConstraint("organization_id", "value"),
-    sa.Index("ix_llm_models_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_llm_models_org_enabled", "organization_id", "enabled", "created_at", "id"),
+    unique=("value",),
+    stamped=False,
 )
 
 

@@ -4,7 +4,8 @@ name (`MemoryRepository`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import enum
+from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -121,6 +122,15 @@ class MemoryRepository(Generic[K]):
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[K], int]:
         return self.page_where(organization_id, page)
+
+    async def newest_page(
+        self, organization_id: str, page: PageRequest, statuses: Collection[enum.Enum] | None
+    ) -> tuple[list[K], int]:
+        """A page of the organization's objects, the newest first, whose `status` is one of `statuses` (None: any)."""
+        mine = [obj for obj in self.rows.values() if obj.organization_id == organization_id
+                and (statuses is None or getattr(obj, "status") in statuses)]  # fmt: skip  # noqa: B009
+        ordered = sorted(mine, key=lambda obj: (obj.created_at, obj.id), reverse=True)
+        return ordered[page.offset : page.offset + page.limit], counted(len(ordered), page)
 
     def page_where(
         self, organization_id: str, page: PageRequest, keep: Callable[[K], bool] | None = None

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlConnection, SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, owned_table
+from controlplane_adapters.sql.columns import Json, UtcDateTime, owned_table
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
@@ -27,11 +27,8 @@ policies = owned_table(
     unique=("name",),
 )
 
-policy_decisions = sa.Table(
+policy_decisions = owned_table(
     "policy_decisions",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("evaluation_id", sa.String(64), nullable=False),
     sa.Column("action", sa.String(32), nullable=False),
     sa.Column("policy_id", sa.String(64), nullable=False),
@@ -45,9 +42,9 @@ policy_decisions = sa.Table(
     sa.Column("resource_type", sa.String(32), nullable=False),
     sa.Column("resource_id", sa.String(64), nullable=True),
     sa.Column("created_at", UtcDateTime(), nullable=False),
-    sa.Index("ix_policy_decisions_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_policy_decisions_org_action", "organization_id", "action", "created_at", "id"),
     sa.Index("ix_policy_decisions_org_policy", "organization_id", "policy_id", "created_at", "id"),
+    stamped=False,
 )
 
 

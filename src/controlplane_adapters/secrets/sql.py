@@ -7,18 +7,15 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import UtcDateTime, id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import UtcDateTime, owned_table, timestamps
 from controlplane_adapters.sql.listing import ordered
 from controlplane_adapters.sql.pages import read_page_where
 from controlplane_adapters.sql.rows import RowMapping, sealed
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.secrets.entity import Secret, SecretAccess
 
-secrets = sa.Table(
+secrets = owned_table(
     "secrets",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("name", sa.String(128), nullable=False),
     sa.Column("description", sa.Text(), nullable=True),
     sa.Column("version", sa.Integer(), nullable=False),
@@ -26,20 +23,19 @@ secrets = sa.Table(
     sa.Column("sealed", sa.LargeBinary(), nullable=False),
     *timestamps(),
     sa.Column("last_accessed_at", UtcDateTime(), nullable=True),
-    sa.UniqueConstraint("organization_id", "name"),
-    sa.Index("ix_secrets_org_created", "organization_id", "created_at", "id"),
+    unique=("name",),
+    stamped=False,
 )
 
-secret_accesses = sa.Table(
+secret_accesses = owned_table(
     "secret_accesses",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("secret_id", sa.String(64), sa.ForeignKey("secrets.id", ondelete="CASCADE"), nullable=False),
     sa.Column("execution_id", sa.String(64), nullable=False),
     sa.Column("worker_id", sa.String(255), nullable=False),
     sa.Column("accessed_at", UtcDateTime(), nullable=False),
     sa.Index("ix_secret_accesses_secret", "secret_id", "accessed_at", "id"),
+    stamped=False,
+    paged=False,
 )
 
 

@@ -17,7 +17,8 @@ database opts into `RenderedReads` (rendered_reads.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import enum
+from collections.abc import Callable, Collection
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import sqlalchemy as sa
@@ -94,7 +95,8 @@ class SqlRepository(Generic[T]):
         cls.audited = audited_writes.AUDITED.get(cls.noun)
         rows = cls.__dict__.get("rows")
         if rows is not None:
-            cls.table, cls.to_row, cls.to_domain = rows.table, rows.to_row, rows.to_domain
+            cls.table = rows.table
+            cls.to_row, cls.to_domain = staticmethod(rows.to_row), staticmethod(rows.to_domain)
 
     def __init__(self, connection: SqlConnection) -> None:
         self.connection = connection
@@ -218,6 +220,18 @@ class SqlRepository(Generic[T]):
 
     async def list_page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
         return await self.list_where(organization_id, page)
+
+    async def newest_page(
+        self, organization_id: str, page: PageRequest, statuses: Collection[enum.Enum] | None
+    ) -> tuple[list[T], int]:
+        """A page of the organization's rows, the newest first, whose `status` is one of `statuses` (None: any)."""
+        table = self.table
+        conditions: list[Any] = [table.c.organization_id == organization_id]
+        if statuses is not None:
+            conditions.append(table.c.status.in_(sorted(status.value for status in statuses)))
+        order = (table.c.created_at.desc(), table.c.id.desc())
+        rows, total = await read_page_where(self.connection, organization_id, page, table, conditions, order)
+        return [type(self).to_domain(row) for row in rows], total
 
     async def _page(self, organization_id: str, page: PageRequest) -> tuple[list[T], int]:
         """A page of all the organization's rows, by statements built once per table and direction."""

@@ -106,10 +106,17 @@ def timestamps() -> tuple[sa.Column[datetime], sa.Column[datetime]]:
     )
 
 
-def owned_table(name: str, *items: sa.Column[Any] | sa.Constraint | sa.Index, unique: tuple[str, ...] = ()) -> sa.Table:
-    """An organization's table keyed by `id`: `id`, `organization_id`, the columns of `items`, `created_at`,
-    `updated_at`; each field of `unique` unique in the organization; the index of its pages (organization_id,
-    created_at, id), then the constraints and indexes of `items`."""
+def owned_table(
+    name: str,
+    *items: sa.Column[Any] | sa.Constraint | sa.Index,
+    unique: tuple[str | tuple[str, ...], ...] = (),
+    stamped: bool = True,
+    paged: bool = True,
+) -> sa.Table:
+    """An organization's table keyed by `id`: `id`, `organization_id`, the columns of `items`, then `created_at`
+    and `updated_at` (`stamped`; else `items` place their own); each field (or fields) of `unique` unique in the
+    organization; the index of its pages (organization_id, created_at, id) if `paged`; then the constraints and
+    indexes of `items`."""
     columns = [item for item in items if isinstance(item, sa.Column)]
     others = [item for item in items if not isinstance(item, sa.Column)]
     return sa.Table(
@@ -118,10 +125,26 @@ def owned_table(name: str, *items: sa.Column[Any] | sa.Constraint | sa.Index, un
         id_column(),
         organization_column(),
         *columns,
-        *timestamps(),
-        *(sa.UniqueConstraint("organization_id", field) for field in unique),
-        sa.Index(f"ix_{name}_org_created", "organization_id", "created_at", "id"),
+        *(timestamps() if stamped else ()),
+        *(sa.UniqueConstraint("organization_id", *((f,) if isinstance(f, str) else f)) for f in unique),
+        *((sa.Index(f"ix_{name}_org_created", "organization_id", "created_at", "id"),) if paged else ()),
         *others,
+    )
+
+
+def events_table(name: str, parent: str, *items: sa.Column[Any]) -> sa.Table:
+    """The events of a row: keyed by its id (the column `parent`) and their sequence number, each of its
+    organization, with a type, JSON data, the columns of `items` and its time."""
+    return sa.Table(
+        name,
+        metadata,
+        sa.Column(parent, sa.String(64), primary_key=True),
+        sa.Column("seq", sa.Integer(), primary_key=True),
+        organization_column(),
+        sa.Column("type", sa.String(32), nullable=False),
+        sa.Column("data", Json, nullable=False),
+        *items,
+        sa.Column("created_at", UtcDateTime(), nullable=False),
     )
 
 

@@ -4,25 +4,24 @@ statements run on asyncpg itself); SQLite's, in the event loop's thread, is loop
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Hashable
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from controlplane_adapters.sql.coalesced import KeysRead
+from controlplane_adapters.sql.coalesced import Coalescer
 from controlplane_adapters.sql.errors import OverBudget, canceled
 from controlplane_adapters.sql.hot import ATOMIC, READ, HotResult, Plan, plan_for
 from controlplane_adapters.sql.pools import (
+    CoalescedReads,
     acquire_async,
-    coalescer_for,
     engine_state,
     release_async,
     unavailable_without_connection,
 )
 
 
-class AsyncEngineConnection:
+class AsyncEngineConnection(CoalescedReads):
     """A Postgres unit of work's connection, taken when its first statement runs; its hot statements run on
     the asyncpg connection itself.
 
@@ -68,16 +67,8 @@ class AsyncEngineConnection:
                 connection = self._connection = await acquire_async(self._engine, self._state)
         return connection
 
-    async def coalesced_read(
-        self,
-        kind: Any,
-        key: Hashable,
-        key_of: Callable[[Any], Hashable],
-        read: KeysRead,
-    ) -> list[Any]:
-        """The rows of `key`, shared with the other readers of this engine that ask for rows of the same `kind`
-        in this turn of the loop; the first of them runs `read` (on its own connection) for all their keys."""
-        return await coalescer_for(self._state.coalescers, kind, key_of).read(key, read)
+    def coalescers(self) -> dict[int, Coalescer]:
+        return self._state.coalescers
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
         connection = self._connection or await self._open()

@@ -4,25 +4,24 @@ sql/off_loop.py's."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Hashable
 from typing import Any
 
 import sqlalchemy as sa
 
-from controlplane_adapters.sql.coalesced import KeysRead
+from controlplane_adapters.sql.coalesced import Coalescer
 from controlplane_adapters.sql.engine import DeadlineConnection
 from controlplane_adapters.sql.hot import HotResult, plan_for
 from controlplane_adapters.sql.off_loop import off_loop_turn, read_off_loop
 from controlplane_adapters.sql.pools import (
     LOOP_COALESCERS,
+    CoalescedReads,
     acquire,
-    coalescer_for,
     release,
     unavailable_without_connection,
 )
 
 
-class LoopConnection:
+class LoopConnection(CoalescedReads):
     """A synchronous Connection with the awaitable surface the repositories use (SQLite in the loop thread).
 
     Hot statements (see `hot.py`) run on the DBAPI connection itself. A writer whose first statement is hot
@@ -57,15 +56,8 @@ class LoopConnection:
             self._limited = seconds is not None
         return connection
 
-    async def coalesced_read(
-        self,
-        kind: Any,
-        key: Hashable,
-        key_of: Callable[[Any], Hashable],
-        read: KeysRead,
-    ) -> list[Any]:
-        """As `AsyncEngineConnection.coalesced_read`, for this engine's readers in the loop's thread."""
-        return await coalescer_for(LOOP_COALESCERS.setdefault(self._engine, {}), kind, key_of).read(key, read)
+    def coalescers(self) -> dict[int, Coalescer]:  # this engine's, for its readers in the loop's thread
+        return LOOP_COALESCERS.setdefault(self._engine, {})
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
         connection = self._connection or self._open()

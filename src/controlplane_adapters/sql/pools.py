@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from controlplane_adapters.sql.coalesced import Coalescer
+from controlplane_adapters.sql.coalesced import Coalescer, KeysRead
 from controlplane_adapters.sql.engine import READ_ONLY
 from controlplane_domain.errors import Unavailable
 
@@ -141,6 +141,23 @@ def coalescer_for(coalescers: dict[int, Coalescer], kind: Any, key_of: Callable[
     if coalescer is None:
         coalescer = coalescers[id(kind)] = Coalescer(key_of)
     return coalescer
+
+
+class CoalescedReads:
+    """`coalesced_read` of a unit of work's connection (connection.py, loop_connection.py), by the coalescers of its
+    engine that `coalescers` gives."""
+
+    __slots__ = ()
+
+    def coalescers(self) -> dict[int, Coalescer]:
+        raise NotImplementedError
+
+    async def coalesced_read(
+        self, kind: Any, key: Hashable, key_of: Callable[[Any], Hashable], read: KeysRead
+    ) -> list[Any]:
+        """The rows of `key`, shared with the other readers of this engine that ask for rows of the same `kind`
+        in this turn of the loop; the first of them runs `read` (on its own connection) for all their keys."""
+        return await coalescer_for(self.coalescers(), kind, key_of).read(key, read)
 
 
 def coalescer_of(engine: AsyncEngine | sa.Engine, kind: Any) -> Coalescer | None:

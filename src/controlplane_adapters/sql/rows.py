@@ -12,12 +12,16 @@ written and every field read:
     class SqlProjectRepository(SqlRepository[Project]):
         rows = projects_rows  # its table, to_row and to_domain
 
-The hot tables (agents, workers, executions, worker queues) keep their hand-written mappings."""
+Each mapping's `to_row` and `to_domain` are compiled once, at import, from the source a hand-written mapping would
+have (a dict display; a keyword call of the dataclass, reading a SQLAlchemy row by key, which costs a third of its
+attributes): the hot tables' get, list and heartbeat routes use them too."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import keyword
+import operator
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -90,14 +94,23 @@ def _is_plain(kind: Any) -> bool:
     return kind is Any or (isinstance(kind, type) and issubclass(kind, _PLAIN) and not issubclass(kind, enum.Enum))
 
 
-def _converters(kind: Any) -> tuple[Convert | None, Convert | None]:
-    """How a value of the annotated type `kind` is written to its column and read back (None: as it is)."""
+def _converters(hint: Any) -> tuple[Convert | None, Convert | None]:
+    """How a value of the annotated type `hint` is written to its column and read back (None: as it is)."""
+    kind, optional = _optional(hint)
+    write, read = _plain_converters(kind)
+    if not optional:
+        return write, read
+    # (msgspec writes None as None; it reads an optional type at twice the cost of the type)
+    return (write if write is msgspec.to_builtins else _nullable(write)), _nullable(read)
+
+
+def _plain_converters(kind: Any) -> tuple[Convert | None, Convert | None]:
     if kind is bool or kind is bytes:
         return None, kind
     if _is_plain(kind):
         return None, None
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
-        return (lambda value: value.value), kind
+        return operator.attrgetter("value"), kind
     origin, args = get_origin(kind), get_args(kind)
     if origin is dict and len(args) == 2 and args[0] is str and _is_plain(args[1]):
         return None, dict
@@ -112,8 +125,58 @@ def _nullable(convert: Convert | None) -> Convert | None:
     return lambda value: None if value is None else convert(value)
 
 
+def _compiled(source: str, names: dict[str, Any]) -> Callable[..., Any]:
+    """The one function `source` defines, with `names` (its converters) as its globals."""
+    namespace = dict(names)
+    exec(source, namespace)  # noqa: S102 (the source is made of the entity's fields and the table's column names)
+    (function,) = (value for key, value in namespace.items() if key not in names and key != "__builtins__")
+    return function  # type: ignore[no-any-return]
+
+
+def _compile(
+    entity: type[T],
+    fields: list[tuple[str, str, Convert | None, Convert | None]],
+    custom: list[tuple[str, Custom]],
+    computed: list[tuple[str, Convert]],
+) -> tuple[Callable[[T], dict[str, Any]], Callable[[Any], T]]:
+    """`to_row` and `to_domain` of `fields` (name, column, write, read), `custom` fields and `computed` columns."""
+    names: dict[str, Any] = {"entity": entity}
+    row_items: list[str] = []
+    by_key: list[str] = []  # the keyword arguments of the entity, from a SQLAlchemy row's mapping
+    by_attribute: list[str] = []  # ...from another row's attributes (`statements.slices`' rows, tests' rows)
+    for i, (name, column, write, read) in enumerate(fields):
+        names[f"write{i}"], names[f"read{i}"] = write, read
+        row_items.append(f"{column!r}: " + (f"obj.{name}" if write is None else f"write{i}(obj.{name})"))
+        for arguments, value in ((by_key, f"values[{column!r}]"), (by_attribute, _attribute("row", column))):
+            arguments.append(f"{name}={value}" if read is None else f"{name}=read{i}({value})")
+    for i, (name, how) in enumerate(custom):
+        names[f"custom{i}"] = how
+        row_items.append(f"**custom{i}.write(obj.{name})")
+        by_key.append(f"{name}=custom{i}.read(row)")
+        by_attribute.append(f"{name}=custom{i}.read(row)")
+    for i, (column, compute) in enumerate(computed):
+        names[f"computed{i}"] = compute
+        row_items.append(f"{column!r}: computed{i}(obj)")
+    to_row = _compiled(f"def to_row(obj):\n    return {{{', '.join(row_items)}}}", names)
+    to_domain = _compiled(
+        "def to_domain(row):\n"
+        "    values = getattr(row, '_mapping', None)\n"  # a SQLAlchemy row, read by key; else by attribute
+        f"    if values is None:\n        return entity({', '.join(by_attribute)})\n"
+        f"    return entity({', '.join(by_key)})",
+        names,
+    )
+    return to_row, to_domain
+
+
+def _attribute(obj: str, name: str) -> str:
+    return f"{obj}.{name}" if name.isidentifier() and not keyword.iskeyword(name) else f"getattr({obj}, {name!r})"
+
+
 class RowMapping(Generic[T]):
     """`to_row` and `to_domain` of the dataclass `entity` in `table`; `custom` maps the fields stored otherwise."""
+
+    to_row: Callable[[T], dict[str, Any]]
+    to_domain: Callable[[Any], T]
 
     def __init__(
         self,
@@ -134,33 +197,11 @@ class RowMapping(Generic[T]):
             how = stored.get(name)
             if isinstance(how, Custom):
                 continue
-            kind, optional = _optional(hints[name])
-            write, read = _converters(kind)
-            if optional:
-                write, read = _nullable(write), _nullable(read)
+            write, read = _converters(hints[name])
             self._fields.append((name, name if how is None else how.column, write, read))
         written = {column for _, column, _, _ in self._fields} | {c for _, how in self._custom for c in how.columns}
         written |= {column for column, _ in self._computed}
         if written != set(table.c.keys()) or not set(stored) <= set(fields):
             wrong = sorted(written ^ set(table.c.keys()) | set(stored) - set(fields))
             raise TypeError(f"{entity.__name__} does not map onto the table {table.name}: {wrong}")
-
-    def to_row(self, obj: T) -> dict[str, Any]:
-        row: dict[str, Any] = {}
-        for name, column, write, _ in self._fields:
-            value = getattr(obj, name)
-            row[column] = value if write is None else write(value)
-        for name, how in self._custom:
-            row.update(how.write(getattr(obj, name)))
-        for column, compute in self._computed:
-            row[column] = compute(obj)
-        return row
-
-    def to_domain(self, row: Any) -> T:
-        values: dict[str, Any] = {}
-        for name, column, _, read in self._fields:
-            value = getattr(row, column)
-            values[name] = value if read is None else read(value)
-        for name, how in self._custom:
-            values[name] = how.read(row)
-        return self.entity(**values)
+        self.to_row, self.to_domain = _compile(entity, self._fields, self._custom, self._computed)

@@ -7,24 +7,21 @@ import zlib
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import id_column, metadata, organization_column, timestamps
+from controlplane_adapters.sql.columns import owned_table
 from controlplane_adapters.sql.pages import read_page_where
 from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.storage.entity import StoredFile, Usage
 
-stored_files = sa.Table(
+stored_files = owned_table(
     "stored_files",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("path", sa.String(1024), nullable=False),
     sa.Column("size", sa.BigInteger(), nullable=False),
     sa.Column("content_type", sa.String(255), nullable=False),
     sa.Column("sha256", sa.String(64), nullable=False),
     sa.Column("blob_key", sa.String(255), nullable=False),
-    *timestamps(),
-    sa.UniqueConstraint("organization_id", "path"),  # also the lists' order and the usage's scan
+    unique=("path",),  # also the lists' order and the usage's scan
+    paged=False,
 )
 
 # Postgres: the transaction-scoped advisory lock a writer takes before the organization's usage (two keys: a fixed

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import Json, UtcDateTime, id_column, metadata, organization_column, timestamps
-from controlplane_adapters.sql.pages import read_page_where
+from controlplane_adapters.sql.columns import Json, UtcDateTime, owned_table, timestamps
 from controlplane_adapters.sql.rows import RowMapping
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.task_plans.entity import PlanStatus, TaskPlan
 
-task_plans = sa.Table(
+task_plans = owned_table(
     "task_plans",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("task", sa.Text(), nullable=False),
     sa.Column("worker_queue_id", sa.String(64), nullable=False),
     sa.Column("agent_ids", Json, nullable=True),
@@ -30,9 +24,9 @@ task_plans = sa.Table(
     sa.Column("workflow_run_id", sa.String(64), nullable=True),
     *timestamps(),
     sa.Column("finished_at", UtcDateTime(), nullable=True),
-    sa.Index("ix_task_plans_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_task_plans_org_status", "organization_id", "status", "created_at", "id"),
     sa.Index("ix_task_plans_org_execution", "organization_id", "execution_id"),
+    stamped=False,
 )
 
 
@@ -58,13 +52,3 @@ class SqlTaskPlanRepository(SqlRepository[TaskPlan]):
         self, organization_id: str, page: PageRequest, *, status: PlanStatus | None
     ) -> tuple[list[TaskPlan], int]:
         return await self.list_where(organization_id, page, status=status.value if status else None)
-
-    async def newest_page(
-        self, organization_id: str, page: PageRequest, statuses: frozenset[PlanStatus] | None
-    ) -> tuple[list[TaskPlan], int]:
-        conditions: list[Any] = [task_plans.c.organization_id == organization_id]
-        if statuses is not None:
-            conditions.append(task_plans.c.status.in_(sorted(status.value for status in statuses)))
-        order = (task_plans.c.created_at.desc(), task_plans.c.id.desc())
-        rows, total = await read_page_where(self.connection, organization_id, page, task_plans, conditions, order)
-        return [PLAN_ROWS.to_domain(row) for row in rows], total

@@ -8,14 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
-from controlplane_adapters.sql.columns import (
-    UtcDateTime,
-    id_column,
-    metadata,
-    organization_column,
-    owned_table,
-    timestamps,
-)
+from controlplane_adapters.sql.columns import UtcDateTime, owned_table
 from controlplane_adapters.sql.rows import Custom, RowMapping, sealed
 from controlplane_domain.webhooks.entity import Delivery, DeliveryStatus, Webhook
 
@@ -31,11 +24,8 @@ webhooks = owned_table(
     sa.Column("disabled_reason", sa.Text(), nullable=True),
 )
 
-webhook_deliveries = sa.Table(
+webhook_deliveries = owned_table(
     "webhook_deliveries",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("webhook_id", sa.String(64), sa.ForeignKey("webhooks.id", ondelete="CASCADE"), nullable=False),
     sa.Column("message_id", sa.String(64), nullable=False),
     sa.Column("event_type", sa.String(64), nullable=False),
@@ -52,11 +42,11 @@ webhook_deliveries = sa.Table(
     sa.Column("lease_until", UtcDateTime(), nullable=True),
     sa.Column("lease_token", sa.String(64), nullable=True),
     sa.Column("redelivery_of", sa.String(64), nullable=True),
-    *timestamps(),
     # a webhook's pending deliveries in order (the claim's "is it the oldest?"), its log, and what is due
     sa.Index("ix_webhook_deliveries_webhook_status", "webhook_id", "status", "created_at", "position", "id"),
     sa.Index("ix_webhook_deliveries_webhook_created", "webhook_id", "created_at", "position", "id"),
     sa.Index("ix_webhook_deliveries_status_next", "status", "next_attempt_at"),
+    paged=False,
 )
 
 

@@ -10,9 +10,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlConnection
-from controlplane_adapters.sql.columns import Json, UtcDateTime, metadata, to_json
+from controlplane_adapters.sql.columns import Json, UtcDateTime, metadata
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.pages import plain_page
+from controlplane_adapters.sql.rows import RowMapping
 from controlplane_adapters.sql.statements import insert_new, upsert
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workers.entity import Worker, WorkerStatus
@@ -36,36 +37,8 @@ workers = sa.Table(
 )
 
 
-def worker_to_row(worker: Worker) -> dict[str, Any]:
-    return {
-        "organization_id": worker.organization_id,
-        "worker_id": worker.worker_id,
-        "environment_name": worker.environment_name,
-        "status": worker.status.value,
-        "tasks_processed": worker.tasks_processed,
-        "current_task_id": worker.current_task_id,
-        "worker_metadata": to_json(worker.worker_metadata),
-        "heartbeat_interval_seconds": worker.heartbeat_interval_seconds,
-        "registered_at": worker.registered_at,
-        "last_heartbeat_at": worker.last_heartbeat_at,
-        "queue_id": worker.queue_id,
-    }
-
-
-def worker_to_domain(row: Any) -> Worker:
-    return Worker(
-        worker_id=row.worker_id,
-        organization_id=row.organization_id,
-        environment_name=row.environment_name,
-        status=WorkerStatus(row.status),
-        tasks_processed=row.tasks_processed,
-        current_task_id=row.current_task_id,
-        worker_metadata=dict(row.worker_metadata),
-        heartbeat_interval_seconds=row.heartbeat_interval_seconds,
-        registered_at=row.registered_at,
-        last_heartbeat_at=row.last_heartbeat_at,
-        queue_id=row.queue_id,
-    )
+WORKER_ROWS = RowMapping(Worker, workers)
+worker_to_row, worker_to_domain = WORKER_ROWS.to_row, WORKER_ROWS.to_domain
 
 
 @functools.cache

@@ -8,7 +8,7 @@ from datetime import datetime
 from controlplane_adapters.memory.base import MemoryRepository
 from controlplane_domain.errors import Conflict
 from controlplane_domain.fairness import in_turns
-from controlplane_domain.paging import PageRequest, counted
+from controlplane_domain.paging import PageRequest
 from controlplane_domain.workflows.entity import RunEvent, RunStatus, Workflow, WorkflowRun
 
 
@@ -45,14 +45,6 @@ class MemoryWorkflowRunRepository(MemoryRepository[WorkflowRun]):
         return self.page_where(
             organization_id, page, lambda run: workflow_id in (None, run.workflow_id) and status in (None, run.status)
         )
-
-    async def newest_page(
-        self, organization_id: str, page: PageRequest, statuses: frozenset[RunStatus] | None
-    ) -> tuple[list[WorkflowRun], int]:
-        mine = [run for run in self.rows.values() if run.organization_id == organization_id
-                and (statuses is None or run.status in statuses)]  # fmt: skip
-        ordered = sorted(mine, key=lambda run: (run.created_at, run.id), reverse=True)
-        return ordered[page.offset : page.offset + page.limit], counted(len(ordered), page)
 
     async def events_after(self, organization_id: str, run_id: str, after_seq: int, limit: int) -> list[RunEvent]:
         if await self.get(organization_id, run_id) is None:

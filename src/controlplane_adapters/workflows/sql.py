@@ -5,22 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import sqlalchemy as sa
 
 from controlplane_adapters.sql.base import SqlRepository
-from controlplane_adapters.sql.columns import (
-    Json,
-    UtcDateTime,
-    id_column,
-    metadata,
-    organization_column,
-    owned_table,
-    timestamps,
-)
+from controlplane_adapters.sql.columns import Json, UtcDateTime, events_table, owned_table, timestamps
 from controlplane_adapters.sql.fair import in_turns
-from controlplane_adapters.sql.pages import read_page_where
 from controlplane_adapters.sql.rows import RowMapping, converted
 from controlplane_adapters.sql.statements import insert_row
 from controlplane_adapters.workflows.mapping import (
@@ -40,11 +30,8 @@ workflows = owned_table(
     unique=("name",),
 )
 
-workflow_runs = sa.Table(
+workflow_runs = owned_table(
     "workflow_runs",
-    metadata,
-    id_column(),
-    organization_column(),
     sa.Column("workflow_id", sa.String(64), nullable=False),
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("input", Json, nullable=False),
@@ -57,22 +44,13 @@ workflow_runs = sa.Table(
     sa.Column("started_at", UtcDateTime(), nullable=True),
     sa.Column("finished_at", UtcDateTime(), nullable=True),
     sa.Column("timeout_check_at", UtcDateTime(), nullable=True),  # WorkflowRun.timeout_check_at, kept for the index
-    sa.Index("ix_workflow_runs_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_workflow_runs_org_workflow", "organization_id", "workflow_id", "created_at", "id"),
     sa.Index("ix_workflow_runs_org_status", "organization_id", "status", "created_at", "id"),
     sa.Index("ix_workflow_runs_timeout_check_at", "timeout_check_at"),
+    stamped=False,
 )
 
-workflow_run_events = sa.Table(
-    "workflow_run_events",
-    metadata,
-    sa.Column("run_id", sa.String(64), primary_key=True),
-    sa.Column("seq", sa.Integer(), primary_key=True),
-    organization_column(),
-    sa.Column("type", sa.String(32), nullable=False),
-    sa.Column("data", Json, nullable=False),
-    sa.Column("created_at", UtcDateTime(), nullable=False),
-)
+workflow_run_events = events_table("workflow_run_events", "run_id")
 
 
 WORKFLOW_ROWS = RowMapping(Workflow, workflows, steps=converted("steps", steps_to_json, steps_from_json))
@@ -116,16 +94,6 @@ class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):
         return await self.list_where(
             organization_id, page, workflow_id=workflow_id, status=status.value if status else None
         )
-
-    async def newest_page(
-        self, organization_id: str, page: PageRequest, statuses: frozenset[RunStatus] | None
-    ) -> tuple[list[WorkflowRun], int]:
-        conditions: list[Any] = [workflow_runs.c.organization_id == organization_id]
-        if statuses is not None:
-            conditions.append(workflow_runs.c.status.in_(sorted(status.value for status in statuses)))
-        order = (workflow_runs.c.created_at.desc(), workflow_runs.c.id.desc())
-        rows, total = await read_page_where(self.connection, organization_id, page, workflow_runs, conditions, order)
-        return [RUN_ROWS.to_domain(row) for row in rows], total
 
     async def timeouts_due(self, now: datetime, limit: int, *, per_organization: int) -> list[WorkflowRun]:
         t = workflow_runs
