@@ -5,11 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.agents.entity import AgentStatus
-from controlplane_wire.base import NOT_BLANK_SCHEMA, Request
+from controlplane_wire.base import NOT_BLANK_SCHEMA, OrganizationResource, Page, Request
 from controlplane_wire.configuration import ExecutionEnvironment
 from controlplane_wire.runtimes import RuntimeId
 
@@ -44,9 +43,7 @@ class AgentUpdate(Request, kw_only=True):
     configuration: dict[str, Any] | UnsetType = UNSET
 
 
-class Agent(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Agent(OrganizationResource, kw_only=True):
     name: str
     description: str | None
     status: AgentStatus
@@ -62,8 +59,5 @@ class Agent(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class AgentList(msgspec.Struct, kw_only=True):
+class AgentList(Page[Agent]):
     items: list[Agent]
-    total: int
-    limit: int
-    offset: int

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 import msgspec
 
 T = TypeVar("T")
+Item = TypeVar("Item")
 
 # A character that `str.strip()` keeps (Python's white space, spelled for JSON Schema's regular expressions too):
 # a text the domain refuses as blank has none. Stated in the document only (`extra_json_schema`), so that the
@@ -59,3 +60,20 @@ def to_wire(value: Any, kind: type[T], **computed: Any) -> T:
 def to_domain(value: Any, kind: type[T]) -> T:
     """Build a domain object from a decoded wire Struct."""
     return msgspec.convert(msgspec.to_builtins(value), kind)
+
+
+class OrganizationResource(msgspec.Struct, kw_only=True):
+    """A stored object of one organization: its id, then its organization's (the first fields of its answers)."""
+
+    id: str
+    organization_id: str
+
+
+class Page(msgspec.Struct, Generic[Item], kw_only=True):
+    """A list operation's answer: a page of `items` out of `total`, from `offset`, at most `limit`. A page restates
+    `items` with its own type (it keeps its place, first): the OpenAPI document reads a Struct's own annotations."""
+
+    items: list[Item]
+    total: int
+    limit: int
+    offset: int
