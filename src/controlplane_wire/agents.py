@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import UNSET, UnsetType
 
 from controlplane_domain.agents.entity import AgentStatus
-from controlplane_wire.base import NOT_BLANK_SCHEMA, OrganizationResource, Page, Request
+from controlplane_wire.base import Name, OrganizationResource, Page, Request
 from controlplane_wire.configuration import ExecutionEnvironment
 from controlplane_wire.runtimes import RuntimeId
-
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 
 
 class AgentCreate(Request, kw_only=True):

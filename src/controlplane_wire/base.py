@@ -1,10 +1,12 @@
-"""Error bodies and helpers shared by every wire module."""
+"""What every wire module shares: error bodies, base Structs (requests, pages, owned answers), field types, helpers."""
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar, cast
+from collections.abc import Iterable
+from typing import Annotated, Any, Generic, TypeVar, cast
 
 import msgspec
+from msgspec import Meta
 
 T = TypeVar("T")
 Item = TypeVar("Item")
@@ -16,6 +18,15 @@ NOT_BLANK = "[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\
 NOT_BLANK_SCHEMA: dict[str, Any] = {"pattern": NOT_BLANK}
 # An id the use case checks is a UUID (`is_uuid`; it reads every form `uuid.UUID` does, the canonical one among them).
 UUID_SCHEMA: dict[str, Any] = {"format": "uuid"}
+
+# A resource's name (an agent's, a skill's, a job's, ...): 1 to 255 characters, not blank.
+Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
+
+
+def one_of(names: Iterable[str], listed_at: str) -> Meta:
+    """A text's constraint: one of `names`, an enum in the document, which also says where the list is answered."""
+    choices = list(names)
+    return Meta(description=f"one of: {', '.join(choices)} ({listed_at})", extra_json_schema={"enum": choices})
 
 
 class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

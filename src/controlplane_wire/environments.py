@@ -8,8 +8,7 @@ from typing import Annotated, Any
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.environments.entity import MAX_QUEUE_WORKERS, EnvironmentStatus, QueueStatus
-from controlplane_wire.agents import Name
-from controlplane_wire.base import OrganizationResource, Page, Request
+from controlplane_wire.base import Name, OrganizationResource, Page, Request
 
 Interval = Annotated[int, Meta(ge=1, le=3600)]
 MaxWorkers = Annotated[int, Meta(ge=1, le=MAX_QUEUE_WORKERS)]

@@ -18,16 +18,9 @@ from controlplane_domain.integrations.entity import (
     MAX_SETUP_COMMANDS,
     MODE_TEXT,
 )
-from controlplane_wire.base import NOT_BLANK, NOT_BLANK_SCHEMA, OrganizationResource, Page, Request
+from controlplane_wire.base import NOT_BLANK, Name, OrganizationResource, Page, Request, one_of
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
-Kind = Annotated[
-    str,
-    Meta(
-        description=f"one of: {', '.join(BY_KIND)} (GET /api/v1/integration-templates)",
-        extra_json_schema={"enum": list(BY_KIND)},
-    ),
-]
+Kind = Annotated[str, one_of(BY_KIND, "GET /api/v1/integration-templates")]
 Configuration = Annotated[
     dict[str, Any],
     Meta(

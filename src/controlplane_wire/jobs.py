@@ -9,9 +9,8 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.jobs.entity import Misfire, Overlap, RunStatus, TriggerType
-from controlplane_wire.base import NOT_BLANK_SCHEMA, UUID_SCHEMA, OrganizationResource, Page, Request
+from controlplane_wire.base import UUID_SCHEMA, Name, OrganizationResource, Page, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Cron = Annotated[str, Meta(min_length=1, max_length=255, description="five fields: minute hour day month weekday")]
 TimeZone = Annotated[str, Meta(min_length=1, max_length=64, description="an IANA time zone (default UTC)")]
 Id = Annotated[str, Meta(max_length=64)]

@@ -9,9 +9,8 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.policies.entity import REGO_MAX_LENGTH, Action, Enforcement
-from controlplane_wire.base import NOT_BLANK_SCHEMA, OrganizationResource, Page, Request
+from controlplane_wire.base import Name, OrganizationResource, Page, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Rego = Annotated[str, Meta(min_length=1, max_length=REGO_MAX_LENGTH, description="a Rego module with a `deny` rule")]
 Actions = Annotated[
     list[Action],

@@ -8,9 +8,8 @@ from typing import Annotated, Any
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.projects.entity import ProjectStatus
-from controlplane_wire.base import NOT_BLANK_SCHEMA, OrganizationResource, Page, Request
+from controlplane_wire.base import Name, OrganizationResource, Page, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Key = Annotated[str, Meta(pattern="^[A-Z][A-Z0-9]{1,9}$", description="an uppercase letter, then 1-9 of A-Z0-9")]
 
 

@@ -10,16 +10,9 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.skills.catalog import SKILL_TYPES_BY_NAME
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_wire.base import NOT_BLANK_SCHEMA, OrganizationResource, Page, Request
+from controlplane_wire.base import Name, OrganizationResource, Page, Request, one_of
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
-SkillTypeName = Annotated[
-    str,
-    Meta(
-        description=f"one of: {', '.join(SKILL_TYPES_BY_NAME)} (GET /api/v1/skills/types)",
-        extra_json_schema={"enum": list(SKILL_TYPES_BY_NAME)},
-    ),
-]
+SkillTypeName = Annotated[str, one_of(SKILL_TYPES_BY_NAME, "GET /api/v1/skills/types")]
 Configuration = Annotated[
     dict[str, Any], Meta(description="follows the JSON Schema of the skill's type (GET /api/v1/skills/types)")
 ]

@@ -9,8 +9,8 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.teams.entity import TeamStatus
-from controlplane_wire.agents import Agent, Name
-from controlplane_wire.base import OrganizationResource, Page, Request
+from controlplane_wire.agents import Agent
+from controlplane_wire.base import Name, OrganizationResource, Page, Request
 from controlplane_wire.configuration import ExecutionEnvironment, TeamConfiguration, TeamConfigurationUpdate
 from controlplane_wire.runtimes import RuntimeId
 

@@ -16,9 +16,8 @@ from controlplane_domain.workflows.entity import (
     RunStatus,
     StepStatus,
 )
-from controlplane_wire.base import NOT_BLANK_SCHEMA, UUID_SCHEMA, OrganizationResource, Page, Request
+from controlplane_wire.base import UUID_SCHEMA, Name, OrganizationResource, Page, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 StepId = Annotated[str, Meta(pattern="^[A-Za-z0-9_-]{1,64}$", description="unique in the workflow")]
 Prompt = Annotated[
     str,
