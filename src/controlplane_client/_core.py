@@ -1,4 +1,5 @@
-"""What the sync and async clients share: the error, the retry rule, a request's parts, decoding, SSE parsing."""
+"""What the sync and async clients share: the error, the retry rule, the settings, a request's parts, decoding, SSE
+parsing; each client only sends (awaited or not)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import email.utils
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import quote
 
 import httpx
@@ -95,6 +96,13 @@ class RetryPolicy:
             seconds = min(2.0**attempt, self.max_retry_wait)
         return seconds if seconds <= self.max_retry_wait else None
 
+    def after(self, response: httpx.Response, attempt: int, idempotent: bool) -> float:
+        """Seconds to wait before trying again; the answer's `ApiError` when it is final."""
+        wait = self.wait(response, attempt, idempotent)
+        if wait is None:
+            raise api_error(response)
+        return wait
+
 
 def timeouts(timeout: float | httpx.Timeout) -> tuple[httpx.Timeout, httpx.Timeout]:
     """The calls' timeouts, and the streams' (reads wait at least a minute: keep-alive comments come between)."""
@@ -118,6 +126,26 @@ class Request:
     @property
     def idempotent(self) -> bool:
         return self.method in IDEMPOTENT or "Idempotency-Key" in self.headers
+
+    def arguments(self, timeout: float | None = None) -> dict[str, Any]:
+        """The keyword arguments of `request` on an `httpx.Client` or `httpx.AsyncClient`."""
+        return {
+            "method": self.method,
+            "url": self.url,
+            "params": self.params,
+            "headers": self.headers,
+            "content": self.content,
+            "timeout": timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        }
+
+
+class RequestParts(TypedDict, total=False):
+    """A request's parts besides its method and URL, as the generated operations pass them."""
+
+    params: Mapping[str, Any] | None
+    body: Any
+    media: str | None
+    idempotency_key: str | None
 
 
 def build(
@@ -180,37 +208,35 @@ def _optional(result: Any) -> bool:
     return type(None) in getattr(result, "__args__", ())
 
 
-class CallAsync:
-    """The one method the generated async operations call."""
+class Call:
+    """The settings both clients keep, and the one method the generated operations call: it builds the request and
+    hands it to the client's `_exchange`, which sends it and decodes the answer (awaitable in `AsyncClient`)."""
 
-    async def _call(
+    timeout: httpx.Timeout
+    stream_timeout: httpx.Timeout
+    retry: RetryPolicy
+
+    def _configure(
         self,
-        method: str,
-        url: str,
-        result: Any,
-        *,
-        params: Mapping[str, Any] | None = None,
-        body: Any = None,
-        media: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Any:
-        raise NotImplementedError
+        base_url: str,
+        api_key: str | None,
+        timeout: float | httpx.Timeout,
+        retry: RetryPolicy,
+        headers: Mapping[str, str] | None,
+    ) -> dict[str, Any]:
+        """Keep the timeouts and the retry policy; the keyword arguments of the client's `httpx` client."""
+        self.timeout, self.stream_timeout = timeouts(timeout)
+        self.retry = retry
+        auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        return {"base_url": base_url.rstrip("/"), "headers": {**auth, **(headers or {})}, "timeout": self.timeout}
 
+    def _call(self, method: str, url: str, result: Any, **parts: Unpack[RequestParts]) -> Any:
+        """The operation's answer decoded as `result` (awaitable in `AsyncClient`)."""
+        params, body, media = parts.get("params"), parts.get("body"), parts.get("media")
+        return self._exchange(build(method, url, params, body, media, parts.get("idempotency_key")), result)
 
-class CallSync:
-    """The one method the generated operations call."""
-
-    def _call(
-        self,
-        method: str,
-        url: str,
-        result: Any,
-        *,
-        params: Mapping[str, Any] | None = None,
-        body: Any = None,
-        media: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Any:
+    def _exchange(self, request: Request, result: Any) -> Any:
+        """Send the request and decode its answer as `result`: each client its own way."""
         raise NotImplementedError
 
 

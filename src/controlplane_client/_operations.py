@@ -33,12 +33,12 @@ from controlplane_wire.templates import Template, TemplateCreate, TemplateInstan
 from controlplane_wire.webhooks import Delivery, DeliveryList, Webhook, WebhookCreate, WebhookList, WebhookUpdate
 from controlplane_wire.workers import HeartbeatResponse, Worker, WorkerHeartbeat, WorkerList
 from controlplane_wire.workflows import RunCreate, Workflow, WorkflowCreate, WorkflowList, WorkflowRun, WorkflowRunList, WorkflowUpdate
-from controlplane_client._core import CallAsync, CallSync, path_segment as _path
+from controlplane_client._core import Call, path_segment as _path
 
 __all__ = ["AsyncOperations", "Operations"]
 
 
-class AsyncOperations(CallAsync):
+class AsyncOperations(Call):
     """Every operation of the document but the streams, awaited."""
 
     async def health(self) -> Health:
@@ -742,7 +742,7 @@ class AsyncOperations(CallAsync):
         return cast('str', await self._call('GET', '/metrics', str, params=None, body=None))
 
 
-class Operations(CallSync):
+class Operations(Call):
     """Every operation of the document but the streams."""
 
     def health(self) -> Health:

@@ -180,19 +180,19 @@ from datetime import datetime
 from typing import Any, cast
 
 {imports}
-from controlplane_client._core import CallAsync, CallSync, path_segment as _path
+from controlplane_client._core import Call, path_segment as _path
 
 __all__ = ["AsyncOperations", "Operations"]
 
 
-class AsyncOperations(CallAsync):
+class AsyncOperations(Call):
     """Every operation of the document but the streams, awaited."""
 
 '''
 
 SYNC = '''
 
-class Operations(CallSync):
+class Operations(Call):
     """Every operation of the document but the streams."""
 
 '''

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
-import msgspec
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import UNSET, UnsetType
 
 from controlplane_domain.agents.entity import AgentStatus
-from controlplane_wire.base import NOT_BLANK_SCHEMA, Request
+from controlplane_wire.base import Name, OrganizationResource, Page, Request
 from controlplane_wire.configuration import ExecutionEnvironment
 from controlplane_wire.runtimes import RuntimeId
-
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 
 
 class AgentCreate(Request, kw_only=True):
@@ -44,9 +41,7 @@ class AgentUpdate(Request, kw_only=True):
     configuration: dict[str, Any] | UnsetType = UNSET
 
 
-class Agent(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Agent(OrganizationResource, kw_only=True):
     name: str
     description: str | None
     status: AgentStatus
@@ -62,8 +57,5 @@ class Agent(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class AgentList(msgspec.Struct, kw_only=True):
+class AgentList(Page[Agent]):
     items: list[Agent]
-    total: int
-    limit: int
-    offset: int

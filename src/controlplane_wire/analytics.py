@@ -21,9 +21,14 @@ class Tokens(msgspec.Struct, kw_only=True):
     total: int
 
 
-class AnalyticsSummary(msgspec.Struct, kw_only=True):
+class Period(msgspec.Struct, kw_only=True):
+    """The period an answer covers (`from`, `to`): its first fields."""
+
     from_: datetime = msgspec.field(name="from")
     to: datetime
+
+
+class AnalyticsSummary(Period, kw_only=True):
     executions: int
     by_status: dict[str, int]
     success_rate: float | None
@@ -45,9 +50,7 @@ class TimeseriesSeries(msgspec.Struct, kw_only=True):
     points: list[TimeseriesPoint]
 
 
-class AnalyticsTimeseries(msgspec.Struct, kw_only=True):
-    from_: datetime = msgspec.field(name="from")
-    to: datetime
+class AnalyticsTimeseries(Period, kw_only=True):
     metric: str
     bucket: str
     group_by: str | None
@@ -66,9 +69,7 @@ class AgentAnalytics(msgspec.Struct, kw_only=True):
     cost: float
 
 
-class AgentAnalyticsList(msgspec.Struct, kw_only=True):
-    from_: datetime = msgspec.field(name="from")
-    to: datetime
+class AgentAnalyticsList(Period, kw_only=True):
     order_by: str
     items: list[AgentAnalytics]
     total: int

@@ -10,7 +10,7 @@ from msgspec import Meta
 
 from controlplane_domain.api_keys.entity import MAX_BINDINGS
 from controlplane_domain.principal import Role
-from controlplane_wire.base import Request
+from controlplane_wire.base import OrganizationResource, Page, Request
 
 Bindings = Annotated[
     list[Annotated[str, Meta(min_length=1, max_length=64)]],
@@ -29,9 +29,7 @@ class ApiKeyCreate(Request, kw_only=True):
     queue_ids: Bindings = []  # ... and on these queues; with neither, on any queue of its organization
 
 
-class ApiKey(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class ApiKey(OrganizationResource, kw_only=True):
     name: str
     role: Role
     prefix: str
@@ -49,11 +47,8 @@ class ApiKeyCreated(ApiKey, kw_only=True):
     key: str
 
 
-class ApiKeyList(msgspec.Struct, kw_only=True):
+class ApiKeyList(Page[ApiKey]):
     items: list[ApiKey]
-    total: int
-    limit: int
-    offset: int
 
 
 class Caller(msgspec.Struct, kw_only=True):

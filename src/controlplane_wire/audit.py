@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from controlplane_domain.audit.entity import Outcome
+from controlplane_wire.base import OrganizationResource, Page
 
 
 class AuditActor(msgspec.Struct, kw_only=True):
@@ -27,9 +28,7 @@ class AuditClient(msgspec.Struct, kw_only=True):
     user_agent: str | None
 
 
-class AuditEvent(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class AuditEvent(OrganizationResource, kw_only=True):
     occurred_at: datetime
     action: str
     """`<resource_type>.<verb>`: `agent.create`, `agent.update`, `agent.delete`, `api_key.revoke`, ..."""
@@ -43,8 +42,5 @@ class AuditEvent(msgspec.Struct, kw_only=True):
     """Names and ids only, never a value: an update's `changed` field names, a denial's policies and messages."""
 
 
-class AuditEventList(msgspec.Struct, kw_only=True):
+class AuditEventList(Page[AuditEvent]):
     items: list[AuditEvent]
-    total: int
-    limit: int
-    offset: int

@@ -9,7 +9,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.context_graph.entity import MAX_LABELS, NAME, Direction
-from controlplane_wire.base import Request
+from controlplane_wire.base import OrganizationResource, Page, Request
 
 Name = Annotated[
     str,
@@ -39,20 +39,15 @@ class NodeUpdate(Request, kw_only=True):
     properties: Properties | UnsetType = UNSET
 
 
-class Node(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Node(OrganizationResource, kw_only=True):
     labels: list[str]
     properties: dict[str, Any]
     created_at: datetime
     updated_at: datetime
 
 
-class NodeList(msgspec.Struct, kw_only=True):
+class NodeList(Page[Node]):
     items: list[Node]
-    total: int
-    limit: int
-    offset: int
 
 
 class EdgeCreate(Request, kw_only=True):
@@ -62,9 +57,7 @@ class EdgeCreate(Request, kw_only=True):
     properties: Properties = {}
 
 
-class Edge(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Edge(OrganizationResource, kw_only=True):
     type: str
     source_id: str
     target_id: str
@@ -73,11 +66,8 @@ class Edge(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class EdgeList(msgspec.Struct, kw_only=True):
+class EdgeList(Page[Edge]):
     items: list[Edge]
-    total: int
-    limit: int
-    offset: int
 
 
 class Neighbor(Node, kw_only=True):

@@ -5,12 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.environments.entity import MAX_QUEUE_WORKERS, EnvironmentStatus, QueueStatus
-from controlplane_wire.agents import Name
-from controlplane_wire.base import Request
+from controlplane_wire.base import Name, OrganizationResource, Page, Request
 
 Interval = Annotated[int, Meta(ge=1, le=3600)]
 MaxWorkers = Annotated[int, Meta(ge=1, le=MAX_QUEUE_WORKERS)]
@@ -32,9 +30,7 @@ class EnvironmentUpdate(Request, kw_only=True):
     metadata: dict[str, Any] | UnsetType = UNSET
 
 
-class Environment(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Environment(OrganizationResource, kw_only=True):
     name: str
     description: str | None
     status: EnvironmentStatus
@@ -44,11 +40,8 @@ class Environment(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class EnvironmentList(msgspec.Struct, kw_only=True):
+class EnvironmentList(Page[Environment]):
     items: list[Environment]
-    total: int
-    limit: int
-    offset: int
 
 
 class WorkerQueueCreate(Request, kw_only=True):
@@ -67,9 +60,7 @@ class WorkerQueueUpdate(Request, kw_only=True):
     heartbeat_interval_seconds: Interval | UnsetType = UNSET
 
 
-class WorkerQueue(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class WorkerQueue(OrganizationResource, kw_only=True):
     environment_id: str
     name: str
     description: str | None
@@ -82,8 +73,5 @@ class WorkerQueue(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class WorkerQueueList(msgspec.Struct, kw_only=True):
+class WorkerQueueList(Page[WorkerQueue]):
     items: list[WorkerQueue]
-    total: int
-    limit: int
-    offset: int

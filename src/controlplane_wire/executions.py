@@ -17,7 +17,7 @@ from controlplane_domain.executions.entity import (
     TargetType,
 )
 from controlplane_wire.agents import Agent
-from controlplane_wire.base import NOT_BLANK, UUID_SCHEMA, Request
+from controlplane_wire.base import NOT_BLANK, UUID_SCHEMA, OrganizationResource, Page, Request
 from controlplane_wire.configuration import MCPServerConfig
 from controlplane_wire.contexts import ExecutionContext
 from controlplane_wire.skills import ResolvedSkill
@@ -36,9 +36,7 @@ class ExecuteRequest(Request, kw_only=True):
     stream: bool = False
 
 
-class Execution(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Execution(OrganizationResource, kw_only=True):
     target_type: TargetType
     agent_id: str | None
     team_id: str | None
@@ -68,11 +66,8 @@ class Execution(msgspec.Struct, kw_only=True):
     agent_team_id: str | None = None
 
 
-class ExecutionList(msgspec.Struct, kw_only=True):
+class ExecutionList(Page[Execution]):
     items: list[Execution]
-    total: int
-    limit: int
-    offset: int
 
 
 class ExecutionEvent(msgspec.Struct, kw_only=True):
@@ -104,11 +99,8 @@ class ServerSentEvent(msgspec.Struct, kw_only=True):
     data: Annotated[str, Meta(description="the event as JSON", extra_json_schema={"extra": EVENT_DATA_SCHEMA})]
 
 
-class ExecutionEventList(msgspec.Struct, kw_only=True):
+class ExecutionEventList(Page[ExecutionEvent]):
     items: list[ExecutionEvent]
-    total: int
-    limit: int
-    offset: int
 
 
 class LeaseRequest(Request, kw_only=True):

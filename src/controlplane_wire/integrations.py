@@ -18,16 +18,9 @@ from controlplane_domain.integrations.entity import (
     MAX_SETUP_COMMANDS,
     MODE_TEXT,
 )
-from controlplane_wire.base import NOT_BLANK, NOT_BLANK_SCHEMA, Request
+from controlplane_wire.base import NOT_BLANK, Name, OrganizationResource, Page, Request, one_of
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
-Kind = Annotated[
-    str,
-    Meta(
-        description=f"one of: {', '.join(BY_KIND)} (GET /api/v1/integration-templates)",
-        extra_json_schema={"enum": list(BY_KIND)},
-    ),
-]
+Kind = Annotated[str, one_of(BY_KIND, "GET /api/v1/integration-templates")]
 Configuration = Annotated[
     dict[str, Any],
     Meta(
@@ -89,11 +82,8 @@ class IntegrationTemplate(msgspec.Struct, kw_only=True):
     env_vars: list[TemplateEnvVar]
 
 
-class IntegrationTemplateList(msgspec.Struct, kw_only=True):
+class IntegrationTemplateList(Page[IntegrationTemplate]):
     items: list[IntegrationTemplate]
-    total: int
-    limit: int
-    offset: int
 
 
 class IntegrationCreate(Request, kw_only=True):
@@ -110,9 +100,7 @@ class IntegrationUpdate(Request, kw_only=True):
     enabled: bool | UnsetType = UNSET
 
 
-class Integration(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Integration(OrganizationResource, kw_only=True):
     name: str
     kind: str
     configuration: dict[str, Any]
@@ -121,11 +109,8 @@ class Integration(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class IntegrationList(msgspec.Struct, kw_only=True):
+class IntegrationList(Page[Integration]):
     items: list[Integration]
-    total: int
-    limit: int
-    offset: int
 
 
 class FileIn(Request, kw_only=True):
@@ -167,9 +152,7 @@ class CustomIntegrationUpdate(Request, kw_only=True):
     enabled: bool | UnsetType = UNSET
 
 
-class CustomIntegration(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class CustomIntegration(OrganizationResource, kw_only=True):
     name: str
     description: str | None
     env_vars: dict[str, str]
@@ -181,8 +164,5 @@ class CustomIntegration(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class CustomIntegrationList(msgspec.Struct, kw_only=True):
+class CustomIntegrationList(Page[CustomIntegration]):
     items: list[CustomIntegration]
-    total: int
-    limit: int
-    offset: int

@@ -9,9 +9,8 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.jobs.entity import Misfire, Overlap, RunStatus, TriggerType
-from controlplane_wire.base import NOT_BLANK_SCHEMA, UUID_SCHEMA, Request
+from controlplane_wire.base import UUID_SCHEMA, Name, OrganizationResource, Page, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Cron = Annotated[str, Meta(min_length=1, max_length=255, description="five fields: minute hour day month weekday")]
 TimeZone = Annotated[str, Meta(min_length=1, max_length=64, description="an IANA time zone (default UTC)")]
 Id = Annotated[str, Meta(max_length=64)]
@@ -69,9 +68,7 @@ class TriggerRequest(Request, kw_only=True):
     payload: dict[str, Any] = {}
 
 
-class Job(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Job(OrganizationResource, kw_only=True):
     name: str
     enabled: bool
     trigger: JobTrigger
@@ -88,11 +85,8 @@ class Job(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class JobList(msgspec.Struct, kw_only=True):
+class JobList(Page[Job]):
     items: list[Job]
-    total: int
-    limit: int
-    offset: int
 
 
 class JobRun(msgspec.Struct, kw_only=True):
@@ -108,8 +102,5 @@ class JobRun(msgspec.Struct, kw_only=True):
     webhook_id: str | None
 
 
-class JobRunList(msgspec.Struct, kw_only=True):
+class JobRunList(Page[JobRun]):
     items: list[JobRun]
-    total: int
-    limit: int
-    offset: int

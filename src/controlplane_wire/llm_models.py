@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from controlplane_wire.base import Request
+from controlplane_wire.base import OrganizationResource, Page, Request
 from controlplane_wire.runtimes import RuntimeId
 
 Text255 = Annotated[str, Meta(min_length=1, max_length=255)]
@@ -42,9 +41,7 @@ class ModelUpdate(Request, kw_only=True):
     output_cost_per_million: Price | UnsetType | None = UNSET
 
 
-class Model(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Model(OrganizationResource, kw_only=True):
     value: str
     label: str
     provider: str
@@ -57,8 +54,5 @@ class Model(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class ModelList(msgspec.Struct, kw_only=True):
+class ModelList(Page[Model]):
     items: list[Model]
-    total: int
-    limit: int
-    offset: int

@@ -9,9 +9,8 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.policies.entity import REGO_MAX_LENGTH, Action, Enforcement
-from controlplane_wire.base import NOT_BLANK_SCHEMA, Request
+from controlplane_wire.base import Name, OrganizationResource, Page, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Rego = Annotated[str, Meta(min_length=1, max_length=REGO_MAX_LENGTH, description="a Rego module with a `deny` rule")]
 Actions = Annotated[
     list[Action],
@@ -42,9 +41,7 @@ class PolicyUpdate(Request, kw_only=True):
     actions: Actions | UnsetType = UNSET
 
 
-class Policy(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Policy(OrganizationResource, kw_only=True):
     name: str
     description: str | None
     rego: str
@@ -55,11 +52,8 @@ class Policy(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class PolicyList(msgspec.Struct, kw_only=True):
+class PolicyList(Page[Policy]):
     items: list[Policy]
-    total: int
-    limit: int
-    offset: int
 
 
 class ResourceIn(Request, kw_only=True):
@@ -99,9 +93,7 @@ class DecisionResource(msgspec.Struct, kw_only=True):
     id: str | None
 
 
-class PolicyDecision(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class PolicyDecision(OrganizationResource, kw_only=True):
     evaluation_id: str
     action: Action
     policy_id: str
@@ -115,8 +107,5 @@ class PolicyDecision(msgspec.Struct, kw_only=True):
     created_at: datetime
 
 
-class PolicyDecisionList(msgspec.Struct, kw_only=True):
+class PolicyDecisionList(Page[PolicyDecision]):
     items: list[PolicyDecision]
-    total: int
-    limit: int
-    offset: int

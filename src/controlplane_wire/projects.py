@@ -5,13 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.projects.entity import ProjectStatus
-from controlplane_wire.base import NOT_BLANK_SCHEMA, Request
+from controlplane_wire.base import Name, OrganizationResource, Page, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 Key = Annotated[str, Meta(pattern="^[A-Z][A-Z0-9]{1,9}$", description="an uppercase letter, then 1-9 of A-Z0-9")]
 
 
@@ -31,9 +29,7 @@ class ProjectUpdate(Request, kw_only=True):
     settings: dict[str, Any] | UnsetType = UNSET
 
 
-class Project(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Project(OrganizationResource, kw_only=True):
     name: str
     key: str
     description: str | None
@@ -45,8 +41,5 @@ class Project(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class ProjectList(msgspec.Struct, kw_only=True):
+class ProjectList(Page[Project]):
     items: list[Project]
-    total: int
-    limit: int
-    offset: int

@@ -6,6 +6,8 @@ from datetime import datetime
 
 import msgspec
 
+from controlplane_wire.base import Page
+
 
 class StatusCounts(msgspec.Struct, kw_only=True):
     """The runner's workers by effective status (a worker silent for three intervals counts as `offline`)."""
@@ -32,8 +34,5 @@ class Runner(msgspec.Struct, kw_only=True):
     last_heartbeat_at: datetime
 
 
-class RunnerList(msgspec.Struct, kw_only=True):
+class RunnerList(Page[Runner]):
     items: list[Runner]
-    total: int
-    limit: int
-    offset: int

@@ -8,6 +8,7 @@ import msgspec
 from msgspec import Meta
 
 from controlplane_domain.runtimes import RUNTIME_IDS
+from controlplane_wire.base import Page
 
 # The registry's runtimes (documented as an enum; the use cases' check names the unsupported one).
 RuntimeId = Annotated[
@@ -26,8 +27,5 @@ class RuntimeInfo(msgspec.Struct, kw_only=True):
     supports_system_prompt: bool
 
 
-class RuntimeList(msgspec.Struct, kw_only=True):
+class RuntimeList(Page[RuntimeInfo]):
     items: list[RuntimeInfo]
-    total: int
-    limit: int
-    offset: int

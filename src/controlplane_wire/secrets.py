@@ -9,7 +9,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.secrets.entity import MAX_VALUE_BYTES
-from controlplane_wire.base import Request
+from controlplane_wire.base import OrganizationResource, Page, Request
 
 SecretName = Annotated[
     str,
@@ -38,9 +38,7 @@ class SecretUpdate(Request, kw_only=True):
     description: str | UnsetType | None = UNSET
 
 
-class Secret(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Secret(OrganizationResource, kw_only=True):
     name: str
     description: str | None
     version: int
@@ -49,11 +47,8 @@ class Secret(msgspec.Struct, kw_only=True):
     last_accessed_at: datetime | None
 
 
-class SecretList(msgspec.Struct, kw_only=True):
+class SecretList(Page[Secret]):
     items: list[Secret]
-    total: int
-    limit: int
-    offset: int
 
 
 class SecretAccess(msgspec.Struct, kw_only=True):
@@ -64,8 +59,5 @@ class SecretAccess(msgspec.Struct, kw_only=True):
     accessed_at: datetime
 
 
-class SecretAccessList(msgspec.Struct, kw_only=True):
+class SecretAccessList(Page[SecretAccess]):
     items: list[SecretAccess]
-    total: int
-    limit: int
-    offset: int

@@ -10,16 +10,9 @@ from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.skills.catalog import SKILL_TYPES_BY_NAME
 from controlplane_domain.skills.entity import SkillOwner
-from controlplane_wire.base import NOT_BLANK_SCHEMA, Request
+from controlplane_wire.base import Name, OrganizationResource, Page, Request, one_of
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
-SkillTypeName = Annotated[
-    str,
-    Meta(
-        description=f"one of: {', '.join(SKILL_TYPES_BY_NAME)} (GET /api/v1/skills/types)",
-        extra_json_schema={"enum": list(SKILL_TYPES_BY_NAME)},
-    ),
-]
+SkillTypeName = Annotated[str, one_of(SKILL_TYPES_BY_NAME, "GET /api/v1/skills/types")]
 Configuration = Annotated[
     dict[str, Any], Meta(description="follows the JSON Schema of the skill's type (GET /api/v1/skills/types)")
 ]
@@ -32,11 +25,8 @@ class SkillType(msgspec.Struct, kw_only=True):
     configuration_schema: dict[str, Any]
 
 
-class SkillTypeList(msgspec.Struct, kw_only=True):
+class SkillTypeList(Page[SkillType]):
     items: list[SkillType]
-    total: int
-    limit: int
-    offset: int
 
 
 class SkillCreate(Request, kw_only=True):
@@ -55,9 +45,7 @@ class SkillUpdate(Request, kw_only=True):
     configuration: Configuration | UnsetType = UNSET
 
 
-class Skill(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Skill(OrganizationResource, kw_only=True):
     name: str
     type: str
     description: str | None
@@ -67,11 +55,8 @@ class Skill(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class SkillList(msgspec.Struct, kw_only=True):
+class SkillList(Page[Skill]):
     items: list[Skill]
-    total: int
-    limit: int
-    offset: int
 
 
 class SkillAttach(Request, kw_only=True):
@@ -87,11 +72,8 @@ class AttachedSkill(msgspec.Struct, kw_only=True):
     configuration: dict[str, Any]
 
 
-class AttachedSkillList(msgspec.Struct, kw_only=True):
+class AttachedSkillList(Page[AttachedSkill]):
     items: list[AttachedSkill]
-    total: int
-    limit: int
-    offset: int
 
 
 class ResolvedSkill(msgspec.Struct, kw_only=True):
@@ -104,8 +86,5 @@ class ResolvedSkill(msgspec.Struct, kw_only=True):
     layers: list[SkillOwner]
 
 
-class ResolvedSkillList(msgspec.Struct, kw_only=True):
+class ResolvedSkillList(Page[ResolvedSkill]):
     items: list[ResolvedSkill]
-    total: int
-    limit: int
-    offset: int

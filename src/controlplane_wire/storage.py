@@ -6,6 +6,8 @@ from datetime import datetime
 
 import msgspec
 
+from controlplane_wire.base import Page
+
 
 class StoredFile(msgspec.Struct, kw_only=True):
     path: str
@@ -16,11 +18,8 @@ class StoredFile(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class StoredFileList(msgspec.Struct, kw_only=True):
+class StoredFileList(Page[StoredFile]):
     items: list[StoredFile]
-    total: int
-    limit: int
-    offset: int
 
 
 class StorageUsage(msgspec.Struct, kw_only=True):

@@ -9,7 +9,7 @@ import msgspec
 from msgspec import Meta
 
 from controlplane_domain.task_plans.entity import MAX_AGENT_IDS, TASK_MAX_LENGTH, PlanStatus
-from controlplane_wire.base import UUID_SCHEMA, Request
+from controlplane_wire.base import UUID_SCHEMA, OrganizationResource, Page, Request
 
 
 class TaskPlanCreate(Request, kw_only=True):
@@ -41,9 +41,7 @@ class PlanStep(msgspec.Struct, kw_only=True):
     depends_on: list[str]
 
 
-class TaskPlan(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class TaskPlan(OrganizationResource, kw_only=True):
     task: str
     worker_queue_id: str
     agent_ids: list[str] | None
@@ -62,8 +60,5 @@ class TaskPlan(msgspec.Struct, kw_only=True):
     finished_at: Annotated[datetime | None, Meta(description="when its planning ended")]
 
 
-class TaskPlanList(msgspec.Struct, kw_only=True):
+class TaskPlanList(Page[TaskPlan]):
     items: list[TaskPlan]
-    total: int
-    limit: int
-    offset: int

@@ -9,8 +9,8 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.teams.entity import TeamStatus
-from controlplane_wire.agents import Agent, Name
-from controlplane_wire.base import Request
+from controlplane_wire.agents import Agent
+from controlplane_wire.base import Name, OrganizationResource, Page, Request
 from controlplane_wire.configuration import ExecutionEnvironment, TeamConfiguration, TeamConfigurationUpdate
 from controlplane_wire.runtimes import RuntimeId
 
@@ -35,9 +35,7 @@ class TeamUpdate(Request, kw_only=True):
     execution_environment: ExecutionEnvironment | UnsetType | None = UNSET
 
 
-class TeamWithAgentsResponse(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class TeamWithAgentsResponse(OrganizationResource, kw_only=True):
     name: str
     description: str | None
     status: TeamStatus
@@ -61,8 +59,5 @@ class TeamWithAgentsResponse(msgspec.Struct, kw_only=True):
     agents: list[Agent]
 
 
-class TeamList(msgspec.Struct, kw_only=True):
+class TeamList(Page[TeamWithAgentsResponse]):
     items: list[TeamWithAgentsResponse]
-    total: int
-    limit: int
-    offset: int

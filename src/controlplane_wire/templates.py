@@ -9,8 +9,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from controlplane_domain.templates.entity import TemplateKind
-from controlplane_wire.agents import Name
-from controlplane_wire.base import Request
+from controlplane_wire.base import Name, Page, Request
 
 ParameterName = Annotated[
     str, Meta(pattern="^[A-Za-z_][A-Za-z0-9_]*$", max_length=64, description="an identifier, unique in the template")
@@ -63,11 +62,8 @@ class Template(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class TemplateList(msgspec.Struct, kw_only=True):
+class TemplateList(Page[Template]):
     items: list[Template]
-    total: int
-    limit: int
-    offset: int
 
 
 class TemplateInstantiate(Request, kw_only=True):

@@ -15,7 +15,7 @@ from controlplane_domain.webhooks.entity import (
     MAX_URL_LENGTH,
     DeliveryStatus,
 )
-from controlplane_wire.base import Request
+from controlplane_wire.base import OrganizationResource, Page, Request
 
 Url = Annotated[
     str, Meta(min_length=1, max_length=MAX_URL_LENGTH, description="https (http only to loopback in development)")
@@ -48,9 +48,7 @@ class WebhookUpdate(Request, kw_only=True):
     description: Description | UnsetType | None = UNSET
 
 
-class Webhook(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Webhook(OrganizationResource, kw_only=True):
     url: str
     events: list[str]
     enabled: bool
@@ -64,11 +62,8 @@ class Webhook(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class WebhookList(msgspec.Struct, kw_only=True):
+class WebhookList(Page[Webhook]):
     items: list[Webhook]
-    total: int
-    limit: int
-    offset: int
 
 
 class Delivery(msgspec.Struct, kw_only=True):
@@ -92,8 +87,5 @@ class Delivery(msgspec.Struct, kw_only=True):
     created_at: datetime
 
 
-class DeliveryList(msgspec.Struct, kw_only=True):
+class DeliveryList(Page[Delivery]):
     items: list[Delivery]
-    total: int
-    limit: int
-    offset: int

@@ -9,7 +9,7 @@ import msgspec
 from msgspec import Meta
 
 from controlplane_domain.workers.entity import MAX_TASKS_PROCESSED, WorkerStatus
-from controlplane_wire.base import Request
+from controlplane_wire.base import Page, Request
 from controlplane_wire.configuration import zero_edges
 
 
@@ -57,8 +57,5 @@ class Worker(msgspec.Struct, kw_only=True):
     queue_id: str | None = None
 
 
-class WorkerList(msgspec.Struct, kw_only=True):
+class WorkerList(Page[Worker]):
     items: list[Worker]
-    total: int
-    limit: int
-    offset: int

@@ -16,9 +16,8 @@ from controlplane_domain.workflows.entity import (
     RunStatus,
     StepStatus,
 )
-from controlplane_wire.base import NOT_BLANK_SCHEMA, UUID_SCHEMA, Request
+from controlplane_wire.base import UUID_SCHEMA, Name, OrganizationResource, Page, Request
 
-Name = Annotated[str, Meta(min_length=1, max_length=255, extra_json_schema=NOT_BLANK_SCHEMA)]
 StepId = Annotated[str, Meta(pattern="^[A-Za-z0-9_-]{1,64}$", description="unique in the workflow")]
 Prompt = Annotated[
     str,
@@ -63,9 +62,7 @@ class Step(msgspec.Struct, kw_only=True):
     timeout_seconds: int | None
 
 
-class Workflow(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class Workflow(OrganizationResource, kw_only=True):
     name: str
     description: str | None
     steps: list[Step]
@@ -73,11 +70,8 @@ class Workflow(msgspec.Struct, kw_only=True):
     updated_at: datetime
 
 
-class WorkflowList(msgspec.Struct, kw_only=True):
+class WorkflowList(Page[Workflow]):
     items: list[Workflow]
-    total: int
-    limit: int
-    offset: int
 
 
 class RunCreate(Request, kw_only=True):
@@ -98,9 +92,7 @@ class StepRun(msgspec.Struct, kw_only=True):
     finished_at: datetime | None
 
 
-class WorkflowRun(msgspec.Struct, kw_only=True):
-    id: str
-    organization_id: str
+class WorkflowRun(OrganizationResource, kw_only=True):
     workflow_id: str
     status: RunStatus
     input: dict[str, Any]
@@ -114,11 +106,8 @@ class WorkflowRun(msgspec.Struct, kw_only=True):
     finished_at: datetime | None
 
 
-class WorkflowRunList(msgspec.Struct, kw_only=True):
+class WorkflowRunList(Page[WorkflowRun]):
     items: list[WorkflowRun]
-    total: int
-    limit: int
-    offset: int
 
 
 class RunServerSentEvent(msgspec.Struct, kw_only=True):
