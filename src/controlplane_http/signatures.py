@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.types import Scope
 
 _ARGUMENT = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -30,6 +30,12 @@ class Query(NamedTuple):
 def required(name: str, annotation: Any) -> Query:
     """A parameter without a default."""
     return Query(name, annotation, inspect.Parameter.empty)
+
+
+def optional(name: str, kind: Any) -> Query:
+    """A query parameter of type `kind`, or None when absent (`FromQuery[kind | None] = None`)."""
+    query: Any = FromQuery  # (its subscription by a type known only here)
+    return Query(name, query[kind | None])
 
 
 def path_id(name: str) -> Query:

@@ -6,14 +6,16 @@ from datetime import datetime
 from typing import Annotated
 
 from litestar import Controller, get
-from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.params import FromPath, QueryParameter
 from litestar.types import Scope
 
 from controlplane_domain.audit import usecases
 from controlplane_domain.audit.entity import AuditEvent as DomainEvent
 from controlplane_domain.audit.entity import AuditFilter, Outcome
 from controlplane_domain.errors import ValidationFailed
-from controlplane_http.handlers import ADMIN, Limit, NewestFirst, Offset, caller, errors, page_of, page_request
+from controlplane_http.crud import Listing, Resource, routes
+from controlplane_http.handlers import ADMIN, caller, errors
+from controlplane_http.signatures import Query, optional
 from controlplane_wire.audit import AuditActor, AuditClient, AuditEvent, AuditEventList
 from controlplane_wire.base import to_wire
 
@@ -51,44 +53,53 @@ def audit_event_out(event: DomainEvent) -> AuditEvent:
     return to_wire(event, AuditEvent, actor=actor, client=client)
 
 
+def _where(
+    *,
+    action: str | None,
+    actor: str | None,
+    resource_type: str | None,
+    resource_id: str | None,
+    outcome: Outcome | None,
+    since: str | None,
+    until: str | None,
+    request_id: str | None,
+) -> AuditFilter:
+    return AuditFilter(
+        action=action,
+        actor=actor,
+        resource_type=resource_type,
+        resource_id=resource_id,
+        outcome=outcome,
+        since=moment("from", since),
+        until=moment("to", until),
+        request_id=request_id,
+    )
+
+
+@routes(
+    Resource("audit_event", "AuditEvent", AuditEvent, AuditEventList, audit_event_out),
+    Listing(
+        usecases.list_audit_events,
+        history=True,
+        before=(
+            optional("action", str),
+            Query("actor", Actor),
+            optional("resource_type", str),
+            optional("resource_id", str),
+            optional("outcome", Outcome),
+            Query("since", Since),
+            Query("until", Until),
+            optional("request_id", str),
+        ),
+        where=_where,
+        doc="""The organization's audit events, newest first; each filter narrows the list (`from` inclusive, `to`
+        exclusive).""",
+    ),
+)
 class AuditEventController(Controller):
     path = "/api/v1/audit-events"
     tags = ["audit"]
     opt = ADMIN
-
-    @get("/", operation_id="listAuditEvents", responses=errors())
-    async def list_audit_events(
-        self,
-        scope: Scope,
-        action: FromQuery[str | None] = None,
-        actor: Actor = None,
-        resource_type: FromQuery[str | None] = None,
-        resource_id: FromQuery[str | None] = None,
-        outcome: FromQuery[Outcome | None] = None,
-        since: Since = None,
-        until: Until = None,
-        request_id: FromQuery[str | None] = None,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: NewestFirst = None,
-    ) -> AuditEventList:
-        """The organization's audit events, newest first; each filter narrows the list (`from` inclusive, `to`
-        exclusive)."""
-        ports, principal = caller(scope)
-        where = AuditFilter(
-            action=action,
-            actor=actor,
-            resource_type=resource_type,
-            resource_id=resource_id,
-            outcome=outcome,
-            since=moment("from", since),
-            until=moment("to", until),
-            request_id=request_id,
-        )
-        page = await usecases.list_audit_events(
-            ports, principal.organization_id, page_request(limit, offset, order, newest_first=True), where
-        )
-        return page_of(AuditEventList, page, audit_event_out)
 
     @get("/{event_id:str}", operation_id="getAuditEvent", responses=errors(404))
     async def get_audit_event(self, event_id: FromPath[str], scope: Scope) -> AuditEvent:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from litestar import Controller, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter, QueryParameter
+from litestar.params import FromPath, HeaderParameter, JSONBody, Parameter, QueryParameter
 from litestar.response import Stream
 from litestar.types import Scope
 
@@ -18,18 +18,11 @@ from controlplane_domain.executions.entity import ExecutionEvent as DomainEvent
 from controlplane_domain.executions.entity import ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_domain.workers import bindings
+from controlplane_http.crud import Listing, Read, Resource, routes
 from controlplane_http.executions.streaming import StreamOptions, event_stream, parse_last_event_id
-from controlplane_http.handlers import (
-    WORKER_PROTOCOL,
-    Limit,
-    NewestFirst,
-    Offset,
-    caller,
-    errors,
-    page_of,
-    page_request,
-)
+from controlplane_http.handlers import WORKER_PROTOCOL, caller, errors
 from controlplane_http.operations.tracing import execution_step, trace_parent
+from controlplane_http.signatures import Query, optional
 from controlplane_wire.executions import (
     CompleteRequest,
     EventsAppend,
@@ -172,55 +165,56 @@ def instant(name: str, text: str | None) -> datetime | None:
     return moment
 
 
+def _where(
+    *,
+    status: ExecutionStatus | None,
+    agent_id: str | None,
+    team_id: str | None,
+    worker_queue_id: str | None,
+    created_from: str | None,
+    created_to: str | None,
+) -> ExecutionFilter:
+    return ExecutionFilter(
+        status=status,
+        agent_id=agent_id,
+        team_id=team_id,
+        worker_queue_id=worker_queue_id,
+        created_from=instant("from", created_from),
+        created_to=instant("to", created_to),
+    )
+
+
+@routes(
+    Resource("execution", "Execution", Execution, ExecutionList, execution_out),
+    Listing(
+        queries.list_executions,
+        history=True,
+        before=(
+            optional("status", ExecutionStatus),
+            optional("agent_id", str),
+            optional("team_id", str),
+            optional("worker_queue_id", str),
+            Query("created_from", CreatedFrom),
+            Query("created_to", CreatedTo),
+        ),
+        where=_where,
+        doc="Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive).",
+    ),
+    Read(queries.get_execution),
+)
+@routes(
+    Resource("event", "ExecutionEvent", ExecutionEvent, ExecutionEventList, event_out),
+    Listing(
+        queries.list_events,
+        under="execution_id",
+        ordered=False,
+        codes=(404,),
+        doc="Events in sequence order; `total` is the last sequence number, `offset` the number of events skipped.",
+    ),
+)
 class ExecutionController(Controller):
     path = "/api/v1/executions"
     tags = ["executions"]
-
-    @get("/", operation_id="listExecutions", responses=errors())
-    async def list_executions(
-        self,
-        scope: Scope,
-        status: FromQuery[ExecutionStatus | None] = None,
-        agent_id: FromQuery[str | None] = None,
-        team_id: FromQuery[str | None] = None,
-        worker_queue_id: FromQuery[str | None] = None,
-        created_from: CreatedFrom = None,
-        created_to: CreatedTo = None,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: NewestFirst = None,
-    ) -> ExecutionList:
-        """Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive)."""
-        ports, principal = caller(scope)
-        where = ExecutionFilter(
-            status=status,
-            agent_id=agent_id,
-            team_id=team_id,
-            worker_queue_id=worker_queue_id,
-            created_from=instant("from", created_from),
-            created_to=instant("to", created_to),
-        )
-        request = page_request(limit, offset, order, newest_first=True)
-        page = await queries.list_executions(ports, principal.organization_id, request, where)
-        return page_of(ExecutionList, page, execution_out)
-
-    @get("/{execution_id:str}", operation_id="getExecution", responses=errors(404))
-    async def get_execution(self, execution_id: FromPath[str], scope: Scope) -> Execution:
-        ports, principal = caller(scope)
-        return execution_out(await queries.get_execution(ports, principal.organization_id, execution_id))
-
-    @get("/{execution_id:str}/events", operation_id="listExecutionEvents", responses=errors(404))
-    async def list_events(
-        self,
-        execution_id: FromPath[str],
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-    ) -> ExecutionEventList:
-        """Events in sequence order; `total` is the last sequence number, `offset` the number of events skipped."""
-        ports, principal = caller(scope)
-        page = await queries.list_events(ports, principal.organization_id, execution_id, page_request(limit, offset))
-        return page_of(ExecutionEventList, page, event_out)
 
     @get(
         "/{execution_id:str}/stream",

@@ -8,7 +8,8 @@ from litestar.types import Scope
 
 from controlplane_domain.runners import usecases
 from controlplane_domain.runners.grouping import Runner as DomainRunner
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.crud import Listing, Resource, routes
+from controlplane_http.handlers import caller, errors
 from controlplane_wire.runners import Runner, RunnerList, StatusCounts
 
 
@@ -29,15 +30,10 @@ def runner_out(runner: DomainRunner) -> Runner:
     )
 
 
+@routes(Resource("runner", "Runner", Runner, RunnerList, runner_out), Listing(usecases.list_runners, ordered=False))
 class RunnerController(Controller):
     path = "/api/v1/runners"
     tags = ["runners"]
-
-    @get("/", operation_id="listRunners", responses=errors())
-    async def list_runners(self, scope: Scope, limit: Limit = 50, offset: Offset = 0) -> RunnerList:
-        ports, principal = caller(scope)
-        page = await usecases.list_runners(ports, principal.organization_id, page_request(limit, offset))
-        return page_of(RunnerList, page, runner_out)
 
     @get("/{name:str}", operation_id="getRunner", responses=errors(404))
     async def get_runner(self, name: FromPath[str], scope: Scope) -> Runner:
