@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from litestar import Controller, get
 from litestar.params import FromPath, QueryParameter
@@ -15,22 +15,9 @@ from controlplane_domain.audit.entity import AuditFilter, Outcome
 from controlplane_domain.errors import ValidationFailed
 from controlplane_http.crud import Listing, Resource, routes
 from controlplane_http.handlers import ADMIN, caller, errors
-from controlplane_http.signatures import Query, optional
+from controlplane_http.signatures import Query, optional, time_range
 from controlplane_wire.audit import AuditActor, AuditClient, AuditEvent, AuditEventList
 from controlplane_wire.base import to_wire
-
-# Read as text and parsed here, so that a bad one is a 422 naming `from` or `to` (not the handler's argument).
-_MOMENT = {"format": "date-time"}
-Since = Annotated[
-    str | None,
-    QueryParameter(
-        name="from", description="events at or after this time (RFC 3339, with its offset)", schema_extra=_MOMENT
-    ),
-]
-Until = Annotated[
-    str | None,
-    QueryParameter(name="to", description="events before this time (RFC 3339, with its offset)", schema_extra=_MOMENT),
-]
 
 
 def moment(name: str, text: str | None) -> datetime | None:
@@ -53,27 +40,8 @@ def audit_event_out(event: DomainEvent) -> AuditEvent:
     return to_wire(event, AuditEvent, actor=actor, client=client)
 
 
-def _where(
-    *,
-    action: str | None,
-    actor: str | None,
-    resource_type: str | None,
-    resource_id: str | None,
-    outcome: Outcome | None,
-    since: str | None,
-    until: str | None,
-    request_id: str | None,
-) -> AuditFilter:
-    return AuditFilter(
-        action=action,
-        actor=actor,
-        resource_type=resource_type,
-        resource_id=resource_id,
-        outcome=outcome,
-        since=moment("from", since),
-        until=moment("to", until),
-        request_id=request_id,
-    )
+def _where(*, since: str | None, until: str | None, **given: Any) -> AuditFilter:
+    return AuditFilter(since=moment("from", since), until=moment("to", until), **given)
 
 
 @routes(
@@ -87,8 +55,10 @@ def _where(
             optional("resource_type", str),
             optional("resource_id", str),
             optional("outcome", Outcome),
-            Query("since", Since),
-            Query("until", Until),
+            *time_range(
+                "events at or after this time (RFC 3339, with its offset)",
+                "events before this time (RFC 3339, with its offset)",
+            ),
             optional("request_id", str),
         ),
         where=_where,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Controller, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromPath, HeaderParameter, JSONBody, Parameter, QueryParameter
+from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
 from litestar.types import Scope
 
@@ -19,10 +19,17 @@ from controlplane_domain.executions.entity import ExecutionStatus, NewEvent, Tar
 from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_domain.workers import bindings
 from controlplane_http.crud import Listing, Read, Resource, routes
-from controlplane_http.executions.streaming import StreamOptions, event_stream, parse_last_event_id
+from controlplane_http.executions.streaming import (
+    LastEventId,
+    LastEventIdHeader,
+    StreamOptions,
+    event_stream,
+    parse_last_event_id,
+    sse_doc,
+)
 from controlplane_http.handlers import WORKER_PROTOCOL, caller, errors
 from controlplane_http.operations.tracing import execution_step, trace_parent
-from controlplane_http.signatures import Query, optional
+from controlplane_http.signatures import optional, time_range
 from controlplane_wire.executions import (
     CompleteRequest,
     EventsAppend,
@@ -42,12 +49,7 @@ def stream_options(scope: Scope) -> StreamOptions:
     return options
 
 
-SSE_DOC = ResponseSpec(
-    ServerSentEvent,
-    description="text/event-stream of the execution's events (the schema describes one event)",
-    media_type="text/event-stream",
-    generate_examples=False,
-)
+SSE_DOC = sse_doc(ServerSentEvent, "text/event-stream of the execution's events (the schema describes one event)")
 
 
 def execution_out(execution: DomainExecution) -> Execution:
@@ -135,19 +137,6 @@ class ExecuteController(Controller):
         return await _execute(TargetType.TEAM, team_id, data, scope)
 
 
-# Read as text and parsed here, so that a bad one is a 422 naming `from` or `to` (not the handler's argument).
-CreatedFrom = Annotated[
-    str | None,
-    QueryParameter(name="from", description="created at or after (RFC 3339; UTC without an offset)",
-                   schema_extra={"format": "date-time"}),
-]  # fmt: skip
-CreatedTo = Annotated[
-    str | None,
-    QueryParameter(name="to", description="created before (RFC 3339; UTC without an offset)",
-                   schema_extra={"format": "date-time"}),
-]  # fmt: skip
-
-
 def instant(name: str, text: str | None) -> datetime | None:
     """A `from` or `to` query parameter as an aware instant (UTC when it names no offset); 422 when it is none."""
     if text is None:
@@ -165,23 +154,8 @@ def instant(name: str, text: str | None) -> datetime | None:
     return moment
 
 
-def _where(
-    *,
-    status: ExecutionStatus | None,
-    agent_id: str | None,
-    team_id: str | None,
-    worker_queue_id: str | None,
-    created_from: str | None,
-    created_to: str | None,
-) -> ExecutionFilter:
-    return ExecutionFilter(
-        status=status,
-        agent_id=agent_id,
-        team_id=team_id,
-        worker_queue_id=worker_queue_id,
-        created_from=instant("from", created_from),
-        created_to=instant("to", created_to),
-    )
+def _where(*, since: str | None, until: str | None, **given: Any) -> ExecutionFilter:
+    return ExecutionFilter(created_from=instant("from", since), created_to=instant("to", until), **given)
 
 
 @routes(
@@ -194,8 +168,10 @@ def _where(
             optional("agent_id", str),
             optional("team_id", str),
             optional("worker_queue_id", str),
-            Query("created_from", CreatedFrom),
-            Query("created_to", CreatedTo),
+            *time_range(
+                "created at or after (RFC 3339; UTC without an offset)",
+                "created before (RFC 3339; UTC without an offset)",
+            ),
         ),
         where=_where,
         doc="Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive).",
@@ -225,10 +201,8 @@ class ExecutionController(Controller):
         self,
         execution_id: FromPath[str],
         scope: Scope,
-        last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
-        last_event_id: Annotated[
-            int | None, Parameter(ge=0, description="resume after this sequence number", schema_extra={"minimum": 0})
-        ] = None,
+        last_event_id_header: LastEventIdHeader = None,
+        last_event_id: LastEventId = None,
     ) -> Stream:
         """Server-sent events from the first (or after `Last-Event-ID`) to the terminal `done` event."""
         ports, principal = caller(scope)

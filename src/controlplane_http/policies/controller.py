@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Any
 
 from litestar import Controller, post
-from litestar.params import JSONBody, QueryParameter
+from litestar.params import JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.policies import entity, gate, usecases
@@ -14,7 +14,7 @@ from controlplane_domain.policies.entity import Action, DecisionFilter
 from controlplane_http.audit.controller import moment
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, routes
 from controlplane_http.handlers import ADMIN, caller, errors
-from controlplane_http.signatures import Query, optional
+from controlplane_http.signatures import optional, time_range
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.policies import (
@@ -30,20 +30,6 @@ from controlplane_wire.policies import (
     PolicyOutcome,
     PolicyUpdate,
 )
-
-# Read as text and parsed by `moment` (as the audit log's), so that a bad one is a 422 naming `from` or `to`: a
-# `datetime` parameter also took a bare number as seconds since the epoch (schemathesis found `to=0.5` accepted).
-_MOMENT = {"format": "date-time"}
-Since = Annotated[
-    str | None,
-    QueryParameter(
-        name="from", description="decisions taken at or after this instant (RFC 3339)", schema_extra=_MOMENT
-    ),
-]
-Until = Annotated[
-    str | None,
-    QueryParameter(name="to", description="decisions taken before this instant (RFC 3339)", schema_extra=_MOMENT),
-]
 
 
 def decision_out(decision: entity.Decision) -> PolicyDecision:
@@ -116,11 +102,8 @@ class PolicyController(Controller):
         )
 
 
-def _where(
-    *, action: Action | None, policy_id: str | None, allowed: bool | None, since: str | None, until: str | None
-) -> DecisionFilter:
-    since_, until_ = _utc(moment("from", since)), _utc(moment("to", until))
-    return DecisionFilter(action=action, policy_id=policy_id, allowed=allowed, since=since_, until=until_)
+def _where(*, since: str | None, until: str | None, **given: Any) -> DecisionFilter:
+    return DecisionFilter(since=_utc(moment("from", since)), until=_utc(moment("to", until)), **given)
 
 
 @routes(
@@ -132,8 +115,9 @@ def _where(
             optional("action", Action),
             optional("policy_id", str),
             optional("allowed", bool),
-            Query("since", Since),
-            Query("until", Until),
+            *time_range(
+                "decisions taken at or after this instant (RFC 3339)", "decisions taken before this instant (RFC 3339)"
+            ),
         ),
         where=_where,
         doc="""Every decision of every policy on a guarded action (one an enabled policy and action), oldest first;

@@ -10,24 +10,12 @@ from controlplane_domain.runners import usecases
 from controlplane_domain.runners.grouping import Runner as DomainRunner
 from controlplane_http.crud import Listing, Resource, routes
 from controlplane_http.handlers import caller, errors
-from controlplane_wire.runners import Runner, RunnerList, StatusCounts
+from controlplane_wire.base import to_wire
+from controlplane_wire.runners import Runner, RunnerList
 
 
 def runner_out(runner: DomainRunner) -> Runner:
-    return Runner(
-        name=runner.name,
-        organization_id=runner.organization_id,
-        worker_count=runner.worker_count,
-        status_counts=StatusCounts(**runner.status_counts),
-        worker_ids=runner.worker_ids,
-        queue_ids=runner.queue_ids,
-        environment_names=runner.environment_names,
-        versions=runner.versions,
-        capacity=runner.capacity,
-        tasks_processed=runner.tasks_processed,
-        first_registered_at=runner.first_registered_at,
-        last_heartbeat_at=runner.last_heartbeat_at,
-    )
+    return to_wire(runner, Runner)
 
 
 @routes(Resource("runner", "Runner", Runner, RunnerList, runner_out), Listing(usecases.list_runners, ordered=False))

@@ -26,6 +26,7 @@ from controlplane_http.errors import envelope
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
 from controlplane_http.storage.conditional import Unsatisfiable, etag, none_match, wanted_range
 from controlplane_http.storage.openapi import FILE_RESPONSES, PUT_RESPONSES, DownloadOperation, UploadOperation
+from controlplane_wire.base import to_wire
 from controlplane_wire.storage import StorageUsage, StoredFile, StoredFileList
 
 FILES = "/api/v1/storage/files/"
@@ -33,14 +34,7 @@ Prefix = Annotated[str, Parameter(description="only the files whose path starts 
 
 
 def file_out(stored: DomainFile) -> StoredFile:
-    return StoredFile(
-        path=stored.path,
-        size=stored.size,
-        content_type=stored.content_type,
-        sha256=stored.sha256,
-        created_at=stored.created_at,
-        updated_at=stored.updated_at,
-    )
+    return to_wire(stored, StoredFile)
 
 
 INLINE_TYPES = frozenset(

@@ -15,6 +15,7 @@ from controlplane_domain.background.entity import BackgroundRun, BackgroundStatu
 from controlplane_http.crud import Listing, Resource, routes
 from controlplane_http.handlers import caller, errors
 from controlplane_http.signatures import optional
+from controlplane_wire.base import to_wire
 
 API = "/api/v1"
 
@@ -57,14 +58,7 @@ def links(run: BackgroundRun) -> dict[str, str]:
 
 
 def temporal_out(run: BackgroundRun) -> TemporalWorkflow:
-    return TemporalWorkflow(
-        id=run.id,
-        type=run.type,
-        status=run.status,
-        started_at=run.started_at,
-        finished_at=run.finished_at,
-        links=links(run),
-    )
+    return to_wire(run, TemporalWorkflow, links=links(run))
 
 
 @routes(

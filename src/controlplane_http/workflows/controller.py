@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Annotated
 
 import msgspec
 from litestar import Controller, get, post
-from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromPath, HeaderParameter, JSONBody, Parameter
+from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
 from litestar.types import Scope
 
@@ -23,7 +21,13 @@ from controlplane_domain.workflows.entity import WorkflowRun as DomainRun
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, routes
 from controlplane_http.executions.controller import stream_options
 from controlplane_http.executions.frames import KEEPALIVE, RETRY
-from controlplane_http.executions.streaming import StreamOptions, parse_last_event_id
+from controlplane_http.executions.streaming import (
+    LastEventId,
+    LastEventIdHeader,
+    StreamOptions,
+    parse_last_event_id,
+    sse_doc,
+)
 from controlplane_http.handlers import caller, errors
 from controlplane_http.signatures import optional
 from controlplane_wire.base import to_domain, to_wire
@@ -96,12 +100,7 @@ class WorkflowController(Controller):
         )
 
 
-RUN_SSE_DOC = ResponseSpec(
-    RunServerSentEvent,
-    description="text/event-stream of the run's transitions (the schema describes one event)",
-    media_type="text/event-stream",
-    generate_examples=False,
-)
+RUN_SSE_DOC = sse_doc(RunServerSentEvent, "text/event-stream of the run's transitions (the schema describes one event)")
 
 
 def encode_run_event(event: RunEvent) -> bytes:
@@ -171,10 +170,8 @@ class WorkflowRunController(Controller):
         self,
         run_id: FromPath[str],
         scope: Scope,
-        last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
-        last_event_id: Annotated[
-            int | None, Parameter(ge=0, description="resume after this sequence number", schema_extra={"minimum": 0})
-        ] = None,
+        last_event_id_header: LastEventIdHeader = None,
+        last_event_id: LastEventId = None,
     ) -> Stream:
         """Server-sent events of the run's and its steps' transitions, from the first (or after `Last-Event-ID`)
         to the run's end."""
