@@ -32,10 +32,10 @@ def required(name: str, annotation: Any) -> Query:
     return Query(name, annotation, inspect.Parameter.empty)
 
 
-def optional(name: str, kind: Any) -> Query:
-    """A query parameter of type `kind`, or None when absent (`FromQuery[kind | None] = None`)."""
+def optional(**kinds: Any) -> tuple[Query, ...]:
+    """Query parameters by name and type, each None when absent (`name: FromQuery[kind | None] = None`)."""
     query: Any = FromQuery  # (its subscription by a type known only here)
-    return Query(name, query[kind | None])
+    return tuple(Query(name, query[kind | None]) for name, kind in kinds.items())
 
 
 def time_range(since: str, until: str) -> tuple[Query, Query]:

@@ -50,16 +50,14 @@ def _where(*, since: str | None, until: str | None, **given: Any) -> AuditFilter
         usecases.list_audit_events,
         history=True,
         before=(
-            optional("action", str),
+            *optional(action=str),
             Query("actor", Actor),
-            optional("resource_type", str),
-            optional("resource_id", str),
-            optional("outcome", Outcome),
+            *optional(resource_type=str, resource_id=str, outcome=Outcome),
             *time_range(
                 "events at or after this time (RFC 3339, with its offset)",
                 "events before this time (RFC 3339, with its offset)",
             ),
-            optional("request_id", str),
+            *optional(request_id=str),
         ),
         where=_where,
         doc="""The organization's audit events, newest first; each filter narrows the list (`from` inclusive, `to`

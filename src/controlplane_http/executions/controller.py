@@ -164,10 +164,7 @@ def _where(*, since: str | None, until: str | None, **given: Any) -> ExecutionFi
         queries.list_executions,
         history=True,
         before=(
-            optional("status", ExecutionStatus),
-            optional("agent_id", str),
-            optional("team_id", str),
-            optional("worker_queue_id", str),
+            *optional(status=ExecutionStatus, agent_id=str, team_id=str, worker_queue_id=str),
             *time_range(
                 "created at or after (RFC 3339; UTC without an offset)",
                 "created before (RFC 3339; UTC without an offset)",

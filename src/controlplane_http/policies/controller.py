@@ -112,9 +112,7 @@ def _where(*, since: str | None, until: str | None, **given: Any) -> DecisionFil
         usecases.list_decisions,
         history=True,
         before=(
-            optional("action", Action),
-            optional("policy_id", str),
-            optional("allowed", bool),
+            *optional(action=Action, policy_id=str, allowed=bool),
             *time_range(
                 "decisions taken at or after this instant (RFC 3339)", "decisions taken before this instant (RFC 3339)"
             ),

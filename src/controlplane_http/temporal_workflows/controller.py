@@ -67,7 +67,7 @@ def temporal_out(run: BackgroundRun) -> TemporalWorkflow:
     Listing(
         usecases.list_background_runs,
         ordered=False,
-        before=(optional("type", BackgroundType), optional("status", BackgroundStatus)),
+        before=optional(type=BackgroundType, status=BackgroundStatus),
         where=usecases.BackgroundFilter,
         doc="Workflow runs, job firings and task plans, newest first (`started_at`, then id, descending); `status` "
         "in one\nvocabulary: pending, running, succeeded, failed, cancelled, skipped.",

@@ -149,7 +149,7 @@ async def _run_frames(
     Listing(
         runs.list_runs,
         history=True,
-        before=(optional("workflow_id", str), optional("status", RunStatus)),
+        before=optional(workflow_id=str, status=RunStatus),
         where=runs.RunFilter,
     ),
     Read(runs.get_run, doc="The run with each step's status, execution id, attempt and output."),
