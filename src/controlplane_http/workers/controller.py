@@ -20,26 +20,13 @@ from controlplane_http.handlers import (
     page_of,
     page_request,
 )
-from controlplane_wire.base import to_domain
+from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.workers import HeartbeatResponse, Worker, WorkerCommandOut, WorkerHeartbeat, WorkerList
 
 
 def worker_out(worker: DomainWorker, clock: Clock) -> Worker:
-    return Worker(
-        id=worker.worker_id,
-        worker_id=worker.worker_id,
-        organization_id=worker.organization_id,
-        environment_name=worker.environment_name,
-        status=worker.effective_status(clock.now()),
-        reported_status=worker.status,
-        tasks_processed=worker.tasks_processed,
-        current_task_id=worker.current_task_id,
-        worker_metadata=worker.worker_metadata,
-        heartbeat_interval_seconds=worker.heartbeat_interval_seconds,
-        registered_at=worker.registered_at,
-        last_heartbeat_at=worker.last_heartbeat_at,
-        queue_id=worker.queue_id,
-    )
+    status = worker.effective_status(clock.now())
+    return to_wire(worker, Worker, id=worker.worker_id, status=status, reported_status=worker.status)
 
 
 class WorkerController(Controller):
