@@ -43,7 +43,7 @@ UseCase = Callable[..., Awaitable[Any]]
 @dataclass(frozen=True)
 class Resource:
     """What an area's standard routes share: `noun` names the handlers (`create_<noun>`, `list_<noun>s`...) and the
-    path parameter (`<noun>_id`), `operation` the operation ids (`create<Operation>`, `list<Operation>s`...)."""
+    path parameter (`<noun>_id`, or `id` where given), `operation` the operation ids (`create<Operation>`...)."""
 
     noun: str
     operation: str
@@ -53,6 +53,10 @@ class Resource:
     plural: tuple[str, str] | None = None  # (nouns, Operations) where not the nouns with an "s"
     scoped: bool = False  # `out` takes the request's scope as well: `out(value, scope)`
     at: str = ""  # the routes' path below the controller's (`/nodes`: `/nodes/`, `/nodes/{node_id}`...)
+    id: str | None = None  # the path parameter of one object, where not `<noun>_id`
+
+    def key(self) -> str:
+        return self.id or f"{self.noun}_id"
 
     def plurals(self) -> tuple[str, str]:
         return self.plural or (f"{self.noun}s", f"{self.operation}s")
@@ -175,7 +179,7 @@ class Read(_Route):
     codes: tuple[int, ...] = (404,)
 
     def add(self, resource: Resource, controller: type) -> None:
-        use, out, key = self.use_case, resource.response(), f"{resource.noun}_id"
+        use, out, key = self.use_case, resource.response(), resource.key()
 
         async def read(self: Any, scope: Scope, **path: str) -> Any:
             ports, principal = caller(scope)
@@ -194,7 +198,7 @@ class Update(_Route):
 
     def add(self, resource: Resource, controller: type) -> None:
         use, command, out, extra = self.use_case, self.command, resource.response(), self.extra
-        key = f"{resource.noun}_id"
+        key = resource.key()
 
         async def update(self: Any, data: Any, scope: Scope, **path: str) -> Any:
             ports, principal = caller(scope)
@@ -217,7 +221,7 @@ class Remove(_Route):
     codes: tuple[int, ...] = (404, 409)
 
     def add(self, resource: Resource, controller: type) -> None:
-        use, extra, key, forced = self.use_case, self.extra, f"{resource.noun}_id", self.force
+        use, extra, key, forced = self.use_case, self.extra, resource.key(), self.force
 
         async def remove(self: Any, scope: Scope, force: bool = False, **path: str) -> Any:
             ports, principal = caller(scope)

@@ -5,16 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from litestar import Controller, get
-from litestar.params import FromPath, QueryParameter
-from litestar.types import Scope
+from litestar import Controller
+from litestar.params import QueryParameter
 
 from controlplane_domain.audit import usecases
 from controlplane_domain.audit.entity import AuditEvent as DomainEvent
 from controlplane_domain.audit.entity import AuditFilter, Outcome
 from controlplane_domain.errors import ValidationFailed
-from controlplane_http.crud import Listing, Resource, routes
-from controlplane_http.handlers import ADMIN, caller, errors
+from controlplane_http.crud import Listing, Read, Resource, routes
+from controlplane_http.handlers import ADMIN
 from controlplane_http.signatures import Query, optional, time_range
 from controlplane_wire.audit import AuditActor, AuditClient, AuditEvent, AuditEventList
 from controlplane_wire.base import to_wire
@@ -45,7 +44,7 @@ def _where(*, since: str | None, until: str | None, **given: Any) -> AuditFilter
 
 
 @routes(
-    Resource("audit_event", "AuditEvent", AuditEvent, AuditEventList, audit_event_out),
+    Resource("audit_event", "AuditEvent", AuditEvent, AuditEventList, audit_event_out, id="event_id"),
     Listing(
         usecases.list_audit_events,
         history=True,
@@ -63,13 +62,9 @@ def _where(*, since: str | None, until: str | None, **given: Any) -> AuditFilter
         doc="""The organization's audit events, newest first; each filter narrows the list (`from` inclusive, `to`
         exclusive).""",
     ),
+    Read(usecases.get_audit_event),
 )
 class AuditEventController(Controller):
     path = "/api/v1/audit-events"
     tags = ["audit"]
     opt = ADMIN
-
-    @get("/{event_id:str}", operation_id="getAuditEvent", responses=errors(404))
-    async def get_audit_event(self, event_id: FromPath[str], scope: Scope) -> AuditEvent:
-        ports, principal = caller(scope)
-        return audit_event_out(await usecases.get_audit_event(ports, principal.organization_id, event_id))

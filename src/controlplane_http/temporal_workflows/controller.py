@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import datetime
 
 import msgspec
-from litestar import Controller, get, post
+from litestar import Controller, post
 from litestar.params import FromPath
 from litestar.types import Scope
 
 from controlplane_domain.background import usecases
 from controlplane_domain.background.entity import BackgroundRun, BackgroundStatus, BackgroundType
-from controlplane_http.crud import Listing, Resource, routes
+from controlplane_http.crud import Listing, Read, Resource, routes
 from controlplane_http.handlers import caller, errors
 from controlplane_http.signatures import optional
 from controlplane_wire.base import to_wire
@@ -63,7 +63,7 @@ def temporal_out(run: BackgroundRun) -> TemporalWorkflow:
 
 @routes(
     Resource("run", "TemporalWorkflow", TemporalWorkflow, TemporalWorkflowList, temporal_out,
-             plural=("runs", "TemporalWorkflows")),
+             plural=("runs", "TemporalWorkflows"), id="temporal_workflow_id"),
     Listing(
         usecases.list_background_runs,
         ordered=False,
@@ -72,16 +72,11 @@ def temporal_out(run: BackgroundRun) -> TemporalWorkflow:
         doc="Workflow runs, job firings and task plans, newest first (`started_at`, then id, descending); `status` "
         "in one\nvocabulary: pending, running, succeeded, failed, cancelled, skipped.",
     ),
+    Read(usecases.get_background_run),
 )  # fmt: skip
 class TemporalWorkflowController(Controller):
     path = "/api/v1/temporal-workflows"
     tags = ["temporal-workflows"]
-
-    @get("/{temporal_workflow_id:str}", operation_id="getTemporalWorkflow", responses=errors(404))
-    async def get_run(self, temporal_workflow_id: FromPath[str], scope: Scope) -> TemporalWorkflow:
-        ports, principal = caller(scope)
-        run = await usecases.get_background_run(ports, principal.organization_id, temporal_workflow_id)
-        return temporal_out(run)
 
     @post(
         "/{temporal_workflow_id:str}/cancel",
