@@ -130,9 +130,7 @@ class Listing(_Route):
     under: str | None = None  # the parent's path parameter
     before: tuple[Query, ...] = ()  # extra query parameters before `limit`
     after: tuple[Query, ...] = ()  # and after the page's
-    # the extra query parameters (by name) as the one argument the use case takes after the page; None: passed by
-    # name
-    where: Callable[..., Any] | None = None
+    where: Callable[..., Any] | None = None  # the extra parameters as the use case's one filter (else by name)
 
     def add(self, resource: Resource, controller: type) -> None:
         out, page, history, fetch = resource.response(), resource.page, self.history, self.fetch()

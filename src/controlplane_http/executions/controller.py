@@ -14,7 +14,6 @@ from litestar.types import Scope
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.executions import completion, execute, queries
 from controlplane_domain.executions.entity import Execution as DomainExecution
-from controlplane_domain.executions.entity import ExecutionEvent as DomainEvent
 from controlplane_domain.executions.entity import ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_domain.workers import bindings
@@ -81,17 +80,6 @@ def execution_out(execution: DomainExecution) -> Execution:
         input_cost_per_million=execution.input_cost_per_million,
         output_cost_per_million=execution.output_cost_per_million,
         agent_team_id=execution.agent_team_id,
-    )
-
-
-def event_out(event: DomainEvent) -> ExecutionEvent:
-    return ExecutionEvent(
-        execution_id=event.execution_id,
-        seq=event.seq,
-        type=event.type,
-        data=event.data,
-        attempt=event.attempt,
-        created_at=event.created_at,
     )
 
 
@@ -176,7 +164,7 @@ def _where(*, since: str | None, until: str | None, **given: Any) -> ExecutionFi
     Read(queries.get_execution),
 )
 @routes(
-    Resource("event", "ExecutionEvent", ExecutionEvent, ExecutionEventList, event_out),
+    Resource("event", "ExecutionEvent", ExecutionEvent, ExecutionEventList),
     Listing(
         queries.list_events,
         under="execution_id",
