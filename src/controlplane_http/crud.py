@@ -43,21 +43,31 @@ UseCase = Callable[..., Awaitable[Any]]
 @dataclass(frozen=True)
 class Resource:
     """What an area's standard routes share: `noun` names the handlers (`create_<noun>`, `list_<noun>s`...) and the
-    path parameter (`<noun>_id`), `operation` the operation ids (`create<Operation>`, `list<Operation>s`...)."""
+    path parameter (`<noun>_id`, or `id` where given), `operation` the operation ids (`create<Operation>`...)."""
 
     noun: str
     operation: str
     item: type[Any]  # the response Struct
     page: type[Any]  # the list's Struct (`{items, total, limit, offset}`)
-    out: Callable[[Any], Any] | None = None  # a domain object as `item`; None: msgspec, by field name (`to_wire`)
+    out: Callable[..., Any] | None = None  # a domain object as `item`; None: msgspec, by field name (`to_wire`)
     plural: tuple[str, str] | None = None  # (nouns, Operations) where not the nouns with an "s"
+    scoped: bool = False  # `out` takes the request's scope as well: `out(value, scope)`
+    at: str = ""  # the routes' path below the controller's (`/nodes`: `/nodes/`, `/nodes/{node_id}`...)
+    id: str | None = None  # the path parameter of one object, where not `<noun>_id`
+
+    def key(self) -> str:
+        return self.id or f"{self.noun}_id"
 
     def plurals(self) -> tuple[str, str]:
         return self.plural or (f"{self.noun}s", f"{self.operation}s")
 
-    def response(self) -> Callable[[Any], Any]:
-        item = self.item
-        return self.out or (lambda value: to_wire(value, item))
+    def response(self) -> Callable[[Scope], Callable[[Any], Any]]:
+        """How a request (by its scope) turns a domain object into `item`."""
+        out, item = self.out, self.item
+        if out is not None and self.scoped:
+            return lambda scope: lambda value: out(value, scope)
+        plain = out or (lambda value: to_wire(value, item))
+        return lambda scope: plain
 
 
 def as_command(kind: type[Any]) -> Callable[[Any], Any]:
@@ -100,43 +110,66 @@ class Create(_Route):
 
         async def create(self: Any, data: Any, scope: Scope) -> Any:
             ports, principal = caller(scope)
-            return out(await use(ports, principal.organization_id, command(data), **extra(principal)))
+            return out(scope)(await use(ports, principal.organization_id, command(data), **extra(principal)))
 
         operation = f"create{resource.operation}"
-        route = post("/", operation_id=operation, status_code=201, responses=errors(*self.codes), opt=self.opt)
+        codes, at = errors(*self.codes), resource.at
+        route = post(f"{at}/", operation_id=operation, status_code=201, responses=codes, opt=self.opt)
         parameters = [json_body(self.body), SCOPE]
         install(controller, f"create_{resource.noun}", route, create, parameters, resource.item, self.doc)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Listing(_Route):
+    """A list: `GET /`, or with `under` (`job_id`) a list of a parent's, `GET /{job_id}/<nouns>` (`/runs`), whose
+    use case takes the parent's id before the page."""
+
     named: bool = False  # the `name` and `q` filters of named objects
     history: bool = False  # newest first by default
+    ordered: bool = True  # an `order` query parameter
+    under: str | None = None  # the parent's path parameter
     before: tuple[Query, ...] = ()  # extra query parameters before `limit`
     after: tuple[Query, ...] = ()  # and after the page's
+    where: Callable[..., Any] | None = None  # the extra parameters as the use case's one filter (else by name)
 
     def add(self, resource: Resource, controller: type) -> None:
-        use, out, page, history = self.use_case, resource.response(), resource.page, self.history
+        out, page, history, fetch = resource.response(), resource.page, self.history, self.fetch()
 
         async def list_(
             self: Any,
             scope: Scope,
             limit: int,
             offset: int,
-            order: Any,
+            order: Any = None,
             name: Any = None,
             q: Any = None,
             **filters: Any,
         ) -> Any:
             ports, principal = caller(scope)
             request = page_request(limit, offset, order, newest_first=history, name=name, q=q)
-            return page_of(page, await use(ports, principal.organization_id, request, **filters), out)
+            return page_of(page, await fetch(ports, principal.organization_id, request, filters), out(scope))
 
         nouns, operations = resource.plurals()
-        route = get("/", operation_id=f"list{operations}", responses=errors(*self.codes), opt=self.opt)
+        path = f"{resource.at}/" if self.under is None else f"/{{{self.under}:str}}/{nouns.replace('_', '-')}"
+        route = get(path, operation_id=f"list{operations}", responses=errors(*self.codes), opt=self.opt)
+        parent = [] if self.under is None else [path_id(self.under)]
+        paging = page_parameters(newest_first=history)[: 3 if self.ordered else 2]
         names = [Query("name", NameFilter), Query("q", NameQuery)] if self.named else []
-        parameters = [SCOPE, *self.before, *page_parameters(newest_first=history), *names, *self.after]
+        parameters = [*parent, SCOPE, *self.before, *paging, *names, *self.after]
         install(controller, f"list_{nouns}", route, list_, parameters, page, self.doc)
+
+    def fetch(self) -> Callable[[Any, str, Any, dict[str, Any]], Awaitable[Any]]:
+        """The use case's call: (ports, organization id, the page, the extra parameters by name)."""
+        use, under, where = self.use_case, self.under, self.where
+        if under is not None:
+            return lambda ports, organization_id, request, filters: use(
+                ports, organization_id, filters.pop(under), request, **filters
+            )
+        if where is not None:
+            return lambda ports, organization_id, request, filters: use(
+                ports, organization_id, request, where(**filters)
+            )
+        return lambda ports, organization_id, request, filters: use(ports, organization_id, request, **filters)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,14 +177,14 @@ class Read(_Route):
     codes: tuple[int, ...] = (404,)
 
     def add(self, resource: Resource, controller: type) -> None:
-        use, out, key = self.use_case, resource.response(), f"{resource.noun}_id"
+        use, out, key = self.use_case, resource.response(), resource.key()
 
         async def read(self: Any, scope: Scope, **path: str) -> Any:
             ports, principal = caller(scope)
-            return out(await use(ports, principal.organization_id, path[key]))
+            return out(scope)(await use(ports, principal.organization_id, path[key]))
 
         operation = f"get{resource.operation}"
-        route = get(f"/{{{key}:str}}", operation_id=operation, responses=errors(*self.codes), opt=self.opt)
+        route = get(f"{resource.at}/{{{key}:str}}", operation_id=operation, responses=errors(*self.codes), opt=self.opt)
         install(controller, f"get_{resource.noun}", route, read, [path_id(key), SCOPE], resource.item, self.doc)
 
 
@@ -163,14 +196,16 @@ class Update(_Route):
 
     def add(self, resource: Resource, controller: type) -> None:
         use, command, out, extra = self.use_case, self.command, resource.response(), self.extra
-        key = f"{resource.noun}_id"
+        key = resource.key()
 
         async def update(self: Any, data: Any, scope: Scope, **path: str) -> Any:
             ports, principal = caller(scope)
-            return out(await use(ports, principal.organization_id, path[key], command(data), **extra(principal)))
+            changed = await use(ports, principal.organization_id, path[key], command(data), **extra(principal))
+            return out(scope)(changed)
 
         operation = f"update{resource.operation}"
-        route = patch(f"/{{{key}:str}}", operation_id=operation, responses=errors(*self.codes), opt=self.opt)
+        path = f"{resource.at}/{{{key}:str}}"
+        route = patch(path, operation_id=operation, responses=errors(*self.codes), opt=self.opt)
         parameters = [path_id(key), json_body(self.body), SCOPE]
         install(controller, f"update_{resource.noun}", route, update, parameters, resource.item, self.doc)
 
@@ -184,7 +219,7 @@ class Remove(_Route):
     codes: tuple[int, ...] = (404, 409)
 
     def add(self, resource: Resource, controller: type) -> None:
-        use, extra, key, forced = self.use_case, self.extra, f"{resource.noun}_id", self.force
+        use, extra, key, forced = self.use_case, self.extra, resource.key(), self.force
 
         async def remove(self: Any, scope: Scope, force: bool = False, **path: str) -> Any:
             ports, principal = caller(scope)
@@ -193,7 +228,7 @@ class Remove(_Route):
             return deleted(await use(ports, principal.organization_id, path[key], **extra(principal), force=force))
 
         route = delete(
-            f"/{{{key}:str}}",
+            f"{resource.at}/{{{key}:str}}",
             operation_id=f"delete{resource.operation}",
             status_code=204,
             responses=errors(*self.codes),

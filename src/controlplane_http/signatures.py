@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.types import Scope
 
 _ARGUMENT = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -30,6 +30,24 @@ class Query(NamedTuple):
 def required(name: str, annotation: Any) -> Query:
     """A parameter without a default."""
     return Query(name, annotation, inspect.Parameter.empty)
+
+
+def optional(**kinds: Any) -> tuple[Query, ...]:
+    """Query parameters by name and type, each None when absent (`name: FromQuery[kind | None] = None`)."""
+    query: Any = FromQuery  # (its subscription by a type known only here)
+    return tuple(Query(name, query[kind | None]) for name, kind in kinds.items())
+
+
+def time_range(since: str, until: str) -> tuple[Query, Query]:
+    """A list's `from` and `to` query parameters (`since` and `until`: their descriptions), the handler's `since`
+    and `until`: read as text for the handler to parse, so that a bad one is a 422 naming `from` or `to` (a
+    `datetime` parameter also took a bare number as seconds since the epoch)."""
+    annotated: Any = Annotated  # (its subscription by a description known only here)
+    moment = {"format": "date-time"}
+    return (
+        Query("since", annotated[str | None, QueryParameter(name="from", description=since, schema_extra=moment)]),
+        Query("until", annotated[str | None, QueryParameter(name="to", description=until, schema_extra=moment)]),
+    )
 
 
 def path_id(name: str) -> Query:

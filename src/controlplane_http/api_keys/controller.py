@@ -10,7 +10,8 @@ from litestar.types import Scope
 from controlplane_domain.api_keys import usecases as api_keys
 from controlplane_domain.api_keys.entity import KEY_PREFIX
 from controlplane_domain.api_keys.entity import ApiKey as DomainKey
-from controlplane_http.handlers import ADMIN, Limit, Offset, OldestFirst, caller, errors, page_of, page_request
+from controlplane_http.crud import Listing, Read, Resource, routes
+from controlplane_http.handlers import ADMIN, caller, errors
 from controlplane_http.limits import LimitPolicy
 from controlplane_wire.api_keys import ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, Caller
 from controlplane_wire.base import to_wire
@@ -20,6 +21,11 @@ def key_out(key: DomainKey) -> ApiKey:
     return to_wire(key, ApiKey, prefix=f"{KEY_PREFIX}{key.id}_")
 
 
+@routes(
+    Resource("api_key", "ApiKey", ApiKey, ApiKeyList, key_out, id="key_id"),
+    Listing(api_keys.list_api_keys),
+    Read(api_keys.get_api_key),
+)
 class ApiKeyController(Controller):
     path = "/api/v1/api-keys"
     tags = ["authentication"]
@@ -46,19 +52,6 @@ class ApiKeyController(Controller):
         )
         issued = await api_keys.create_api_key(ports, policy.hasher, principal, command)
         return to_wire(issued.key, ApiKeyCreated, prefix=f"{KEY_PREFIX}{issued.key.id}_", key=issued.plaintext)
-
-    @get("/", operation_id="listApiKeys", responses=errors())
-    async def list_api_keys(
-        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
-    ) -> ApiKeyList:
-        ports, principal = caller(scope)
-        page = await api_keys.list_api_keys(ports, principal.organization_id, page_request(limit, offset, order))
-        return page_of(ApiKeyList, page, key_out)
-
-    @get("/{key_id:str}", operation_id="getApiKey", responses=errors(404))
-    async def get_api_key(self, key_id: FromPath[str], scope: Scope) -> ApiKey:
-        ports, principal = caller(scope)
-        return key_out(await api_keys.get_api_key(ports, principal.organization_id, key_id))
 
     @delete("/{key_id:str}", operation_id="revokeApiKey", status_code=204, responses=errors(404))
     async def revoke_api_key(self, key_id: FromPath[str], scope: Scope) -> None:

@@ -3,32 +3,20 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, get
-from litestar.params import FromPath, FromQuery, QueryParameter
-from litestar.types import Scope
+from litestar import Controller
+from litestar.params import QueryParameter
 
 from controlplane_domain.audit import usecases
 from controlplane_domain.audit.entity import AuditEvent as DomainEvent
 from controlplane_domain.audit.entity import AuditFilter, Outcome
 from controlplane_domain.errors import ValidationFailed
-from controlplane_http.handlers import ADMIN, Limit, NewestFirst, Offset, caller, errors, page_of, page_request
+from controlplane_http.crud import Listing, Read, Resource, routes
+from controlplane_http.handlers import ADMIN
+from controlplane_http.signatures import Query, optional, time_range
 from controlplane_wire.audit import AuditActor, AuditClient, AuditEvent, AuditEventList
 from controlplane_wire.base import to_wire
-
-# Read as text and parsed here, so that a bad one is a 422 naming `from` or `to` (not the handler's argument).
-_MOMENT = {"format": "date-time"}
-Since = Annotated[
-    str | None,
-    QueryParameter(
-        name="from", description="events at or after this time (RFC 3339, with its offset)", schema_extra=_MOMENT
-    ),
-]
-Until = Annotated[
-    str | None,
-    QueryParameter(name="to", description="events before this time (RFC 3339, with its offset)", schema_extra=_MOMENT),
-]
 
 
 def moment(name: str, text: str | None) -> datetime | None:
@@ -51,46 +39,32 @@ def audit_event_out(event: DomainEvent) -> AuditEvent:
     return to_wire(event, AuditEvent, actor=actor, client=client)
 
 
+def _where(*, since: str | None, until: str | None, **given: Any) -> AuditFilter:
+    return AuditFilter(since=moment("from", since), until=moment("to", until), **given)
+
+
+@routes(
+    Resource("audit_event", "AuditEvent", AuditEvent, AuditEventList, audit_event_out, id="event_id"),
+    Listing(
+        usecases.list_audit_events,
+        history=True,
+        before=(
+            *optional(action=str),
+            Query("actor", Actor),
+            *optional(resource_type=str, resource_id=str, outcome=Outcome),
+            *time_range(
+                "events at or after this time (RFC 3339, with its offset)",
+                "events before this time (RFC 3339, with its offset)",
+            ),
+            *optional(request_id=str),
+        ),
+        where=_where,
+        doc="""The organization's audit events, newest first; each filter narrows the list (`from` inclusive, `to`
+        exclusive).""",
+    ),
+    Read(usecases.get_audit_event),
+)
 class AuditEventController(Controller):
     path = "/api/v1/audit-events"
     tags = ["audit"]
     opt = ADMIN
-
-    @get("/", operation_id="listAuditEvents", responses=errors())
-    async def list_audit_events(
-        self,
-        scope: Scope,
-        action: FromQuery[str | None] = None,
-        actor: Actor = None,
-        resource_type: FromQuery[str | None] = None,
-        resource_id: FromQuery[str | None] = None,
-        outcome: FromQuery[Outcome | None] = None,
-        since: Since = None,
-        until: Until = None,
-        request_id: FromQuery[str | None] = None,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: NewestFirst = None,
-    ) -> AuditEventList:
-        """The organization's audit events, newest first; each filter narrows the list (`from` inclusive, `to`
-        exclusive)."""
-        ports, principal = caller(scope)
-        where = AuditFilter(
-            action=action,
-            actor=actor,
-            resource_type=resource_type,
-            resource_id=resource_id,
-            outcome=outcome,
-            since=moment("from", since),
-            until=moment("to", until),
-            request_id=request_id,
-        )
-        page = await usecases.list_audit_events(
-            ports, principal.organization_id, page_request(limit, offset, order, newest_first=True), where
-        )
-        return page_of(AuditEventList, page, audit_event_out)
-
-    @get("/{event_id:str}", operation_id="getAuditEvent", responses=errors(404))
-    async def get_audit_event(self, event_id: FromPath[str], scope: Scope) -> AuditEvent:
-        ports, principal = caller(scope)
-        return audit_event_out(await usecases.get_audit_event(ports, principal.organization_id, event_id))

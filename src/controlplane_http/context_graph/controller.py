@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import parse_qsl
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, get
 from litestar.openapi.spec import OpenAPIType, Schema
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.types import Scope
 
 from controlplane_domain.context_graph import usecases
@@ -24,8 +24,10 @@ from controlplane_domain.context_graph.entity import (
 from controlplane_domain.context_graph.entity import GraphEdge as DomainEdge
 from controlplane_domain.context_graph.entity import GraphNode as DomainNode
 from controlplane_domain.errors import ValidationFailed
+from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, routes
 from controlplane_http.handlers import Limit, Offset, OldestFirst, caller, errors, page_of, page_request
 from controlplane_http.security import QUERY_PREFIXES
+from controlplane_http.signatures import Query, optional
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.context_graph import (
@@ -60,6 +62,7 @@ EdgeType = Annotated[
     str | None,
     QueryParameter(description="only edges of this type (every type when absent)", schema_extra=NAME_SCHEMA),
 ]
+OfType = Annotated[str | None, QueryParameter(name="type", description="only edges of this type")]
 Walk = Annotated[Direction, QueryParameter(description="out: source to target; in: target to source; both: either")]
 
 
@@ -87,16 +90,64 @@ def property_filters(scope: Scope) -> tuple[PropertyFilter, ...]:
     return tuple(found)
 
 
+def _update_node(data: NodeUpdate) -> usecases.UpdateNode:
+    given = given_fields(data)
+    if "labels" in given:
+        given["labels"] = tuple(given["labels"])
+    return usecases.UpdateNode(**given)
+
+
+def _edge_filter(*, edge_type: str | None, source_id: str | None, target_id: str | None) -> usecases.EdgeFilter:
+    return usecases.EdgeFilter(type=edge_type, source_id=source_id, target_id=target_id)
+
+
+@routes(
+    Resource("node", "GraphNode", Node, NodeList, node_out, at="/nodes"),
+    Create(
+        usecases.create_node,
+        body=NodeCreate,
+        command=lambda data: usecases.CreateNode(labels=tuple(data.labels), properties=data.properties),
+        codes=(415,),
+        doc="Labels: at most 32, each once; properties: a JSON object of at most 16 KiB.",
+    ),
+    Read(usecases.get_node),
+    Update(
+        usecases.update_node,
+        body=NodeUpdate,
+        command=_update_node,
+        codes=(404, 415),
+        doc="Replaces the labels, the properties, or both (each whole).",
+    ),
+    Remove(usecases.delete_node, force=False, codes=(404,), doc="Deletes the node and every edge from or to it."),
+)
+@routes(
+    Resource("edge", "GraphEdge", Edge, EdgeList, edge_out, at="/edges"),
+    Create(
+        usecases.create_edge,
+        body=EdgeCreate,
+        command=lambda data: usecases.CreateEdge(
+            type=data.type, source_id=data.source_id, target_id=data.target_id, properties=data.properties
+        ),
+        codes=(409, 415),
+        doc="""From `source_id` to `target_id`, both nodes of the organization (the same one: a self-loop); 422 at
+        the end that is not; 409 when an end was deleted meanwhile.""",
+    ),
+    Listing(
+        usecases.list_edges,
+        before=(
+            Query(
+                "edge_type", Annotated[str | None, QueryParameter(name="type", description="only edges of this type")]
+            ),
+            *optional(source_id=str, target_id=str),
+        ),
+        where=_edge_filter,
+    ),
+    Read(usecases.get_edge),
+    Remove(usecases.delete_edge, force=False, codes=(404,)),
+)
 class ContextGraphController(Controller):
     path = "/api/v1/context-graph"
     tags = ["context-graph"]
-
-    @post("/nodes", operation_id="createGraphNode", status_code=201, responses=errors(415))
-    async def create_node(self, data: JSONBody[NodeCreate], scope: Scope) -> Node:
-        """Labels: at most 32, each once; properties: a JSON object of at most 16 KiB."""
-        ports, principal = caller(scope)
-        command = usecases.CreateNode(labels=tuple(data.labels), properties=data.properties)
-        return node_out(await usecases.create_node(ports, principal.organization_id, command))
 
     @get("/nodes", operation_id="listGraphNodes", responses=errors(), opt={QUERY_PREFIXES: (PROPERTY,)})
     async def list_nodes(
@@ -123,27 +174,6 @@ class ContextGraphController(Controller):
         where = usecases.NodeFilter(labels=tuple(label), properties=property_filters(scope))
         page = await usecases.list_nodes(ports, principal.organization_id, page_request(limit, offset, order), where)
         return page_of(NodeList, page, node_out)
-
-    @get("/nodes/{node_id:str}", operation_id="getGraphNode", responses=errors(404))
-    async def get_node(self, node_id: FromPath[str], scope: Scope) -> Node:
-        ports, principal = caller(scope)
-        return node_out(await usecases.get_node(ports, principal.organization_id, node_id))
-
-    @patch("/nodes/{node_id:str}", operation_id="updateGraphNode", responses=errors(404, 415))
-    async def update_node(self, node_id: FromPath[str], data: JSONBody[NodeUpdate], scope: Scope) -> Node:
-        """Replaces the labels, the properties, or both (each whole)."""
-        ports, principal = caller(scope)
-        given = given_fields(data)
-        if "labels" in given:
-            given["labels"] = tuple(given["labels"])
-        command = usecases.UpdateNode(**given)
-        return node_out(await usecases.update_node(ports, principal.organization_id, node_id, command))
-
-    @delete("/nodes/{node_id:str}", operation_id="deleteGraphNode", status_code=204, responses=errors(404))
-    async def delete_node(self, node_id: FromPath[str], scope: Scope) -> None:
-        """Deletes the node and every edge from or to it."""
-        ports, principal = caller(scope)
-        await usecases.delete_node(ports, principal.organization_id, node_id)
 
     @get("/nodes/{node_id:str}/neighbors", operation_id="getGraphNodeNeighbors", responses=errors(404))
     async def neighbors(
@@ -172,42 +202,6 @@ class ContextGraphController(Controller):
             edges=[edge_out(edge) for edge in found.edges],
             truncated=found.truncated,
         )
-
-    @post("/edges", operation_id="createGraphEdge", status_code=201, responses=errors(409, 415))
-    async def create_edge(self, data: JSONBody[EdgeCreate], scope: Scope) -> Edge:
-        """From `source_id` to `target_id`, both nodes of the organization (the same one: a self-loop); 422 at
-        the end that is not; 409 when an end was deleted meanwhile."""
-        ports, principal = caller(scope)
-        command = usecases.CreateEdge(
-            type=data.type, source_id=data.source_id, target_id=data.target_id, properties=data.properties
-        )
-        return edge_out(await usecases.create_edge(ports, principal.organization_id, command))
-
-    @get("/edges", operation_id="listGraphEdges", responses=errors())
-    async def list_edges(
-        self,
-        scope: Scope,
-        edge_type: Annotated[str | None, QueryParameter(name="type", description="only edges of this type")] = None,
-        source_id: FromQuery[str | None] = None,
-        target_id: FromQuery[str | None] = None,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: OldestFirst = None,
-    ) -> EdgeList:
-        ports, principal = caller(scope)
-        where = usecases.EdgeFilter(type=edge_type, source_id=source_id, target_id=target_id)
-        page = await usecases.list_edges(ports, principal.organization_id, page_request(limit, offset, order), where)
-        return page_of(EdgeList, page, edge_out)
-
-    @get("/edges/{edge_id:str}", operation_id="getGraphEdge", responses=errors(404))
-    async def get_edge(self, edge_id: FromPath[str], scope: Scope) -> Edge:
-        ports, principal = caller(scope)
-        return edge_out(await usecases.get_edge(ports, principal.organization_id, edge_id))
-
-    @delete("/edges/{edge_id:str}", operation_id="deleteGraphEdge", status_code=204, responses=errors(404))
-    async def delete_edge(self, edge_id: FromPath[str], scope: Scope) -> None:
-        ports, principal = caller(scope)
-        await usecases.delete_edge(ports, principal.organization_id, edge_id)
 
     @get("/paths", operation_id="findGraphPath", responses=errors(404))
     async def find_path(

@@ -3,33 +3,32 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Controller, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter, QueryParameter
+from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
 from litestar.types import Scope
 
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.executions import completion, execute, queries
 from controlplane_domain.executions.entity import Execution as DomainExecution
-from controlplane_domain.executions.entity import ExecutionEvent as DomainEvent
 from controlplane_domain.executions.entity import ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_domain.workers import bindings
-from controlplane_http.executions.streaming import StreamOptions, event_stream, parse_last_event_id
-from controlplane_http.handlers import (
-    WORKER_PROTOCOL,
-    Limit,
-    NewestFirst,
-    Offset,
-    caller,
-    errors,
-    page_of,
-    page_request,
+from controlplane_http.crud import Listing, Read, Resource, routes
+from controlplane_http.executions.streaming import (
+    LastEventId,
+    LastEventIdHeader,
+    StreamOptions,
+    event_stream,
+    parse_last_event_id,
+    sse_doc,
 )
+from controlplane_http.handlers import WORKER_PROTOCOL, caller, errors
 from controlplane_http.operations.tracing import execution_step, trace_parent
+from controlplane_http.signatures import optional, time_range
 from controlplane_wire.executions import (
     CompleteRequest,
     EventsAppend,
@@ -49,12 +48,7 @@ def stream_options(scope: Scope) -> StreamOptions:
     return options
 
 
-SSE_DOC = ResponseSpec(
-    ServerSentEvent,
-    description="text/event-stream of the execution's events (the schema describes one event)",
-    media_type="text/event-stream",
-    generate_examples=False,
-)
+SSE_DOC = sse_doc(ServerSentEvent, "text/event-stream of the execution's events (the schema describes one event)")
 
 
 def execution_out(execution: DomainExecution) -> Execution:
@@ -86,17 +80,6 @@ def execution_out(execution: DomainExecution) -> Execution:
         input_cost_per_million=execution.input_cost_per_million,
         output_cost_per_million=execution.output_cost_per_million,
         agent_team_id=execution.agent_team_id,
-    )
-
-
-def event_out(event: DomainEvent) -> ExecutionEvent:
-    return ExecutionEvent(
-        execution_id=event.execution_id,
-        seq=event.seq,
-        type=event.type,
-        data=event.data,
-        attempt=event.attempt,
-        created_at=event.created_at,
     )
 
 
@@ -142,19 +125,6 @@ class ExecuteController(Controller):
         return await _execute(TargetType.TEAM, team_id, data, scope)
 
 
-# Read as text and parsed here, so that a bad one is a 422 naming `from` or `to` (not the handler's argument).
-CreatedFrom = Annotated[
-    str | None,
-    QueryParameter(name="from", description="created at or after (RFC 3339; UTC without an offset)",
-                   schema_extra={"format": "date-time"}),
-]  # fmt: skip
-CreatedTo = Annotated[
-    str | None,
-    QueryParameter(name="to", description="created before (RFC 3339; UTC without an offset)",
-                   schema_extra={"format": "date-time"}),
-]  # fmt: skip
-
-
 def instant(name: str, text: str | None) -> datetime | None:
     """A `from` or `to` query parameter as an aware instant (UTC when it names no offset); 422 when it is none."""
     if text is None:
@@ -172,55 +142,40 @@ def instant(name: str, text: str | None) -> datetime | None:
     return moment
 
 
+def _where(*, since: str | None, until: str | None, **given: Any) -> ExecutionFilter:
+    return ExecutionFilter(created_from=instant("from", since), created_to=instant("to", until), **given)
+
+
+@routes(
+    Resource("execution", "Execution", Execution, ExecutionList, execution_out),
+    Listing(
+        queries.list_executions,
+        history=True,
+        before=(
+            *optional(status=ExecutionStatus, agent_id=str, team_id=str, worker_queue_id=str),
+            *time_range(
+                "created at or after (RFC 3339; UTC without an offset)",
+                "created before (RFC 3339; UTC without an offset)",
+            ),
+        ),
+        where=_where,
+        doc="Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive).",
+    ),
+    Read(queries.get_execution),
+)
+@routes(
+    Resource("event", "ExecutionEvent", ExecutionEvent, ExecutionEventList),
+    Listing(
+        queries.list_events,
+        under="execution_id",
+        ordered=False,
+        codes=(404,),
+        doc="Events in sequence order; `total` is the last sequence number, `offset` the number of events skipped.",
+    ),
+)
 class ExecutionController(Controller):
     path = "/api/v1/executions"
     tags = ["executions"]
-
-    @get("/", operation_id="listExecutions", responses=errors())
-    async def list_executions(
-        self,
-        scope: Scope,
-        status: FromQuery[ExecutionStatus | None] = None,
-        agent_id: FromQuery[str | None] = None,
-        team_id: FromQuery[str | None] = None,
-        worker_queue_id: FromQuery[str | None] = None,
-        created_from: CreatedFrom = None,
-        created_to: CreatedTo = None,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: NewestFirst = None,
-    ) -> ExecutionList:
-        """Filtered by status, target, queue and creation time (`from` inclusive, `to` exclusive)."""
-        ports, principal = caller(scope)
-        where = ExecutionFilter(
-            status=status,
-            agent_id=agent_id,
-            team_id=team_id,
-            worker_queue_id=worker_queue_id,
-            created_from=instant("from", created_from),
-            created_to=instant("to", created_to),
-        )
-        request = page_request(limit, offset, order, newest_first=True)
-        page = await queries.list_executions(ports, principal.organization_id, request, where)
-        return page_of(ExecutionList, page, execution_out)
-
-    @get("/{execution_id:str}", operation_id="getExecution", responses=errors(404))
-    async def get_execution(self, execution_id: FromPath[str], scope: Scope) -> Execution:
-        ports, principal = caller(scope)
-        return execution_out(await queries.get_execution(ports, principal.organization_id, execution_id))
-
-    @get("/{execution_id:str}/events", operation_id="listExecutionEvents", responses=errors(404))
-    async def list_events(
-        self,
-        execution_id: FromPath[str],
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-    ) -> ExecutionEventList:
-        """Events in sequence order; `total` is the last sequence number, `offset` the number of events skipped."""
-        ports, principal = caller(scope)
-        page = await queries.list_events(ports, principal.organization_id, execution_id, page_request(limit, offset))
-        return page_of(ExecutionEventList, page, event_out)
 
     @get(
         "/{execution_id:str}/stream",
@@ -231,10 +186,8 @@ class ExecutionController(Controller):
         self,
         execution_id: FromPath[str],
         scope: Scope,
-        last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
-        last_event_id: Annotated[
-            int | None, Parameter(ge=0, description="resume after this sequence number", schema_extra={"minimum": 0})
-        ] = None,
+        last_event_id_header: LastEventIdHeader = None,
+        last_event_id: LastEventId = None,
     ) -> Stream:
         """Server-sent events from the first (or after `Last-Event-ID`) to the terminal `done` event."""
         ports, principal = caller(scope)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import HeaderParameter, Parameter
 from litestar.response import Stream
 from litestar.response.streaming import ASGIStreamingResponse
 from litestar.types import Receive, Send
@@ -42,6 +44,18 @@ class StreamOptions:
     def read_after(self) -> Callable[[str, str, int], Awaitable[list[ExecutionEvent]]] | None:
         """How followers read what follows a sequence number: the shared tail, or (None) each from the log."""
         return self.tail.after if self.tail is not None else None
+
+
+# A stream's place to resume from: the `Last-Event-ID` header (a reconnecting browser's) or the query parameter.
+LastEventIdHeader = Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)]
+LastEventId = Annotated[
+    int | None, Parameter(ge=0, description="resume after this sequence number", schema_extra={"minimum": 0})
+]
+
+
+def sse_doc(event: type[Any], description: str) -> ResponseSpec:
+    """A stream's documented 200: `text/event-stream`, its schema that of one event."""
+    return ResponseSpec(event, description=description, media_type="text/event-stream", generate_examples=False)
 
 
 def parse_last_event_id(header: str | None, query: int | None) -> int:

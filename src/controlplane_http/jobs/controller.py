@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, Response, delete, get, patch, post
+from litestar import Controller, Request, Response, post
 from litestar.exceptions import HTTPException
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
@@ -14,19 +14,8 @@ from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.jobs import firing, usecases, webhook_trigger
 from controlplane_domain.jobs.entity import JobRun as DomainRun
 from controlplane_domain.jobs.entity import Target, TargetKind, Trigger, TriggerType
-from controlplane_http.handlers import (
-    PUBLIC_URL_KEY,
-    Limit,
-    NameFilter,
-    NameQuery,
-    NewestFirst,
-    Offset,
-    OldestFirst,
-    caller,
-    errors,
-    page_of,
-    page_request,
-)
+from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, routes
+from controlplane_http.handlers import PUBLIC_URL_KEY, caller, errors
 from controlplane_http.skills.controller import OptionalBody
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
@@ -102,59 +91,40 @@ def run_out(run: DomainRun) -> JobRun:
     return to_wire(run, JobRun)
 
 
+def _create(data: JobCreate) -> usecases.CreateJob:
+    return usecases.CreateJob(
+        name=data.name, trigger=trigger_in(data.trigger), target=target_in(data.target), prompt=data.prompt,
+        worker_queue_id=data.worker_queue_id and data.worker_queue_id.lower(), enabled=data.enabled,
+        overlap=data.overlap, misfire=data.misfire,
+    )  # fmt: skip
+
+
+def _update(data: JobUpdate) -> usecases.UpdateJob:
+    fields: dict[str, Any] = given_fields(data)
+    if "trigger" in fields:
+        fields["trigger"] = trigger_in(data.trigger)  # type: ignore[arg-type]
+    if "target" in fields:
+        fields["target"] = target_in(data.target)  # type: ignore[arg-type]
+    if isinstance(fields.get("worker_queue_id"), str):
+        fields["worker_queue_id"] = fields["worker_queue_id"].lower()
+    return usecases.UpdateJob(**fields)
+
+
+@routes(
+    Resource("job", "Job", Job, JobList, job_out, scoped=True),
+    Create(usecases.create_job, body=JobCreate, command=_create, codes=(409, 415, 503), principal=True),
+    Listing(usecases.list_jobs, named=True),
+    Read(usecases.get_job),
+    Update(usecases.update_job, body=JobUpdate, command=_update, codes=(404, 409, 415, 503)),
+    Remove(usecases.delete_job, force=False, codes=(404,)),
+)
+@routes(
+    Resource("run", "JobRun", JobRun, JobRunList, run_out),
+    Listing(usecases.list_runs, under="job_id", history=True, codes=(404,)),
+)
 class JobController(Controller):
     path = "/api/v1/jobs"
     tags = ["jobs"]
-
-    @post("/", operation_id="createJob", status_code=201, responses=errors(409, 415, 503))
-    async def create_job(self, data: JSONBody[JobCreate], scope: Scope) -> Job:
-        ports, principal = caller(scope)
-        command = usecases.CreateJob(
-            name=data.name, trigger=trigger_in(data.trigger), target=target_in(data.target), prompt=data.prompt,
-            worker_queue_id=data.worker_queue_id and data.worker_queue_id.lower(), enabled=data.enabled,
-            overlap=data.overlap, misfire=data.misfire,
-        )  # fmt: skip
-        view = await usecases.create_job(ports, principal.organization_id, command, principal=principal)
-        return job_out(view, scope)
-
-    @get("/", operation_id="listJobs", responses=errors())
-    async def list_jobs(
-        self,
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: OldestFirst = None,
-        name: NameFilter = None,
-        q: NameQuery = None,
-    ) -> JobList:
-        ports, principal = caller(scope)
-        page = await usecases.list_jobs(
-            ports, principal.organization_id, page_request(limit, offset, order, name=name, q=q)
-        )
-        return page_of(JobList, page, lambda view: job_out(view, scope))
-
-    @get("/{job_id:str}", operation_id="getJob", responses=errors(404))
-    async def get_job(self, job_id: FromPath[str], scope: Scope) -> Job:
-        ports, principal = caller(scope)
-        return job_out(await usecases.get_job(ports, principal.organization_id, job_id), scope)
-
-    @patch("/{job_id:str}", operation_id="updateJob", responses=errors(404, 409, 415, 503))
-    async def update_job(self, job_id: FromPath[str], data: JSONBody[JobUpdate], scope: Scope) -> Job:
-        ports, principal = caller(scope)
-        fields: dict[str, Any] = given_fields(data)
-        if "trigger" in fields:
-            fields["trigger"] = trigger_in(data.trigger)  # type: ignore[arg-type]
-        if "target" in fields:
-            fields["target"] = target_in(data.target)  # type: ignore[arg-type]
-        if isinstance(fields.get("worker_queue_id"), str):
-            fields["worker_queue_id"] = fields["worker_queue_id"].lower()
-        command = usecases.UpdateJob(**fields)
-        return job_out(await usecases.update_job(ports, principal.organization_id, job_id, command), scope)
-
-    @delete("/{job_id:str}", operation_id="deleteJob", status_code=204, responses=errors(404))
-    async def delete_job(self, job_id: FromPath[str], scope: Scope) -> None:
-        ports, principal = caller(scope)
-        await usecases.delete_job(ports, principal.organization_id, job_id)
 
     @post(
         "/{job_id:str}/rotate-secret", operation_id="rotateJobSecret", status_code=200, responses=errors(404, 409, 503)
@@ -177,16 +147,6 @@ class JobController(Controller):
         payload = None if data is None else data.payload
         run = await firing.trigger_job(ports, principal.organization_id, job_id, payload, principal=principal)
         return run_out(run)
-
-    @get("/{job_id:str}/runs", operation_id="listJobRuns", responses=errors(404))
-    async def list_runs(
-        self, job_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: NewestFirst = None
-    ) -> JobRunList:
-        ports, principal = caller(scope)
-        page = await usecases.list_runs(
-            ports, principal.organization_id, job_id, page_request(limit, offset, order, newest_first=True)
-        )
-        return page_of(JobRunList, page, run_out)
 
 
 class JobWebhookController(Controller):

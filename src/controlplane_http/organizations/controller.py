@@ -11,19 +11,16 @@ from controlplane_domain.organizations import usecases as organizations
 from controlplane_domain.organizations.entity import OrganizationSettings as DomainSettings
 from controlplane_http.handlers import ADMIN, caller, errors
 from controlplane_http.limits import LimitPolicy
+from controlplane_wire.base import to_wire
 from controlplane_wire.organizations import OrganizationSettings, OrganizationSettingsUpdate
 
 
 def settings_out(settings: DomainSettings, policy: LimitPolicy) -> OrganizationSettings:
-    return OrganizationSettings(
-        organization_id=settings.organization_id,
-        tier=settings.tier,
-        rate_limit_per_minute=settings.rate_limit_per_minute,
-        worker_rate_limit_per_minute=settings.worker_rate_limit_per_minute,
-        storage_quota_bytes=settings.storage_quota_bytes,
+    return to_wire(
+        settings,
+        OrganizationSettings,
         effective_rate_limit_per_minute=settings.api_limit(policy.standard_per_minute),
         effective_worker_rate_limit_per_minute=settings.worker_limit(policy.worker_per_minute),
-        updated_at=settings.updated_at,
     )
 
 

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Any
 
-from litestar import Controller, get, post
-from litestar.params import FromQuery, JSONBody, QueryParameter
+from litestar import Controller, post
+from litestar.params import JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.policies import entity, gate, usecases
 from controlplane_domain.policies.entity import Action, DecisionFilter
 from controlplane_http.audit.controller import moment
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, routes
-from controlplane_http.handlers import ADMIN, Limit, NewestFirst, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import ADMIN, caller, errors
+from controlplane_http.signatures import optional, time_range
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.policies import (
@@ -29,20 +30,6 @@ from controlplane_wire.policies import (
     PolicyOutcome,
     PolicyUpdate,
 )
-
-# Read as text and parsed by `moment` (as the audit log's), so that a bad one is a 422 naming `from` or `to`: a
-# `datetime` parameter also took a bare number as seconds since the epoch (schemathesis found `to=0.5` accepted).
-_MOMENT = {"format": "date-time"}
-Since = Annotated[
-    str | None,
-    QueryParameter(
-        name="from", description="decisions taken at or after this instant (RFC 3339)", schema_extra=_MOMENT
-    ),
-]
-Until = Annotated[
-    str | None,
-    QueryParameter(name="to", description="decisions taken before this instant (RFC 3339)", schema_extra=_MOMENT),
-]
 
 
 def decision_out(decision: entity.Decision) -> PolicyDecision:
@@ -115,34 +102,26 @@ class PolicyController(Controller):
         )
 
 
+def _where(*, since: str | None, until: str | None, **given: Any) -> DecisionFilter:
+    return DecisionFilter(since=_utc(moment("from", since)), until=_utc(moment("to", until)), **given)
+
+
+@routes(
+    Resource("decision", "PolicyDecision", PolicyDecision, PolicyDecisionList, decision_out),
+    Listing(
+        usecases.list_decisions,
+        history=True,
+        before=(
+            *optional(action=Action, policy_id=str, allowed=bool),
+            *time_range(
+                "decisions taken at or after this instant (RFC 3339)", "decisions taken before this instant (RFC 3339)"
+            ),
+        ),
+        where=_where,
+        doc="""Every decision of every policy on a guarded action (one an enabled policy and action), oldest first;
+        `allowed=false` finds the denials (an audit policy's too, and the evaluations that failed).""",
+    ),
+)
 class PolicyDecisionController(Controller):
     path = "/api/v1/policy-decisions"
     tags = ["policies"]
-
-    @get("/", operation_id="listPolicyDecisions", responses=errors())
-    async def list_decisions(
-        self,
-        scope: Scope,
-        action: FromQuery[Action | None] = None,
-        policy_id: FromQuery[str | None] = None,
-        allowed: FromQuery[bool | None] = None,
-        since: Since = None,
-        until: Until = None,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: NewestFirst = None,
-    ) -> PolicyDecisionList:
-        """Every decision of every policy on a guarded action (one an enabled policy and action), oldest first;
-        `allowed=false` finds the denials (an audit policy's too, and the evaluations that failed)."""
-        ports, principal = caller(scope)
-        where = DecisionFilter(
-            action=action,
-            policy_id=policy_id,
-            allowed=allowed,
-            since=_utc(moment("from", since)),
-            until=_utc(moment("to", until)),
-        )
-        page = await usecases.list_decisions(
-            ports, principal.organization_id, page_request(limit, offset, order, newest_first=True), where
-        )
-        return page_of(PolicyDecisionList, page, decision_out)

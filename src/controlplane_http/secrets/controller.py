@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from litestar import Controller, get
-from litestar.params import FromPath
-from litestar.types import Scope
+from litestar import Controller
 
 from controlplane_domain.secrets import usecases
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, given_as, routes
-from controlplane_http.handlers import Limit, Offset, OldestFirst, caller, errors, page_of, page_request
-from controlplane_wire.base import to_wire
 from controlplane_wire.secrets import (
     Secret,
     SecretAccess,
@@ -42,17 +38,15 @@ from controlplane_wire.secrets import (
     ),
     Remove(usecases.delete_secret, principal=True),
 )
+@routes(
+    Resource("access", "SecretAccess", SecretAccess, SecretAccessList, plural=("accesses", "SecretAccesses")),
+    Listing(
+        usecases.list_secret_accesses,
+        under="secret_id",
+        codes=(404,),
+        doc="The reads of the secret's value for leases: which worker, when, for which execution (oldest first).",
+    ),
+)
 class SecretController(Controller):
     path = "/api/v1/secrets"
     tags = ["secrets"]
-
-    @get("/{secret_id:str}/accesses", operation_id="listSecretAccesses", responses=errors(404))
-    async def list_accesses(
-        self, secret_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
-    ) -> SecretAccessList:
-        """The reads of the secret's value for leases: which worker, when, for which execution (oldest first)."""
-        ports, principal = caller(scope)
-        page = await usecases.list_secret_accesses(
-            ports, principal.organization_id, secret_id, page_request(limit, offset, order)
-        )
-        return page_of(SecretAccessList, page, lambda access: to_wire(access, SecretAccess))

@@ -22,10 +22,13 @@ from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.storage import usecases
 from controlplane_domain.storage.entity import MAX_PATH_BYTES, MAX_SEGMENT_BYTES, BlobMissing, UploadInterrupted
 from controlplane_domain.storage.entity import StoredFile as DomainFile
+from controlplane_http.crud import Listing, Resource, routes
 from controlplane_http.errors import envelope
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import caller, errors
+from controlplane_http.signatures import Query
 from controlplane_http.storage.conditional import Unsatisfiable, etag, none_match, wanted_range
 from controlplane_http.storage.openapi import FILE_RESPONSES, PUT_RESPONSES, DownloadOperation, UploadOperation
+from controlplane_wire.base import to_wire
 from controlplane_wire.storage import StorageUsage, StoredFile, StoredFileList
 
 FILES = "/api/v1/storage/files/"
@@ -33,14 +36,7 @@ Prefix = Annotated[str, Parameter(description="only the files whose path starts 
 
 
 def file_out(stored: DomainFile) -> StoredFile:
-    return StoredFile(
-        path=stored.path,
-        size=stored.size,
-        content_type=stored.content_type,
-        sha256=stored.sha256,
-        created_at=stored.created_at,
-        updated_at=stored.updated_at,
-    )
+    return to_wire(stored, StoredFile)
 
 
 INLINE_TYPES = frozenset(
@@ -150,6 +146,15 @@ async def _download(scope: Scope, request: Request[Any, Any, Any], path: str) ->
     return ASGIStreamingResponse(iterator=chunks, status_code=status, headers=headers, content_length=length)
 
 
+@routes(
+    Resource("file", "File", StoredFile, StoredFileList, file_out, at="/files"),
+    Listing(
+        usecases.list_files,
+        ordered=False,
+        before=(Query("prefix", Prefix, ""),),
+        doc="The organization's files in path order, those under `prefix` only when given.",
+    ),
+)
 class StorageController(Controller):
     path = "/api/v1/storage"
     tags = ["storage"]
@@ -197,15 +202,6 @@ class StorageController(Controller):
         """Delete a file: gone for everyone once answered; its bytes are removed after."""
         ports, principal = caller(scope)
         await usecases.delete_file(ports, principal.organization_id, _file_path(scope, path))
-
-    @get("/files", operation_id="listFiles", responses=errors())
-    async def list_files(
-        self, scope: Scope, prefix: Prefix = "", limit: Limit = 50, offset: Offset = 0
-    ) -> StoredFileList:
-        """The organization's files in path order, those under `prefix` only when given."""
-        ports, principal = caller(scope)
-        page = await usecases.list_files(ports, principal.organization_id, page_request(limit, offset), prefix)
-        return page_of(StoredFileList, page, file_out)
 
     @get("/usage", operation_id="getStorageUsage", responses=errors())
     async def usage(self, scope: Scope) -> StorageUsage:

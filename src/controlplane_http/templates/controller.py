@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated
 
-from litestar import Controller, get, patch, post
+from litestar import Controller, patch, post
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.types import Scope
 
@@ -13,18 +13,9 @@ from controlplane_domain.templates import usecases
 from controlplane_domain.templates.entity import Template as DomainTemplate
 from controlplane_domain.templates.entity import TemplateParameter as DomainParameter
 from controlplane_domain.templates.entity import TemplateScope
-from controlplane_http.crud import Read, Remove, Resource, routes
-from controlplane_http.handlers import (
-    Limit,
-    NameFilter,
-    NameQuery,
-    Offset,
-    OldestFirst,
-    caller,
-    errors,
-    page_of,
-    page_request,
-)
+from controlplane_http.crud import Listing, Read, Remove, Resource, routes
+from controlplane_http.handlers import caller, errors
+from controlplane_http.signatures import Query
 from controlplane_http.templates import payloads
 from controlplane_wire.agents import Agent
 from controlplane_wire.base import to_wire
@@ -63,6 +54,12 @@ def _parameters(parameters: list[TemplateParameter]) -> tuple[DomainParameter, .
 
 @routes(
     Resource("template", "Template", Template, TemplateList, template_out),
+    Listing(
+        usecases.list_templates,
+        named=True,
+        after=(Query("template_scope", ScopeFilter, TemplateScope.ALL),),
+        where=lambda template_scope: template_scope,
+    ),
     Read(usecases.get_template),
     Remove(usecases.delete_template, force=False, codes=(404,)),
 )
@@ -84,22 +81,6 @@ class TemplateController(Controller):
             ports, principal.organization_id, command, payloads.check_body, payloads.candidates, _max_bytes(scope)
         )
         return template_out(template)
-
-    @get("/", operation_id="listTemplates", responses=errors())
-    async def list_templates(
-        self,
-        scope: Scope,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: OldestFirst = None,
-        name: NameFilter = None,
-        q: NameQuery = None,
-        template_scope: ScopeFilter = TemplateScope.ALL,
-    ) -> TemplateList:
-        ports, principal = caller(scope)
-        request = page_request(limit, offset, order, name=name, q=q)
-        page = await usecases.list_templates(ports, principal.organization_id, request, template_scope)
-        return page_of(TemplateList, page, template_out)
 
     @patch("/{template_id:str}", operation_id="updateTemplate", responses=errors(404, 409, 415))
     async def update_template(

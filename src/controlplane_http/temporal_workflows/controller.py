@@ -6,13 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 
 import msgspec
-from litestar import Controller, get, post
-from litestar.params import FromPath, FromQuery
+from litestar import Controller, post
+from litestar.params import FromPath
 from litestar.types import Scope
 
 from controlplane_domain.background import usecases
 from controlplane_domain.background.entity import BackgroundRun, BackgroundStatus, BackgroundType
-from controlplane_http.handlers import Limit, Offset, caller, errors, page_of, page_request
+from controlplane_http.crud import Listing, Read, Resource, routes
+from controlplane_http.handlers import caller, errors
+from controlplane_http.signatures import optional
+from controlplane_wire.base import to_wire
 
 API = "/api/v1"
 
@@ -55,41 +58,25 @@ def links(run: BackgroundRun) -> dict[str, str]:
 
 
 def temporal_out(run: BackgroundRun) -> TemporalWorkflow:
-    return TemporalWorkflow(
-        id=run.id,
-        type=run.type,
-        status=run.status,
-        started_at=run.started_at,
-        finished_at=run.finished_at,
-        links=links(run),
-    )
+    return to_wire(run, TemporalWorkflow, links=links(run))
 
 
+@routes(
+    Resource("run", "TemporalWorkflow", TemporalWorkflow, TemporalWorkflowList, temporal_out,
+             plural=("runs", "TemporalWorkflows"), id="temporal_workflow_id"),
+    Listing(
+        usecases.list_background_runs,
+        ordered=False,
+        before=optional(type=BackgroundType, status=BackgroundStatus),
+        where=usecases.BackgroundFilter,
+        doc="Workflow runs, job firings and task plans, newest first (`started_at`, then id, descending); `status` "
+        "in one\nvocabulary: pending, running, succeeded, failed, cancelled, skipped.",
+    ),
+    Read(usecases.get_background_run),
+)  # fmt: skip
 class TemporalWorkflowController(Controller):
     path = "/api/v1/temporal-workflows"
     tags = ["temporal-workflows"]
-
-    @get("/", operation_id="listTemporalWorkflows", responses=errors())
-    async def list_runs(
-        self,
-        scope: Scope,
-        type: FromQuery[BackgroundType | None] = None,
-        status: FromQuery[BackgroundStatus | None] = None,
-        limit: Limit = 50,
-        offset: Offset = 0,
-    ) -> TemporalWorkflowList:
-        """Workflow runs, job firings and task plans, newest first (`started_at`, then id, descending); `status` in one
-        vocabulary: pending, running, succeeded, failed, cancelled, skipped."""
-        ports, principal = caller(scope)
-        where = usecases.BackgroundFilter(type=type, status=status)
-        page = await usecases.list_background_runs(ports, principal.organization_id, page_request(limit, offset), where)
-        return page_of(TemporalWorkflowList, page, temporal_out)
-
-    @get("/{temporal_workflow_id:str}", operation_id="getTemporalWorkflow", responses=errors(404))
-    async def get_run(self, temporal_workflow_id: FromPath[str], scope: Scope) -> TemporalWorkflow:
-        ports, principal = caller(scope)
-        run = await usecases.get_background_run(ports, principal.organization_id, temporal_workflow_id)
-        return temporal_out(run)
 
     @post(
         "/{temporal_workflow_id:str}/cancel",

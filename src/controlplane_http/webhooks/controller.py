@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, get, post
+from litestar import Controller, post
 from litestar.params import FromPath
 from litestar.types import Scope
 
@@ -13,7 +13,7 @@ from controlplane_domain.webhooks import usecases
 from controlplane_domain.webhooks.entity import Delivery as DomainDelivery
 from controlplane_domain.webhooks.entity import DeliveryStatus
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, routes
-from controlplane_http.handlers import ADMIN, Limit, NewestFirst, Offset, caller, errors, page_of, page_request
+from controlplane_http.handlers import ADMIN, caller, errors
 from controlplane_wire.base import to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.webhooks import Delivery, DeliveryList, Webhook, WebhookCreate, WebhookList, WebhookUpdate
@@ -49,19 +49,14 @@ def _update(data: WebhookUpdate) -> usecases.UpdateWebhook:
     Update(usecases.update_webhook, body=WebhookUpdate, command=_update, codes=(404, 415), opt=ADMIN),
     Remove(usecases.delete_webhook, force=False, codes=(404,), opt=ADMIN),
 )
+@routes(
+    Resource("delivery", "WebhookDelivery", Delivery, DeliveryList, delivery_out,
+             plural=("deliveries", "WebhookDeliveries")),
+    Listing(usecases.list_deliveries, under="webhook_id", history=True, codes=(404,)),
+)  # fmt: skip
 class WebhookController(Controller):
     path = "/api/v1/webhooks"
     tags = ["webhooks"]
-
-    @get("/{webhook_id:str}/deliveries", operation_id="listWebhookDeliveries", responses=errors(404))
-    async def list_deliveries(
-        self, webhook_id: FromPath[str], scope: Scope, limit: Limit = 50, offset: Offset = 0, order: NewestFirst = None
-    ) -> DeliveryList:
-        ports, principal = caller(scope)
-        page = await usecases.list_deliveries(
-            ports, principal.organization_id, webhook_id, page_request(limit, offset, order, newest_first=True)
-        )
-        return page_of(DeliveryList, page, delivery_out)
 
     @post(
         "/{webhook_id:str}/deliveries/{delivery_id:str}/redeliver",

@@ -2,46 +2,32 @@
 
 from __future__ import annotations
 
-from litestar import Controller, get, post
-from litestar.params import FromPath, JSONBody
+from litestar import Controller, post
+from litestar.params import JSONBody
 from litestar.types import Scope
 
 from controlplane_domain.environments.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
-from controlplane_domain.ports import Clock
+from controlplane_domain.ports import Ports
 from controlplane_domain.workers import bindings, usecases
 from controlplane_domain.workers.entity import Worker as DomainWorker
-from controlplane_http.handlers import (
-    WORKER_PROTOCOL,
-    Limit,
-    Offset,
-    OldestFirst,
-    caller,
-    errors,
-    page_of,
-    page_request,
-)
-from controlplane_wire.base import to_domain
+from controlplane_http.crud import Listing, Read, Resource, routes
+from controlplane_http.handlers import WORKER_PROTOCOL, caller, errors
+from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.workers import HeartbeatResponse, Worker, WorkerCommandOut, WorkerHeartbeat, WorkerList
 
 
-def worker_out(worker: DomainWorker, clock: Clock) -> Worker:
-    return Worker(
-        id=worker.worker_id,
-        worker_id=worker.worker_id,
-        organization_id=worker.organization_id,
-        environment_name=worker.environment_name,
-        status=worker.effective_status(clock.now()),
-        reported_status=worker.status,
-        tasks_processed=worker.tasks_processed,
-        current_task_id=worker.current_task_id,
-        worker_metadata=worker.worker_metadata,
-        heartbeat_interval_seconds=worker.heartbeat_interval_seconds,
-        registered_at=worker.registered_at,
-        last_heartbeat_at=worker.last_heartbeat_at,
-        queue_id=worker.queue_id,
-    )
+def worker_out(worker: DomainWorker, scope: Scope) -> Worker:
+    """A worker as answered: its status the effective one, by the app's clock."""
+    ports: Ports = scope["app"].state["ports"]
+    status = worker.effective_status(ports.clock.now())
+    return to_wire(worker, Worker, id=worker.worker_id, status=status, reported_status=worker.status)
 
 
+@routes(
+    Resource("worker", "Worker", Worker, WorkerList, worker_out, scoped=True),
+    Listing(usecases.list_workers),
+    Read(usecases.get_worker),
+)
 class WorkerController(Controller):
     path = "/api/v1/workers"
     tags = ["workers"]
@@ -76,16 +62,3 @@ class WorkerController(Controller):
             leases_extended=receipt.leases_extended,
             commands=[WorkerCommandOut(type=c.type, execution_id=c.execution_id) for c in receipt.commands],
         )
-
-    @get("/", operation_id="listWorkers", responses=errors())
-    async def list_workers(
-        self, scope: Scope, limit: Limit = 50, offset: Offset = 0, order: OldestFirst = None
-    ) -> WorkerList:
-        ports, principal = caller(scope)
-        page = await usecases.list_workers(ports, principal.organization_id, page_request(limit, offset, order))
-        return page_of(WorkerList, page, lambda worker: worker_out(worker, ports.clock))
-
-    @get("/{worker_id:str}", operation_id="getWorker", responses=errors(404))
-    async def get_worker(self, worker_id: FromPath[str], scope: Scope) -> Worker:
-        ports, principal = caller(scope)
-        return worker_out(await usecases.get_worker(ports, principal.organization_id, worker_id), ports.clock)

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Annotated
 
 import msgspec
 from litestar import Controller, get, post
-from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Parameter
+from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
 from litestar.types import Scope
 
@@ -23,8 +21,15 @@ from controlplane_domain.workflows.entity import WorkflowRun as DomainRun
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, routes
 from controlplane_http.executions.controller import stream_options
 from controlplane_http.executions.frames import KEEPALIVE, RETRY
-from controlplane_http.executions.streaming import StreamOptions, parse_last_event_id
-from controlplane_http.handlers import Limit, NewestFirst, Offset, caller, errors, page_of, page_request
+from controlplane_http.executions.streaming import (
+    LastEventId,
+    LastEventIdHeader,
+    StreamOptions,
+    parse_last_event_id,
+    sse_doc,
+)
+from controlplane_http.handlers import caller, errors
+from controlplane_http.signatures import optional
 from controlplane_wire.base import to_domain, to_wire
 from controlplane_wire.configuration import given_fields
 from controlplane_wire.workflows import (
@@ -95,12 +100,7 @@ class WorkflowController(Controller):
         )
 
 
-RUN_SSE_DOC = ResponseSpec(
-    RunServerSentEvent,
-    description="text/event-stream of the run's transitions (the schema describes one event)",
-    media_type="text/event-stream",
-    generate_examples=False,
-)
+RUN_SSE_DOC = sse_doc(RunServerSentEvent, "text/event-stream of the run's transitions (the schema describes one event)")
 
 
 def encode_run_event(event: RunEvent) -> bytes:
@@ -146,28 +146,17 @@ async def _run_frames(
 
 @routes(
     Resource("run", "WorkflowRun", WorkflowRun, WorkflowRunList, run_out),
+    Listing(
+        runs.list_runs,
+        history=True,
+        before=optional(workflow_id=str, status=RunStatus),
+        where=runs.RunFilter,
+    ),
     Read(runs.get_run, doc="The run with each step's status, execution id, attempt and output."),
 )
 class WorkflowRunController(Controller):
     path = "/api/v1/workflow-runs"
     tags = ["workflows"]
-
-    @get("/", operation_id="listWorkflowRuns", responses=errors())
-    async def list_runs(
-        self,
-        scope: Scope,
-        workflow_id: FromQuery[str | None] = None,
-        status: FromQuery[RunStatus | None] = None,
-        limit: Limit = 50,
-        offset: Offset = 0,
-        order: NewestFirst = None,
-    ) -> WorkflowRunList:
-        ports, principal = caller(scope)
-        where = runs.RunFilter(workflow_id=workflow_id, status=status)
-        page = await runs.list_runs(
-            ports, principal.organization_id, page_request(limit, offset, order, newest_first=True), where
-        )
-        return page_of(WorkflowRunList, page, run_out)
 
     @post("/{run_id:str}/cancel", operation_id="cancelWorkflowRun", status_code=200, responses=errors(404, 409))
     async def cancel_run(self, run_id: FromPath[str], scope: Scope) -> WorkflowRun:
@@ -181,10 +170,8 @@ class WorkflowRunController(Controller):
         self,
         run_id: FromPath[str],
         scope: Scope,
-        last_event_id_header: Annotated[str | None, HeaderParameter(name="Last-Event-ID", required=False)] = None,
-        last_event_id: Annotated[
-            int | None, Parameter(ge=0, description="resume after this sequence number", schema_extra={"minimum": 0})
-        ] = None,
+        last_event_id_header: LastEventIdHeader = None,
+        last_event_id: LastEventId = None,
     ) -> Stream:
         """Server-sent events of the run's and its steps' transitions, from the first (or after `Last-Event-ID`)
         to the run's end."""
