@@ -4,6 +4,7 @@ targets and queues in the organization."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from controlplane_domain import crud
 from controlplane_domain.crud import Area
@@ -60,11 +61,12 @@ def _check(workflow: Workflow) -> None:
 async def create_workflow(ports: Ports, organization_id: str, command: CreateWorkflow) -> Workflow:
     workflow = crud.new(Workflow, ports, organization_id, command)
     _check(workflow)
-    async with ports.uow() as uow:
+
+    async def targets_exist(uow: UnitOfWork, workflow: Workflow) -> Workflow:
         await check_targets(uow, organization_id, workflow.steps)
-        await uow.workflows.add(workflow)
-        await uow.commit()
-    return workflow
+        return workflow
+
+    return await crud.add(WORKFLOWS, ports, workflow, targets_exist)
 
 
 async def get_workflow(ports: Ports, organization_id: str, workflow_id: str) -> Workflow:
@@ -78,15 +80,15 @@ async def list_workflows(ports: Ports, organization_id: str, page: PageRequest) 
 @retry_transient
 async def update_workflow(ports: Ports, organization_id: str, workflow_id: str, command: UpdateWorkflow) -> Workflow:
     """Change the given fields; runs already started keep the definition they started with."""
-    async with ports.uow() as uow:
-        workflow = await require_workflow(uow, organization_id, workflow_id, lock=True)
-        updated = crud.patched(workflow, command, ports.clock.now())
+
+    async def change(uow: UnitOfWork, workflow: Workflow, now: datetime) -> Workflow:
+        updated = crud.patched(workflow, command, now)
         _check(updated)
         if not isinstance(command.steps, Unset):
             await check_targets(uow, organization_id, updated.steps)
-        await uow.workflows.update(updated)
-        await uow.commit()
-    return updated
+        return updated
+
+    return await crud.update_in(WORKFLOWS, ports, organization_id, workflow_id, change)
 
 
 @retry_transient
