@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from controlplane_domain import crud
 from controlplane_domain.crud import Area
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.policies.entity import Action, Resource
 from controlplane_domain.policies.gate import guard
 from controlplane_domain.ports import Ports, UnitOfWork
@@ -145,21 +146,16 @@ async def update_secret(
     if not isinstance(command.value, Unset):
         _check_value(command.value)
         cipher = require_cipher(ports)
-    async with ports.uow() as uow:
-        secret = await require_secret(uow, organization_id, secret_id, lock=True)
-        updated = replace(
-            secret,
-            name=pick(command.name, secret.name),
-            description=pick(command.description, secret.description),
-            updated_at=ports.clock.now(),
-        )
+
+    async def change(uow: UnitOfWork, secret: Secret, now: datetime) -> Secret:
+        updated = crud.patched(secret, command, now, ("value",))
         if cipher is not None and not isinstance(command.value, Unset):
             sealed = seal(cipher, organization_id, secret_id, command.value)
             updated = replace(updated, sealed=sealed, version=secret.version + 1)
         await may_write(ports, uow, updated, "update", principal, value_changed=cipher is not None)
-        await uow.secrets.update(updated)
-        await uow.commit()
-    return updated
+        return updated
+
+    return await crud.update_in(SECRETS, ports, organization_id, secret_id, change)
 
 
 @retry_transient
