@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 
 from controlplane_domain import crud
 from controlplane_domain.crud import Area
@@ -102,9 +103,7 @@ async def create_policy(ports: Ports, organization_id: str, command: CreatePolic
     runtime = _runtime(ports)
     policy = crud.new(Policy, ports, organization_id, command)
     await _check_policy(runtime, policy, compile_module=True)
-    async with ports.uow() as uow:
-        await uow.policies.add(policy)
-        await uow.commit()
+    await crud.add(POLICIES, ports, policy)
     await _changed(ports)
     return policy
 
@@ -128,12 +127,13 @@ async def update_policy(ports: Ports, organization_id: str, policy_id: str, comm
             stored = await require_policy(reader, organization_id, policy_id)
         if command.rego != stored.rego:
             await _check_rego(runtime, command.rego, compile_module=True)
-    async with ports.uow() as uow:
-        policy = await require_policy(uow, organization_id, policy_id, lock=True)
-        updated = crud.patched(policy, command, ports.clock.now())
+
+    async def change(uow: UnitOfWork, policy: Policy, now: datetime) -> Policy:
+        updated = crud.patched(policy, command, now)
         await _check_policy(runtime, updated, compile_module=False)  # (compiled above when it changes)
-        await uow.policies.update(updated)
-        await uow.commit()
+        return updated
+
+    updated = await crud.update_in(POLICIES, ports, organization_id, policy_id, change)
     await _changed(ports)
     return updated
 
