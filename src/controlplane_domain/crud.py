@@ -155,13 +155,12 @@ def new(
     kind: Callable[..., T], ports: Ports, organization_id: str, command: Any, omit: Collection[str] = (), **values: Any
 ) -> T:
     """A new object of the organization from a create command (a dataclass of some of the object's fields, and
-    those in `omit` that are not): a new id, now as `created_at` and `updated_at`, `values` for the fields set
-    otherwise."""
+    those in `omit` that are not): a new id (from `ports.ids` unless `values` give one), now as `created_at` and
+    `updated_at`, `values` for the fields set otherwise."""
     now = ports.clock.now()
     given = _given(kind, command, copy=True, omit=omit)
-    return kind(
-        id=ports.ids.new_id(), organization_id=organization_id, created_at=now, updated_at=now, **(given | values)
-    )
+    object_id = values.pop("id") if "id" in values else ports.ids.new_id()
+    return kind(id=object_id, organization_id=organization_id, created_at=now, updated_at=now, **(given | values))
 
 
 def patched(obj: T, command: Any, now: datetime, omit: Collection[str] = (), **values: Any) -> T:
