@@ -12,7 +12,7 @@ from controlplane_domain.crud import Area
 from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
 from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SealedValue
@@ -137,21 +137,14 @@ async def update_webhook(ports: Ports, organization_id: str, webhook_id: str, co
         _check_description(command.description)
     if not isinstance(command.url, Unset):
         await _check_url(ports, command.url)
-    async with ports.uow() as uow:
-        webhook = await require_webhook(uow, organization_id, webhook_id, lock=True)
-        enabled = pick(command.enabled, webhook.enabled)
-        updated = replace(
-            webhook,
-            url=pick(command.url, webhook.url),
-            events=webhook.events if events is None else events,
-            enabled=enabled,
-            description=pick(command.description, webhook.description),
-            updated_at=ports.clock.now(),
-        )
-        if enabled and not webhook.enabled:  # enabled again: a clean slate
+
+    def change(webhook: Webhook, now: datetime) -> Webhook:
+        updated = crud.patched(webhook, command, now, events=webhook.events if events is None else events)
+        if updated.enabled and not webhook.enabled:  # enabled again: a clean slate
             updated = replace(updated, disabled_reason=None, failing_since=None)
-        await uow.webhooks.update(updated)
-        await uow.commit()
+        return updated
+
+    updated = await crud.update(WEBHOOKS, ports, organization_id, webhook_id, change)
     await _publish(ports, CHANGED, DUE)
     return WebhookView(updated)
 
