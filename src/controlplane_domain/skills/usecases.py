@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from controlplane_domain import crud
@@ -149,16 +150,16 @@ async def update_skill(ports: Ports, organization_id: str, skill_id: str, comman
             kind = pick(command.type, (await require_skill(uow, organization_id, skill_id)).type)
         await check_configuration_off_loop(validator, kind, command.configuration, "configuration")
         checked = (kind, command.configuration)
-    async with ports.uow() as uow:
-        skill = await require_skill(uow, organization_id, skill_id, lock=True)
-        updated = crud.patched(skill, command, ports.clock.now())
+
+    def change(skill: Skill, now: datetime) -> Skill:
+        updated = crud.patched(skill, command, now)
         if checked is not None and checked[0] == updated.type and checked[1] is updated.configuration:
             check_name("name", updated.name)
         else:
             _check_skill(validator, updated)
-        await uow.skills.update(updated)
-        await uow.commit()
-    return updated
+        return updated
+
+    return await crud.update(SKILLS, ports, organization_id, skill_id, change)
 
 
 @retry_transient
