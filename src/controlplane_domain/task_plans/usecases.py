@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from controlplane_domain.errors import Conflict, NotFound, TransientFailure, ValidationFailed
-from controlplane_domain.executions.entity import EventType, Execution, ExecutionStatus, NewEvent, TargetType
+from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.executions.completion import stop_with_owner
+from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
 from controlplane_domain.executions.entity import numbered as numbered_execution
 from controlplane_domain.executions.entity import status_event as execution_status
 from controlplane_domain.executions.execute import announce, applicable_context
-from controlplane_domain.executions.transitions import done_event, publish, topic
+from controlplane_domain.executions.transitions import publish, topic
 from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
@@ -188,13 +189,5 @@ async def cancel_plan(ports: Ports, organization_id: str, plan_id: str) -> TaskP
 
 async def _stop(uow: UnitOfWork, execution: Execution, now: datetime) -> Execution:
     """The planning execution cancelled (queued) or asked to stop (held), in the plan's unit of work."""
-    if execution.status in (S.PENDING, S.QUEUED):
-        changed = execution.transition(S.CANCELLED, now, error="cancelled with its task plan")
-        events = [execution_status(changed), done_event(changed)]
-    else:
-        note = NewEvent(type=EventType.LOG, data={"message": "cancellation requested", "cancel_requested": True})
-        changed, events = execution.changed(cancel_requested=True, updated_at=now), [note]
-    rows, changed = numbered_execution(changed, events, now)
-    if not await uow.executions.record(execution, changed, rows):  # locked: only a broken store fails
-        raise TransientFailure("the planning execution changed while its plan was being cancelled")
-    return changed
+    changed = "the planning execution changed while its plan was being cancelled"
+    return await stop_with_owner(uow, execution, now, "cancelled with its task plan", changed)
