@@ -9,9 +9,7 @@ from datetime import datetime
 from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
 from controlplane_domain.executions.completion import stop_with_owner
 from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
-from controlplane_domain.executions.entity import numbered as numbered_execution
-from controlplane_domain.executions.entity import status_event as execution_status
-from controlplane_domain.executions.execute import announce, applicable_context
+from controlplane_domain.executions.execute import announce, applicable_context, new_queued
 from controlplane_domain.executions.transitions import publish, topic
 from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
@@ -77,21 +75,8 @@ async def create_plan(ports: Ports, organization_id: str, command: CreatePlan) -
                 if agent_id not in found:
                     raise ValidationFailed(f"agent_ids.{index}", "no agent of this organization has this id")
         now = ports.clock.now()
-        pending = Execution(
-            id=ports.ids.new_id(),
-            organization_id=organization_id,
-            target_type=TargetType.PLAN,
-            agent_id=None,
-            team_id=None,
-            worker_queue_id=command.worker_queue_id,
-            prompt=command.task,
-            status=S.PENDING,
-            max_attempts=ports.max_attempts,
-            created_at=now,
-            updated_at=now,
-        )
-        queued = pending.transition(S.QUEUED, now)
-        first, queued = numbered_execution(queued, [execution_status(queued)], now)
+        queue_id = command.worker_queue_id
+        first, queued = new_queued(ports, organization_id, TargetType.PLAN, None, queue_id, command.task, now)
         plan = TaskPlan(
             id=ports.ids.new_id(),
             organization_id=organization_id,
