@@ -185,3 +185,21 @@ async def patch(
         return updated
 
     return await update(area, ports, organization_id, object_id, change)
+
+
+async def patch_in(
+    area: Area[T],
+    ports: Ports,
+    organization_id: str,
+    object_id: str,
+    command: Any,
+    check: Callable[[UnitOfWork, T, T], Awaitable[T]],
+    omit: Collection[str] = (),
+) -> T:
+    """`update_in` with the command's given fields (`patched`, but those in `omit`), then `check(uow, updated,
+    stored)`: it raises on a broken rule, and gives back the object to write."""
+
+    async def change(uow: UnitOfWork, obj: T, now: datetime) -> T:
+        return await check(uow, patched(obj, command, now, omit), obj)
+
+    return await update_in(area, ports, organization_id, object_id, change)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
 
 from controlplane_domain import crud
 from controlplane_domain.crud import Area
@@ -128,12 +127,11 @@ async def update_policy(ports: Ports, organization_id: str, policy_id: str, comm
         if command.rego != stored.rego:
             await _check_rego(runtime, command.rego, compile_module=True)
 
-    async def change(uow: UnitOfWork, policy: Policy, now: datetime) -> Policy:
-        updated = crud.patched(policy, command, now)
+    async def check(uow: UnitOfWork, updated: Policy, stored: Policy) -> Policy:
         await _check_policy(runtime, updated, compile_module=False)  # (compiled above when it changes)
         return updated
 
-    updated = await crud.update_in(POLICIES, ports, organization_id, policy_id, change)
+    updated = await crud.patch_in(POLICIES, ports, organization_id, policy_id, command, check)
     await _changed(ports)
     return updated
 

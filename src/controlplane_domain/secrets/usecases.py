@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 from controlplane_domain import crud
 from controlplane_domain.crud import Area
@@ -147,15 +146,14 @@ async def update_secret(
         _check_value(command.value)
         cipher = require_cipher(ports)
 
-    async def change(uow: UnitOfWork, secret: Secret, now: datetime) -> Secret:
-        updated = crud.patched(secret, command, now, ("value",))
+    async def sealed_and_allowed(uow: UnitOfWork, updated: Secret, stored: Secret) -> Secret:
         if cipher is not None and not isinstance(command.value, Unset):
             sealed = seal(cipher, organization_id, secret_id, command.value)
-            updated = replace(updated, sealed=sealed, version=secret.version + 1)
+            updated = replace(updated, sealed=sealed, version=stored.version + 1)
         await may_write(ports, uow, updated, "update", principal, value_changed=cipher is not None)
         return updated
 
-    return await crud.update_in(SECRETS, ports, organization_id, secret_id, change)
+    return await crud.patch_in(SECRETS, ports, organization_id, secret_id, command, sealed_and_allowed, ("value",))
 
 
 @retry_transient

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
 from controlplane_domain import crud
@@ -151,15 +150,13 @@ async def update_skill(ports: Ports, organization_id: str, skill_id: str, comman
         await check_configuration_off_loop(validator, kind, command.configuration, "configuration")
         checked = (kind, command.configuration)
 
-    def change(skill: Skill, now: datetime) -> Skill:
-        updated = crud.patched(skill, command, now)
+    def check(updated: Skill) -> None:
         if checked is not None and checked[0] == updated.type and checked[1] is updated.configuration:
             check_name("name", updated.name)
         else:
             _check_skill(validator, updated)
-        return updated
 
-    return await crud.update(SKILLS, ports, organization_id, skill_id, change)
+    return await crud.patch(SKILLS, ports, organization_id, skill_id, command, check)
 
 
 @retry_transient

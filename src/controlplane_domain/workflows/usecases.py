@@ -4,7 +4,6 @@ targets and queues in the organization."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from controlplane_domain import crud
 from controlplane_domain.crud import Area
@@ -81,14 +80,13 @@ async def list_workflows(ports: Ports, organization_id: str, page: PageRequest) 
 async def update_workflow(ports: Ports, organization_id: str, workflow_id: str, command: UpdateWorkflow) -> Workflow:
     """Change the given fields; runs already started keep the definition they started with."""
 
-    async def change(uow: UnitOfWork, workflow: Workflow, now: datetime) -> Workflow:
-        updated = crud.patched(workflow, command, now)
+    async def check(uow: UnitOfWork, updated: Workflow, stored: Workflow) -> Workflow:
         _check(updated)
         if not isinstance(command.steps, Unset):
             await check_targets(uow, organization_id, updated.steps)
         return updated
 
-    return await crud.update_in(WORKFLOWS, ports, organization_id, workflow_id, change)
+    return await crud.patch_in(WORKFLOWS, ports, organization_id, workflow_id, command, check)
 
 
 @retry_transient
