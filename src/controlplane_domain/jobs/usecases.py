@@ -25,7 +25,7 @@ from controlplane_domain.jobs.ports import CronCalendar, WebhookSignatures
 from controlplane_domain.names import check_name, is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
-from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.ports import Ports, UnitOfWork, wired
 from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SealedValue
@@ -65,15 +65,11 @@ class JobView:
 
 
 def calendar(ports: Ports) -> CronCalendar:
-    if ports.cron is None:
-        raise RuntimeError("no cron calendar is wired (Ports.cron)")
-    return ports.cron
+    return wired(ports.cron, "no cron calendar is wired (Ports.cron)")
 
 
 def signatures(ports: Ports) -> WebhookSignatures:
-    if ports.signatures is None:
-        raise RuntimeError("no webhook signatures are wired (Ports.signatures)")
-    return ports.signatures
+    return wired(ports.signatures, "no webhook signatures are wired (Ports.signatures)")
 
 
 def next_run(ports: Ports, job: Job, after: datetime) -> datetime | None:

@@ -13,7 +13,7 @@ from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
 from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset
-from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.ports import Ports, UnitOfWork, wired
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SealedValue
 from controlplane_domain.secrets.usecases import require_cipher
@@ -59,9 +59,7 @@ class WebhookView:
 
 
 def sender(ports: Ports) -> WebhookSender:
-    if ports.webhook_sender is None:
-        raise RuntimeError("no webhook sender is wired (Ports.webhook_sender)")
-    return ports.webhook_sender
+    return wired(ports.webhook_sender, "no webhook sender is wired (Ports.webhook_sender)")
 
 
 async def _publish(ports: Ports, *topics: str) -> None:
