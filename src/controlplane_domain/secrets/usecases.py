@@ -107,23 +107,15 @@ async def create_secret(
     check_secret_name("name", command.name)
     _check_value(command.value)
     cipher = require_cipher(ports)
-    now = ports.clock.now()
     secret_id = ports.ids.new_id()
-    secret = Secret(
-        id=secret_id,
-        organization_id=organization_id,
-        name=command.name,
-        description=command.description,
-        version=1,
-        sealed=seal(cipher, organization_id, secret_id, command.value),
-        created_at=now,
-        updated_at=now,
-    )
-    async with ports.uow() as uow:
+    sealed = seal(cipher, organization_id, secret_id, command.value)
+    secret = crud.new(Secret, ports, organization_id, command, ("value",), id=secret_id, version=1, sealed=sealed)
+
+    async def allowed(uow: UnitOfWork, secret: Secret) -> Secret:
         await may_write(ports, uow, secret, "create", principal, value_changed=True)
-        await uow.secrets.add(secret)
-        await uow.commit()
-    return secret
+        return secret
+
+    return await crud.add(SECRETS, ports, secret, allowed)
 
 
 async def get_secret(ports: Ports, organization_id: str, secret_id: str) -> Secret:
