@@ -113,9 +113,7 @@ async def create_webhook(ports: Ports, organization_id: str, command: CreateWebh
         description=command.description, secret=sealed, failing_since=None, disabled_reason=None, created_at=now,
         updated_at=now,
     )  # fmt: skip
-    async with ports.uow() as uow:
-        await uow.webhooks.add(webhook)
-        await uow.commit()
+    await crud.add(WEBHOOKS, ports, webhook)
     await _publish(ports, CHANGED)
     return WebhookView(webhook, secret)
 
