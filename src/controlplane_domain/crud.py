@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from controlplane_domain.errors import NotFound
+from controlplane_domain.errors import found
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET
 from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
@@ -56,12 +56,12 @@ class Area(Generic[T]):
 
 async def require(area: Area[T], uow: UnitOfWork, organization_id: str, object_id: str, *, lock: bool = False) -> T:
     """The object of this organization, or NotFound; `lock`: locked until the unit of work ends."""
-    found = None
-    if area.valid_id(object_id):
-        found = await area.repository(uow).get(organization_id, object_id, for_update=lock)
-    if found is None:
-        raise NotFound(area.noun, object_id)
-    return found
+    obj = (
+        await area.repository(uow).get(organization_id, object_id, for_update=lock)
+        if area.valid_id(object_id)
+        else None
+    )
+    return found(obj, area.noun, object_id)
 
 
 async def add(area: Area[T], ports: Ports, obj: T, check: Callable[[UnitOfWork, T], Awaitable[T]] | None = None) -> T:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.errors import Conflict, ValidationFailed, found
 from controlplane_domain.executions.completion import stop_with_owner
 from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
 from controlplane_domain.executions.execute import announce, applicable_context, new_queued
@@ -38,10 +38,7 @@ class CreatePlan:
 
 
 async def require_plan(uow: UnitOfWork, organization_id: str, plan_id: str, *, lock: bool = False) -> TaskPlan:
-    plan = await uow.task_plans.get(organization_id, plan_id, for_update=lock)
-    if plan is None:
-        raise NotFound("task plan", plan_id)
-    return plan
+    return found(await uow.task_plans.get(organization_id, plan_id, for_update=lock), "task plan", plan_id)
 
 
 def _check(command: CreatePlan) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from controlplane_domain.config import JSONObject
-from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
+from controlplane_domain.errors import Conflict, ValidationFailed, found
 from controlplane_domain.executions.completion import stop_with_owner
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.executions.transitions import NO_BUS_POLL_SECONDS, publish, topic
@@ -61,10 +61,7 @@ async def may_run(
 
 
 async def require_run(uow: UnitOfWork, organization_id: str, run_id: str, *, lock: bool = False) -> WorkflowRun:
-    run = await uow.workflow_runs.get(organization_id, run_id, for_update=lock)
-    if run is None:
-        raise NotFound("workflow run", run_id)
-    return run
+    return found(await uow.workflow_runs.get(organization_id, run_id, for_update=lock), "workflow run", run_id)
 
 
 @retry_transient
