@@ -56,11 +56,9 @@ class Area(Generic[T]):
 
 async def require(area: Area[T], uow: UnitOfWork, organization_id: str, object_id: str, *, lock: bool = False) -> T:
     """The object of this organization, or NotFound; `lock`: locked until the unit of work ends."""
-    obj = (
-        await area.repository(uow).get(organization_id, object_id, for_update=lock)
-        if area.valid_id(object_id)
-        else None
-    )
+    obj = None
+    if area.valid_id(object_id):
+        obj = await area.repository(uow).get(organization_id, object_id, for_update=lock)
     return found(obj, area.noun, object_id)
 
 
