@@ -162,13 +162,6 @@ def _check(integration: CustomIntegration) -> None:
 CUSTOM_INTEGRATIONS = Area("custom integration", lambda uow: uow.custom_integrations, Kind.CUSTOM_INTEGRATION)
 
 
-async def require_custom_integration(
-    uow: UnitOfWork, organization_id: str, integration_id: str, *, lock: bool = False
-) -> CustomIntegration:
-    """The custom integration of this organization, or NotFound."""
-    return await crud.require(CUSTOM_INTEGRATIONS, uow, organization_id, integration_id, lock=lock)
-
-
 @retry_transient
 async def create_custom_integration(
     ports: Ports, organization_id: str, command: CreateCustomIntegration
