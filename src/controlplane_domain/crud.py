@@ -14,12 +14,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from controlplane_domain.errors import NotFound
+from controlplane_domain.errors import found
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET
 from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
@@ -56,17 +56,18 @@ class Area(Generic[T]):
 
 async def require(area: Area[T], uow: UnitOfWork, organization_id: str, object_id: str, *, lock: bool = False) -> T:
     """The object of this organization, or NotFound; `lock`: locked until the unit of work ends."""
-    found = None
+    obj = None
     if area.valid_id(object_id):
-        found = await area.repository(uow).get(organization_id, object_id, for_update=lock)
-    if found is None:
-        raise NotFound(area.noun, object_id)
-    return found
+        obj = await area.repository(uow).get(organization_id, object_id, for_update=lock)
+    return found(obj, area.noun, object_id)
 
 
-async def add(area: Area[T], ports: Ports, obj: T) -> T:
-    """Add the new object (a Conflict on a taken unique field), and give it back."""
+async def add(area: Area[T], ports: Ports, obj: T, check: Callable[[UnitOfWork, T], Awaitable[T]] | None = None) -> T:
+    """Add the new object (a Conflict on a taken unique field), and give it back; `check` first passes it in the
+    unit of work (it reads what the object names, raises on a broken rule, gives back the object to write)."""
     async with ports.uow() as uow:
+        if check is not None:
+            obj = await check(uow, obj)
         await area.repository(uow).add(obj)
         await uow.commit()
     return obj
@@ -87,8 +88,24 @@ async def update(
     area: Area[T], ports: Ports, organization_id: str, object_id: str, change: Callable[[T, datetime], T]
 ) -> T:
     """The object as `change` makes it (from the locked object and now; it raises on a broken rule), written."""
+
+    async def change_in(uow: UnitOfWork, obj: T, now: datetime) -> T:
+        return change(obj, now)
+
+    return await update_in(area, ports, organization_id, object_id, change_in)
+
+
+async def update_in(
+    area: Area[T],
+    ports: Ports,
+    organization_id: str,
+    object_id: str,
+    change: Callable[[UnitOfWork, T, datetime], Awaitable[T]],
+) -> T:
+    """`update` with a `change` that also reads (and writes) in the unit of work, before the object is written."""
     async with ports.uow() as uow:
-        updated = change(await require(area, uow, organization_id, object_id, lock=True), ports.clock.now())
+        obj = await require(area, uow, organization_id, object_id, lock=True)
+        updated = await change(uow, obj, ports.clock.now())
         await area.repository(uow).update(updated)
         await uow.commit()
     return updated
@@ -115,11 +132,14 @@ def _containers(kind: Any) -> dict[str, Any]:
     return {name: shape for name, shape in shapes.items() if shape in (dict, list, tuple)}
 
 
-def _given(kind: Any, command: Any, *, copy: bool) -> dict[str, Any]:
-    """The command's given fields (not UNSET), a dict, list or tuple as the field of `kind` holds it: copied when
-    `copy`, else converted only when it is another container (a list for a tuple: an update keeps the very value)."""
+def _given(kind: Any, command: Any, *, copy: bool, omit: Collection[str] = ()) -> dict[str, Any]:
+    """The command's given fields (not UNSET, nor in `omit`), a dict, list or tuple as the field of `kind` holds
+    it: copied when `copy`, else converted only when it is another container (a list for a tuple: an update keeps
+    the very value)."""
     containers = _containers(kind)
-    given = {field.name: getattr(command, field.name) for field in dataclasses.fields(command)}
+    given = {
+        field.name: getattr(command, field.name) for field in dataclasses.fields(command) if field.name not in omit
+    }
     return {
         name: containers[name](value)
         if name in containers and (copy or not isinstance(value, containers[name]))
@@ -129,22 +149,25 @@ def _given(kind: Any, command: Any, *, copy: bool) -> dict[str, Any]:
     }
 
 
-def new(kind: Callable[..., T], ports: Ports, organization_id: str, command: Any, **values: Any) -> T:
-    """A new object of the organization from a create command (a dataclass of some of the object's fields): a new
-    id, now as `created_at` and `updated_at`, `values` for the fields set otherwise."""
+def new(
+    kind: Callable[..., T], ports: Ports, organization_id: str, command: Any, omit: Collection[str] = (), **values: Any
+) -> T:
+    """A new object of the organization from a create command (a dataclass of some of the object's fields, and
+    those in `omit` that are not): a new id (from `ports.ids` unless `values` give one), now as `created_at` and
+    `updated_at`, `values` for the fields set otherwise."""
     now = ports.clock.now()
-    given = _given(kind, command, copy=True)
-    return kind(
-        id=ports.ids.new_id(), organization_id=organization_id, created_at=now, updated_at=now, **(given | values)
-    )
+    given = _given(kind, command, copy=True, omit=omit)
+    object_id = values.pop("id") if "id" in values else ports.ids.new_id()
+    return kind(id=object_id, organization_id=organization_id, created_at=now, updated_at=now, **(given | values))
 
 
-def patched(obj: T, command: Any, now: datetime, **values: Any) -> T:
-    """`obj` with an update command's given fields (those not UNSET), then `values`, and `updated_at` now."""
+def patched(obj: T, command: Any, now: datetime, omit: Collection[str] = (), **values: Any) -> T:
+    """`obj` with an update command's given fields (those not UNSET, nor in `omit`: fields the object has not),
+    then `values`, and `updated_at` now."""
     given = {
         field.name: value
         for field in dataclasses.fields(command)
-        if (value := getattr(command, field.name)) is not UNSET
+        if field.name not in omit and (value := getattr(command, field.name)) is not UNSET
     }
     return cast(T, dataclasses.replace(cast(Any, obj), **(given | values), updated_at=now))
 
@@ -160,3 +183,21 @@ async def patch(
         return updated
 
     return await update(area, ports, organization_id, object_id, change)
+
+
+async def patch_in(
+    area: Area[T],
+    ports: Ports,
+    organization_id: str,
+    object_id: str,
+    command: Any,
+    check: Callable[[UnitOfWork, T, T], Awaitable[T]],
+    omit: Collection[str] = (),
+) -> T:
+    """`update_in` with the command's given fields (`patched`, but those in `omit`), then `check(uow, updated,
+    stored)`: it raises on a broken rule, and gives back the object to write."""
+
+    async def change(uow: UnitOfWork, obj: T, now: datetime) -> T:
+        return await check(uow, patched(obj, command, now, omit), obj)
+
+    return await update_in(area, ports, organization_id, object_id, change)

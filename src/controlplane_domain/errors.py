@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class DomainError(Exception):
@@ -26,6 +28,13 @@ class NotFound(DomainError):
         super().__init__(f"{resource} '{object_id}' not found", {"resource": resource, "id": object_id})
         self.resource = resource
         self.object_id = object_id
+
+
+def found(obj: T | None, resource: str, object_id: str) -> T:
+    """The object read, or NotFound when there was none."""
+    if obj is None:
+        raise NotFound(resource, object_id)
+    return obj
 
 
 class Conflict(DomainError):

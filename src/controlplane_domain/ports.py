@@ -264,3 +264,10 @@ class Ports:
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (it takes no write lock); `uow` when no reader is wired."""
         return (self.reader or self.uow)()
+
+
+def wired(port: T | None, missing: str) -> T:
+    """The port, or RuntimeError(`missing`): the server was put together without it (a wiring mistake)."""
+    if port is None:
+        raise RuntimeError(missing)
+    return port

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from controlplane_domain import crud
 from controlplane_domain.agents.entity import Agent, AgentStatus
 from controlplane_domain.config import ExecutionEnvironment, JSONObject, check_execution_environment
-from controlplane_domain.errors import NotFound, ValidationFailed
-from controlplane_domain.integrations.references import check_integration_references
+from controlplane_domain.crud import Area
+from controlplane_domain.errors import ValidationFailed
+from controlplane_domain.integrations.references import check_environment_references
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
-from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
+from controlplane_domain.references import Dangling, Kind
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
-from controlplane_domain.secrets.references import check_secret_references
 from controlplane_domain.skills.attachments import check_skill_ids, sync_attachments
 from controlplane_domain.skills.entity import SkillOwner
 
@@ -50,12 +51,12 @@ class UpdateAgent:
     configuration: JSONObject | Unset = UNSET
 
 
+AGENTS = Area("agent", lambda uow: uow.agents, Kind.AGENT)
+
+
 async def require_agent(uow: UnitOfWork, organization_id: str, agent_id: str, *, lock: bool = False) -> Agent:
     """The agent of this organization, or NotFound; `lock`: locked until the unit of work ends (a change's read)."""
-    agent = await uow.agents.get(organization_id, agent_id, for_update=lock)
-    if agent is None:
-        raise NotFound("agent", agent_id)
-    return agent
+    return await crud.require(AGENTS, uow, organization_id, agent_id, lock=lock)
 
 
 async def _check_team_reference(uow: UnitOfWork, organization_id: str, team_id: str | None) -> None:
@@ -73,42 +74,23 @@ def _check_agent(agent: Agent) -> None:
 @retry_transient
 async def create_agent(ports: Ports, organization_id: str, command: CreateAgent) -> Agent:
     """Create an agent, optionally already in a team of the same organization."""
-    now = ports.clock.now()
-    agent = Agent(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        description=command.description,
-        status=command.status,
-        runtime=command.runtime,
-        model_id=command.model_id,
-        system_prompt=command.system_prompt,
-        team_id=command.team_id,
-        capabilities=list(command.capabilities),
-        skill_ids=list(command.skill_ids),
-        execution_environment=command.execution_environment,
-        configuration=dict(command.configuration),
-        created_at=now,
-        updated_at=now,
-    )
+    agent = crud.new(Agent, ports, organization_id, command)
     _check_agent(agent)
     async with ports.uow() as uow:
         await _check_team_reference(uow, organization_id, agent.team_id)
-        await check_secret_references(uow, organization_id, "execution_environment", agent.execution_environment)
-        await check_integration_references(uow, organization_id, "execution_environment", agent.execution_environment)
+        await check_environment_references(uow, organization_id, agent.execution_environment)
         if not agent.skill_ids:
             await uow.commit_with(lambda: uow.agents.add(agent))  # the create's one write
         else:  # the skills named exist; each is attached (skills/attachments.py)
             agent = replace(agent, skill_ids=await check_skill_ids(uow, organization_id, agent.skill_ids, "skill_ids"))
             await uow.agents.add(agent)
-            await sync_attachments(uow, organization_id, SkillOwner.AGENT, agent.id, agent.skill_ids, now)
+            await sync_attachments(uow, organization_id, SkillOwner.AGENT, agent.id, agent.skill_ids, agent.created_at)
             await uow.commit()
     return agent
 
 
 async def get_agent(ports: Ports, organization_id: str, agent_id: str) -> Agent:
-    async with ports.read() as uow:
-        return await require_agent(uow, organization_id, agent_id)
+    return await crud.get(AGENTS, ports, organization_id, agent_id)
 
 
 async def list_agents(
@@ -129,21 +111,7 @@ async def update_agent(ports: Ports, organization_id: str, agent_id: str, comman
     name skills of the organization and replaces the agent's attachments (the overrides of those kept stay)."""
     async with ports.uow() as uow:
         agent = await require_agent(uow, organization_id, agent_id, lock=True)
-        updated = replace(
-            agent,
-            name=pick(command.name, agent.name),
-            description=pick(command.description, agent.description),
-            status=pick(command.status, agent.status),
-            runtime=pick(command.runtime, agent.runtime),
-            model_id=pick(command.model_id, agent.model_id),
-            system_prompt=pick(command.system_prompt, agent.system_prompt),
-            team_id=pick(command.team_id, agent.team_id),
-            capabilities=pick(command.capabilities, agent.capabilities),
-            skill_ids=pick(command.skill_ids, agent.skill_ids),
-            execution_environment=pick(command.execution_environment, agent.execution_environment),
-            configuration=pick(command.configuration, agent.configuration),
-            updated_at=ports.clock.now(),
-        )
+        updated = crud.patched(agent, command, ports.clock.now())
         _check_agent(updated)
         if updated.team_id != agent.team_id:
             await _check_team_reference(uow, organization_id, updated.team_id)
@@ -155,10 +123,7 @@ async def update_agent(ports: Ports, organization_id: str, agent_id: str, comman
                 uow, organization_id, SkillOwner.AGENT, agent.id, updated.skill_ids, updated.updated_at
             )
         if command.execution_environment is not UNSET:  # only a given environment: a rename never trips on it
-            await check_secret_references(uow, organization_id, "execution_environment", updated.execution_environment)
-            await check_integration_references(
-                uow, organization_id, "execution_environment", updated.execution_environment
-            )
+            await check_environment_references(uow, organization_id, updated.execution_environment)
         await uow.agents.update(updated)
         await uow.commit()
     return updated
@@ -168,9 +133,4 @@ async def update_agent(ports: Ports, organization_id: str, agent_id: str, comman
 async def delete_agent(ports: Ports, organization_id: str, agent_id: str, *, force: bool = False) -> Dangling:
     """Delete an agent; its team simply no longer lists it (membership lives on the agent), nor do its projects.
     Jobs and workflow steps naming it: 409 IN_USE, or with `force` left naming nothing (references.py)."""
-    async with ports.uow() as uow:
-        await require_agent(uow, organization_id, agent_id, lock=True)
-        dangling = await check_unreferenced(uow, organization_id, Target(Kind.AGENT, agent_id), force=force)
-        await uow.agents.delete(organization_id, agent_id)
-        await uow.commit()
-    return dangling
+    return await crud.delete(AGENTS, ports, organization_id, agent_id, force=force)

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from controlplane_domain.api_keys.entity import MAX_BINDINGS, ApiKey, format_key, parse_key
 from controlplane_domain.audit.usecases import record
-from controlplane_domain.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
+from controlplane_domain.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed, found
 from controlplane_domain.names import check_name, is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, SecretHasher, UnitOfWork
@@ -107,9 +107,7 @@ async def _record(uow: UnitOfWork, key: ApiKey, verb: str, details: dict[str, st
 async def get_api_key(ports: Ports, organization_id: str, key_id: str) -> ApiKey:
     async with ports.read() as uow:
         key = await uow.api_keys.get(organization_id, key_id)
-    if key is None:
-        raise NotFound("api key", key_id)
-    return key
+    return found(key, "api key", key_id)
 
 
 async def list_api_keys(ports: Ports, organization_id: str, page: PageRequest) -> Page[ApiKey]:

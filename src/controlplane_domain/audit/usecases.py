@@ -10,7 +10,7 @@ from controlplane_domain.audit.audited_writes import make_event
 from controlplane_domain.audit.context import AuditContext, current
 from controlplane_domain.audit.entity import AuditEvent, AuditFilter, Outcome
 from controlplane_domain.config import JSONObject
-from controlplane_domain.errors import DomainError, NotFound, ValidationFailed
+from controlplane_domain.errors import DomainError, ValidationFailed, found
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
@@ -124,6 +124,4 @@ async def list_audit_events(
 async def get_audit_event(ports: Ports, organization_id: str, event_id: str) -> AuditEvent:
     async with ports.read() as uow:
         event = await uow.audit_events.get(organization_id, event_id)
-    if event is None:
-        raise NotFound("audit event", event_id)
-    return event
+    return found(event, "audit event", event_id)

@@ -19,7 +19,7 @@ from controlplane_domain.background.entity import (
     plan_statuses,
     workflow_statuses,
 )
-from controlplane_domain.errors import Conflict, NotFound
+from controlplane_domain.errors import Conflict, found
 from controlplane_domain.executions import completion
 from controlplane_domain.jobs.entity import JobRun
 from controlplane_domain.paging import MAX_LIMIT, Page, PageRequest
@@ -50,10 +50,7 @@ async def _find(uow: UnitOfWork, organization_id: str, run_id: str) -> Backgroun
     job_run = await uow.jobs.get_run(organization_id, run_id)
     if job_run is not None:
         return await _job_run(uow, job_run)
-    plan = await uow.task_plans.get(organization_id, run_id)
-    if plan is None:
-        raise NotFound(NOUN, run_id)
-    return of_task_plan(plan)
+    return of_task_plan(found(await uow.task_plans.get(organization_id, run_id), NOUN, run_id))
 
 
 async def get_background_run(ports: Ports, organization_id: str, run_id: str) -> BackgroundRun:

@@ -28,7 +28,7 @@ from controlplane_domain.context_graph.entity import (
 )
 from controlplane_domain.context_graph.traversal import choose_path
 from controlplane_domain.crud import Area
-from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.errors import NotFound, ValidationFailed, found
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
@@ -183,9 +183,7 @@ async def create_edge(ports: Ports, organization_id: str, command: CreateEdge) -
 async def get_edge(ports: Ports, organization_id: str, edge_id: str) -> GraphEdge:
     async with ports.read() as uow:
         edge = await uow.context_graph.get_edge(organization_id, edge_id)
-    if edge is None:
-        raise NotFound("edge", edge_id)
-    return edge
+    return found(edge, "edge", edge_id)
 
 
 async def list_edges(ports: Ports, organization_id: str, page: PageRequest, where: EdgeFilter) -> Page[GraphEdge]:

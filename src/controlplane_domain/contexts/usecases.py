@@ -10,7 +10,7 @@ from controlplane_domain.audit.usecases import record
 from controlplane_domain.contexts.entity import NO_CONTEXT, Context, OwnedContext, OwnerType, ResolvedContext
 from controlplane_domain.contexts.presence import CHANGED
 from controlplane_domain.contexts.resolution import check_context
-from controlplane_domain.errors import NotFound
+from controlplane_domain.errors import NotFound, found
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 
@@ -40,17 +40,16 @@ def _view(owned: OwnedContext) -> ContextView:
 
 async def require_owner(uow: UnitOfWork, organization_id: str, owner_type: OwnerType, owner_id: str) -> None:
     """The project, environment, team or agent exists in this organization, or NotFound."""
-    found: object | None
+    owner: object | None
     if owner_type is OwnerType.PROJECT:
-        found = await uow.projects.get(organization_id, owner_id)
+        owner = await uow.projects.get(organization_id, owner_id)
     elif owner_type is OwnerType.ENVIRONMENT:
-        found = await uow.environments.get(organization_id, owner_id)
+        owner = await uow.environments.get(organization_id, owner_id)
     elif owner_type is OwnerType.TEAM:
-        found = await uow.teams.get(organization_id, owner_id)
+        owner = await uow.teams.get(organization_id, owner_id)
     else:
-        found = await uow.agents.get(organization_id, owner_id)
-    if found is None:
-        raise NotFound(owner_type.value, owner_id)
+        owner = await uow.agents.get(organization_id, owner_id)
+    found(owner, owner_type.value, owner_id)
 
 
 async def get_context(ports: Ports, organization_id: str, owner_type: OwnerType, owner_id: str) -> ContextView:
@@ -59,9 +58,7 @@ async def get_context(ports: Ports, organization_id: str, owner_type: OwnerType,
     async with ports.read() as uow:
         await require_owner(uow, organization_id, owner_type, owner_id)
         owned = await uow.contexts.get(organization_id, owner_type, owner_id)
-    if owned is None:
-        raise NotFound("context", owner_id)
-    return _view(owned)
+    return _view(found(owned, "context", owner_id))
 
 
 @retry_transient

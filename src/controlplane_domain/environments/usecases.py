@@ -152,25 +152,14 @@ async def _views(ports: Ports, uow: UnitOfWork, queues: list[WorkerQueue]) -> li
 
 @retry_transient
 async def create_queue(ports: Ports, organization_id: str, environment_id: str, command: CreateQueue) -> QueueView:
-    now = ports.clock.now()
-    queue = WorkerQueue(
-        id=str(uuid.uuid4()),
-        organization_id=organization_id,
-        environment_id=environment_id,
-        name=command.name,
-        description=command.description,
-        status=command.status,
-        max_workers=command.max_workers,
-        heartbeat_interval_seconds=command.heartbeat_interval_seconds,
-        created_at=now,
-        updated_at=now,
-    )
+    queue = crud.new(WorkerQueue, ports, organization_id, command, id=str(uuid.uuid4()), environment_id=environment_id)
     _check_queue(queue)
-    async with ports.uow() as uow:
+
+    async def environment_exists(uow: UnitOfWork, queue: WorkerQueue) -> WorkerQueue:
         await require_environment(uow, organization_id, environment_id)
-        await uow.queues.add(queue)
-        await uow.commit()
-    return QueueView(queue, 0, 0)
+        return queue
+
+    return QueueView(await crud.add(QUEUES, ports, queue, environment_exists), 0, 0)
 
 
 async def get_queue(ports: Ports, organization_id: str, queue_id: str) -> QueueView:

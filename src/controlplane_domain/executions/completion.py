@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from controlplane_domain.config import JSONObject
-from controlplane_domain.errors import Conflict, ValidationFailed
+from controlplane_domain.errors import Conflict, TransientFailure, ValidationFailed
 from controlplane_domain.executions.entity import SERVER_EVENTS, EventType, Execution, ExecutionStatus, NewEvent
+from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
 from controlplane_domain.executions.transitions import Change, change, check_lease, done_event
-from controlplane_domain.ports import Ports
+from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
 
 S = ExecutionStatus
@@ -84,12 +85,28 @@ async def cancel(ports: Ports, organization_id: str, execution_id: str) -> Execu
     def stop(execution: Execution, now: datetime) -> Change | Execution:
         if execution.is_terminal:
             raise Conflict(f"the execution already finished ({execution.status})", {"status": execution.status.value})
-        if execution.status in (S.PENDING, S.QUEUED):
-            cancelled = execution.transition(S.CANCELLED, now, error="cancelled before a worker started it")
-            return cancelled, [_status(cancelled), done_event(cancelled)]
-        if execution.cancel_requested:
+        if execution.cancel_requested and execution.status not in (S.PENDING, S.QUEUED):
             return execution
-        note = NewEvent(type=EventType.LOG, data={"message": "cancellation requested", "cancel_requested": True})
-        return execution.changed(cancel_requested=True, updated_at=now), [note]
+        return stopped(execution, now, "cancelled before a worker started it")
 
     return await change(ports, organization_id, execution_id, stop)
+
+
+def stopped(execution: Execution, now: datetime, error: str) -> Change:
+    """The unfinished execution cancelled now (with `error`) while no worker holds it, else its worker asked to
+    stop (its end then cancels it); with the events that tell it."""
+    if execution.status in (S.PENDING, S.QUEUED):
+        cancelled = execution.transition(S.CANCELLED, now, error=error)
+        return cancelled, [_status(cancelled), done_event(cancelled)]
+    note = NewEvent(type=EventType.LOG, data={"message": "cancellation requested", "cancel_requested": True})
+    return execution.changed(cancel_requested=True, updated_at=now), [note]
+
+
+async def stop_with_owner(uow: UnitOfWork, execution: Execution, now: datetime, error: str, changed: str) -> Execution:
+    """`stopped`, recorded in the unit of work of what owns the execution (a task plan, a workflow run), which
+    locked it: only a broken store fails, TransientFailure(`changed`)."""
+    stopping, events = stopped(execution, now, error)
+    rows, stopping = _numbered(stopping, events, now)
+    if not await uow.executions.record(execution, stopping, rows):
+        raise TransientFailure(changed)
+    return stopping

@@ -4,11 +4,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from controlplane_domain.contexts.entity import NO_CONTEXT, ResolvedContext
 from controlplane_domain.contexts.resolution import resolve
 from controlplane_domain.errors import NotFound, ValidationFailed
-from controlplane_domain.executions.entity import PROMPT_MAX_LENGTH, Execution, ExecutionStatus, RunWith, TargetType
+from controlplane_domain.executions.entity import (
+    PROMPT_MAX_LENGTH,
+    Execution,
+    ExecutionEvent,
+    ExecutionStatus,
+    RunWith,
+    TargetType,
+)
 from controlplane_domain.executions.entity import numbered as _numbered
 from controlplane_domain.executions.entity import status_event as _status
 from controlplane_domain.executions.transitions import publish, remember, topic
@@ -73,22 +81,10 @@ async def queue_execution(
     request = {"prompt": command.prompt, "worker_queue_id": command.worker_queue_id, "stream": command.stream}
     await guard(ports, Action.EXECUTE, organization_id, principal, Resource(target.value, target_id), request, uow=uow)
     now = ports.clock.now()
-    pending = Execution(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        target_type=target,
-        agent_id=target_id if target is TargetType.AGENT else None,
-        team_id=target_id if target is TargetType.TEAM else None,
-        worker_queue_id=command.worker_queue_id,
-        prompt=command.prompt,
-        status=S.PENDING,
-        max_attempts=ports.max_attempts,
-        created_at=now,
-        updated_at=now,
+    first, queued = new_queued(
+        ports, organization_id, target, target_id, command.worker_queue_id, command.prompt, now,
         trace_parent=command.trace_parent,
-    )
-    queued = pending.transition(S.QUEUED, now)
-    first, queued = _numbered(queued, [_status(queued)], now)
+    )  # fmt: skip
     context = await applicable_context(ports, uow, queued)
     if target is TargetType.AGENT:  # the queue's and the agent's checks with the write, which is the last
         queue_found, agent_found, queued = await uow.executions.add_if_found(queued, first, context)
@@ -103,6 +99,44 @@ async def queue_execution(
             raise _no_such_queue()
         await uow.executions.record(None, queued, first, context=context)
     return queued
+
+
+def new_queued(
+    ports: Ports,
+    organization_id: str,
+    target: TargetType,
+    target_id: str | None,
+    worker_queue_id: str,
+    prompt: str,
+    now: datetime,
+    *,
+    run_with: RunWith | None = None,
+    workflow_run_id: str | None = None,
+    workflow_step_id: str | None = None,
+    trace_parent: str | None = None,
+) -> tuple[list[ExecutionEvent], Execution]:
+    """A new execution of the agent or the team `target_id` (none for a plan's), queued now on the worker queue:
+    its first events (its status) and it. `run_with` is applied before it is queued."""
+    pending = Execution(
+        id=ports.ids.new_id(),
+        organization_id=organization_id,
+        target_type=target,
+        agent_id=target_id if target is TargetType.AGENT else None,
+        team_id=target_id if target is TargetType.TEAM else None,
+        worker_queue_id=worker_queue_id,
+        prompt=prompt,
+        status=S.PENDING,
+        max_attempts=ports.max_attempts,
+        created_at=now,
+        updated_at=now,
+        workflow_run_id=workflow_run_id,
+        workflow_step_id=workflow_step_id,
+        trace_parent=trace_parent,
+    )
+    if run_with is not None:
+        pending = run_with.applied(pending)
+    queued = pending.transition(S.QUEUED, now)
+    return _numbered(queued, [_status(queued)], now)
 
 
 async def announce(ports: Ports, queued: Execution) -> None:

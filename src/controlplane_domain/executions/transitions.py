@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from controlplane_domain.errors import Conflict, DomainError, NotFound, TransientFailure
+from controlplane_domain.errors import Conflict, DomainError, TransientFailure, found
 from controlplane_domain.executions.entity import (
     EventType,
     Execution,
@@ -50,10 +50,7 @@ def done_event(execution: Execution) -> NewEvent:
 async def require_execution(
     uow: UnitOfWork, organization_id: str, execution_id: str, *, lock: bool = False
 ) -> Execution:
-    execution = await uow.executions.get(organization_id, execution_id, for_update=lock)
-    if execution is None:
-        raise NotFound("execution", execution_id)
-    return execution
+    return found(await uow.executions.get(organization_id, execution_id, for_update=lock), "execution", execution_id)
 
 
 Change = tuple[Execution, Sequence[NewEvent]]  # an execution as changed, and the events that tell the change

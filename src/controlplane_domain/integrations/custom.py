@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from controlplane_domain import crud
 from controlplane_domain.crud import Area
@@ -29,7 +30,7 @@ from controlplane_domain.integrations.entity import (
 )
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.references import Dangling, Kind
 from controlplane_domain.retry import retry_transient
@@ -161,25 +162,19 @@ def _check(integration: CustomIntegration) -> None:
 CUSTOM_INTEGRATIONS = Area("custom integration", lambda uow: uow.custom_integrations, Kind.CUSTOM_INTEGRATION)
 
 
-async def require_custom_integration(
-    uow: UnitOfWork, organization_id: str, integration_id: str, *, lock: bool = False
-) -> CustomIntegration:
-    """The custom integration of this organization, or NotFound."""
-    return await crud.require(CUSTOM_INTEGRATIONS, uow, organization_id, integration_id, lock=lock)
-
-
 @retry_transient
 async def create_custom_integration(
     ports: Ports, organization_id: str, command: CreateCustomIntegration
 ) -> CustomIntegration:
     integration = crud.new(CustomIntegration, ports, organization_id, command, files=files_of(command.files))
     _check(integration)
-    async with ports.uow() as uow:
-        names = await check_secret_names(uow, organization_id, integration.secret_names)
-        integration = replace(integration, secret_names=names)
-        await uow.custom_integrations.add(integration)
-        await uow.commit()
-    return integration
+
+    async def secrets_exist(uow: UnitOfWork, integration: CustomIntegration) -> CustomIntegration:
+        return replace(
+            integration, secret_names=await check_secret_names(uow, organization_id, integration.secret_names)
+        )
+
+    return await crud.add(CUSTOM_INTEGRATIONS, ports, integration, secrets_exist)
 
 
 async def get_custom_integration(ports: Ports, organization_id: str, integration_id: str) -> CustomIntegration:
@@ -197,26 +192,17 @@ async def update_custom_integration(
     """Change the given fields; given `secret_names` must all be secrets of the organization (a PATCH that does
     not give them does not check them again, so a rename never trips on a secret deleted since)."""
     files = None if isinstance(command.files, Unset) else files_of(command.files)
-    async with ports.uow() as uow:
-        stored = await require_custom_integration(uow, organization_id, integration_id, lock=True)
-        updated = replace(
-            stored,
-            name=pick(command.name, stored.name),
-            description=pick(command.description, stored.description),
-            env_vars=pick(command.env_vars, stored.env_vars),
-            files=stored.files if files is None else files,
-            setup_commands=pick(command.setup_commands, stored.setup_commands),
-            enabled=pick(command.enabled, stored.enabled),
-            updated_at=ports.clock.now(),
-        )
+
+    async def change(uow: UnitOfWork, stored: CustomIntegration, now: datetime) -> CustomIntegration:
+        updated = crud.patched(stored, command, now, ("secret_names",), files=stored.files if files is None else files)
         _check(updated)
         if not isinstance(command.secret_names, Unset):
             updated = replace(
                 updated, secret_names=await check_secret_names(uow, organization_id, command.secret_names)
             )
-        await uow.custom_integrations.update(updated)
-        await uow.commit()
-    return updated
+        return updated
+
+    return await crud.update_in(CUSTOM_INTEGRATIONS, ports, organization_id, integration_id, change)
 
 
 @retry_transient

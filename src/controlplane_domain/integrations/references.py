@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from controlplane_domain.config import ExecutionEnvironment
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.ports import UnitOfWork
+from controlplane_domain.secrets.references import check_secret_references
 
 
 def _missing(wanted: Sequence[str], found: set[str], field: str) -> None:
@@ -29,3 +30,11 @@ async def check_integration_references(
     if environment.custom_integration_ids:
         custom = await uow.custom_integrations.get_many(organization_id, environment.custom_integration_ids)
         _missing(environment.custom_integration_ids, {item.id for item in custom}, f"{prefix}.custom_integration_ids")
+
+
+async def check_environment_references(
+    uow: UnitOfWork, organization_id: str, environment: ExecutionEnvironment | None
+) -> None:
+    """The secrets and integrations an agent's or a team's `execution_environment` names exist (422 otherwise)."""
+    await check_secret_references(uow, organization_id, "execution_environment", environment)
+    await check_integration_references(uow, organization_id, "execution_environment", environment)

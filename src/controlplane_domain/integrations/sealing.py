@@ -14,6 +14,7 @@ from controlplane_domain.integrations.entity import Integration, integration_ass
 from controlplane_domain.ports import UnitOfWork
 from controlplane_domain.secrets.entity import SealedValue, SecretUnreadable
 from controlplane_domain.secrets.ports import SecretCipher
+from controlplane_domain.secrets.signing import reseal_in_batches
 
 
 def seal_fields(
@@ -51,15 +52,13 @@ async def rotate_integration_key(
     """Seal the secret fields of every integration of every organization with `new` (opened with `old`), `batch`
     integrations a transaction; how many were sealed anew. Those `new` sealed already are left alone, so a rotation
     that stopped halfway runs again to its end. `updated_at` stays: the values did not change."""
-    done = 0
-    while True:
-        async with uow() as work:
-            integrations = await work.integrations.sealed_elsewhere(new.key_id, batch)
-            if not integrations:
-                return done
-            for integration in integrations:
-                values = open_fields(old, integration)
-                sealed = seal_fields(new, integration.organization_id, integration.id, values)
-                await work.integrations.update(replace(integration, sealed=sealed))
-            await work.commit()
-        done += len(integrations)
+
+    async def pending(work: UnitOfWork) -> list[Integration]:
+        return await work.integrations.sealed_elsewhere(new.key_id, batch)
+
+    async def reseal(work: UnitOfWork, integration: Integration) -> None:
+        values = open_fields(old, integration)
+        sealed = seal_fields(new, integration.organization_id, integration.id, values)
+        await work.integrations.update(replace(integration, sealed=sealed))
+
+    return await reseal_in_batches(uow, pending, reseal)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from controlplane_domain import crud
@@ -21,7 +22,7 @@ from controlplane_domain.integrations.entity import Integration
 from controlplane_domain.integrations.sealing import open_fields, seal_fields
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.references import Dangling, Kind
 from controlplane_domain.retry import retry_transient
@@ -158,18 +159,9 @@ async def create_integration(ports: Ports, organization_id: str, command: Create
     for name in template.secret_fields:
         if command.configuration.get(name) == MASK:
             raise ValidationFailed(("configuration", name), f"{MASK} keeps a stored value, and none is stored")
-    now = ports.clock.now()
-    blank = Integration(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        kind=command.kind,
-        configuration={},
-        secret_fields=(),
-        sealed=None,
-        enabled=command.enabled,
-        created_at=now,
-        updated_at=now,
+    omit = ("configuration",)  # (split below into plain and sealed fields)
+    blank = crud.new(
+        Integration, ports, organization_id, command, omit, configuration={}, secret_fields=(), sealed=None
     )
     await check_configuration_off_loop(schema_validator(ports), template, dict(command.configuration))
     integration = _split(ports, template, blank, command.configuration, checked=True)
@@ -197,13 +189,7 @@ def _changed(
 ) -> tuple[Integration, IntegrationTemplate | None, JSONObject | None]:
     """The integration as `command` changes `stored` (not yet checked nor sealed): with the template and the whole
     configuration (secret fields unmasked) to check and seal, when the kind or the configuration changes."""
-    updated = replace(
-        stored,
-        name=pick(command.name, stored.name),
-        kind=pick(command.kind, stored.kind),
-        enabled=pick(command.enabled, stored.enabled),
-        updated_at=ports.clock.now(),
-    )
+    updated = crud.patched(stored, command, ports.clock.now(), ("configuration",))
     if isinstance(command.configuration, Unset) and isinstance(command.kind, Unset):
         return updated, None, None
     template = require_template(updated.kind)
@@ -234,8 +220,8 @@ async def update_integration(
         if template is not None and configuration is not None:
             await check_configuration_off_loop(schema_validator(ports), template, configuration)
             checked = before
-    async with ports.uow() as uow:
-        stored = await require_integration(uow, organization_id, integration_id, lock=True)
+
+    async def change(uow: UnitOfWork, stored: Integration, now: datetime) -> Integration:
         updated, template, configuration = _changed(ports, stored, command)
         if template is not None and configuration is not None:
             unchanged = checked is not None and (checked.updated_at, checked.sealed) == (
@@ -243,9 +229,9 @@ async def update_integration(
                 stored.sealed,
             )
             updated = _split(ports, template, updated, configuration, checked=unchanged)
-        await uow.integrations.update(updated)
-        await uow.commit()
-    return updated
+        return updated
+
+    return await crud.update_in(INTEGRATIONS, ports, organization_id, integration_id, change)
 
 
 @retry_transient

@@ -25,7 +25,7 @@ from controlplane_domain.jobs.ports import CronCalendar, WebhookSignatures
 from controlplane_domain.names import check_name, is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
-from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.ports import Ports, UnitOfWork, wired
 from controlplane_domain.principal import Principal
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SealedValue
@@ -65,15 +65,11 @@ class JobView:
 
 
 def calendar(ports: Ports) -> CronCalendar:
-    if ports.cron is None:
-        raise RuntimeError("no cron calendar is wired (Ports.cron)")
-    return ports.cron
+    return wired(ports.cron, "no cron calendar is wired (Ports.cron)")
 
 
 def signatures(ports: Ports) -> WebhookSignatures:
-    if ports.signatures is None:
-        raise RuntimeError("no webhook signatures are wired (Ports.signatures)")
-    return ports.signatures
+    return wired(ports.signatures, "no webhook signatures are wired (Ports.signatures)")
 
 
 def next_run(ports: Ports, job: Job, after: datetime) -> datetime | None:
@@ -144,34 +140,22 @@ async def require_job(uow: UnitOfWork, organization_id: str, job_id: str, *, loc
 
 @retry_transient
 async def create_job(ports: Ports, organization_id: str, command: CreateJob, *, principal: Principal | None) -> JobView:
-    now = ports.clock.now()
-    job = Job(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        enabled=command.enabled,
-        trigger=_with_zone(command.trigger),
-        target=command.target,
-        prompt=command.prompt,
-        worker_queue_id=command.worker_queue_id,
-        overlap=command.overlap,
-        misfire=command.misfire,
-        next_run_at=None,
-        secret=None,
-        created_at=now,
-        updated_at=now,
+    job = crud.new(
+        Job, ports, organization_id, command, trigger=_with_zone(command.trigger), next_run_at=None, secret=None
     )
     secret = None
-    async with ports.uow() as uow:
+
+    async def check(uow: UnitOfWork, job: Job) -> Job:
+        nonlocal secret
         await _check_job(ports, uow, job)
-        job = replace(job, next_run_at=next_run(ports, job, now))
+        job = replace(job, next_run_at=next_run(ports, job, job.created_at))
         if job.trigger.type is TriggerType.WEBHOOK:
             secret, sealed = _new_secret(ports, job)
             job = replace(job, secret=sealed)
         await guard(ports, JobAction.CREATE, job, principal=principal, uow=uow)
-        await uow.jobs.add(job)
-        await uow.commit()
-    return JobView(job, secret)
+        return job
+
+    return JobView(await crud.add(JOBS, ports, job, check), secret)
 
 
 def _with_zone(trigger: Trigger) -> Trigger:
@@ -191,22 +175,11 @@ async def list_jobs(ports: Ports, organization_id: str, page: PageRequest) -> Pa
 
 @retry_transient
 async def update_job(ports: Ports, organization_id: str, job_id: str, command: UpdateJob) -> JobView:
-    now = ports.clock.now()
-    secret = None
-    async with ports.uow() as uow:
-        job = await require_job(uow, organization_id, job_id, lock=True)
-        updated = replace(
-            job,
-            name=pick(command.name, job.name),
-            enabled=pick(command.enabled, job.enabled),
-            trigger=_with_zone(pick(command.trigger, job.trigger)),
-            target=pick(command.target, job.target),
-            prompt=pick(command.prompt, job.prompt),
-            worker_queue_id=pick(command.worker_queue_id, job.worker_queue_id),
-            overlap=pick(command.overlap, job.overlap),
-            misfire=pick(command.misfire, job.misfire),
-            updated_at=now,
-        )
+    secret: str | None = None
+
+    async def change(uow: UnitOfWork, job: Job, now: datetime) -> Job:
+        nonlocal secret
+        updated = crud.patched(job, command, now, trigger=_with_zone(pick(command.trigger, job.trigger)))
         await _check_job(ports, uow, updated, job)
         if updated.trigger != job.trigger or updated.enabled != job.enabled:
             updated = replace(updated, next_run_at=next_run(ports, updated, now))
@@ -215,9 +188,9 @@ async def update_job(ports: Ports, organization_id: str, job_id: str, command: U
         elif job.trigger.type is not TriggerType.WEBHOOK:  # it became a webhook job: its secret, shown this once
             secret, sealed = _new_secret(ports, updated)
             updated = replace(updated, secret=sealed)
-        await uow.jobs.update(updated)
-        await uow.commit()
-    return JobView(updated, secret)
+        return updated
+
+    return JobView(await crud.update_in(JOBS, ports, organization_id, job_id, change), secret)
 
 
 @retry_transient

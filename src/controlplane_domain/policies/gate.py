@@ -181,6 +181,13 @@ class DryRun:
     outcomes: list[tuple[Policy, Outcome]]
 
 
+def policy_runtime(ports: Ports) -> PolicyRuntime:
+    """The policy engine, or Unavailable (503) on a server without one."""
+    if ports.policies is None:
+        raise Unavailable("no policy engine is configured")
+    return ports.policies
+
+
 async def dry_run(
     ports: Ports,
     action: Action,
@@ -190,9 +197,7 @@ async def dry_run(
     request: Mapping[str, Any],
 ) -> DryRun:
     """`POST /api/v1/policies/evaluate`: the action's enabled policies on this input, as `guard` would decide."""
-    runtime = ports.policies
-    if runtime is None:
-        raise Unavailable("no policy engine is configured")
+    runtime = policy_runtime(ports)
     guards = runtime.cache.known(organization_id)
     if guards is None:
         guards = await _read(ports, runtime, organization_id, None)

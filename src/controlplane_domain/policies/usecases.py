@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from controlplane_domain import crud
 from controlplane_domain.crud import Area
-from controlplane_domain.errors import DomainError, Unavailable, ValidationFailed
+from controlplane_domain.errors import DomainError, ValidationFailed
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset
@@ -22,6 +22,7 @@ from controlplane_domain.policies.entity import (
     Policy,
     PolicyCompileError,
 )
+from controlplane_domain.policies.gate import policy_runtime
 from controlplane_domain.policies.runtime import PolicyRuntime
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
@@ -47,12 +48,6 @@ class UpdatePolicy:
     enabled: bool | Unset = UNSET
     enforcement: Enforcement | Unset = UNSET
     actions: tuple[Action, ...] | Unset = UNSET
-
-
-def _runtime(ports: Ports) -> PolicyRuntime:
-    if ports.policies is None:
-        raise Unavailable("no policy engine is configured")
-    return ports.policies
 
 
 async def _check_policy(runtime: PolicyRuntime, policy: Policy, *, compile_module: bool) -> None:
@@ -99,12 +94,10 @@ async def _changed(ports: Ports) -> None:
 
 @retry_transient
 async def create_policy(ports: Ports, organization_id: str, command: CreatePolicy) -> Policy:
-    runtime = _runtime(ports)
+    runtime = policy_runtime(ports)
     policy = crud.new(Policy, ports, organization_id, command)
     await _check_policy(runtime, policy, compile_module=True)
-    async with ports.uow() as uow:
-        await uow.policies.add(policy)
-        await uow.commit()
+    await crud.add(POLICIES, ports, policy)
     await _changed(ports)
     return policy
 
@@ -122,18 +115,18 @@ async def update_policy(ports: Ports, organization_id: str, policy_id: str, comm
     """A new module is compiled before the transaction opens (a compile may take up to its limit, seconds, which
     no lock should be held for): the policy is read first, so that another organization's is still 404 whatever
     the module, and an unchanged module is not compiled again."""
-    runtime = _runtime(ports)
+    runtime = policy_runtime(ports)
     if not isinstance(command.rego, Unset):
         async with ports.read() as reader:
             stored = await require_policy(reader, organization_id, policy_id)
         if command.rego != stored.rego:
             await _check_rego(runtime, command.rego, compile_module=True)
-    async with ports.uow() as uow:
-        policy = await require_policy(uow, organization_id, policy_id, lock=True)
-        updated = crud.patched(policy, command, ports.clock.now())
+
+    async def check(uow: UnitOfWork, updated: Policy, stored: Policy) -> Policy:
         await _check_policy(runtime, updated, compile_module=False)  # (compiled above when it changes)
-        await uow.policies.update(updated)
-        await uow.commit()
+        return updated
+
+    updated = await crud.patch_in(POLICIES, ports, organization_id, policy_id, command, check)
     await _changed(ports)
     return updated
 

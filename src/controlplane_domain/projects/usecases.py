@@ -67,10 +67,7 @@ async def _view(uow: UnitOfWork, project: Project) -> ProjectView:
 async def create_project(ports: Ports, organization_id: str, command: CreateProject) -> ProjectView:
     project = crud.new(Project, ports, organization_id, command)
     _check_project(project)
-    async with ports.uow() as uow:
-        await uow.projects.add(project)
-        await uow.commit()
-    return ProjectView(project, ProjectCounts())
+    return ProjectView(await crud.add(PROJECTS, ports, project), ProjectCounts())
 
 
 async def get_project(ports: Ports, organization_id: str, project_id: str) -> ProjectView:

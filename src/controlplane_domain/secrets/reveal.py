@@ -12,6 +12,7 @@ from controlplane_domain.errors import NotFound
 from controlplane_domain.ports import IdGenerator, UnitOfWork
 from controlplane_domain.secrets.entity import Secret, SecretAccess, SecretUnreadable, associated_data
 from controlplane_domain.secrets.ports import SecretCipher
+from controlplane_domain.secrets.signing import reseal_in_batches
 
 
 def open_value(cipher: SecretCipher, secret: Secret) -> str:
@@ -73,26 +74,22 @@ async def rotate_key(
     how many were sealed anew. Secrets `new` sealed already are left alone, so a rotation that stopped halfway
     runs again to its end. SecretUnreadable when a secret was sealed by neither key (nothing after it changes).
     `version` and `updated_at` stay: the values did not change."""
-    done = 0
-    while True:
-        async with uow() as work:
-            secrets = await work.secrets.sealed_elsewhere(new.key_id, batch)
-            if not secrets:
-                return done
-            for secret in secrets:
-                value = open_value(old, secret)
-                data = new.encrypt(value, associated_data(secret.organization_id, secret.id))
-                with explicitly():  # recorded as what it is (when an audit context is set: the command line's)
-                    await work.secrets.update(
-                        replace(secret, sealed=replace(secret.sealed, key_id=new.key_id, data=data))
-                    )
-                await record(
-                    work,
-                    organization_id=secret.organization_id,
-                    action="secret.rotate_key",
-                    resource_type="secret",
-                    resource_id=secret.id,
-                    details={"from_key_id": old.key_id, "to_key_id": new.key_id},
-                )
-            await work.commit()
-        done += len(secrets)
+
+    async def pending(work: UnitOfWork) -> list[Secret]:
+        return await work.secrets.sealed_elsewhere(new.key_id, batch)
+
+    async def reseal(work: UnitOfWork, secret: Secret) -> None:
+        value = open_value(old, secret)
+        data = new.encrypt(value, associated_data(secret.organization_id, secret.id))
+        with explicitly():  # recorded as what it is (when an audit context is set: the command line's)
+            await work.secrets.update(replace(secret, sealed=replace(secret.sealed, key_id=new.key_id, data=data)))
+        await record(
+            work,
+            organization_id=secret.organization_id,
+            action="secret.rotate_key",
+            resource_type="secret",
+            resource_id=secret.id,
+            details={"from_key_id": old.key_id, "to_key_id": new.key_id},
+        )
+
+    return await reseal_in_batches(uow, pending, reseal)

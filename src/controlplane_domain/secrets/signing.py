@@ -6,15 +6,16 @@ rotation that stopped halfway runs again to its end. `updated_at` stays: the sec
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from controlplane_domain.ports import UnitOfWork
 from controlplane_domain.secrets.entity import SealedValue, SecretUnreadable
 from controlplane_domain.secrets.ports import SecretCipher
 
 ROTATION_BATCH = 100
+T = TypeVar("T")
 
 
 def _resealed(old: SecretCipher, new: SecretCipher, sealed: SealedValue, bound_to: bytes) -> SealedValue:
@@ -34,16 +35,33 @@ async def reseal_all(
     """Seal one area's signing secrets with `new` (opened with `old`), a batch a transaction; how many were sealed
     anew. `area`: its repository in a unit of work (`sealed_elsewhere`, `update`); `bound_to`: what each item's
     secret is bound to. A secret `old` cannot open raises the cipher's error (nothing of its batch changes)."""
+
+    async def pending(work: UnitOfWork) -> Sequence[Any]:
+        found: Sequence[Any] = await area(work).sealed_elsewhere(new.key_id, batch)
+        return found
+
+    async def reseal(work: UnitOfWork, item: Any) -> None:
+        assert item.secret is not None  # (what sealed_elsewhere answers has one)
+        sealed = _resealed(old, new, item.secret, bound_to(item.organization_id, item.id))
+        await area(work).update(replace(item, secret=sealed))
+
+    return await reseal_in_batches(uow, pending, reseal)
+
+
+async def reseal_in_batches(
+    uow: Callable[[], UnitOfWork],
+    pending: Callable[[UnitOfWork], Awaitable[Sequence[T]]],
+    reseal: Callable[[UnitOfWork, T], Awaitable[None]],
+) -> int:
+    """A key rotation's loop: what `pending` finds still sealed by another key (a batch), each `reseal`ed, in one
+    transaction a batch, until it finds nothing; how many were sealed anew."""
     done = 0
     while True:
         async with uow() as work:
-            repository = area(work)
-            found = await repository.sealed_elsewhere(new.key_id, batch)
+            found = await pending(work)
             if not found:
                 return done
             for item in found:
-                assert item.secret is not None  # (what sealed_elsewhere answers has one)
-                sealed = _resealed(old, new, item.secret, bound_to(item.organization_id, item.id))
-                await repository.update(replace(item, secret=sealed))
+                await reseal(work, item)
             await work.commit()
         done += len(found)

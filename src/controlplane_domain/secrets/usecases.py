@@ -8,7 +8,7 @@ from controlplane_domain import crud
 from controlplane_domain.crud import Area
 from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.policies.entity import Action, Resource
 from controlplane_domain.policies.gate import guard
 from controlplane_domain.ports import Ports, UnitOfWork
@@ -107,23 +107,15 @@ async def create_secret(
     check_secret_name("name", command.name)
     _check_value(command.value)
     cipher = require_cipher(ports)
-    now = ports.clock.now()
     secret_id = ports.ids.new_id()
-    secret = Secret(
-        id=secret_id,
-        organization_id=organization_id,
-        name=command.name,
-        description=command.description,
-        version=1,
-        sealed=seal(cipher, organization_id, secret_id, command.value),
-        created_at=now,
-        updated_at=now,
-    )
-    async with ports.uow() as uow:
+    sealed = seal(cipher, organization_id, secret_id, command.value)
+    secret = crud.new(Secret, ports, organization_id, command, ("value",), id=secret_id, version=1, sealed=sealed)
+
+    async def allowed(uow: UnitOfWork, secret: Secret) -> Secret:
         await may_write(ports, uow, secret, "create", principal, value_changed=True)
-        await uow.secrets.add(secret)
-        await uow.commit()
-    return secret
+        return secret
+
+    return await crud.add(SECRETS, ports, secret, allowed)
 
 
 async def get_secret(ports: Ports, organization_id: str, secret_id: str) -> Secret:
@@ -145,21 +137,15 @@ async def update_secret(
     if not isinstance(command.value, Unset):
         _check_value(command.value)
         cipher = require_cipher(ports)
-    async with ports.uow() as uow:
-        secret = await require_secret(uow, organization_id, secret_id, lock=True)
-        updated = replace(
-            secret,
-            name=pick(command.name, secret.name),
-            description=pick(command.description, secret.description),
-            updated_at=ports.clock.now(),
-        )
+
+    async def sealed_and_allowed(uow: UnitOfWork, updated: Secret, stored: Secret) -> Secret:
         if cipher is not None and not isinstance(command.value, Unset):
             sealed = seal(cipher, organization_id, secret_id, command.value)
-            updated = replace(updated, sealed=sealed, version=secret.version + 1)
+            updated = replace(updated, sealed=sealed, version=stored.version + 1)
         await may_write(ports, uow, updated, "update", principal, value_changed=cipher is not None)
-        await uow.secrets.update(updated)
-        await uow.commit()
-    return updated
+        return updated
+
+    return await crud.patch_in(SECRETS, ports, organization_id, secret_id, command, sealed_and_allowed, ("value",))
 
 
 @retry_transient

@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from controlplane_domain.config import JSONObject
-from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.errors import NotFound, ValidationFailed, found
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
@@ -56,14 +56,10 @@ async def _owner_skill_ids(uow: UnitOfWork, organization_id: str, owner: SkillOw
     """The skills the owner has, in its order (NotFound when there is no such owner); an environment's are its
     attachments."""
     if owner is SkillOwner.AGENT:
-        agent = await uow.agents.get(organization_id, owner_id)
-        if agent is None:
-            raise NotFound("agent", owner_id)
+        agent = found(await uow.agents.get(organization_id, owner_id), "agent", owner_id)
         return list(agent.skill_ids)
     if owner is SkillOwner.TEAM:
-        team = await uow.teams.get(organization_id, owner_id)
-        if team is None:
-            raise NotFound("team", owner_id)
+        team = found(await uow.teams.get(organization_id, owner_id), "team", owner_id)
         return list(team.skill_ids or [])
     if await uow.environments.get(organization_id, owner_id) is None:
         raise NotFound("environment", owner_id)
@@ -86,16 +82,12 @@ async def _set_owner_skill_ids(
     """Add or remove one id in the agent's or team's `skill_ids` (its row locked first); NotFound when there is no
     such owner. Environments have no such list."""
     if owner is SkillOwner.AGENT:
-        agent = await uow.agents.get(organization_id, owner_id, for_update=True)
-        if agent is None:
-            raise NotFound("agent", owner_id)
+        agent = found(await uow.agents.get(organization_id, owner_id, for_update=True), "agent", owner_id)
         changed = _changed(agent.skill_ids, adding, removing)
         if changed is not None:
             await uow.agents.update(replace(agent, skill_ids=changed, updated_at=now))
     elif owner is SkillOwner.TEAM:
-        team = await uow.teams.get(organization_id, owner_id, for_update=True)
-        if team is None:
-            raise NotFound("team", owner_id)
+        team = found(await uow.teams.get(organization_id, owner_id, for_update=True), "team", owner_id)
         changed = _changed(team.skill_ids, adding, removing)
         if changed is not None:
             await uow.teams.update(replace(team, skill_ids=changed, updated_at=now))
@@ -235,9 +227,7 @@ async def resolve_agent_skills(
 ) -> list[ResolvedSkill]:
     """The agent's resolved skills with its team's and, when given, an environment's."""
     async with ports.read() as uow:
-        agent = await uow.agents.get(organization_id, agent_id)
-        if agent is None:
-            raise NotFound("agent", agent_id)
+        agent = found(await uow.agents.get(organization_id, agent_id), "agent", agent_id)
         if environment_id is not None and await uow.environments.get(organization_id, environment_id) is None:
             raise ValidationFailed("environment_id", f"environment '{environment_id}' does not exist", "query")
         return await resolved_skills(uow, organization_id, agent.id, agent.team_id, environment_id)

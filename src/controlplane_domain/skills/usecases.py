@@ -13,7 +13,7 @@ from controlplane_domain.errors import ValidationFailed, dotted_path
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset, pick
-from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.ports import Ports, UnitOfWork, wired
 from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.skills.catalog import SKILL_TYPES_BY_NAME
@@ -49,9 +49,7 @@ class UpdateSkill:
 
 def schema_validator(ports: Ports) -> SchemaValidator:
     """The validator wired in `Ports.schemas`."""
-    if ports.schemas is None:
-        raise RuntimeError("no SchemaValidator is wired in Ports.schemas (controlplane_adapters.schemas)")
-    return ports.schemas
+    return wired(ports.schemas, "no SchemaValidator is wired in Ports.schemas (controlplane_adapters.schemas)")
 
 
 def is_heavy(value: Any, most: int = HEAVY_VALUES) -> bool:
@@ -149,16 +147,14 @@ async def update_skill(ports: Ports, organization_id: str, skill_id: str, comman
             kind = pick(command.type, (await require_skill(uow, organization_id, skill_id)).type)
         await check_configuration_off_loop(validator, kind, command.configuration, "configuration")
         checked = (kind, command.configuration)
-    async with ports.uow() as uow:
-        skill = await require_skill(uow, organization_id, skill_id, lock=True)
-        updated = crud.patched(skill, command, ports.clock.now())
+
+    def check(updated: Skill) -> None:
         if checked is not None and checked[0] == updated.type and checked[1] is updated.configuration:
             check_name("name", updated.name)
         else:
             _check_skill(validator, updated)
-        await uow.skills.update(updated)
-        await uow.commit()
-    return updated
+
+    return await crud.patch(SKILLS, ports, organization_id, skill_id, command, check)
 
 
 @retry_transient

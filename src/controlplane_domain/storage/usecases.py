@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, replace
 
-from controlplane_domain.errors import NotFound, Unavailable
+from controlplane_domain.errors import Unavailable, found
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient
@@ -51,10 +51,7 @@ async def _quota(uow: UnitOfWork, organization_id: str, storage: Storage) -> int
 
 
 async def _require(uow: UnitOfWork, organization_id: str, path: str, *, lock: bool = False) -> StoredFile:
-    found = await uow.stored_files.find(organization_id, path, for_update=lock)
-    if found is None:
-        raise NotFound("file", path)
-    return found
+    return found(await uow.stored_files.find(organization_id, path, for_update=lock), "file", path)
 
 
 async def _discard(blobs: BlobStore, key: str) -> None:

@@ -6,12 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from controlplane_domain.errors import Conflict, NotFound, TransientFailure, ValidationFailed
-from controlplane_domain.executions.entity import EventType, Execution, ExecutionStatus, NewEvent, TargetType
-from controlplane_domain.executions.entity import numbered as numbered_execution
-from controlplane_domain.executions.entity import status_event as execution_status
-from controlplane_domain.executions.execute import announce, applicable_context
-from controlplane_domain.executions.transitions import done_event, publish, topic
+from controlplane_domain.errors import Conflict, ValidationFailed, found
+from controlplane_domain.executions.completion import stop_with_owner
+from controlplane_domain.executions.entity import Execution, ExecutionStatus, TargetType
+from controlplane_domain.executions.execute import announce, applicable_context, new_queued
+from controlplane_domain.executions.transitions import publish, topic
 from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
@@ -39,10 +38,7 @@ class CreatePlan:
 
 
 async def require_plan(uow: UnitOfWork, organization_id: str, plan_id: str, *, lock: bool = False) -> TaskPlan:
-    plan = await uow.task_plans.get(organization_id, plan_id, for_update=lock)
-    if plan is None:
-        raise NotFound("task plan", plan_id)
-    return plan
+    return found(await uow.task_plans.get(organization_id, plan_id, for_update=lock), "task plan", plan_id)
 
 
 def _check(command: CreatePlan) -> None:
@@ -76,21 +72,8 @@ async def create_plan(ports: Ports, organization_id: str, command: CreatePlan) -
                 if agent_id not in found:
                     raise ValidationFailed(f"agent_ids.{index}", "no agent of this organization has this id")
         now = ports.clock.now()
-        pending = Execution(
-            id=ports.ids.new_id(),
-            organization_id=organization_id,
-            target_type=TargetType.PLAN,
-            agent_id=None,
-            team_id=None,
-            worker_queue_id=command.worker_queue_id,
-            prompt=command.task,
-            status=S.PENDING,
-            max_attempts=ports.max_attempts,
-            created_at=now,
-            updated_at=now,
-        )
-        queued = pending.transition(S.QUEUED, now)
-        first, queued = numbered_execution(queued, [execution_status(queued)], now)
+        queue_id = command.worker_queue_id
+        first, queued = new_queued(ports, organization_id, TargetType.PLAN, None, queue_id, command.task, now)
         plan = TaskPlan(
             id=ports.ids.new_id(),
             organization_id=organization_id,
@@ -188,13 +171,5 @@ async def cancel_plan(ports: Ports, organization_id: str, plan_id: str) -> TaskP
 
 async def _stop(uow: UnitOfWork, execution: Execution, now: datetime) -> Execution:
     """The planning execution cancelled (queued) or asked to stop (held), in the plan's unit of work."""
-    if execution.status in (S.PENDING, S.QUEUED):
-        changed = execution.transition(S.CANCELLED, now, error="cancelled with its task plan")
-        events = [execution_status(changed), done_event(changed)]
-    else:
-        note = NewEvent(type=EventType.LOG, data={"message": "cancellation requested", "cancel_requested": True})
-        changed, events = execution.changed(cancel_requested=True, updated_at=now), [note]
-    rows, changed = numbered_execution(changed, events, now)
-    if not await uow.executions.record(execution, changed, rows):  # locked: only a broken store fails
-        raise TransientFailure("the planning execution changed while its plan was being cancelled")
-    return changed
+    changed = "the planning execution changed while its plan was being cancelled"
+    return await stop_with_owner(uow, execution, now, "cancelled with its task plan", changed)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
+from controlplane_domain import crud
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.agents.ports import AgentRepository
 from controlplane_domain.audit.usecases import record
@@ -16,16 +17,16 @@ from controlplane_domain.config import (
     check_execution_environment,
     check_team_settings,
 )
+from controlplane_domain.crud import Area
 from controlplane_domain.errors import NotFound, ValidationFailed
-from controlplane_domain.integrations.references import check_integration_references
+from controlplane_domain.integrations.references import check_environment_references
 from controlplane_domain.names import check_name
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
+from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.references import Dangling, Kind, Target, check_unreferenced
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.runtimes import DEFAULT_RUNTIME, require_supported_runtime
-from controlplane_domain.secrets.references import check_secret_references
 from controlplane_domain.skills.attachments import attached_to_many, check_skill_ids, sync_attachments
 from controlplane_domain.skills.entity import SkillOwner
 from controlplane_domain.teams.entity import Team, TeamStatus, TeamView
@@ -33,6 +34,8 @@ from controlplane_domain.teams.ports import TeamRepository
 
 MEMBER_IDS_FIELD = "configuration.member_ids"
 _SETTINGS_FIELDS = frozenset(f.name for f in fields(TeamSettings))
+_COMMAND_ONLY = ("member_ids", "settings_changes")
+"""An update's fields the team has not: its membership (the agents') and the changes its `settings` merge."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,12 +70,12 @@ def _check_team(team: Team) -> None:
         check_execution_environment("execution_environment", team.execution_environment)
 
 
+TEAMS = Area("team", lambda uow: uow.teams)
+
+
 async def require_team(uow: UnitOfWork, organization_id: str, team_id: str, *, lock: bool = False) -> Team:
     """The team of this organization, or NotFound; `lock`: locked until the unit of work ends (a change's read)."""
-    team = await uow.teams.get(organization_id, team_id, for_update=lock)
-    if team is None:
-        raise NotFound("team", team_id)
-    return team
+    return await crud.require(TEAMS, uow, organization_id, team_id, lock=lock)
 
 
 async def _view(uow: UnitOfWork, team: Team) -> TeamView:
@@ -115,29 +118,15 @@ async def _set_members(ports: Ports, uow: UnitOfWork, team: Team, member_ids: Se
 @retry_transient
 async def create_team(ports: Ports, organization_id: str, command: CreateTeam) -> TeamView:
     """Create a team; agents named in `member_ids` move into it."""
-    now = ports.clock.now()
-    team = Team(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        name=command.name,
-        description=command.description,
-        status=command.status,
-        runtime=command.runtime,
-        settings=command.settings,
-        skill_ids=command.skill_ids,
-        execution_environment=command.execution_environment,
-        created_at=now,
-        updated_at=now,
-    )
+    team = crud.new(Team, ports, organization_id, command, omit=("member_ids",))
     _check_team(team)
     async with ports.uow() as uow:
-        await check_secret_references(uow, organization_id, "execution_environment", team.execution_environment)
-        await check_integration_references(uow, organization_id, "execution_environment", team.execution_environment)
+        await check_environment_references(uow, organization_id, team.execution_environment)
         if team.skill_ids:  # the skills named exist; each is attached (skills/attachments.py)
             team = replace(team, skill_ids=await check_skill_ids(uow, organization_id, team.skill_ids, "skill_ids"))
         await uow.teams.add(team)
         if team.skill_ids:
-            await sync_attachments(uow, organization_id, SkillOwner.TEAM, team.id, team.skill_ids, now)
+            await sync_attachments(uow, organization_id, SkillOwner.TEAM, team.id, team.skill_ids, team.created_at)
         await _set_members(ports, uow, team, command.member_ids)
         view = await _view(uow, team)
         await uow.commit()
@@ -171,17 +160,8 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
         raise ValidationFailed(("configuration", sorted(unknown)[0]), "unknown configuration field")
     async with ports.uow() as uow:
         team = await require_team(uow, organization_id, team_id, lock=True)
-        updated = replace(
-            team,
-            name=pick(command.name, team.name),
-            description=pick(command.description, team.description),
-            status=pick(command.status, team.status),
-            runtime=pick(command.runtime, team.runtime),
-            settings=replace(team.settings, **command.settings_changes),
-            skill_ids=pick(command.skill_ids, team.skill_ids),
-            execution_environment=pick(command.execution_environment, team.execution_environment),
-            updated_at=ports.clock.now(),
-        )
+        settings = replace(team.settings, **command.settings_changes)
+        updated = crud.patched(team, command, ports.clock.now(), _COMMAND_ONLY, settings=settings)
         _check_team(updated)
         if updated.skill_ids != team.skill_ids and updated.skill_ids is not None:
             updated = replace(
@@ -191,10 +171,7 @@ async def update_team(ports: Ports, organization_id: str, team_id: str, command:
             kept = updated.skill_ids or []
             await sync_attachments(uow, organization_id, SkillOwner.TEAM, team.id, kept, updated.updated_at)
         if command.execution_environment is not UNSET:
-            await check_secret_references(uow, organization_id, "execution_environment", updated.execution_environment)
-            await check_integration_references(
-                uow, organization_id, "execution_environment", updated.execution_environment
-            )
+            await check_environment_references(uow, organization_id, updated.execution_environment)
         await uow.teams.update(updated)
         if command.member_ids is not UNSET:
             await _set_members(ports, uow, updated, command.member_ids)

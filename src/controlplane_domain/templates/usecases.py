@@ -9,7 +9,8 @@ from typing import Any, TypeVar
 
 from controlplane_domain import crud
 from controlplane_domain.config import JSONObject
-from controlplane_domain.errors import Forbidden, NotFound
+from controlplane_domain.crud import Area
+from controlplane_domain.errors import Forbidden
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.patching import UNSET, Unset
 from controlplane_domain.ports import Ports, UnitOfWork
@@ -54,15 +55,15 @@ class Instantiate:
     name: str | None = None
 
 
+TEMPLATES = Area("template", lambda uow: uow.templates)
+
+
 async def _require(uow: UnitOfWork, organization_id: str, template_id: str, *, lock: bool = False) -> Template:
     """A built-in template, or the organization's; NotFound otherwise."""
     builtin = BY_ID.get(template_id)
     if builtin is not None:
         return builtin
-    template = await uow.templates.get(organization_id, template_id, for_update=lock)
-    if template is None:
-        raise NotFound("template", template_id)
-    return template
+    return await crud.require(TEMPLATES, uow, organization_id, template_id, lock=lock)
 
 
 def _writable(template: Template) -> None:
@@ -86,10 +87,7 @@ async def create_template(
     template = crud.new(Template, ports, organization_id, command)
     check_template(template, check, candidates, max_bytes)
     check_not_builtin_name(template.name)
-    async with ports.uow() as uow:
-        await uow.templates.add(template)
-        await uow.commit()
-    return template
+    return await crud.add(TEMPLATES, ports, template)
 
 
 async def get_template(ports: Ports, organization_id: str, template_id: str) -> Template:

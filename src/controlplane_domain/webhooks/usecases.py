@@ -12,8 +12,8 @@ from controlplane_domain.crud import Area
 from controlplane_domain.errors import Conflict, NotFound, ValidationFailed
 from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
-from controlplane_domain.patching import UNSET, Unset, pick
-from controlplane_domain.ports import Ports, UnitOfWork
+from controlplane_domain.patching import UNSET, Unset
+from controlplane_domain.ports import Ports, UnitOfWork, wired
 from controlplane_domain.retry import retry_transient
 from controlplane_domain.secrets.entity import SealedValue
 from controlplane_domain.secrets.usecases import require_cipher
@@ -59,9 +59,7 @@ class WebhookView:
 
 
 def sender(ports: Ports) -> WebhookSender:
-    if ports.webhook_sender is None:
-        raise RuntimeError("no webhook sender is wired (Ports.webhook_sender)")
-    return ports.webhook_sender
+    return wired(ports.webhook_sender, "no webhook sender is wired (Ports.webhook_sender)")
 
 
 async def _publish(ports: Ports, *topics: str) -> None:
@@ -115,9 +113,7 @@ async def create_webhook(ports: Ports, organization_id: str, command: CreateWebh
         description=command.description, secret=sealed, failing_since=None, disabled_reason=None, created_at=now,
         updated_at=now,
     )  # fmt: skip
-    async with ports.uow() as uow:
-        await uow.webhooks.add(webhook)
-        await uow.commit()
+    await crud.add(WEBHOOKS, ports, webhook)
     await _publish(ports, CHANGED)
     return WebhookView(webhook, secret)
 
@@ -137,21 +133,14 @@ async def update_webhook(ports: Ports, organization_id: str, webhook_id: str, co
         _check_description(command.description)
     if not isinstance(command.url, Unset):
         await _check_url(ports, command.url)
-    async with ports.uow() as uow:
-        webhook = await require_webhook(uow, organization_id, webhook_id, lock=True)
-        enabled = pick(command.enabled, webhook.enabled)
-        updated = replace(
-            webhook,
-            url=pick(command.url, webhook.url),
-            events=webhook.events if events is None else events,
-            enabled=enabled,
-            description=pick(command.description, webhook.description),
-            updated_at=ports.clock.now(),
-        )
-        if enabled and not webhook.enabled:  # enabled again: a clean slate
+
+    def change(webhook: Webhook, now: datetime) -> Webhook:
+        updated = crud.patched(webhook, command, now, events=webhook.events if events is None else events)
+        if updated.enabled and not webhook.enabled:  # enabled again: a clean slate
             updated = replace(updated, disabled_reason=None, failing_since=None)
-        await uow.webhooks.update(updated)
-        await uow.commit()
+        return updated
+
+    updated = await crud.update(WEBHOOKS, ports, organization_id, webhook_id, change)
     await _publish(ports, CHANGED, DUE)
     return WebhookView(updated)
 

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from controlplane_domain.config import JSONObject
 from controlplane_domain.environments.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
-from controlplane_domain.errors import NotFound, ValidationFailed
+from controlplane_domain.errors import ValidationFailed, found
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.executions.leases import WENT_IDLE, WENT_OFFLINE, release_held
 from controlplane_domain.paging import Page, PageRequest
@@ -267,9 +267,7 @@ async def get_worker(ports: Ports, organization_id: str, worker_id: str) -> Work
     buffer = ports.heartbeats
     earlier = buffer.latest(organization_id, worker_id) if buffer is not None else None
     async with ports.read() as uow:
-        worker = await uow.workers.get(organization_id, worker_id)
-    if worker is None:
-        raise NotFound("worker", worker_id)
+        worker = found(await uow.workers.get(organization_id, worker_id), "worker", worker_id)
     return buffer.newest(worker, earlier) if buffer is not None else worker
 
 

@@ -10,9 +10,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus, RunWith, TargetType
-from controlplane_domain.executions.entity import numbered as numbered_execution
-from controlplane_domain.executions.entity import status_event as execution_status
-from controlplane_domain.executions.execute import applicable_context
+from controlplane_domain.executions.execute import applicable_context, new_queued
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.rendering import RenderedTooLong
 from controlplane_domain.webhooks.listeners import DUE
@@ -181,25 +179,15 @@ async def start_step(
     if error is not None:
         advance.set_step(replace(step, status=StepStatus.FAILED, attempt=attempt, finished_at=now, error=error))
         return
-    pending = Execution(
-        id=ports.ids.new_id(),
-        organization_id=organization_id,
-        target_type=TargetType.AGENT if definition.agent_id is not None else TargetType.TEAM,
-        agent_id=definition.agent_id,
-        team_id=definition.team_id,
-        worker_queue_id=queue_id,
-        prompt=prompt,
-        status=S.PENDING,
-        max_attempts=ports.max_attempts,
-        created_at=now,
-        updated_at=now,
-        workflow_run_id=run.id,
-        workflow_step_id=step_id,
-    )
-    if run_with is not None:
-        pending = run_with.applied(pending)
-    queued = pending.transition(S.QUEUED, now)
-    first, queued = numbered_execution(queued, [execution_status(queued)], now)
+    target, target_id = (
+        (TargetType.AGENT, definition.agent_id)
+        if definition.agent_id is not None
+        else (TargetType.TEAM, definition.team_id)
+    )  # (exactly one: graph.check_steps)
+    first, queued = new_queued(
+        ports, organization_id, target, target_id, queue_id, prompt, now, run_with=run_with,
+        workflow_run_id=run.id, workflow_step_id=step_id,
+    )  # fmt: skip
     context = await applicable_context(ports, uow, queued)
     await uow.executions.record(None, queued, first, context=context)
     started = replace(

@@ -9,11 +9,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from controlplane_domain.config import JSONObject
-from controlplane_domain.errors import Conflict, NotFound, TransientFailure, ValidationFailed
-from controlplane_domain.executions.entity import EventType, Execution, ExecutionStatus, NewEvent
-from controlplane_domain.executions.entity import numbered as numbered_execution
-from controlplane_domain.executions.entity import status_event as execution_status
-from controlplane_domain.executions.transitions import NO_BUS_POLL_SECONDS, done_event, publish, topic
+from controlplane_domain.errors import Conflict, ValidationFailed, found
+from controlplane_domain.executions.completion import stop_with_owner
+from controlplane_domain.executions.entity import Execution, ExecutionStatus
+from controlplane_domain.executions.transitions import NO_BUS_POLL_SECONDS, publish, topic
 from controlplane_domain.names import is_uuid
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.policies.entity import Action, Resource
@@ -62,10 +61,7 @@ async def may_run(
 
 
 async def require_run(uow: UnitOfWork, organization_id: str, run_id: str, *, lock: bool = False) -> WorkflowRun:
-    run = await uow.workflow_runs.get(organization_id, run_id, for_update=lock)
-    if run is None:
-        raise NotFound("workflow run", run_id)
-    return run
+    return found(await uow.workflow_runs.get(organization_id, run_id, for_update=lock), "workflow run", run_id)
 
 
 @retry_transient
@@ -169,16 +165,8 @@ async def _stop_execution(uow: UnitOfWork, organization_id: str, execution_id: s
     execution = await uow.executions.get(organization_id, execution_id, for_update=True)
     if execution is None or execution.is_terminal or execution.cancel_requested:
         return None
-    if execution.status in (S.PENDING, S.QUEUED):
-        changed = execution.transition(S.CANCELLED, now, error="cancelled with its workflow run")
-        events = [execution_status(changed), done_event(changed)]
-    else:
-        note = NewEvent(type=EventType.LOG, data={"message": "cancellation requested", "cancel_requested": True})
-        changed, events = execution.changed(cancel_requested=True, updated_at=now), [note]
-    rows, changed = numbered_execution(changed, events, now)
-    if not await uow.executions.record(execution, changed, rows):  # locked: only a broken store fails
-        raise TransientFailure("a step's execution changed while its run was being cancelled")
-    return changed
+    changed = "a step's execution changed while its run was being cancelled"
+    return await stop_with_owner(uow, execution, now, "cancelled with its workflow run", changed)
 
 
 async def events_after(ports: Ports, organization_id: str, run_id: str, after_seq: int) -> list[RunEvent]:

@@ -60,11 +60,12 @@ def _check(workflow: Workflow) -> None:
 async def create_workflow(ports: Ports, organization_id: str, command: CreateWorkflow) -> Workflow:
     workflow = crud.new(Workflow, ports, organization_id, command)
     _check(workflow)
-    async with ports.uow() as uow:
+
+    async def targets_exist(uow: UnitOfWork, workflow: Workflow) -> Workflow:
         await check_targets(uow, organization_id, workflow.steps)
-        await uow.workflows.add(workflow)
-        await uow.commit()
-    return workflow
+        return workflow
+
+    return await crud.add(WORKFLOWS, ports, workflow, targets_exist)
 
 
 async def get_workflow(ports: Ports, organization_id: str, workflow_id: str) -> Workflow:
@@ -78,15 +79,14 @@ async def list_workflows(ports: Ports, organization_id: str, page: PageRequest) 
 @retry_transient
 async def update_workflow(ports: Ports, organization_id: str, workflow_id: str, command: UpdateWorkflow) -> Workflow:
     """Change the given fields; runs already started keep the definition they started with."""
-    async with ports.uow() as uow:
-        workflow = await require_workflow(uow, organization_id, workflow_id, lock=True)
-        updated = crud.patched(workflow, command, ports.clock.now())
+
+    async def check(uow: UnitOfWork, updated: Workflow, stored: Workflow) -> Workflow:
         _check(updated)
         if not isinstance(command.steps, Unset):
             await check_targets(uow, organization_id, updated.steps)
-        await uow.workflows.update(updated)
-        await uow.commit()
-    return updated
+        return updated
+
+    return await crud.patch_in(WORKFLOWS, ports, organization_id, workflow_id, command, check)
 
 
 @retry_transient
