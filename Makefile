@@ -38,9 +38,10 @@ browser-tools:
 	    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null; \
 	  else echo "make: chromium is missing and cannot be installed here (needs apt-get as root)" >&2; fi; }
 
-# Two test processes (pytest-xdist): most tests wait on a database, a server process or a socket; each process has
-# its own Postgres database and SQLite files. PYTEST_WORKERS=0 runs them in this process.
-PYTEST_WORKERS ?= 2
+# Four test processes (pytest-xdist), on two cores too: most tests wait on a database, a server process or a socket
+# (the suite keeps ~1.7 cores busy with four), and each process has its own Postgres database and SQLite files.
+# PYTEST_WORKERS=0 runs them in this process.
+PYTEST_WORKERS ?= 4
 
 test: $(STAMP) bench-tools browser-tools
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --durations=25 $(PYTEST_ARGS)
