@@ -1,4 +1,5 @@
-"""Fixed-window rate limiting per bucket, on the `limits` library: in memory, or in Redis for several nodes."""
+"""Fixed-window rate limiting per bucket: in memory, or in Redis for several nodes (on the `limits` library, imported
+only then)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import math
 import time
 from dataclasses import dataclass
 from typing import Any
-
-from limits.storage import storage_from_string
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +89,8 @@ class RateLimiter:
         self._pause = redis_pause
         self._paused_until = 0.0  # monotonic time until which Redis is not asked (it failed)
         if redis_url:
+            from limits.storage import storage_from_string  # only with Redis: a lone node counts in memory
+
             uri = redis_url.replace("redis://", "async+redis://", 1).replace("rediss://", "async+rediss://", 1)
             timeouts = {"socket_timeout": redis_timeout, "socket_connect_timeout": redis_timeout}
             self._redis = storage_from_string(uri, implementation="redispy", **timeouts)

@@ -1,17 +1,19 @@
-"""The `SchemaValidator` port on the `jsonschema` package (draft 2020-12)."""
+"""The `SchemaValidator` port on the `jsonschema` package (draft 2020-12), imported at the first check: a server
+whose skills and templates check no instance never loads it (docs/benchmarks.md "Idle memory")."""
 
 from __future__ import annotations
 
 import functools
 import itertools
 import json
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import ValidationError, best_match
+from typing import TYPE_CHECKING, Any
 
 from controlplane_domain.config import JSONObject
 from controlplane_domain.skills.ports import SchemaProblem
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 MAX_PROBLEMS = 20
 """The problems of an instance collected at most (the first is reported): an array of 100,000 wrong items was
@@ -20,6 +22,8 @@ MAX_PROBLEMS = 20
 
 @functools.lru_cache(maxsize=64)
 def _validator(schema_text: str) -> jsonschema.Draft202012Validator:
+    import jsonschema
+
     schema = json.loads(schema_text)
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
@@ -45,6 +49,8 @@ class JsonSchemaValidator:
     """Checks instances against JSON Schemas (draft 2020-12); compiled validators are kept per schema."""
 
     def problems(self, schema: JSONObject, instance: Any) -> list[SchemaProblem]:
+        from jsonschema.exceptions import best_match
+
         validator = _validator(json.dumps(schema, sort_keys=True))
         errors = list(itertools.islice(validator.iter_errors(instance), MAX_PROBLEMS))
         if not errors:

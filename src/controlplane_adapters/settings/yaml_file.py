@@ -9,8 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from controlplane_adapters.settings.model import ConfigError, Settings
 from controlplane_adapters.settings.values import (
     database_url,
@@ -79,6 +77,8 @@ def _dig(data: Mapping[str, Any], dotted: str) -> Any:
 
 
 def from_file(path: Path, env: Mapping[str, str]) -> Settings:
+    import yaml  # only a server started with a configuration file needs it
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
