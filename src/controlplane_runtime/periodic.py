@@ -9,7 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from controlplane_domain.errors import DomainError
-from controlplane_domain.executions.leases import reap_expired_leases
+from controlplane_domain.executions.lease_ends import reap_expired_leases
 from controlplane_domain.idempotency.usecases import PURGE_BATCH, purge_expired_idempotency_records
 from controlplane_domain.jobs.firing import fire_due_round
 from controlplane_domain.policies.usecases import flush_decisions

@@ -17,7 +17,7 @@ from controlplane_adapters.sql.notify import asyncpg_dsn
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
-from controlplane_domain.executions import completion, execute, leases, queries
+from controlplane_domain.executions import completion, execute, lease_ends, leases, queries
 from controlplane_domain.executions.entity import EventType, ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import Ports
@@ -99,7 +99,7 @@ async def test_a_lease_handed_back_after_a_cancellation_was_asked_for_is_cancell
     leased = await leases.try_lease(ports, ORG, queue_id, "w")
     assert leased is not None
     await completion.cancel(ports, ORG, execution_id)
-    handed = await leases.hand_back(ports, leased.execution)
+    handed = await lease_ends.hand_back(ports, leased.execution)
     assert handed is not None
     assert (handed.status, handed.attempt) == (S.CANCELLED, 1)
     assert await leases.try_lease(ports, ORG, queue_id, "w") is None
@@ -112,7 +112,7 @@ async def test_a_lease_that_is_no_longer_current_is_not_handed_back() -> None:
     assert leased is not None
     done = completion.CompleteCommand(worker_id="w", attempt=1, status=S.COMPLETED, response="ok")
     await completion.complete(ports, ORG, execution_id, done)
-    handed = await leases.hand_back(ports, leased.execution)
+    handed = await lease_ends.hand_back(ports, leased.execution)
     assert handed is not None
     assert (handed.status, handed.attempt, handed.response) == (S.COMPLETED, 1, "ok")
 
@@ -130,7 +130,7 @@ async def test_a_worker_going_offline_gives_back_a_lease_it_never_read() -> None
     await workers.record_heartbeat(ports, ORG, _offline("w"))
     handed = await queries.get_execution(ports, ORG, execution_id)
     assert (handed.status, handed.attempt, handed.max_attempts, handed.worker_id) == (S.QUEUED, 1, 3, None)
-    assert (await _statuses(ports, execution_id))[-1] == ("queued", 1, leases.WENT_OFFLINE)
+    assert (await _statuses(ports, execution_id))[-1] == ("queued", 1, lease_ends.WENT_OFFLINE)
 
 
 @pytest.mark.parametrize(
@@ -175,7 +175,7 @@ async def test_an_idle_worker_gives_back_the_leases_it_holds_but_a_young_one(nam
         assert (old.status, receipt.leases_extended) == (S.RUNNING, 2)
     else:
         assert (old.status, old.attempt, old.max_attempts, receipt.leases_extended) == (S.QUEUED, 1, 3, 1)
-        assert (await _statuses(ports, old_id))[-1] == ("queued", 1, leases.WENT_IDLE)
+        assert (await _statuses(ports, old_id))[-1] == ("queued", 1, lease_ends.WENT_IDLE)
     assert (await queries.get_execution(ports, ORG, young.id)).status is S.RUNNING
 
 

@@ -18,7 +18,7 @@ from controlplane_adapters.schemas import JsonSchemaValidator
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
-from controlplane_domain.executions import completion, leases
+from controlplane_domain.executions import completion, lease_ends, leases
 from controlplane_domain.executions.entity import ExecutionStatus, TargetType
 from controlplane_domain.owners import OWNERS
 from controlplane_domain.paging import PageRequest
@@ -152,7 +152,7 @@ async def test_the_reapers_failure_of_the_last_attempt_fails_the_plan(uow: UowFa
     for _ in range(ports.max_attempts):  # each lease expires; the last one fails the execution
         assert await leases.try_lease(ports, ORG, queue_id, "w1") is not None
         clock.advance(ports.lease_timeout_seconds + 1)
-        assert await leases.reap_expired_leases(ports) == 1
+        assert await lease_ends.reap_expired_leases(ports) == 1
     failed = await usecases.get_plan(ports, ORG, plan.id)
     assert failed.status is PlanStatus.FAILED
     assert failed.error is not None

@@ -17,7 +17,7 @@ from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Conflict
-from controlplane_domain.executions import completion, leases
+from controlplane_domain.executions import completion, lease_ends, leases
 from controlplane_domain.executions.entity import ExecutionStatus
 from controlplane_domain.owners import OWNERS
 from controlplane_domain.paging import PageRequest
@@ -164,7 +164,7 @@ async def test_the_reapers_failure_of_the_last_attempt_ends_the_step(uow: UowFac
     for _ in range(ports.max_attempts):  # each lease expires; the last one fails the execution
         assert await leases.try_lease(ports, ORG, queue_id, "w1") is not None
         clock.advance(ports.lease_timeout_seconds + 1)
-        assert await leases.reap_expired_leases(ports) == 1
+        assert await lease_ends.reap_expired_leases(ports) == 1
     final = await runs.get_run(ports, ORG, run.id)
     assert final.status is RunStatus.FAILED
     assert [step.status for step in final.steps] == [StepStatus.FAILED, StepStatus.SKIPPED]

@@ -186,7 +186,7 @@ def test_cancel_a_queued_and_a_running_execution(client: TestClient[Any]) -> Non
 
 
 def test_an_expired_lease_is_requeued_then_failed(client: TestClient[Any], clock: Any) -> None:
-    from controlplane_domain.executions.leases import reap_expired_leases
+    from controlplane_domain.executions.lease_ends import reap_expired_leases
 
     agent = create_agent(client)
     _, queue_id = setup_queue(client)
@@ -209,7 +209,7 @@ def test_an_expired_lease_is_requeued_then_failed(client: TestClient[Any], clock
 
 
 def test_heartbeats_keep_a_lease_alive(client: TestClient[Any], clock: Any) -> None:
-    from controlplane_domain.executions.leases import reap_expired_leases
+    from controlplane_domain.executions.lease_ends import reap_expired_leases
 
     agent = create_agent(client)
     _, queue_id = setup_queue(client)
@@ -314,7 +314,7 @@ def test_a_node_whose_last_write_is_stale_still_answers_from_what_is_stored(tmp_
     from dataclasses import replace
 
     from controlplane_adapters.clock import ManualClock
-    from controlplane_domain.executions.leases import reap_expired_leases
+    from controlplane_domain.executions.lease_ends import reap_expired_leases
     from controlplane_http.bootstrap import build_app
     from tests.conftest import app_settings
     from tests.support import SERVICE_KEY, bearer

@@ -15,7 +15,7 @@ from controlplane_adapters.clock import ManualClock
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import Conflict, DomainError
-from controlplane_domain.executions import completion, execute, leases, queries
+from controlplane_domain.executions import completion, execute, lease_ends, leases, queries
 from controlplane_domain.executions.entity import ALLOWED, TERMINAL, EventType, ExecutionStatus, NewEvent, TargetType
 from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_domain.paging import PageRequest
@@ -126,7 +126,7 @@ class Lifecycle(RuleBasedStateMachine):
     def time_passes_and_reaper_runs(self, seconds: int) -> None:
         self.clock.advance(seconds)
         self.run(workers.flush_heartbeats(self.ports))  # what the background flusher does
-        self.run(leases.reap_expired_leases(self.ports))
+        self.run(lease_ends.reap_expired_leases(self.ports))
 
     @invariant()
     def lifecycle_holds(self) -> None:

@@ -17,7 +17,7 @@ from controlplane_adapters.memory.bus import LocalEventBus
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import ValidationFailed
-from controlplane_domain.executions import completion, leases
+from controlplane_domain.executions import completion, lease_ends, leases
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.owners import OWNERS
 from controlplane_domain.ports import Ports
@@ -119,7 +119,7 @@ async def _scenario(steps: list[StepDefinition], fates: dict[str, list[str]], or
         if fate == "expire" or (fate == "timeout" and timeouts[step_id] is not None):
             if fate == "expire":
                 clock.advance(ports.lease_timeout_seconds + 1)
-                await leases.reap_expired_leases(ports)  # (what else expired meanwhile goes too)
+                await lease_ends.reap_expired_leases(ports)  # (what else expired meanwhile goes too)
             else:
                 clock.advance(TIMEOUT_SECONDS)
                 await time_out_steps(ports)  # (so do the other held steps past their timeout)

@@ -11,7 +11,7 @@ from controlplane_domain.config import JSONObject
 from controlplane_domain.environments.entity import MISSED_HEARTBEATS_BEFORE_OFFLINE
 from controlplane_domain.errors import ValidationFailed, found
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
-from controlplane_domain.executions.leases import WENT_IDLE, WENT_OFFLINE, release_held
+from controlplane_domain.executions.lease_ends import WENT_IDLE, WENT_OFFLINE, release_held
 from controlplane_domain.paging import Page, PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.retry import retry_transient

@@ -12,7 +12,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
-from controlplane_domain.executions import leases
+from controlplane_domain.executions import lease_ends, leases
 from controlplane_domain.workers import bindings
 from controlplane_http.agents.controller import agent_out
 from controlplane_http.executions.controller import execution_out, stream_options
@@ -82,7 +82,7 @@ class LeaseController(Controller):
                 with contextlib.suppress(asyncio.CancelledError):
                     found = await polling
                     if found is not None:  # leased in the same turn as the hang-up
-                        await leases.hand_back(ports, found.execution)
+                        await lease_ends.hand_back(ports, found.execution)
                 return Response(None, status_code=204)
             if polling.cancelled():  # the server is stopping
                 return Response(None, status_code=204)
