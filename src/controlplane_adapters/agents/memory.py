@@ -12,6 +12,7 @@ from controlplane_domain.agents.entity import Agent
 
 class MemoryAgentRepository(MemoryRepository[Agent]):
     noun = "agent"
+    audited = Agent.audited
 
     async def get_many(self, organization_id: str, agent_ids: Sequence[str]) -> list[Agent]:
         found = [self.rows.get(agent_id) for agent_id in agent_ids]

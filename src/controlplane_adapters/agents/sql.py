@@ -69,6 +69,7 @@ class SqlAgentRepository(RenderedReads, SqlRepository[Agent]):
 
     rows = AGENT_ROWS
     noun = "agent"
+    audited = Agent.audited
 
     def _missing_reference(self, obj: Agent) -> DomainError:  # the team, as the use case's own check says it
         return ValidationFailed("team_id", f"team '{obj.team_id}' does not exist")

@@ -56,11 +56,9 @@ def distances(
     return found
 
 
-EDGE = audited_writes.AUDITED["edge"]
-
-
 class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
     noun = "node"
+    audited = GraphNode.audited
 
     def __init__(self, rows: dict[str, GraphNode], edge_rows: dict[str, GraphEdge]) -> None:
         super().__init__(rows)
@@ -104,7 +102,7 @@ class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
         if edge.source_id not in self.rows or edge.target_id not in self.rows:  # as the SQL stores' foreign keys
             raise Conflict("edge refers to a node that no longer exists")
         self.edge_rows[edge.id] = edge
-        self._audit(audited_writes.created(EDGE, edge))
+        self._audit(audited_writes.created(GraphEdge.audited, edge))
 
     async def get_edge(self, organization_id: str, edge_id: str) -> GraphEdge | None:
         edge = self.edge_rows.get(edge_id)
@@ -113,7 +111,7 @@ class MemoryContextGraphRepository(MemoryRepository[GraphNode]):
     async def delete_edge(self, organization_id: str, edge_id: str) -> None:
         if await self.get_edge(organization_id, edge_id) is not None:
             del self.edge_rows[edge_id]
-            self._audit(audited_writes.deleted(EDGE, organization_id, edge_id))
+            self._audit(audited_writes.deleted(GraphEdge.audited, organization_id, edge_id))
 
     async def edges(self, organization_id: str, edge_ids: Sequence[str]) -> dict[str, GraphEdge]:
         found = (self.edge_rows.get(edge_id) for edge_id in edge_ids)

@@ -76,6 +76,7 @@ class SqlEdges(SqlRepository[GraphEdge]):
     table = graph_edges
     rows = EDGE_ROWS
     noun = "edge"
+    audited = GraphEdge.audited
     unique_field = "id"
 
     def _missing_reference(self, obj: GraphEdge) -> DomainError:
@@ -86,6 +87,7 @@ class SqlContextGraphRepository(SqlRepository[GraphNode]):
     table = graph_nodes
     rows = NODE_ROWS
     noun = "node"
+    audited = GraphNode.audited
     unique_field = "id"
 
     def __init__(self, connection: SqlConnection) -> None:

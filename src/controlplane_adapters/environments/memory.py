@@ -9,6 +9,7 @@ from controlplane_domain.paging import PageRequest
 
 class MemoryEnvironmentRepository(MemoryRepository[Environment]):
     noun = "environment"
+    audited = Environment.audited
 
     async def get_by_name(self, organization_id: str, name: str) -> Environment | None:
         found = (e for e in self.rows.values() if e.organization_id == organization_id and e.name == name)
@@ -17,6 +18,7 @@ class MemoryEnvironmentRepository(MemoryRepository[Environment]):
 
 class MemoryQueueRepository(MemoryRepository[WorkerQueue]):
     noun = "worker queue"
+    audited = WorkerQueue.audited
 
     def same_scope(self, a: WorkerQueue, b: WorkerQueue) -> bool:
         return a.environment_id == b.environment_id

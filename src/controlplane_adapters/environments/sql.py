@@ -53,6 +53,7 @@ def _by_name() -> sa.Select[Any]:
 class SqlEnvironmentRepository(SqlRepository[Environment]):
     rows = RowMapping(Environment, environments)
     noun = "environment"
+    audited = Environment.audited
 
     async def get_by_name(self, organization_id: str, name: str) -> Environment | None:
         """(A bound worker key's heartbeat names its environment: the unique index on the name finds it.)"""
@@ -63,6 +64,7 @@ class SqlEnvironmentRepository(SqlRepository[Environment]):
 class SqlQueueRepository(SqlRepository[WorkerQueue]):
     rows = QUEUE_ROWS
     noun = "worker queue"
+    audited = WorkerQueue.audited
 
     def _missing_reference(self, obj: WorkerQueue) -> DomainError:  # the environment, deleted meanwhile
         return NotFound("environment", obj.environment_id)

@@ -10,6 +10,7 @@ from controlplane_domain.integrations.entity import CustomIntegration, Integrati
 
 class MemoryIntegrationRepository(MemoryRepository[Integration]):
     noun = "integration"
+    audited = Integration.audited
 
     async def get_many(self, organization_id: str, integration_ids: Sequence[str]) -> list[Integration]:
         found = (self.rows.get(integration_id) for integration_id in set(integration_ids))
@@ -22,6 +23,7 @@ class MemoryIntegrationRepository(MemoryRepository[Integration]):
 
 class MemoryCustomIntegrationRepository(MemoryRepository[CustomIntegration]):
     noun = "custom integration"
+    audited = CustomIntegration.audited
 
     async def get_many(self, organization_id: str, integration_ids: Sequence[str]) -> list[CustomIntegration]:
         found = (self.rows.get(integration_id) for integration_id in set(integration_ids))

@@ -48,6 +48,7 @@ def _many(table: sa.Table, organization_id: str, ids: Sequence[str]) -> sa.Selec
 class SqlIntegrationRepository(SqlRepository[Integration]):
     rows = RowMapping(Integration, integrations, sealed=sealed())
     noun = "integration"
+    audited = Integration.audited
 
     async def get_many(self, organization_id: str, integration_ids: Sequence[str]) -> list[Integration]:
         if not integration_ids:
@@ -63,6 +64,7 @@ class SqlIntegrationRepository(SqlRepository[Integration]):
 class SqlCustomIntegrationRepository(SqlRepository[CustomIntegration]):
     rows = CUSTOM_ROWS
     noun = "custom integration"
+    audited = CustomIntegration.audited
 
     async def get_many(self, organization_id: str, integration_ids: Sequence[str]) -> list[CustomIntegration]:
         if not integration_ids:

@@ -17,6 +17,7 @@ from controlplane_domain.workflows.entity import WorkflowRun
 
 class MemoryJobRepository(MemoryRepository[Job]):
     noun = "job"
+    audited = Job.audited
 
     def __init__(
         self,

@@ -93,6 +93,7 @@ RUN_ROWS = RowMapping(JobRun, job_runs)
 class SqlJobRepository(SqlRepository[Job]):
     rows = JOB_ROWS
     noun = "job"
+    audited = Job.audited
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Job]:
         return await self._sealed_elsewhere(self.table.c.secret_key_id, key_id, limit)

@@ -9,6 +9,7 @@ from controlplane_domain.paging import PageRequest
 
 class MemoryModelRepository(MemoryRepository[LlmModel]):
     noun = "model"
+    audited = LlmModel.audited
     unique_field = "value"
 
     async def list_page(

@@ -49,6 +49,7 @@ class SqlModelRepository(SqlRepository[LlmModel]):
     rows = MODEL_ROWS
     unique_field = "value"
     noun = "model"
+    audited = LlmModel.audited
 
     async def list_page(
         self, organization_id: str, page: PageRequest, *, enabled_only: bool = False

@@ -66,13 +66,9 @@ class MemoryRepository(Generic[K]):
     unique_fields: ClassVar[tuple[str, ...]] = ()
     """Several fields each unique (`unique_field` when empty)."""
     audited: ClassVar[audited_writes.Audited | None] = None
-    """How the area's writes read in the audit log (`audit/audited_writes.py` by the noun); None: not audited."""
+    """How the area's writes read in the audit log (its entity's `audited`); None: not audited."""
     audit_log: dict[str, AuditEvent] | None = None
     """The unit of work's copy of the audit log (the store sets it on every repository it makes)."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls.audited = audited_writes.AUDITED.get(cls.noun)
 
     def __init__(self, rows: dict[str, K]) -> None:
         self.rows = rows

@@ -11,6 +11,7 @@ from controlplane_domain.policies.entity import Decision, DecisionFilter, Policy
 
 class MemoryPolicyRepository(MemoryRepository[Policy]):
     noun = "policy"
+    audited = Policy.audited
 
     async def enabled(self, organization_id: str) -> list[Policy]:
         mine = [p for p in self.rows.values() if p.organization_id == organization_id and p.enabled]

@@ -65,6 +65,7 @@ DECISION_ROWS = RowMapping(Decision, policy_decisions)
 class SqlPolicyRepository(SqlRepository[Policy]):
     rows = POLICY_ROWS
     noun = "policy"
+    audited = Policy.audited
 
     async def enabled(self, organization_id: str) -> list[Policy]:
         statement = (

@@ -18,6 +18,7 @@ Memberships = dict[tuple[str, str, str], datetime]
 
 class MemoryProjectRepository(MemoryRepository[Project]):
     noun = "project"
+    audited = Project.audited
     unique_fields = ("name", "key")
 
     def __init__(

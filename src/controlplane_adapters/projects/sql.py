@@ -77,6 +77,7 @@ def _projects_of(kind: MemberKind, postgres: bool) -> sa.Select[Any]:
 class SqlProjectRepository(SqlRepository[Project]):
     rows = PROJECT_ROWS
     noun = "project"
+    audited = Project.audited
     unique_fields = ("name", "key")
 
     async def counts(self, organization_id: str, project_ids: Sequence[str]) -> dict[str, ProjectCounts]:

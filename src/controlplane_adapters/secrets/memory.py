@@ -11,6 +11,7 @@ from controlplane_domain.secrets.entity import Secret, SecretAccess
 
 class MemorySecretRepository(MemoryRepository[Secret]):
     noun = "secret"
+    audited = Secret.audited
 
     def __init__(self, rows: dict[str, Secret], accesses: dict[str, SecretAccess]) -> None:
         super().__init__(rows)

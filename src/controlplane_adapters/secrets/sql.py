@@ -45,6 +45,7 @@ ACCESS_ROWS = RowMapping(SecretAccess, secret_accesses)
 class SqlSecretRepository(SqlRepository[Secret]):
     rows = RowMapping(Secret, secrets, sealed=sealed())
     noun = "secret"
+    audited = Secret.audited
 
     async def get_by_names(
         self, organization_id: str, names: Sequence[str], *, for_update: bool = False

@@ -16,6 +16,7 @@ Attachments = dict[tuple[str, str, str], tuple[str, JSONObject | None, datetime]
 
 class MemorySkillRepository(MemoryRepository[Skill]):
     noun = "skill"
+    audited = Skill.audited
 
     def __init__(self, rows: dict[str, Skill], attached: Attachments, owners: Mapping[SkillOwner, Mapping[str, Any]]):
         super().__init__(rows)

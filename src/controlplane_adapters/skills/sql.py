@@ -74,6 +74,7 @@ def _attached_of(owner: SkillOwner, postgres: bool) -> sa.Select[Any]:
 class SqlSkillRepository(SqlRepository[Skill]):
     rows = SKILL_ROWS
     noun = "skill"
+    audited = Skill.audited
 
     async def get_many(self, organization_id: str, skill_ids: Sequence[str]) -> list[Skill]:
         if not skill_ids:

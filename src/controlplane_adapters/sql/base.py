@@ -85,14 +85,13 @@ class SqlRepository(Generic[T]):
     database's message names (the constraint `uq_<table>_organization_id_<field>`, or SQLite's `<table>.<field>`)."""
     noun: ClassVar[str] = "object"
     audited: ClassVar[audited_writes.Audited | None] = None
-    """How the area's writes read in the audit log (`audit/audited_writes.py` by the noun); None: not audited."""
+    """How the area's writes read in the audit log (its entity's `audited`); None: not audited."""
 
     rows: ClassVar[RowMapping[Any] | None] = None
     """The derived row mapping (rows.py), which gives `table`, `to_row` and `to_domain`; None: given by hand."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.audited = audited_writes.AUDITED.get(cls.noun)
         rows = cls.__dict__.get("rows")
         if rows is not None:
             cls.table = rows.table

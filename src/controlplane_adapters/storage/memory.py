@@ -9,6 +9,7 @@ from controlplane_domain.storage.entity import StoredFile, Usage
 
 class MemoryStoredFileRepository(MemoryRepository[StoredFile]):
     noun = "file"
+    audited = StoredFile.audited
     unique_field = "path"
 
     def _mine(self, organization_id: str) -> list[StoredFile]:

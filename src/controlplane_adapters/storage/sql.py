@@ -49,6 +49,7 @@ STORED_FILE_ROWS = RowMapping(StoredFile, stored_files)
 class SqlStoredFileRepository(SqlRepository[StoredFile]):
     rows = STORED_FILE_ROWS
     noun = "file"
+    audited = StoredFile.audited
     unique_field = "path"
 
     async def find(self, organization_id: str, path: str, *, for_update: bool = False) -> StoredFile | None:

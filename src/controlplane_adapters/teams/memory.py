@@ -12,6 +12,7 @@ from controlplane_domain.teams.usecases import set_member_in_steps
 
 class MemoryTeamRepository(MemoryRepository[Team]):
     noun = "team"
+    audited = Team.audited
 
     def __init__(self, rows: dict[str, Team], agents: MemoryAgentRepository) -> None:
         super().__init__(rows)

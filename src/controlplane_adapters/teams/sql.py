@@ -33,6 +33,7 @@ TEAM_ROWS = RowMapping(Team, teams, settings=renamed("configuration"))
 class SqlTeamRepository(SqlRepository[Team]):
     rows = TEAM_ROWS
     noun = "team"
+    audited = Team.audited
 
     async def set_member(
         self, organization_id: str, team_id: str, agent_id: str, member: bool, now: datetime

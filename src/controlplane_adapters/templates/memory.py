@@ -8,3 +8,4 @@ from controlplane_domain.templates.entity import Template
 
 class MemoryTemplateRepository(MemoryRepository[Template]):
     noun = "template"
+    audited = Template.audited

@@ -23,3 +23,4 @@ templates = owned_table(
 class SqlTemplateRepository(SqlRepository[Template]):
     rows = RowMapping(Template, templates)
     noun = "template"
+    audited = Template.audited

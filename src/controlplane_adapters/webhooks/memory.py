@@ -18,6 +18,7 @@ PENDING = DeliveryStatus.PENDING
 
 class MemoryWebhookRepository(MemoryRepository[Webhook]):
     noun = "webhook"
+    audited = Webhook.audited
     unique_field = "id"
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Webhook]:

@@ -123,6 +123,7 @@ NO_CAP = 2**31 - 1
 class SqlWebhookRepository(SqlRepository[Webhook]):
     rows = WEBHOOK_ROWS
     noun = "webhook"
+    audited = Webhook.audited
     unique_field = "id"
 
     async def sealed_elsewhere(self, key_id: str, limit: int) -> list[Webhook]:

@@ -14,6 +14,7 @@ from controlplane_domain.workflows.entity import RunEvent, RunStatus, Workflow, 
 
 class MemoryWorkflowRepository(MemoryRepository[Workflow]):
     noun = "workflow"
+    audited = Workflow.audited
 
 
 class MemoryWorkflowRunRepository(MemoryRepository[WorkflowRun]):

@@ -68,6 +68,7 @@ class SqlWorkflowRepository(SqlRepository[Workflow]):
     table = workflows
     rows = WORKFLOW_ROWS
     noun = "workflow"
+    audited = Workflow.audited
 
 
 class SqlWorkflowRunRepository(SqlRepository[WorkflowRun]):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.config import ExecutionEnvironment, JSONObject
 
 
@@ -19,6 +21,9 @@ class AgentStatus(StrEnum):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Agent:
     """An AI agent of one organization; `team_id` is the single truth of its team membership."""
+
+    audited: ClassVar[Audited] = Audited("agent")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

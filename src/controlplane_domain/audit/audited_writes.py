@@ -1,10 +1,10 @@
 """Which writes of the generic repositories are audited, and the events they make.
 
-The generic repositories (`SqlRepository`, `MemoryRepository`) ask here on every add, update and delete: an area
-whose repository's `noun` is in `AUDITED` has its creates, updates (with the names of the fields that changed) and
-deletes recorded, in the same transaction, whenever an audit context is set (a request). Not audited: what is not
-configuration (executions, workflow runs: their own event logs say what happened to them) and what records its
-own, more telling, events (API keys: `api_key.create`, `api_key.revoke`)."""
+The generic repositories (`SqlRepository`, `MemoryRepository`) record the writes of an entity whose class declares
+how it is audited (the entity's `audited`, an `Audited`): its creates, updates (with the names of the fields that
+changed) and deletes are recorded, in the same transaction, whenever an audit context is set (a request). Not
+audited: what is not configuration (executions, workflow runs: their own event logs say what happened to them) and
+what records its own, more telling, events (API keys: `api_key.create`, `api_key.revoke`)."""
 
 from __future__ import annotations
 
@@ -28,30 +28,6 @@ class Audited:
 
 
 BOOKKEEPING = frozenset({"id", "organization_id", "created_at", "updated_at"})
-
-# By the repository's noun (the word its conflicts use): one line an audited area.
-AUDITED: dict[str, Audited] = {
-    "agent": Audited("agent"),
-    "team": Audited("team"),
-    "model": Audited("llm_model"),
-    "environment": Audited("environment"),
-    "worker queue": Audited("worker_queue"),
-    "project": Audited("project"),
-    "template": Audited("template"),
-    "skill": Audited("skill"),
-    "secret": Audited("secret", ignored=frozenset({"last_accessed_at"}), renamed={"sealed": "value"}),
-    "integration": Audited("integration"),
-    "custom integration": Audited("custom_integration"),
-    "job": Audited("job", ignored=frozenset({"next_run_at"}), renamed={"secret": "signing_secret"}),
-    "workflow": Audited("workflow"),
-    "policy": Audited("policy"),
-    "file": Audited("stored_file", ignored=frozenset({"blob_key"})),
-    "node": Audited("graph_node"),
-    "edge": Audited("graph_edge"),
-    "webhook": Audited(
-        "webhook", ignored=frozenset({"failing_since", "disabled_reason"}), renamed={"secret": "signing_secret"}
-    ),
-}
 
 
 def make_event(

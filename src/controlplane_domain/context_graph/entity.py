@@ -8,8 +8,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.config import JSONObject
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,63}")
@@ -62,6 +63,9 @@ class Direction(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GraphNode:
+    audited: ClassVar[Audited] = Audited("graph_node")
+    """How its changes read in the audit log (the generic repositories record them)."""
+
     id: str
     organization_id: str
     labels: tuple[str, ...]
@@ -73,6 +77,9 @@ class GraphNode:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GraphEdge:
     """A directed, typed edge from `source_id` to `target_id` (both nodes of the organization; may be the same)."""
+
+    audited: ClassVar[Audited] = Audited("graph_edge")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.config import JSONObject
 
 MAX_QUEUE_WORKERS = 2**31 - 1  # a signed 32-bit count: what every store keeps
@@ -28,6 +30,9 @@ class QueueStatus(StrEnum):
 class Environment:
     """A place where workers run (a cluster, a region, a sandbox); owns worker queues."""
 
+    audited: ClassVar[Audited] = Audited("environment")
+    """How its changes read in the audit log (the generic repositories record them)."""
+
     id: str
     organization_id: str
     name: str
@@ -42,6 +47,9 @@ class Environment:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerQueue:
     """A queue of executions in an environment; workers lease from it. Paused queues hand out no work."""
+
+    audited: ClassVar[Audited] = Audited("worker_queue")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

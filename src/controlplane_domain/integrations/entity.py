@@ -7,7 +7,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.config import JSONObject
 from controlplane_domain.integrations.catalog import MASK
 from controlplane_domain.secrets.entity import SealedValue
@@ -38,6 +40,9 @@ class Integration:
     """A built-in kind of integration (catalog.py) configured for an organization. `configuration` holds the
     plain fields; the secret fields set (`secret_fields`, their names) are sealed together in `sealed` (None when
     none is set) and never leave the store but for a lease."""
+
+    audited: ClassVar[Audited] = Audited("integration")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str
@@ -73,6 +78,9 @@ class IntegrationFile:
 class CustomIntegration:
     """An organization's own integration: env vars given as they are, secrets by name (revealed for a lease),
     files written and commands run before the agent starts."""
+
+    audited: ClassVar[Audited] = Audited("custom_integration")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

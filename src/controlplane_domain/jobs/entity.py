@@ -8,8 +8,9 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.rendering import PROMPT_LIMIT, render_counted
 from controlplane_domain.secrets.entity import SealedValue
 
@@ -64,6 +65,11 @@ class Target:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Job:
+    audited: ClassVar[Audited] = Audited(
+        "job", ignored=frozenset({"next_run_at"}), renamed={"secret": "signing_secret"}
+    )
+    """How its changes read in the audit log (the generic repositories record them)."""
+
     id: str
     organization_id: str
     name: str

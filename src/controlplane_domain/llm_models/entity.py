@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import ClassVar
+
+from controlplane_domain.audit.audited_writes import Audited
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LlmModel:
     """A provider model the organization's agents may use."""
+
+    audited: ClassVar[Audited] = Audited("llm_model")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

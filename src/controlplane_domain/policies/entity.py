@@ -5,8 +5,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.errors import Forbidden
 
 REGO_MAX_LENGTH = 65_536
@@ -32,6 +33,9 @@ class Enforcement(enum.StrEnum):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Policy:
     """A Rego module whose `deny` set of messages decides the actions it guards."""
+
+    audited: ClassVar[Audited] = Audited("policy")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

@@ -6,7 +6,9 @@ import enum
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from typing import ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.config import JSONObject
 
 PROJECT_KEY = re.compile(r"[A-Z][A-Z0-9]{1,9}")
@@ -27,6 +29,9 @@ class MemberKind(enum.StrEnum):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Project:
     """A named group of agents and teams with a short unique key (e.g. `OPS`)."""
+
+    audited: ClassVar[Audited] = Audited("project")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

@@ -6,7 +6,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.errors import Unavailable
 
 SECRET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
@@ -25,6 +27,9 @@ class SealedValue:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Secret:
     """A named secret; `version` grows each time its value is set."""
+
+    audited: ClassVar[Audited] = Audited("secret", ignored=frozenset({"last_accessed_at"}), renamed={"sealed": "value"})
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

@@ -5,8 +5,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.config import JSONObject
 
 
@@ -24,6 +25,9 @@ LAYERS = (SkillOwner.ENVIRONMENT, SkillOwner.TEAM, SkillOwner.AGENT)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Skill:
     """A named, typed tool set of one organization; `configuration` follows its type's schema (catalog.py)."""
+
+    audited: ClassVar[Audited] = Audited("skill")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

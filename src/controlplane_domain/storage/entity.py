@@ -7,7 +7,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
+from typing import ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.errors import DomainError, ValidationFailed
 
 MAX_PATH_BYTES = 1024
@@ -49,6 +51,9 @@ class BlobMissing(Exception):
 class StoredFile:
     """A file of an organization: its path (unique in the organization), size, media type, SHA-256 (hex), and the
     key of its bytes in the blob store (a fresh key for every upload: see docs/storage.md)."""
+
+    audited: ClassVar[Audited] = Audited("stored_file", ignored=frozenset({"blob_key"}))
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from controlplane_domain.agents.entity import Agent
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.config import ExecutionEnvironment, TeamSettings
 from controlplane_domain.skills.entity import AttachedSkill
 
@@ -23,6 +24,9 @@ class TeamStatus(StrEnum):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Team:
     """A team of agents; its members are the agents whose `team_id` names it."""
+
+    audited: ClassVar[Audited] = Audited("team")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

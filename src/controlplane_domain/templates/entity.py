@@ -6,8 +6,9 @@ import enum
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.config import JSONObject
 
 PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -43,6 +44,9 @@ class TemplateParameter:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Template:
     """An organization's template, or a built-in one (`organization_id` is BUILTIN_OWNER)."""
+
+    audited: ClassVar[Audited] = Audited("template")
+    """How its changes read in the audit log (the generic repositories record them)."""
 
     id: str
     organization_id: str

@@ -8,7 +8,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.secrets.entity import SealedValue
 
 
@@ -61,6 +63,11 @@ def backoff(attempts: int, jitter: float) -> timedelta:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Webhook:
+    audited: ClassVar[Audited] = Audited(
+        "webhook", ignored=frozenset({"failing_since", "disabled_reason"}), renamed={"secret": "signing_secret"}
+    )
+    """How its changes read in the audit log (the generic repositories record them)."""
+
     id: str
     organization_id: str
     url: str

@@ -6,8 +6,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
+from controlplane_domain.audit.audited_writes import Audited
 from controlplane_domain.config import JSONObject
 
 MAX_STEPS = 100
@@ -57,6 +58,9 @@ class StepDefinition:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workflow:
+    audited: ClassVar[Audited] = Audited("workflow")
+    """How its changes read in the audit log (the generic repositories record them)."""
+
     id: str
     organization_id: str
     name: str
