@@ -25,8 +25,8 @@ from pathlib import Path
 
 from benchmarks.inprocess import Client, seeded_app
 from controlplane_adapters.clock import SystemClock, UuidGenerator
-from controlplane_adapters.memory import MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
+from controlplane_adapters.memory.store import MemoryStore
 from controlplane_adapters.policies.rego import RegoPolicyEngine
 from controlplane_adapters.policies.sandbox import SandboxedPolicyEngine
 from controlplane_domain.policies.entity import Action, Enforcement, Policy, Resource

@@ -11,7 +11,7 @@ import jwt
 import pytest
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
-from controlplane_adapters.memory import MemoryStore
+from controlplane_adapters.memory.store import MemoryStore
 from controlplane_adapters.schemas import JsonSchemaValidator
 from controlplane_domain.owners import OWNERS
 from controlplane_domain.ports import Clock, Ports

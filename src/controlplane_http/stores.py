@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from controlplane_adapters.memory import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
+from controlplane_adapters.memory.store import MemoryHealthProbe, MemoryStore
 from controlplane_adapters.settings.model import Settings
 from controlplane_adapters.sql.checkpoint import WalCheckpointer
 from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine

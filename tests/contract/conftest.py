@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from controlplane_adapters.memory import MemoryStore
+from controlplane_adapters.memory.store import MemoryStore
 from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
 from controlplane_adapters.sql.notify import asyncpg_dsn
 from controlplane_adapters.sql.pools import close_idle_connections

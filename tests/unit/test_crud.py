@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
-from controlplane_adapters.memory import MemoryStore
+from controlplane_adapters.memory.store import MemoryStore
 from controlplane_domain import crud
 from controlplane_domain.context_graph import usecases as graph
 from controlplane_domain.errors import NotFound, ValidationFailed

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controlplane_adapters.clock import ManualClock, UuidGenerator
-from controlplane_adapters.memory import MemoryStore
 from controlplane_adapters.memory.bus import LocalEventBus
+from controlplane_adapters.memory.store import MemoryStore
 from controlplane_domain.agents import usecases as agents
 from controlplane_domain.environments import usecases as environments
 from controlplane_domain.errors import ValidationFailed

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, Self
 
 from controlplane_adapters.projects.memory import Memberships
 from controlplane_domain.agents.entity import Agent
@@ -25,6 +26,9 @@ from controlplane_domain.analytics.facts import cost_of, percentile, reported_to
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.projects.entity import MemberKind, Project
 from controlplane_domain.teams.entity import Team
+
+if TYPE_CHECKING:
+    from controlplane_adapters.memory.store import MemoryUnitOfWork
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,12 @@ def _tokens(facts: Iterable[Fact], name: str) -> int:
 
 
 class MemoryAnalyticsRepository:
+    @classmethod
+    def on(cls, unit: MemoryUnitOfWork) -> Self:
+        """The repository of a memory unit of work (`areas.py`)."""
+        projects = (unit.table("projects"), unit.table("project_members"))
+        return cls(unit.table("executions"), unit.table("agents"), unit.table("teams"), projects)
+
     def __init__(
         self,
         executions: Mapping[str, Execution],

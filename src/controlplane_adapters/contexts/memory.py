@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from controlplane_adapters.projects.memory import Memberships
 from controlplane_domain.agents.entity import Agent
@@ -13,8 +13,28 @@ from controlplane_domain.environments.entity import WorkerQueue
 from controlplane_domain.executions.entity import Execution
 from controlplane_domain.projects.entity import MemberKind
 
+if TYPE_CHECKING:
+    from controlplane_adapters.memory.store import MemoryUnitOfWork
+
 
 class MemoryContextRepository:
+    @classmethod
+    def on(cls, unit: MemoryUnitOfWork) -> Self:
+        """The repository of a memory unit of work (`areas.py`)."""
+        return cls(
+            unit.table("contexts"),
+            unit.table("execution_contexts"),
+            owners={
+                OwnerType.PROJECT: unit.table("projects"),
+                OwnerType.ENVIRONMENT: unit.table("environments"),
+                OwnerType.TEAM: unit.table("teams"),
+                OwnerType.AGENT: unit.table("agents"),
+            },
+            queues=unit.table("queues"),
+            members=unit.table("project_members"),
+            executions=unit.table("executions"),
+        )
+
     def __init__(
         self,
         rows: dict[str, OwnedContext],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from datetime import datetime
+from typing import TYPE_CHECKING, Self
 
 from controlplane_adapters.agents.memory import MemoryAgentRepository
 from controlplane_adapters.environments.memory import MemoryQueueRepository
@@ -30,11 +31,27 @@ from controlplane_domain.paging import PageRequest
 from controlplane_domain.skills.entity import SkillOwner
 from controlplane_domain.webhooks.entity import Event
 
+if TYPE_CHECKING:
+    from controlplane_adapters.memory.store import MemoryUnitOfWork
+
 QUEUED = ExecutionStatus.QUEUED
 HELD = frozenset({ExecutionStatus.RUNNING, ExecutionStatus.WAITING_FOR_INPUT})
 
 
 class MemoryExecutionRepository:
+    @classmethod
+    def on(cls, unit: MemoryUnitOfWork) -> Self:
+        """The repository of a memory unit of work (`areas.py`)."""
+        return cls(
+            unit.table("executions"),
+            unit.table("events"),
+            (unit.queues, unit.workers, unit.agents),
+            unit.table("execution_contexts"),
+            unit.table("skill_attachments"),
+            unit.table("models"),
+            unit.webhooks,
+        )
+
     def __init__(
         self,
         rows: dict[str, Execution],

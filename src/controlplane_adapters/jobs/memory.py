@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING, Self
 
 from controlplane_adapters.memory.base import MemoryRepository, sorted_page
 from controlplane_domain.errors import Conflict
@@ -14,10 +15,18 @@ from controlplane_domain.jobs.entity import FiringFilter, Job, JobRun
 from controlplane_domain.paging import PageRequest, counted
 from controlplane_domain.workflows.entity import WorkflowRun
 
+if TYPE_CHECKING:
+    from controlplane_adapters.memory.store import MemoryUnitOfWork
+
 
 class MemoryJobRepository(MemoryRepository[Job]):
     noun = "job"
     audited = Job.audited
+
+    @classmethod
+    def on(cls, unit: MemoryUnitOfWork) -> Self:
+        """The repository of a memory unit of work (`areas.py`)."""
+        return cls(unit.table("jobs"), unit.table("job_runs"), unit.table("executions"), unit.table("workflow_runs"))
 
     def __init__(
         self,

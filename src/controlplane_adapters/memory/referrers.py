@@ -4,7 +4,7 @@ of the organization asked `references.NAMES`, and the link tables read."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from controlplane_adapters.projects.memory import Memberships
 from controlplane_adapters.references import LINKS, NAMES
@@ -12,8 +12,30 @@ from controlplane_adapters.skills.memory import Attachments
 from controlplane_domain.references import REFERRERS, Referrer, Target
 from controlplane_domain.skills.entity import SkillOwner
 
+if TYPE_CHECKING:
+    from controlplane_adapters.memory.store import MemoryUnitOfWork
+
 
 class MemoryReferrers:
+    @classmethod
+    def on(cls, unit: MemoryUnitOfWork) -> Self:
+        """The repository of a memory unit of work (`areas.py`)."""
+        referring = {
+            kind: unit.table(table)
+            for kind, table in (
+                ("agent", "agents"),
+                ("team", "teams"),
+                ("job", "jobs"),
+                ("workflow", "workflows"),
+                ("api_key", "api_keys"),
+                ("worker_queue", "queues"),
+                ("environment", "environments"),
+                ("custom_integration", "custom_integrations"),
+                ("task_plan", "task_plans"),
+            )
+        }
+        return cls(referring, unit.table("project_members"), unit.table("skill_attachments"))
+
     def __init__(self, tables: Mapping[str, Mapping[str, Any]], members: Memberships, attachments: Attachments) -> None:
         self.tables = tables  # referrer type -> its objects by id
         self.members = members

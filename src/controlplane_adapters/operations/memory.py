@@ -4,16 +4,25 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
+from typing import TYPE_CHECKING, Self
 
 from controlplane_domain.executions.entity import Execution, ExecutionStatus
 from controlplane_domain.jobs.entity import Job
 from controlplane_domain.operations.entity import QueueBacklog
 from controlplane_domain.workers.entity import Worker, WorkerStatus
 
+if TYPE_CHECKING:
+    from controlplane_adapters.memory.store import MemoryUnitOfWork
+
 LIVE = frozenset({ExecutionStatus.QUEUED, ExecutionStatus.RUNNING, ExecutionStatus.WAITING_FOR_INPUT})
 
 
 class MemoryOperationsRepository:
+    @classmethod
+    def on(cls, unit: MemoryUnitOfWork) -> Self:
+        """The repository of a memory unit of work (`areas.py`)."""
+        return cls(unit.table("executions"), unit.table("workers"), unit.table("jobs"))
+
     def __init__(
         self, executions: dict[str, Execution], workers: dict[tuple[str, str], Worker], jobs: dict[str, Job]
     ) -> None:

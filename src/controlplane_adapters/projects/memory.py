@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from controlplane_adapters.memory.base import MemoryRepository, sorted_page
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.projects.entity import MemberKind, Project, ProjectCounts
 from controlplane_domain.teams.entity import Team
+
+if TYPE_CHECKING:
+    from controlplane_adapters.memory.store import MemoryUnitOfWork
 
 Memberships = dict[tuple[str, str, str], datetime]
 """(project id, kind, member id) -> when it joined."""
@@ -20,6 +23,16 @@ class MemoryProjectRepository(MemoryRepository[Project]):
     noun = "project"
     audited = Project.audited
     unique_fields = ("name", "key")
+
+    @classmethod
+    def on(cls, unit: MemoryUnitOfWork) -> Self:
+        """The repository of a memory unit of work (`areas.py`)."""
+        return cls(
+            unit.table("projects"),
+            unit.table("project_members"),
+            agents=unit.table("agents"),
+            teams=unit.table("teams"),
+        )
 
     def __init__(
         self, rows: dict[str, Project], members: Memberships, *, agents: Mapping[str, Agent], teams: Mapping[str, Team]

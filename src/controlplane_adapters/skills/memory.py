@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from controlplane_adapters.memory.base import MemoryRepository
 from controlplane_domain.config import JSONObject
 from controlplane_domain.skills.entity import Skill, SkillOwner
+
+if TYPE_CHECKING:
+    from controlplane_adapters.memory.store import MemoryUnitOfWork
 
 Attachments = dict[tuple[str, str, str], tuple[str, JSONObject | None, datetime]]
 """(owner kind, owner id, skill id) -> (organization id, override, when attached)."""
@@ -17,6 +20,16 @@ Attachments = dict[tuple[str, str, str], tuple[str, JSONObject | None, datetime]
 class MemorySkillRepository(MemoryRepository[Skill]):
     noun = "skill"
     audited = Skill.audited
+
+    @classmethod
+    def on(cls, unit: MemoryUnitOfWork) -> Self:
+        """The repository of a memory unit of work (`areas.py`)."""
+        owners = {
+            SkillOwner.AGENT: unit.table("agents"),
+            SkillOwner.TEAM: unit.table("teams"),
+            SkillOwner.ENVIRONMENT: unit.table("environments"),
+        }
+        return cls(unit.table("skills"), unit.table("skill_attachments"), owners)
 
     def __init__(self, rows: dict[str, Skill], attached: Attachments, owners: Mapping[SkillOwner, Mapping[str, Any]]):
         super().__init__(rows)

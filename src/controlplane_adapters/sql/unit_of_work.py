@@ -5,42 +5,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar, overload
+from typing import Any, Self, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from controlplane_adapters.agents.sql import SqlAgentRepository
-from controlplane_adapters.analytics.sql import SqlAnalyticsRepository
-from controlplane_adapters.api_keys.sql import SqlApiKeyRepository
-from controlplane_adapters.audit.sql import SqlAuditRepository
-from controlplane_adapters.context_graph.sql import SqlContextGraphRepository
-from controlplane_adapters.contexts.sql import SqlContextRepository
-from controlplane_adapters.environments.sql import SqlEnvironmentRepository, SqlQueueRepository
-from controlplane_adapters.executions.sql import SqlExecutionRepository
-from controlplane_adapters.idempotency.sql import SqlIdempotencyRepository
-from controlplane_adapters.integrations.sql import SqlCustomIntegrationRepository, SqlIntegrationRepository
-from controlplane_adapters.jobs.sql import SqlJobRepository
-from controlplane_adapters.llm_models.sql import SqlModelRepository
-from controlplane_adapters.operations.sql import SqlOperationsRepository
-from controlplane_adapters.organizations.sql import SqlOrganizationRepository
-from controlplane_adapters.policies.sql import SqlDecisionRepository, SqlPolicyRepository
-from controlplane_adapters.projects.sql import SqlProjectRepository
-from controlplane_adapters.secrets.sql import SqlSecretRepository
-from controlplane_adapters.skills.sql import SqlSkillRepository
-from controlplane_adapters.sql.base import SqlConnection
+from controlplane_adapters.areas import Area, AreaRepositories
 from controlplane_adapters.sql.connection import AsyncEngineConnection
 from controlplane_adapters.sql.errors import translate_driver_error
 from controlplane_adapters.sql.loop_connection import LoopConnection
-from controlplane_adapters.sql.referrers import SqlReferrers
-from controlplane_adapters.storage.sql import SqlStoredFileRepository
-from controlplane_adapters.task_plans.sql import SqlTaskPlanRepository
-from controlplane_adapters.teams.sql import SqlTeamRepository
-from controlplane_adapters.templates.sql import SqlTemplateRepository
-from controlplane_adapters.webhooks.sql import SqlWebhookRepository
-from controlplane_adapters.workers.sql import SqlWorkerRepository
-from controlplane_adapters.workflows.sql import SqlWorkflowRepository, SqlWorkflowRunRepository
 from controlplane_domain.errors import DomainError
 
 log = logging.getLogger(__name__)
@@ -49,32 +23,9 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
-class _Repository(Generic[R]):
-    """A unit of work's repository of one area, made on its connection on first use and kept (a request touches
-    one or two of the ten; a unit of work is used once). As `functools.cached_property`, without its lock."""
-
-    def __init__(self, make: Callable[[SqlConnection], R]) -> None:
-        self._make = make
-        self._name = ""
-
-    def __set_name__(self, owner: type[Any], name: str) -> None:
-        self._name = name
-
-    @overload
-    def __get__(self, unit: None, owner: type[Any]) -> Self: ...
-
-    @overload
-    def __get__(self, unit: SqlUnitOfWork, owner: type[Any]) -> R: ...
-
-    def __get__(self, unit: SqlUnitOfWork | None, owner: type[Any]) -> Self | R:
-        if unit is None:
-            return self
-        repository = unit.__dict__[self._name] = self._make(unit._open())
-        return repository
-
-
-class SqlUnitOfWork:
-    """One connection, one transaction; driver errors leave as domain errors, chained to the cause."""
+class SqlUnitOfWork(AreaRepositories):
+    """One connection, one transaction; driver errors leave as domain errors, chained to the cause. Its repositories
+    are the areas' (`areas.py`), made on its connection on first use."""
 
     def __init__(self, engine: AsyncEngine | sa.Engine, *, read_only: bool = False) -> None:
         self._engine = engine
@@ -90,36 +41,9 @@ class SqlUnitOfWork:
             self._connection = AsyncEngineConnection(self._engine, self._read_only)
         return self
 
-    agents = _Repository(SqlAgentRepository)
-    teams = _Repository(SqlTeamRepository)
-    workers = _Repository(SqlWorkerRepository)
-    models = _Repository(SqlModelRepository)
-    api_keys = _Repository(SqlApiKeyRepository)
-    organizations = _Repository(SqlOrganizationRepository)
-    idempotency = _Repository(SqlIdempotencyRepository)
-    environments = _Repository(SqlEnvironmentRepository)
-    queues = _Repository(SqlQueueRepository)
-    executions = _Repository(SqlExecutionRepository)
-    projects = _Repository(SqlProjectRepository)
-    templates = _Repository(SqlTemplateRepository)
-    skills = _Repository(SqlSkillRepository)
-    secrets = _Repository(SqlSecretRepository)
-    contexts = _Repository(SqlContextRepository)
-    integrations = _Repository(SqlIntegrationRepository)
-    custom_integrations = _Repository(SqlCustomIntegrationRepository)
-    jobs = _Repository(SqlJobRepository)
-    workflows = _Repository(SqlWorkflowRepository)
-    workflow_runs = _Repository(SqlWorkflowRunRepository)
-    task_plans = _Repository(SqlTaskPlanRepository)
-    stored_files = _Repository(SqlStoredFileRepository)
-    policies = _Repository(SqlPolicyRepository)
-    policy_decisions = _Repository(SqlDecisionRepository)
-    audit_events = _Repository(SqlAuditRepository)
-    analytics = _Repository(SqlAnalyticsRepository)
-    context_graph = _Repository(SqlContextGraphRepository)
-    operations = _Repository(SqlOperationsRepository)
-    webhooks = _Repository(SqlWebhookRepository)
-    referrers = _Repository(SqlReferrers)
+    def make(self, area: Area[R, Any]) -> R:
+        """`area`'s repository on this unit of work's connection (`Area.__get__`)."""
+        return area.sql(self._open())
 
     def _open(self) -> AsyncEngineConnection | LoopConnection:
         if self._connection is None:
