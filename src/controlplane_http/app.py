@@ -19,30 +19,17 @@ from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.ports import HealthProbe, Ports, TokenVerifier
 from controlplane_domain.principal import Principal, Role
 from controlplane_http import API_TITLE, API_VERSION, OPENAPI_VERSION
-from controlplane_http.agents.controller import AgentController
-from controlplane_http.analytics.controller import AnalyticsController
-from controlplane_http.api_docs.controller import SwaggerAssetController, swagger_page
-from controlplane_http.api_keys.controller import ApiKeyController, CallerController
-from controlplane_http.audit.controller import AuditEventController
+from controlplane_http.api_docs.controller import swagger_page
+from controlplane_http.areas import CONTROLLERS, VISIBILITY
 from controlplane_http.body import StrictJSONBody
-from controlplane_http.context_graph.controller import ContextGraphController
-from controlplane_http.contexts.controller import ContextController
-from controlplane_http.dashboard.controller import DashboardController
-from controlplane_http.environments.controller import EnvironmentController, WorkerQueueController
 from controlplane_http.errors import handle_exception
-from controlplane_http.executions.controller import ExecuteController, ExecutionController
-from controlplane_http.executions.lease import LeaseController
 from controlplane_http.executions.streaming import StreamOptions
 from controlplane_http.fastlane.lane import FastLane
 from controlplane_http.fastlane.routes import HOT_OPERATIONS
 from controlplane_http.handlers import DEFAULT_PUBLIC_URL, PUBLIC_URL_KEY, provide_principal
-from controlplane_http.health.controller import Diagnostics, HealthController
+from controlplane_http.health.controller import Diagnostics
 from controlplane_http.idempotency import Idempotency, IdempotencyMiddleware
-from controlplane_http.integrations.controller import IntegrationController, IntegrationTemplateController
-from controlplane_http.integrations.custom import CustomIntegrationController
-from controlplane_http.jobs.controller import JobController, JobWebhookController
 from controlplane_http.limits import LimitPolicy
-from controlplane_http.llm_models.controller import ModelController
 from controlplane_http.middleware import (
     ASGIApp,
     AuthorizationMiddleware,
@@ -53,58 +40,10 @@ from controlplane_http.middleware import (
     Send,
 )
 from controlplane_http.openapi import RequestBodySchemas
-from controlplane_http.operations.controller import METRICS_TOKEN_KEY, MetricsController
+from controlplane_http.operations.controller import METRICS_TOKEN_KEY
 from controlplane_http.operations.requests import Observed
-from controlplane_http.organizations.controller import OrganizationController
-from controlplane_http.policies.controller import PolicyController, PolicyDecisionController
-from controlplane_http.projects.controller import ProjectController
 from controlplane_http.responses import FastResponse
-from controlplane_http.runners.controller import RunnerController
-from controlplane_http.runtimes.controller import RuntimeController
-from controlplane_http.secrets.controller import SecretController
-from controlplane_http.skills.controller import SkillAttachmentController, SkillController
-from controlplane_http.storage.controller import StorageController
-from controlplane_http.task_plans.controller import TaskPlanController
-from controlplane_http.teams.controller import TeamController
-from controlplane_http.templates.controller import TemplateController
-from controlplane_http.temporal_workflows.controller import TemporalWorkflowController
-from controlplane_http.webhooks.controller import WebhookController
-from controlplane_http.workers.controller import WorkerController
-from controlplane_http.workflows.controller import WorkflowController, WorkflowRunController
 
-# Every area's controllers, one line an area (their order is the OpenAPI document's).
-CONTROLLERS = [
-    HealthController,
-    AgentController,
-    TeamController,
-    WorkerController,
-    ModelController,
-    RuntimeController,
-    ApiKeyController, CallerController,
-    OrganizationController,
-    EnvironmentController, WorkerQueueController,
-    ExecuteController, ExecutionController, LeaseController,
-    ProjectController,
-    TemplateController,
-    SkillController, SkillAttachmentController,
-    SecretController,
-    ContextController,
-    RunnerController,
-    IntegrationTemplateController, IntegrationController, CustomIntegrationController,
-    JobController, JobWebhookController,
-    WorkflowController, WorkflowRunController,
-    AnalyticsController,
-    TemporalWorkflowController,
-    WebhookController,
-    DashboardController,
-    TaskPlanController,
-    StorageController,
-    PolicyController, PolicyDecisionController,
-    AuditEventController,
-    ContextGraphController,
-    MetricsController,
-    SwaggerAssetController,
-]  # fmt: skip
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 
@@ -176,12 +115,12 @@ def create_app(
     diagnostics = Diagnostics(health_probe, backend)
     options = stream_options or StreamOptions()
     anonymous = Principal(default_organization, "anonymous", Role.ADMIN, "none", "anonymous")
-    authorization = DefineMiddleware(cast(Any, AuthorizationMiddleware), ports=ports)
+    authorization = DefineMiddleware(cast(Any, AuthorizationMiddleware), ports=ports, visibility=VISIBILITY)
     idempotency = DefineMiddleware(
         cast(Any, IdempotencyMiddleware), idempotency=Idempotency(ports), max_body_bytes=max_body_bytes
     )
     app = Litestar(
-        route_handlers=CONTROLLERS,
+        route_handlers=CONTROLLERS,  # every area's (areas.py: one line an area, the OpenAPI document's order)
         # Chained on purpose (ports -> principal -> the rest): Litestar resolves a batch of sibling dependencies
         # in an anyio task group, which costs more than the dependencies themselves.
         dependencies={

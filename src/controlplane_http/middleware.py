@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -23,7 +23,7 @@ from controlplane_http.body import foreign_media_type
 from controlplane_http.clients import client_address, networks
 from controlplane_http.errors import domain_error, envelope, validation_body
 from controlplane_http.limits import LimitPolicy
-from controlplane_http.security import READ_METHODS, authorize
+from controlplane_http.security import READ_METHODS, Probe, authorize
 
 log = logging.getLogger("controlplane.http")
 
@@ -223,17 +223,20 @@ class SecurityMiddleware:
 class AuthorizationMiddleware:
     """After routing: unknown query parameters (422), the role the route needs (403, or 404 for objects of
     another organization), then a body that is not JSON (415, before it is read). The caller was authenticated by
-    `SecurityMiddleware` before routing. A write then runs in its audit context (controlplane_http/audit)."""
+    `SecurityMiddleware` before routing. A write then runs in its audit context (controlplane_http/audit).
+    `visibility`: the areas' probes by path parameter (`areas.VISIBILITY`), for `security.require_role`."""
 
-    def __init__(self, app: ASGIApp, ports: Ports) -> None:
+    def __init__(self, app: ASGIApp, ports: Ports, visibility: Mapping[str, Probe]) -> None:
         self.app = app
         self.ports = ports
+        self.visibility = visibility
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             principal = scope.get("user")
             try:
-                await authorize(self.ports, scope, principal if isinstance(principal, Principal) else None)
+                caller = principal if isinstance(principal, Principal) else None
+                await authorize(self.ports, scope, caller, self.visibility)
             except DomainError as exc:
                 status, body, more = domain_error(exc)
                 await send_json(send, status, body, more)

@@ -4,86 +4,23 @@ protocol only, and only they and the service key lease; unknown query parameters
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import CookieParameter, HeaderParameter, ParameterKwarg, QueryParameter
 
-from controlplane_domain.agents import usecases as agents
-from controlplane_domain.api_keys import usecases as api_keys
-from controlplane_domain.audit import usecases as audit
-from controlplane_domain.background import usecases as background
-from controlplane_domain.context_graph import usecases as context_graph
-from controlplane_domain.environments import usecases as environments
-from controlplane_domain.errors import Forbidden, NotFound, ValidationFailed
-from controlplane_domain.executions import queries as executions
-from controlplane_domain.integrations import custom as custom_integrations
-from controlplane_domain.integrations import usecases as integrations
-from controlplane_domain.jobs import usecases as jobs
-from controlplane_domain.llm_models import usecases as models
-from controlplane_domain.policies import usecases as policies
+from controlplane_domain.errors import Forbidden, ValidationFailed
 from controlplane_domain.ports import Ports
 from controlplane_domain.principal import Principal, Role
-from controlplane_domain.projects import usecases as projects
-from controlplane_domain.secrets import usecases as secrets
-from controlplane_domain.skills import usecases as skills
-from controlplane_domain.storage import usecases as storage
-from controlplane_domain.task_plans import usecases as task_plans
-from controlplane_domain.teams import usecases as teams
-from controlplane_domain.templates import usecases as templates
-from controlplane_domain.webhooks import usecases as webhooks
-from controlplane_domain.workers import usecases as workers
-from controlplane_domain.workflows import runs as workflow_runs
-from controlplane_domain.workflows import usecases as workflows
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 Probe = Callable[[Ports, Principal, str], Awaitable[object]]
-
-
-async def _organization_visible(ports: Ports, principal: Principal, organization_id: str) -> None:
-    if not principal.operator and organization_id != principal.organization_id:
-        raise NotFound("organization", organization_id)
-
-
-# How to tell whether the object a path parameter names is visible to the caller (NotFound when it is not).
-# (A route whose `opt["writes_anywhere"]` is set skips them: a storage upload names a file of the caller's own
-# organization, existing or not, so a viewer's PUT is 403 whether or not a file is there: docs/storage.md.)
-VISIBILITY: dict[str, Probe] = {
-    "agent_id": lambda ports, who, object_id: agents.get_agent(ports, who.organization_id, object_id),
-    "team_id": lambda ports, who, object_id: teams.get_team(ports, who.organization_id, object_id),
-    "worker_id": lambda ports, who, object_id: workers.get_worker(ports, who.organization_id, object_id),
-    "model_id": lambda ports, who, object_id: models.get_model(ports, who.organization_id, object_id),
-    "key_id": lambda ports, who, object_id: api_keys.get_api_key(ports, who.organization_id, object_id),
-    "organization_id": _organization_visible,
-    "environment_id": lambda ports, who, object_id: environments.get_environment(ports, who.organization_id, object_id),
-    "queue_id": lambda ports, who, object_id: environments.get_queue(ports, who.organization_id, object_id),
-    "execution_id": lambda ports, who, object_id: executions.get_execution(ports, who.organization_id, object_id),
-    "project_id": lambda ports, who, object_id: projects.get_project(ports, who.organization_id, object_id),
-    "template_id": lambda ports, who, object_id: templates.get_template(ports, who.organization_id, object_id),
-    "skill_id": lambda ports, who, object_id: skills.get_skill(ports, who.organization_id, object_id),
-    "secret_id": lambda ports, who, object_id: secrets.get_secret(ports, who.organization_id, object_id),
-    "integration_id": lambda ports, who, object_id: integrations.get_integration(ports, who.organization_id, object_id),
-    "custom_integration_id": lambda ports, who, object_id: custom_integrations.get_custom_integration(
-        ports, who.organization_id, object_id
-    ),
-    "job_id": lambda ports, who, object_id: jobs.get_job(ports, who.organization_id, object_id),
-    "workflow_id": lambda ports, who, object_id: workflows.get_workflow(ports, who.organization_id, object_id),
-    "run_id": lambda ports, who, object_id: workflow_runs.get_run(ports, who.organization_id, object_id),
-    "temporal_workflow_id": lambda ports, who, object_id: background.get_background_run(
-        ports, who.organization_id, object_id
-    ),
-    "plan_id": lambda ports, who, object_id: task_plans.get_plan(ports, who.organization_id, object_id),
-    "path": lambda ports, who, path: storage.get_file(ports, who.organization_id, path.removeprefix("/")),
-    "policy_id": lambda ports, who, object_id: policies.get_policy(ports, who.organization_id, object_id),
-    "event_id": lambda ports, who, object_id: audit.get_audit_event(ports, who.organization_id, object_id),
-    "node_id": lambda ports, who, object_id: context_graph.get_node(ports, who.organization_id, object_id),
-    "edge_id": lambda ports, who, object_id: context_graph.get_edge(ports, who.organization_id, object_id),
-    "webhook_id": lambda ports, who, object_id: webhooks.get_webhook(ports, who.organization_id, object_id),
-}
+"""Whether the object a path parameter names is visible to the caller: NotFound when it is not. Each area declares
+its own beside its controllers (`area.HttpArea`); `areas.VISIBILITY` holds them all, by path parameter."""
 
 
 # Path parameters that name objects whose ids the server makes: UUIDs, and API keys' ids (hex), always written in
@@ -130,12 +67,20 @@ def refusal(principal: Principal, opt: dict[str, Any], method: str) -> str | Non
 
 
 async def require_role(
-    ports: Ports, principal: Principal, method: str, handler: BaseRouteHandler, path_params: dict[str, Any]
+    ports: Ports,
+    principal: Principal,
+    method: str,
+    handler: BaseRouteHandler,
+    path_params: dict[str, Any],
+    visibility: Mapping[str, Probe],
 ) -> None:
     """Forbidden when the caller may not call the route (`refusal`).
 
     A caller whose role falls short learns 403 only about objects it can see: another organization's object is
-    404 whatever the role, so the objects named in the path are looked up first.
+    404 whatever the role, so the objects named in the path are looked up first (`visibility`: the probes by path
+    parameter). A route whose `opt["writes_anywhere"]` is set skips them: a storage upload names a file of the
+    caller's own organization, existing or not, so a viewer's PUT is 403 whether or not a file is there
+    (docs/storage.md).
     """
     reason = refusal(principal, handler.opt, method)
     if reason is None:
@@ -143,7 +88,7 @@ async def require_role(
     if handler.opt.get("writes_anywhere"):  # a write that may name a new object (a storage upload): no probe
         raise Forbidden(reason)
     for name, value in path_params.items():
-        probe = VISIBILITY.get(name)
+        probe = visibility.get(name)
         if probe is not None:
             await probe(ports, principal, str(value))
     raise Forbidden(reason)
@@ -203,9 +148,11 @@ def reject_unknown_query(query_string: bytes, handler: BaseRouteHandler) -> None
         raise error
 
 
-async def authorize(ports: Ports, scope: MutableMapping[str, Any], principal: Principal | None) -> None:
-    """Run by the security middleware once the route is known: unknown query parameters, the ids in the path
-    (`lowercase_ids`), then the role.
+async def authorize(
+    ports: Ports, scope: MutableMapping[str, Any], principal: Principal | None, visibility: Mapping[str, Probe]
+) -> None:
+    """Run by the authorization middleware once the route is known: unknown query parameters, the ids in the path
+    (`lowercase_ids`), then the role (`require_role`, with the probes of `visibility`).
 
     (A middleware rather than a Litestar guard: guards get a copy of the route handler on every request.)"""
     handler = scope.get("route_handler")
@@ -216,4 +163,4 @@ async def authorize(ports: Ports, scope: MutableMapping[str, Any], principal: Pr
     if scope.get("path_params"):
         lowercase_ids(scope["path_params"])
     if principal is not None:  # None: a public route (the OpenAPI document)
-        await require_role(ports, principal, scope["method"], handler, scope.get("path_params") or {})
+        await require_role(ports, principal, scope["method"], handler, scope.get("path_params") or {}, visibility)

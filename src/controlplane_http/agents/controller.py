@@ -11,6 +11,7 @@ from litestar.types import Scope
 from controlplane_domain.agents import usecases
 from controlplane_domain.agents.entity import Agent as DomainAgent
 from controlplane_domain.config import ExecutionEnvironment
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Remove, Resource, Update, as_command, routes
 from controlplane_http.handlers import (
     Limit,
@@ -81,3 +82,6 @@ class AgentController(Controller):
         if rendered is not None:  # the same object, rendered by the database (a read model: see rendered_item)
             return cast(Agent, rendered)
         return agent_out(await usecases.get_agent(ports, principal.organization_id, agent_id))
+
+
+AREA = HttpArea((AgentController,), visible={"agent_id": usecases.get_agent})

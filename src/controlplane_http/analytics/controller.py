@@ -13,6 +13,7 @@ from controlplane_domain.analytics import usecases
 from controlplane_domain.analytics.entity import AgentOrder, AgentRow, Bucket, GroupBy, Metric, TimeRange, rates
 from controlplane_domain.analytics.entity import Scope as Filters
 from controlplane_domain.errors import ValidationFailed
+from controlplane_http.area import HttpArea
 from controlplane_http.handlers import Limit, Offset, caller, errors, page_request
 from controlplane_wire.analytics import (
     AgentAnalytics,
@@ -159,3 +160,6 @@ class AnalyticsController(Controller):
             limit=page.limit,
             offset=page.offset,
         )
+
+
+AREA = HttpArea((AnalyticsController,))

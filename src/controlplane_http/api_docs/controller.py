@@ -12,6 +12,8 @@ from litestar.exceptions import NotFoundException
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.params import FromPath
 
+from controlplane_http.area import HttpArea
+
 SWAGGER_UI_VERSION = "5.35.0"
 """The version of swagger-ui-dist whose files `static/swagger-ui` holds (its README says how to upgrade)."""
 ASSETS_PREFIX = "/api/docs/assets/"
@@ -55,3 +57,6 @@ class SwaggerAssetController(Controller):
         if name not in ASSETS:
             raise NotFoundException(f"no asset {name!r}")
         return Response(_read(name), media_type=ASSETS[name], headers=HEADERS)
+
+
+AREA = HttpArea((SwaggerAssetController,))

@@ -10,6 +10,7 @@ from litestar.types import Scope
 from controlplane_domain.api_keys import usecases as api_keys
 from controlplane_domain.api_keys.entity import KEY_PREFIX
 from controlplane_domain.api_keys.entity import ApiKey as DomainKey
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Listing, Read, Resource, routes
 from controlplane_http.handlers import ADMIN, caller, errors
 from controlplane_http.limits import LimitPolicy
@@ -74,3 +75,6 @@ class CallerController(Controller):
             role=principal.role,
             method=principal.method,
         )
+
+
+AREA = HttpArea((ApiKeyController, CallerController), visible={"key_id": api_keys.get_api_key})

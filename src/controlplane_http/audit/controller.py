@@ -12,6 +12,7 @@ from controlplane_domain.audit import usecases
 from controlplane_domain.audit.entity import AuditEvent as DomainEvent
 from controlplane_domain.audit.entity import AuditFilter, Outcome
 from controlplane_domain.errors import ValidationFailed
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Listing, Read, Resource, routes
 from controlplane_http.handlers import ADMIN
 from controlplane_http.signatures import Query, optional, time_range
@@ -68,3 +69,6 @@ class AuditEventController(Controller):
     path = "/api/v1/audit-events"
     tags = ["audit"]
     opt = ADMIN
+
+
+AREA = HttpArea((AuditEventController,), visible={"event_id": usecases.get_audit_event})

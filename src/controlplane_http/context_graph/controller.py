@@ -24,6 +24,7 @@ from controlplane_domain.context_graph.entity import (
 from controlplane_domain.context_graph.entity import GraphEdge as DomainEdge
 from controlplane_domain.context_graph.entity import GraphNode as DomainNode
 from controlplane_domain.errors import ValidationFailed
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, routes
 from controlplane_http.handlers import Limit, Offset, OldestFirst, caller, errors, page_of, page_request
 from controlplane_http.security import QUERY_PREFIXES
@@ -233,3 +234,6 @@ class ContextGraphController(Controller):
             nodes=[] if path is None else [node_out(node) for node in path.nodes],
             edges=[] if path is None else [edge_out(edge) for edge in path.edges],
         )
+
+
+AREA = HttpArea((ContextGraphController,), visible={"node_id": usecases.get_node, "edge_id": usecases.get_edge})

@@ -12,6 +12,7 @@ from litestar.types import Scope
 
 from controlplane_domain.contexts import entity, usecases
 from controlplane_domain.contexts.entity import OwnerType, ResolvedContext
+from controlplane_http.area import HttpArea
 from controlplane_http.handlers import caller, errors
 from controlplane_http.signatures import SCOPE, install, json_body, path_id
 from controlplane_wire.base import to_wire
@@ -95,3 +96,6 @@ class ContextController(Controller):
         ports, principal = caller(scope)
         resolved = await usecases.execution_context(ports, principal.organization_id, execution_id)
         return execution_context_out(execution_id, resolved)
+
+
+AREA = HttpArea((ContextController,))

@@ -15,6 +15,8 @@ from litestar import Controller, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
+from controlplane_http.area import HttpArea
+
 MEDIA_TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".mjs": "text/javascript; charset=utf-8",
@@ -74,3 +76,6 @@ class DashboardController(Controller):
             raise NotFoundException(f"no asset {name!r}")
         headers = VENDOR_HEADERS if name.startswith("vendor/") else HEADERS
         return Response(_read(name), media_type=ASSETS[name], headers=headers)
+
+
+AREA = HttpArea((DashboardController,))

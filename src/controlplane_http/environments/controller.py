@@ -10,6 +10,7 @@ from litestar.types import Scope
 
 from controlplane_domain.environments import usecases
 from controlplane_domain.environments.entity import QueueView
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, given_as, routes
 from controlplane_http.handlers import Limit, Offset, OldestFirst, caller, errors, page_of, page_request
 from controlplane_http.signatures import Query
@@ -87,3 +88,9 @@ class EnvironmentController(Controller):
 class WorkerQueueController(Controller):
     path = "/api/v1/worker-queues"
     tags = ["worker-queues"]
+
+
+AREA = HttpArea(
+    (EnvironmentController, WorkerQueueController),
+    visible={"environment_id": usecases.get_environment, "queue_id": usecases.get_queue},
+)

@@ -12,10 +12,16 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
-from controlplane_domain.executions import lease_ends, leases
+from controlplane_domain.executions import lease_ends, leases, queries
 from controlplane_domain.workers import bindings
 from controlplane_http.agents.controller import agent_out
-from controlplane_http.executions.controller import execution_out, stream_options
+from controlplane_http.area import HttpArea
+from controlplane_http.executions.controller import (
+    ExecuteController,
+    ExecutionController,
+    execution_out,
+    stream_options,
+)
 from controlplane_http.executions.leased import resolved_out
 from controlplane_http.handlers import (
     WORKERS_ONLY,
@@ -100,3 +106,9 @@ class LeaseController(Controller):
             resolved=resolved_out(execution.id, leased.resolved),
         )
         return Response(body)
+
+
+# The area's line is here, beside the last of its controllers: this module imports controller.py's.
+AREA = HttpArea(
+    (ExecuteController, ExecutionController, LeaseController), visible={"execution_id": queries.get_execution}
+)

@@ -10,6 +10,7 @@ from litestar.di import NamedDependency
 from controlplane_domain.errors import Unavailable
 from controlplane_domain.ports import HealthProbe
 from controlplane_http import API_VERSION
+from controlplane_http.area import HttpArea
 from controlplane_http.handlers import PrincipalDep, errors
 from controlplane_wire.health import DatabaseHealth, Health
 
@@ -40,3 +41,6 @@ class HealthController(Controller):
                 },
             )
         return Health(status="healthy", version=API_VERSION, database=DatabaseHealth(status="ok", backend=backend))
+
+
+AREA = HttpArea((HealthController,))

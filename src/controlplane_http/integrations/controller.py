@@ -6,10 +6,12 @@ from litestar import Controller, get
 from litestar.params import FromPath
 from litestar.types import Scope
 
-from controlplane_domain.integrations import catalog, usecases
+from controlplane_domain.integrations import catalog, custom, usecases
 from controlplane_domain.integrations.entity import Integration as DomainIntegration
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, given_as, routes
 from controlplane_http.handlers import Limit, Offset, caller, errors
+from controlplane_http.integrations.custom import CustomIntegrationController
 from controlplane_wire.base import to_wire
 from controlplane_wire.integrations import (
     Integration,
@@ -82,3 +84,9 @@ class IntegrationTemplateController(Controller):
 class IntegrationController(Controller):
     path = "/api/v1/integrations"
     tags = ["integrations"]
+
+
+AREA = HttpArea(
+    (IntegrationTemplateController, IntegrationController, CustomIntegrationController),
+    visible={"integration_id": usecases.get_integration, "custom_integration_id": custom.get_custom_integration},
+)

@@ -14,6 +14,7 @@ from controlplane_domain.errors import ValidationFailed
 from controlplane_domain.jobs import firing, usecases, webhook_trigger
 from controlplane_domain.jobs.entity import JobRun as DomainRun
 from controlplane_domain.jobs.entity import Target, TargetKind, Trigger, TriggerType
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, routes
 from controlplane_http.handlers import PUBLIC_URL_KEY, caller, errors
 from controlplane_http.skills.controller import OptionalBody
@@ -173,3 +174,6 @@ class JobWebhookController(Controller):
         headers = {name: request.headers.get(name, "") for name in webhook_trigger.WEBHOOK_HEADERS}
         answer = await webhook_trigger.receive_webhook(ports, job_id, body, headers)
         return Response(run_out(answer.run), status_code=200 if answer.repeated else 201)
+
+
+AREA = HttpArea((JobController, JobWebhookController), visible={"job_id": usecases.get_job})

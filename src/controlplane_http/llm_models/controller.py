@@ -9,6 +9,7 @@ from litestar.params import Parameter
 
 from controlplane_domain.llm_models import usecases
 from controlplane_domain.runtimes import RUNTIME_IDS
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, given_as, routes
 from controlplane_http.signatures import Query
 from controlplane_wire.configuration import given_fields
@@ -34,3 +35,6 @@ EnabledOnly = Annotated[bool, Parameter(description="only enabled models")]
 class ModelController(Controller):
     path = "/api/v1/models"
     tags = ["models"]
+
+
+AREA = HttpArea((ModelController,), visible={"model_id": usecases.get_model})

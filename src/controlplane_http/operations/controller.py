@@ -16,6 +16,7 @@ from controlplane_adapters.operations.metrics import exposition
 from controlplane_domain.errors import Forbidden, Unauthenticated
 from controlplane_domain.operations.usecases import read_gauges
 from controlplane_domain.ports import Ports
+from controlplane_http.area import HttpArea
 from controlplane_http.handlers import errors
 from controlplane_http.middleware import header
 
@@ -73,3 +74,6 @@ class MetricsController(Controller):
         ports: Ports = state["ports"]
         body = exposition(await read_gauges(ports))
         return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+
+AREA = HttpArea((MetricsController,))

@@ -7,8 +7,12 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 from litestar.types import Scope
 
+from controlplane_domain.errors import NotFound
 from controlplane_domain.organizations import usecases as organizations
 from controlplane_domain.organizations.entity import OrganizationSettings as DomainSettings
+from controlplane_domain.ports import Ports
+from controlplane_domain.principal import Principal
+from controlplane_http.area import HttpArea
 from controlplane_http.handlers import ADMIN, caller, errors
 from controlplane_http.limits import LimitPolicy
 from controlplane_wire.base import to_wire
@@ -60,3 +64,12 @@ class OrganizationController(Controller):
         settings = await organizations.set_organization_settings(ports, principal, organization_id, command)
         policy.forget(organization_id)
         return settings_out(settings, policy)
+
+
+async def organization_visible(ports: Ports, principal: Principal, organization_id: str) -> None:
+    """An organization is visible to its own callers, and every one to an operator (the service key)."""
+    if not principal.operator and organization_id != principal.organization_id:
+        raise NotFound("organization", organization_id)
+
+
+AREA = HttpArea((OrganizationController,), visible_to={"organization_id": organization_visible})

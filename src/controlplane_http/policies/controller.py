@@ -11,6 +11,7 @@ from litestar.types import Scope
 
 from controlplane_domain.policies import entity, gate, usecases
 from controlplane_domain.policies.entity import Action, DecisionFilter
+from controlplane_http.area import HttpArea
 from controlplane_http.audit.controller import moment
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, routes
 from controlplane_http.handlers import ADMIN, caller, errors
@@ -125,3 +126,6 @@ def _where(*, since: str | None, until: str | None, **given: Any) -> DecisionFil
 class PolicyDecisionController(Controller):
     path = "/api/v1/policy-decisions"
     tags = ["policies"]
+
+
+AREA = HttpArea((PolicyController, PolicyDecisionController), visible={"policy_id": usecases.get_policy})

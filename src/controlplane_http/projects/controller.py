@@ -9,6 +9,7 @@ from litestar.types import Scope
 
 from controlplane_domain.projects import usecases
 from controlplane_domain.projects.entity import MemberKind, ProjectView
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, given_as, routes
 from controlplane_http.handlers import caller, errors
 from controlplane_http.signatures import SCOPE, install, path_id
@@ -69,3 +70,6 @@ async def _membership(scope: Scope, project_id: str, kind: MemberKind, member_id
 class ProjectController(Controller):
     path = "/api/v1/projects"
     tags = ["projects"]
+
+
+AREA = HttpArea((ProjectController,), visible={"project_id": usecases.get_project})

@@ -6,6 +6,7 @@ from litestar import Controller
 
 from controlplane_domain.runners import usecases
 from controlplane_domain.runners.grouping import Runner as DomainRunner
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Listing, Read, Resource, routes
 from controlplane_wire.base import to_wire
 from controlplane_wire.runners import Runner, RunnerList
@@ -23,3 +24,6 @@ def runner_out(runner: DomainRunner) -> Runner:
 class RunnerController(Controller):
     path = "/api/v1/runners"
     tags = ["runners"]
+
+
+AREA = HttpArea((RunnerController,))

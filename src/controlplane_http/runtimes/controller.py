@@ -5,6 +5,7 @@ from __future__ import annotations
 from litestar import Controller, get
 
 from controlplane_domain.runtimes import RUNTIMES
+from controlplane_http.area import HttpArea
 from controlplane_http.handlers import Limit, Offset, PrincipalDep, errors
 from controlplane_wire.base import to_wire
 from controlplane_wire.runtimes import RuntimeInfo, RuntimeList
@@ -19,3 +20,6 @@ class RuntimeController(Controller):
         window = RUNTIMES[offset : offset + limit]
         items = [to_wire(runtime, RuntimeInfo) for runtime in window]
         return RuntimeList(items=items, total=len(RUNTIMES), limit=limit, offset=offset)
+
+
+AREA = HttpArea((RuntimeController,))

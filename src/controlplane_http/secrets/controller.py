@@ -5,6 +5,7 @@ from __future__ import annotations
 from litestar import Controller
 
 from controlplane_domain.secrets import usecases
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, given_as, routes
 from controlplane_wire.secrets import (
     Secret,
@@ -50,3 +51,6 @@ from controlplane_wire.secrets import (
 class SecretController(Controller):
     path = "/api/v1/secrets"
     tags = ["secrets"]
+
+
+AREA = HttpArea((SecretController,), visible={"secret_id": usecases.get_secret})

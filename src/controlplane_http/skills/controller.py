@@ -17,6 +17,7 @@ from controlplane_domain.skills.catalog import SKILL_TYPES
 from controlplane_domain.skills.entity import AttachedSkill as DomainAttachedSkill
 from controlplane_domain.skills.entity import Skill as DomainSkill
 from controlplane_domain.skills.entity import SkillOwner
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import (
     Create,
     Listing,
@@ -159,3 +160,6 @@ class SkillAttachmentController(Controller):
         found = await attachments.resolve_agent_skills(ports, principal.organization_id, agent_id, environment_id)
         page = Page(items=found[offset : offset + limit], total=len(found), limit=limit, offset=offset)
         return page_of(ResolvedSkillList, page, lambda item: to_wire(item, ResolvedSkill))
+
+
+AREA = HttpArea((SkillController, SkillAttachmentController), visible={"skill_id": usecases.get_skill})

@@ -19,9 +19,11 @@ from litestar.response.streaming import ASGIStreamingResponse
 from litestar.types import Scope
 
 from controlplane_domain.errors import ValidationFailed
+from controlplane_domain.ports import Ports
 from controlplane_domain.storage import usecases
 from controlplane_domain.storage.entity import MAX_PATH_BYTES, MAX_SEGMENT_BYTES, BlobMissing, UploadInterrupted
 from controlplane_domain.storage.entity import StoredFile as DomainFile
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Listing, Resource, routes
 from controlplane_http.errors import envelope
 from controlplane_http.handlers import caller, errors
@@ -209,3 +211,11 @@ class StorageController(Controller):
         ports, principal = caller(scope)
         usage = await usecases.storage_usage(ports, principal.organization_id)
         return StorageUsage(files=usage.files, bytes_used=usage.bytes_used, quota_bytes=usage.quota_bytes)
+
+
+async def file_at(ports: Ports, organization_id: str, path: str) -> object:
+    """The organization's file at a route's `path` (Litestar's path parameter starts with '/')."""
+    return await usecases.get_file(ports, organization_id, path.removeprefix("/"))
+
+
+AREA = HttpArea((StorageController,), visible={"path": file_at})

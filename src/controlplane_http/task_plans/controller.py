@@ -8,6 +8,7 @@ from litestar.types import Scope
 
 from controlplane_domain.task_plans import usecases
 from controlplane_domain.task_plans.entity import PlanStatus
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Resource, routes
 from controlplane_http.handlers import caller, errors
 from controlplane_http.signatures import Query
@@ -47,3 +48,6 @@ class TaskPlanController(Controller):
         `started`. 409 when the plan is not `ready`, or its queue, an agent or a team of its steps is gone."""
         ports, principal = caller(scope)
         return run_out(await usecases.run_plan(ports, principal.organization_id, plan_id))
+
+
+AREA = HttpArea((TaskPlanController,), visible={"plan_id": usecases.get_plan})

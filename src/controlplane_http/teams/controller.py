@@ -14,6 +14,7 @@ from controlplane_domain.skills.entity import AttachedSkill
 from controlplane_domain.teams import usecases
 from controlplane_domain.teams.entity import TeamView
 from controlplane_http.agents.controller import agent_out
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, routes
 from controlplane_http.handlers import ProjectFilter, caller, errors
 from controlplane_http.signatures import Query
@@ -120,3 +121,6 @@ class TeamController(Controller):
     ) -> TeamWithAgentsResponse:
         ports, principal = caller(scope)
         return team_out(await usecases.remove_agent_from_team(ports, principal.organization_id, team_id, agent_id))
+
+
+AREA = HttpArea((TeamController,), visible={"team_id": usecases.get_team})

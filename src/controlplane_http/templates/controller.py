@@ -13,6 +13,7 @@ from controlplane_domain.templates import usecases
 from controlplane_domain.templates.entity import Template as DomainTemplate
 from controlplane_domain.templates.entity import TemplateParameter as DomainParameter
 from controlplane_domain.templates.entity import TemplateScope
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Listing, Read, Remove, Resource, routes
 from controlplane_http.handlers import caller, errors
 from controlplane_http.signatures import Query
@@ -119,3 +120,6 @@ class TemplateController(Controller):
         limit = _max_bytes(scope)
         create = partial(payloads.create, ports, organization_id, max_bytes=limit)
         return await usecases.instantiate_template(ports, organization_id, template_id, command, create, limit)
+
+
+AREA = HttpArea((TemplateController,), visible={"template_id": usecases.get_template})

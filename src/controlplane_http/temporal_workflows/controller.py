@@ -12,6 +12,7 @@ from litestar.types import Scope
 
 from controlplane_domain.background import usecases
 from controlplane_domain.background.entity import BackgroundRun, BackgroundStatus, BackgroundType
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Listing, Read, Resource, routes
 from controlplane_http.handlers import caller, errors
 from controlplane_http.signatures import optional
@@ -91,3 +92,6 @@ class TemporalWorkflowController(Controller):
         ports, principal = caller(scope)
         run = await usecases.cancel_background_run(ports, principal.organization_id, temporal_workflow_id)
         return temporal_out(run)
+
+
+AREA = HttpArea((TemporalWorkflowController,), visible={"temporal_workflow_id": usecases.get_background_run})

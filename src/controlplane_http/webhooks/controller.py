@@ -12,6 +12,7 @@ from litestar.types import Scope
 from controlplane_domain.webhooks import usecases
 from controlplane_domain.webhooks.entity import Delivery as DomainDelivery
 from controlplane_domain.webhooks.entity import DeliveryStatus
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, routes
 from controlplane_http.handlers import ADMIN, caller, errors
 from controlplane_wire.base import to_wire
@@ -82,3 +83,6 @@ class WebhookController(Controller):
     async def send_test(self, webhook_id: FromPath[str], scope: Scope) -> Delivery:
         ports, principal = caller(scope)
         return delivery_out(await usecases.send_test(ports, principal.organization_id, webhook_id))
+
+
+AREA = HttpArea((WebhookController,), visible={"webhook_id": usecases.get_webhook})

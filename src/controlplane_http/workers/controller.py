@@ -10,6 +10,7 @@ from controlplane_domain.environments.entity import MISSED_HEARTBEATS_BEFORE_OFF
 from controlplane_domain.ports import Ports
 from controlplane_domain.workers import bindings, usecases
 from controlplane_domain.workers.entity import Worker as DomainWorker
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Listing, Read, Resource, routes
 from controlplane_http.handlers import WORKER_PROTOCOL, caller, errors
 from controlplane_wire.base import to_domain, to_wire
@@ -62,3 +63,6 @@ class WorkerController(Controller):
             leases_extended=receipt.leases_extended,
             commands=[WorkerCommandOut(type=c.type, execution_id=c.execution_id) for c in receipt.commands],
         )
+
+
+AREA = HttpArea((WorkerController,), visible={"worker_id": usecases.get_worker})

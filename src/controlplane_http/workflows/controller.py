@@ -18,6 +18,7 @@ from controlplane_domain.workflows.entity import RunEvent, RunStatus, StepDefini
 from controlplane_domain.workflows.entity import StepRun as DomainStepRun
 from controlplane_domain.workflows.entity import Workflow as DomainWorkflow
 from controlplane_domain.workflows.entity import WorkflowRun as DomainRun
+from controlplane_http.area import HttpArea
 from controlplane_http.crud import Create, Listing, Read, Remove, Resource, Update, as_command, routes
 from controlplane_http.executions.controller import stream_options
 from controlplane_http.executions.frames import KEEPALIVE, RETRY
@@ -182,3 +183,8 @@ class WorkflowRunController(Controller):
         frames = _run_frames(ports, principal.organization_id, run.id, after, options)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return Stream(frames, media_type="text/event-stream", headers=headers)
+
+
+AREA = HttpArea(
+    (WorkflowController, WorkflowRunController), visible={"workflow_id": usecases.get_workflow, "run_id": runs.get_run}
+)
