@@ -12,6 +12,7 @@ from controlplane_adapters.agents.sql import agents
 from controlplane_adapters.sql import migrate, rendered_reads
 from controlplane_adapters.sql.coalesced import by_ids
 from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
+from controlplane_adapters.sql.pages import IN_LOOP_OFFSET
 from controlplane_adapters.sql.pools import close_idle_connections, coalescer_of
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
 from controlplane_domain.executions.entity import ExecutionStatus
@@ -145,6 +146,37 @@ async def test_on_sqlite_more_concurrent_pages_than_pooled_connections_share_the
         reads = coalescer_of(engine, rendered_reads._rendered_page_of(agents))
         assert reads is not None
         assert (reads.batches, reads.keys) == (1, 3)
+    finally:
+        close_idle_connections(engine)
+        engine.dispose()
+
+
+async def test_on_sqlite_a_turns_pages_of_several_organizations_each_answer_their_own_page(tmp_path: Path) -> None:
+    """The shallow pages of one organization in a turn share one count (`RenderedReads._sqlite_turn`); each still
+    answers its own page and its own organization's total, and a deep page (read off the loop) its own."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'pages.db'}"
+    migrator = create_engine(url)
+    await migrate.upgrade(migrator)
+    await migrator.dispose()
+    engine = create_sqlite_engine(url)
+    try:
+        await seed(lambda: SqlUnitOfWork(engine))
+
+        async def page(org: str, limit: int, offset: int) -> tuple[list[str], int]:
+            async with SqlUnitOfWork(engine, read_only=True) as work:
+                found = await work.agents.rendered_page(org, PageRequest(limit=limit, offset=offset))
+            assert found is not None
+            items, total = found
+            return [item["name"] for item in json.loads(items)], total
+
+        asks = [("org-a", 1, 0), ("org-a", 1, 1), ("org-b", 1, 0), ("org-a", 1, 0), ("org-a", 5, 0), ("org-c", 1, 0),
+                ("org-a", 1, 7), ("org-b", 1, IN_LOOP_OFFSET + 1), ("org-a", 2, 1)]  # fmt: skip
+        assert await asyncio.gather(*(page(*ask) for ask in asks)) == [
+            (["a"], 2), (["b"], 2), (["a"], 1), (["a"], 2), (["a", "b"], 2), ([], 0), ([], 2), ([], 1), (["b"], 2)
+        ]  # fmt: skip
+        reads = coalescer_of(engine, rendered_reads._rendered_page_of(agents))
+        assert reads is not None
+        assert (reads.batches, reads.keys) == (1, 8)
     finally:
         close_idle_connections(engine)
         engine.dispose()

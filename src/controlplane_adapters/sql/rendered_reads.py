@@ -50,6 +50,20 @@ def _rendered_page_in(table: sa.Table, descending: bool) -> sa.Select[Any]:
 
 
 @functools.cache
+def _rendered_rows_in(table: sa.Table, descending: bool) -> sa.Select[Any]:
+    """`_rendered_page_in`'s rows without their total: the pages of a turn that share one count (`_sqlite_pages`)."""
+    order = (table.c.created_at.desc(), table.c.id.desc()) if descending else (table.c.created_at, table.c.id)
+    where = table.c.organization_id == sa.bindparam("organization_id")
+    return hot(
+        sa.select(rendered_row(table))
+        .where(where)
+        .order_by(*order)
+        .limit(sa.bindparam("limit"))
+        .offset(sa.bindparam("offset"))
+    )
+
+
+@functools.cache
 def _rendered_by_id(table: sa.Table) -> sa.Select[Any]:
     """One row of an organization rendered as its JSON object by SQLite (see rendered.py), built once."""
     where = (table.c.organization_id == sa.bindparam("organization_id"), table.c.id == sa.bindparam("id"))
@@ -162,10 +176,37 @@ class RenderedReads:
         return await self._sqlite_page(key, descending)
 
     async def _sqlite_pages(self, keys: list[Any]) -> list[tuple[Any, ...]]:
-        return [(*key, *await self._sqlite_page(key, False)) for key in keys]
+        return await self._sqlite_turn(keys, False)
 
     async def _sqlite_pages_newest_first(self, keys: list[Any]) -> list[tuple[Any, ...]]:
-        return [(*key, *await self._sqlite_page(key, True)) for key in keys]
+        return await self._sqlite_turn(keys, True)
+
+    async def _sqlite_turn(self, keys: list[Any], descending: bool) -> list[tuple[Any, ...]]:
+        """The pages asked in one turn of the loop, each as (key, items, total). The shallow pages of an
+        organization share one count, to the deepest one's `counted_to`, read just before them in the loop's
+        thread (nothing of this process writes in between: they are one snapshot as one statement is); each total
+        is that count cut at its own page's `counted_to`. A deeper page is read off the loop with its own count."""
+        shallow = [key for key in keys if key[2] <= IN_LOOP_OFFSET]
+        deepest: dict[str, int] = {}
+        for organization_id, _, offset in shallow:
+            deepest[organization_id] = max(offset, deepest.get(organization_id, 0))
+        count, _ = page_of(self.table, ("created_at", "id"))
+        totals = {}
+        for organization_id, offset in deepest.items():
+            parameters = {"organization_id": organization_id, "counted": counted_to(offset)}
+            ((totals[organization_id],),) = await self.connection.execute(count, parameters)
+        rows = _rendered_rows_in(self.table, descending)
+        pages: list[tuple[Any, ...]] = []
+        for key in keys:
+            organization_id, limit, offset = key
+            if key[2] > IN_LOOP_OFFSET:
+                pages.append((*key, *await self._sqlite_page(key, descending)))
+                continue
+            parameters = {"organization_id": organization_id, "limit": limit, "offset": offset}
+            found = await self.connection.execute(rows, parameters)
+            items = "[" + ",".join(row[0] for row in found) + "]"
+            pages.append((*key, items, min(totals[organization_id], counted_to(offset))))
+        return pages
 
     async def _sqlite_page(self, key: tuple[str, int, int], descending: bool) -> tuple[str, int]:
         organization_id, limit, offset = key
