@@ -78,21 +78,29 @@ def _postgres_rendered_pages_of(table: sa.Table, descending: bool = False) -> sa
 @functools.cache
 def _postgres_rendered_pages_in(table: sa.Table, descending: bool) -> sa.TextualSelect:
     """Pages of (organization, limit, offset) keys, each one JSON array rendered by Postgres (rendered.py) and
-    the organization's total, in one statement (one snapshot, one row a key): several requests' pages when they
-    are coalesced, a unit of work's own page when not."""
+    the organization's total (counted once an organization), in one statement (one snapshot, one row a key):
+    several requests' pages when they are coalesced, a unit of work's own page when not."""
     columns = ", ".join(f'"{column.name}"' for column in table.columns)
     way = " DESC" if descending else ""
-    # the names come from the table's declaration, every value is a bound parameter
-    sql = f"""SELECT keys.organization_id, keys.page_limit, keys.page_offset,
+    cap = f"LEAST(keys.page_offset, {MAX_OFFSET - MAX_COUNTED}) + {MAX_COUNTED}"  # counted_to(offset)
+    # The organization's total is counted once a statement, to its deepest page's cap, and cut at each page's.
+    # The names come from the table's declaration, every value is a bound parameter.
+    sql = f"""WITH keys AS (
+  SELECT * FROM unnest(:organization_ids, :limits, :offsets) AS keys(organization_id, page_limit, page_offset)
+), totals AS MATERIALIZED (
+  SELECT deepest.organization_id,
+    (SELECT count(*) FROM (SELECT 1 FROM {table.name} WHERE {table.name}.organization_id = deepest.organization_id
+                           LIMIT deepest.counted) AS counted) AS total
+  FROM (SELECT keys.organization_id, max({cap}) AS counted FROM keys GROUP BY keys.organization_id) AS deepest
+)
+SELECT keys.organization_id, keys.page_limit, keys.page_offset,
   (SELECT concat('[', string_agg({postgres_rendered_sql(table)}, ',' ORDER BY page.created_at{way}, page.id{way}), ']')
    FROM (SELECT {columns} FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id
          ORDER BY {table.name}.created_at{way}, {table.name}.id{way}
          LIMIT keys.page_limit OFFSET keys.page_offset) AS page
   ) AS items,
-  (SELECT count(*) FROM (SELECT 1 FROM {table.name} WHERE {table.name}.organization_id = keys.organization_id
-                         LIMIT LEAST(keys.page_offset, {MAX_OFFSET - MAX_COUNTED}) + {MAX_COUNTED}) AS counted
-  ) AS total
-FROM unnest(:organization_ids, :limits, :offsets) AS keys(organization_id, page_limit, page_offset)"""  # noqa: S608
+  LEAST(totals.total, {cap}) AS total
+FROM keys JOIN totals ON totals.organization_id = keys.organization_id"""  # noqa: S608
     texts, numbers = postgresql.ARRAY(sa.String), postgresql.ARRAY(sa.BigInteger)  # offsets past 2**31 too
     statement = (
         sa.text(sql)
