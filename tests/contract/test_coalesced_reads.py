@@ -15,12 +15,13 @@ from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
 from controlplane_adapters.sql.pages import IN_LOOP_OFFSET
 from controlplane_adapters.sql.pools import close_idle_connections, coalescer_of
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
+from controlplane_adapters.workers import sql as sql_workers
 from controlplane_domain.executions.entity import ExecutionStatus
 from controlplane_domain.paging import PageRequest
 from tests.contract.conftest import UowFactory
 from tests.contract.test_execution_records import ENVIRONMENT, queue
 from tests.contract.test_hot_statements import execution
-from tests.contract.test_repositories import agent
+from tests.contract.test_repositories import agent, worker
 from tests.databases import truncate
 
 
@@ -73,6 +74,49 @@ async def test_concurrent_reads_of_held_executions_keep_to_their_organization_an
 
     asks = [("org-a", "w1"), ("org-b", "w1"), ("org-a", "w2"), ("org-a", "w1")]
     assert await asyncio.gather(*(held(org, worker_id) for org, worker_id in asks)) == [["e1"], [], [], ["e1"]]
+
+
+async def test_concurrent_gets_of_workers_each_answer_their_own_organizations_worker(uow: UowFactory) -> None:
+    async with uow() as work:
+        await work.workers.register(worker("w1"))
+        await work.workers.register(worker("w1", org="org-b", seen=5))
+        await work.workers.register(worker("w2"))
+        await work.commit()
+
+    async def get(org: str, worker_id: str) -> str | None:
+        async with uow() as work:
+            found = await work.workers.get(org, worker_id)
+        return None if found is None else f"{found.organization_id}/{found.worker_id}/{found.tasks_processed}"
+
+    asks = [("org-a", "w1"), ("org-b", "w1"), ("org-a", "w2"), ("org-b", "w2"), ("org-a", "w1"), ("org-c", "w1")]
+    answers = await asyncio.gather(*(get(org, worker_id) for org, worker_id in asks))
+    assert answers == ["org-a/w1/0", "org-b/w1/5", "org-a/w2/0", None, "org-a/w1/0", None]
+
+
+async def test_on_postgres_a_turns_worker_gets_share_one_statement(postgres_url: str) -> None:
+    """A heartbeat's read of its worker (a Postgres reader) joins the turn's others: one statement, no connection
+    of its own but the leader's."""
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url)
+    try:
+        async with SqlUnitOfWork(engine) as work:
+            await work.workers.register(worker("w1"))
+            await work.workers.register(worker("w1", org="org-b", seen=5))
+            await work.commit()
+
+        async def get(org: str, worker_id: str) -> int | None:
+            async with SqlUnitOfWork(engine, read_only=True) as work:
+                found = await work.workers.get(org, worker_id)
+            return None if found is None else found.tasks_processed
+
+        asks = [("org-a", "w1"), ("org-b", "w1"), ("org-a", "nobody"), ("org-a", "w1")]
+        assert await asyncio.gather(*(get(*ask) for ask in asks)) == [0, 5, None, 0]
+        reads = coalescer_of(engine, sql_workers._workers_by_keys())
+        assert reads is not None
+        assert (reads.batches, reads.keys) == (1, 3)
+        assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()
 
 
 async def test_on_postgres_readers_of_one_turn_share_one_statement_and_writers_do_not(postgres_url: str) -> None:

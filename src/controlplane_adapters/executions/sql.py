@@ -38,8 +38,6 @@ from controlplane_adapters.executions.statements import (
     is_queued,
     run_with_statement,
     update_if_at,
-    worker_key,
-    worker_parameters,
 )
 from controlplane_adapters.executions.table import execution_events, executions
 from controlplane_adapters.sql.base import SqlRepository
@@ -47,7 +45,7 @@ from controlplane_adapters.sql.coalesced import coalesced, coalescing
 from controlplane_adapters.sql.columns import from_json
 from controlplane_adapters.sql.statements import insert_row, slices, updatable
 from controlplane_adapters.webhooks.sql import SqlWebhookRepository, event_parameters
-from controlplane_adapters.workers.sql import worker_to_domain
+from controlplane_adapters.workers.sql import worker_key, worker_parameters, worker_to_domain
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue

@@ -5,7 +5,7 @@ in one statement, its events as one JSON array."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -36,14 +36,6 @@ def is_queued(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
 def is_held(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
     """`status IN ('running', 'waiting_for_input')`, literally (see `is_queued`)."""
     return status.in_([sa.literal_column(f"'{held}'") for held in HELD])
-
-
-def worker_key(row: Any) -> Hashable:
-    return (row.organization_id, row.worker_id)
-
-
-def worker_parameters(keys: list[Any]) -> dict[str, Any]:
-    return {"organization_ids": [key[0] for key in keys], "worker_ids": [key[1] for key in keys]}
 
 
 @functools.cache

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 
 from controlplane_adapters.sql.base import SqlConnection
+from controlplane_adapters.sql.coalesced import coalesced, coalescing
 from controlplane_adapters.sql.columns import Json, UtcDateTime, metadata
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.pages import plain_page
@@ -41,6 +43,31 @@ WORKER_ROWS = RowMapping(Worker, workers)
 worker_to_row, worker_to_domain = WORKER_ROWS.to_row, WORKER_ROWS.to_domain
 
 
+def worker_key(row: Any) -> Hashable:
+    """A row's (organization, worker): the key of coalesced reads by worker (its own, and the executions it holds)."""
+    return (row.organization_id, row.worker_id)
+
+
+def worker_parameters(keys: list[Any]) -> dict[str, Any]:
+    """A coalesced read's (organization, worker) keys as the two arrays its statement unnests."""
+    return {"organization_ids": [key[0] for key in keys], "worker_ids": [key[1] for key in keys]}
+
+
+@functools.cache
+def _workers_by_keys() -> sa.Select[Any]:
+    """The workers of a list of (organization, worker) pairs (`worker_parameters`): for coalesced gets (Postgres
+    readers: a turn's heartbeats read their workers in one statement, on no connection of their own)."""
+    t = workers
+    texts = postgresql.ARRAY(sa.String)
+    asked = (
+        sa.func.unnest(sa.bindparam("organization_ids", type_=texts), sa.bindparam("worker_ids", type_=texts))
+        .table_valued("organization_id", "worker_id")
+        .render_derived(name="asked")
+    )
+    named = sa.and_(t.c.organization_id == asked.c.organization_id, t.c.worker_id == asked.c.worker_id)
+    return hot(sa.select(t).select_from(asked.join(t, named)))
+
+
 @functools.cache
 def _worker_by_id() -> sa.Select[Any]:
     t = workers
@@ -69,6 +96,12 @@ class SqlWorkerRepository:
         self.connection = connection
 
     async def get(self, organization_id: str, worker_id: str) -> Worker | None:
+        reader = coalescing(self.connection)
+        if reader is not None:  # a Postgres reader (heartbeats): one statement for this turn's workers
+            rows = await coalesced(
+                reader, _workers_by_keys(), (organization_id, worker_id), worker_key, worker_parameters
+            )
+            return worker_to_domain(rows[0]) if rows else None
         parameters = {"organization_id": organization_id, "worker_id": worker_id}
         row = (await self.connection.execute(_worker_by_id(), parameters)).first()
         return None if row is None else worker_to_domain(row)
