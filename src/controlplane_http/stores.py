@@ -46,7 +46,12 @@ def memory_store() -> Store:
 
 def sql_store(settings: Settings) -> Store:
     limit = settings.database_statement_timeout_ms
-    engine = create_engine(settings.database_url, pool_size=settings.database_pool_size, statement_timeout_ms=limit)
+    engine = create_engine(
+        settings.database_url,
+        pool_size=settings.database_pool_size,
+        statement_timeout_ms=limit,
+        generic_plans=settings.database_generic_plans,
+    )
 
     async def prepare_database() -> None:
         await prepare_schema(engine, auto_migrate=settings.auto_migrate)

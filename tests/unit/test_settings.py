@@ -184,6 +184,16 @@ def test_the_statement_timeout_from_the_environment_or_the_file(tmp_path: Path) 
             load_settings(env={"CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS": bad})
 
 
+def test_generic_plans_are_on_unless_the_environment_or_the_file_turns_them_off(tmp_path: Path) -> None:
+    assert load_settings(env={}).database_generic_plans is True
+    assert load_settings(env={"CONTROLPLANE_DATABASE_GENERIC_PLANS": "false"}).database_generic_plans is False
+    path = tmp_path / "config.yaml"
+    path.write_text("database:\n  generic_plans: false\n")
+    assert load_settings(env={}, config_file=str(path)).database_generic_plans is False
+    with pytest.raises(ConfigError, match="CONTROLPLANE_DATABASE_GENERIC_PLANS"):
+        load_settings(env={"CONTROLPLANE_DATABASE_GENERIC_PLANS": "sometimes"})
+
+
 def test_the_service_keys_figure_from_the_environment_or_the_file(tmp_path: Path) -> None:
     assert load_settings(env={}).service_rate_limit_per_minute == 100_000
     env = {"CONTROLPLANE_SERVICE_RATE_LIMIT_PER_MINUTE": "5000"}

@@ -146,6 +146,8 @@ def load_settings(env: Mapping[str, str] | None = None, config_file: str | None 
             "CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS", value, minimum=0, maximum=MAX_STATEMENT_TIMEOUT_MS
         )
         settings = replace(settings, database_statement_timeout_ms=limit)
+    if (value := env.get("CONTROLPLANE_DATABASE_GENERIC_PLANS")) is not None:
+        settings = replace(settings, database_generic_plans=parse_bool("CONTROLPLANE_DATABASE_GENERIC_PLANS", value))
     if (value := env.get("CONTROLPLANE_FAST_LANE")) is not None:
         settings = replace(settings, fast_lane=parse_bool("CONTROLPLANE_FAST_LANE", value))
     if "CONTROLPLANE_PUBLIC_URL" in env:

@@ -65,6 +65,10 @@ class Settings:
     database_statement_timeout_ms: int = 5000
     """CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS (`database.statement_timeout_ms`): a request's database statement
     running longer is stopped, and the request answers 503 STATEMENT_TIMEOUT (0: no limit)."""
+    database_generic_plans: bool = True
+    """CONTROLPLANE_DATABASE_GENERIC_PLANS (`database.generic_plans`), Postgres: every prepared statement runs its
+    generic plan (`plan_cache_mode = force_generic_plan`), planned once a connection rather than on every run;
+    false: Postgres's own choice (docs/configuration.md)."""
     fast_lane: bool = True
     auth: AuthSettings = field(default_factory=AuthSettings)
     secrets_key: str | None = field(default=None, repr=False)

@@ -38,7 +38,7 @@ YAML_KEYS: dict[str, frozenset[str]] = {
     "server.auth": frozenset({
         "required", "methods", "api_key_header", "jwt_secret", "api_key", "jwt_audience", "jwt_issuer",
     }),
-    "database": frozenset({"url", "auto_migrate", "statement_timeout_ms"}),
+    "database": frozenset({"url", "auto_migrate", "statement_timeout_ms", "generic_plans"}),
     "redis": frozenset({"url", "timeout_ms"}),
 }  # fmt: skip
 _REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^env:([A-Za-z_][A-Za-z0-9_]*)$")
@@ -113,6 +113,8 @@ def from_file(path: Path, env: Mapping[str, str]) -> Settings:
     if (value := _dig(data, "database.statement_timeout_ms")) is not None:
         limit = parse_int("database.statement_timeout_ms", value, minimum=0, maximum=MAX_STATEMENT_TIMEOUT_MS)
         settings = replace(settings, database_statement_timeout_ms=limit)
+    if (value := _dig(data, "database.generic_plans")) is not None:
+        settings = replace(settings, database_generic_plans=parse_bool("database.generic_plans", value))
     if (value := _dig(data, "server.rate_limit_per_minute")) is not None:
         settings = replace(
             settings,

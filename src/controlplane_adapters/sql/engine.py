@@ -114,13 +114,15 @@ def create_engine(
     pool_size: int = DEFAULT_POOL_SIZE,
     pool_timeout: float = POOL_TIMEOUT_SECONDS,
     statement_timeout_ms: int = 0,
+    generic_plans: bool = False,
 ) -> AsyncEngine:
     """An async engine; on SQLite: foreign keys on, WAL, a busy timeout and `BEGIN IMMEDIATE` transactions.
 
     `statement_timeout_ms` (Postgres): the server stops a statement running longer (its `statement_timeout`,
-    set once per connection when it opens: nothing a statement). On SQLite this engine serves migrations, the
-    health probe and the command line, on aiosqlite's thread (not the event loop's): it has no limit; the units of
-    work run on `create_sqlite_engine`'s, which has."""
+    set once per connection when it opens: nothing a statement). `generic_plans` (Postgres): every prepared
+    statement runs its generic plan (`plan_cache_mode`), planned once a connection. On SQLite this engine serves
+    migrations, the health probe and the command line, on aiosqlite's thread (not the event loop's): it has no
+    limit; the units of work run on `create_sqlite_engine`'s, which has."""
     if is_sqlite(url):
         # A fixed pool: opening SQLite connections (and their PRAGMAs) per request would cost more than waiting.
         engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30}, pool_size=8, max_overflow=0, **_JSON)
@@ -132,6 +134,8 @@ def create_engine(
     # requests a pool of 20 with 10 overflow opened and closed a connection (asyncpg's connect, its TLS probe)
     # for nearly every request past the twentieth (docs/benchmarks.md, "Figures that were in the code").
     server = {"statement_timeout": str(statement_timeout_ms)} if statement_timeout_ms > 0 else {}
+    if generic_plans:  # each prepared statement planned once a connection (docs/configuration.md)
+        server["plan_cache_mode"] = "force_generic_plan"
     return create_async_engine(
         url,
         echo=echo,
