@@ -113,3 +113,19 @@ async def test_a_key_that_fails_the_shared_read_fails_only_the_reader_that_asked
     assert answers[2] == ROWS["b"]
     assert table.calls[0] == ["a", "b", "bad"]  # then each alone
     assert sorted(map(tuple, table.calls[1:])) == [("a",), ("b",), ("bad",)]
+
+
+async def test_while_reads_are_in_flight_at_their_bound_the_next_batch_waits_open_and_grows() -> None:
+    table, reads = Table(), Coalescer(lambda row: row[0], max_in_flight=1)
+    table.gate = asyncio.Event()
+    first = asyncio.ensure_future(reads.read("a", table.read))
+    await table.reading.wait()  # the first batch's read is in flight, held at the gate
+    later = [asyncio.ensure_future(reads.read(key, table.read)) for key in ["b"]]
+    for _ in range(3):  # turns pass: the second leader waits for the slot, its batch open
+        await asyncio.sleep(0)
+    later += [asyncio.ensure_future(reads.read(key, table.read)) for key in ["c", "b"]]
+    await asyncio.sleep(0)
+    assert table.calls == [["a"]]
+    table.gate.set()
+    assert await asyncio.gather(first, *later) == [ROWS["a"], ROWS["b"], [], ROWS["b"]]
+    assert table.calls == [["a"], ["b", "c"]]

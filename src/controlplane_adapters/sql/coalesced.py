@@ -5,7 +5,8 @@ holds, a page of agents) reach the server in the same turn of the event loop. Ea
 asyncpg round (costly in CPU) and Postgres one statement's fixed costs. A `Coalescer` lets the first
 reader of a turn lead: it yields once, so that the readers of the same turn can join, then runs one statement
 for all of their keys on its own connection and hands each reader the rows of its key. A reader alone costs
-one yield more than before.
+one yield more than before. At most MAX_IN_FLIGHT statements of one kind run at once: a leader that finds them
+running keeps its batch open until one ends, so that under load the batches grow rather than the statements.
 
 What a reader sees does not change: Postgres readers run each statement outside a transaction (their own
 snapshot), and the shared statement starts after every one of its readers asked, so it sees every write
@@ -48,6 +49,12 @@ KeysRead = Callable[[list[Hashable]], Awaitable[Rows]]  # the rows of several ke
 # Postgres runs on several backends at once, not one statement on one.
 MAX_KEYS = 64
 
+# Statements of one coalescer in flight at most: a leader that finds them running waits, its batch still open to
+# the readers that come meanwhile. Without a bound, a loaded node sent a statement a turn, each on a connection of
+# its own: on a database short of cores, a score of them fought for the CPU and some waited ten times as long as
+# the others (docs/benchmarks.md, "The random pages' tail"); with it, batches grow under load instead.
+MAX_IN_FLIGHT = 2
+
 
 class _LeaderGone(Exception):
     """The reader that was to run the shared statement failed or was cancelled."""
@@ -58,9 +65,12 @@ class Coalescer:
 
     `read` returns rows; `key_of(row)` says which key a row answers (a key may have no rows, or several)."""
 
-    def __init__(self, key_of: Callable[[Any], Hashable], max_keys: int = MAX_KEYS) -> None:
+    def __init__(
+        self, key_of: Callable[[Any], Hashable], max_keys: int = MAX_KEYS, max_in_flight: int = MAX_IN_FLIGHT
+    ) -> None:
         self._key_of = key_of
         self._max_keys = max_keys
+        self._slots = asyncio.Semaphore(max_in_flight)
         self._open: dict[Hashable, list[asyncio.Future[list[Any]]]] | None = None
         self.batches = 0  # statements run, and keys read by them (for tests and benchmarks)
         self.keys = 0
@@ -78,12 +88,21 @@ class Coalescer:
         batch = self._open = {key: []}
         try:
             await asyncio.sleep(0)  # the other readers of this turn run up to their read and join
+            await self._slots.acquire()  # (while MAX_IN_FLIGHT run, the batch stays open: later readers join it)
         except BaseException:
             self._release(batch)
             raise
         finally:
             if self._open is batch:
                 self._open = None  # closed: a reader from now on leads a batch of its own
+        try:
+            return await self._run(key, batch, read)
+        finally:
+            self._slots.release()
+
+    async def _run(
+        self, key: Hashable, batch: dict[Hashable, list[asyncio.Future[list[Any]]]], read: KeysRead
+    ) -> list[Any]:
         try:
             rows = await read(list(batch))
             found: dict[Hashable, list[Any]] = {}
