@@ -80,9 +80,10 @@ def lease_reaper(ports: Ports, interval_seconds: float) -> Periodic:
     return Periodic("lease reaper", interval_seconds, reap)
 
 
-def heartbeat_flusher(ports: Ports, interval_seconds: float) -> Periodic:
-    """Writes the heartbeats waiting in `ports.heartbeats` in one transaction, and once more at shutdown."""
-    return Periodic("heartbeat flusher", interval_seconds, lambda: flush_heartbeats(ports), at_stop=True)
+def heartbeat_flusher(ports: Ports, interval_seconds: float, batch: int | None = None) -> Periodic:
+    """Writes the heartbeats waiting in `ports.heartbeats` (in one transaction, or in transactions of `batch`:
+    `flush_heartbeats`), and once more at shutdown."""
+    return Periodic("heartbeat flusher", interval_seconds, lambda: flush_heartbeats(ports, batch), at_stop=True)
 
 
 DECISION_LULL_SECONDS = 0.05

@@ -6,8 +6,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from controlplane_adapters.settings.model import Settings
+from controlplane_adapters.sql.engine import is_sqlite
 from controlplane_domain.ports import Ports
 from controlplane_domain.webhooks.delivery import OnAttempt
+from controlplane_domain.workers.usecases import FLUSH_BATCH
 from controlplane_runtime.periodic import (
     Periodic,
     decision_flusher,
@@ -52,9 +54,11 @@ class BackgroundTasks:
 def background_tasks(ports: Ports, settings: Settings, *, on_attempt: OnAttempt | None = None) -> BackgroundTasks:
     """The tasks `settings` asks for, on `ports`; `on_attempt` sees each webhook delivery's attempt (metrics)."""
     scheduler_seconds = settings.scheduler_interval_ms / 1000
+    # SQLite's writes run in the event loop's thread: a large flush goes in batches, requests in between
+    flush_batch = FLUSH_BATCH if is_sqlite(settings.database_url) else None
     return BackgroundTasks(
         reaper=lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4))),
-        heartbeats=heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000),
+        heartbeats=heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000, flush_batch),
         purger=idempotency_purger(ports),
         scheduler=job_scheduler(ports, scheduler_seconds),
         timeouts=step_timeouts(ports, scheduler_seconds),

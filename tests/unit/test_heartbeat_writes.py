@@ -209,3 +209,27 @@ def worker_at(worker_id: str, second: int) -> Worker:
         registered_at=at,
         last_heartbeat_at=at,
     )
+
+
+async def test_a_large_flush_in_batches_lets_requests_run_between_them() -> None:
+    clock = ManualClock()
+    ports = memory_ports(clock, write_behind=True)
+    for n in range(5):  # registered (written at once), then a report each that waits for the flush
+        await workers.record_heartbeat(ports, "org", workers.RecordHeartbeat(worker_id=f"w{n}", environment_name="e"))
+    clock.advance(1)
+    for n in range(5):
+        beat = workers.RecordHeartbeat(worker_id=f"w{n}", environment_name="e", tasks_processed=7)
+        await workers.record_heartbeat(ports, "org", beat)
+    seen_meanwhile: list[int] = []
+
+    async def a_request_meanwhile() -> None:
+        stored = [await stored_worker(ports, f"w{n}") for n in range(5)]
+        seen_meanwhile.append(sum(1 for worker in stored if worker is not None and worker.tasks_processed == 7))
+
+    flush = asyncio.ensure_future(workers.flush_heartbeats(ports, batch=2))
+    request = asyncio.ensure_future(a_request_meanwhile())
+    assert await flush == 5
+    await request
+    assert seen_meanwhile == [2], "the request ran after the first batch of two, before the rest"
+    stored = [await stored_worker(ports, f"w{n}") for n in range(5)]
+    assert [None if worker is None else worker.tasks_processed for worker in stored] == [7] * 5
