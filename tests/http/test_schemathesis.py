@@ -124,7 +124,7 @@ ACCEPTED = (
         ".*",
         ".*",
         r"no [\w ]+ of this organization|no node .* in the organization|unknown (\w+ )?id|unknown secret"
-        r"|does not exist",
+        r"|does not exist|no step has the id",
         "a reference to nothing",
     ),
     Accepted("POST /api/v1/api-keys", "expires_at", "in the future", "the clock"),

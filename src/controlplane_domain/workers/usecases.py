@@ -173,9 +173,10 @@ async def _timed_out_task(
 
 
 FLUSH_BATCH = 500
-"""The `batch` of a flush whose writes hold the event loop while they run (SQLite's, in the loop's own thread):
-a large fleet's flush (thousands of upserts) then lets the requests that came meanwhile run between its
-batches. Where the writes wait on the network (Postgres), one transaction is cheaper and holds nothing."""
+"""The `batch` of a flush whose writes hold the event loop while they run (a store that writes in the loop's own
+thread): a large fleet's flush (thousands of upserts) then lets the requests that came meanwhile run between its
+batches. Where the writes wait on the network, one transaction is cheaper and holds nothing (the runtime chooses,
+controlplane_runtime/tasks.py)."""
 
 
 async def flush_heartbeats(ports: Ports, batch: int | None = None) -> int:
