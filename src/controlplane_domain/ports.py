@@ -225,7 +225,7 @@ class Ports:
     reader: Callable[[], UnitOfWork] | None = None
     heartbeats: HeartbeatBuffer | None = None
     """Write-behind heartbeats (see workers/heartbeats.py); None writes every heartbeat that changes something at once.
-    Whoever wires a buffer must flush it (`workers.usecases.flush_heartbeats`) every half second and at exit."""
+    Whoever wires a buffer must flush it (`workers.flushing.flush_heartbeats`) every half second and at exit."""
     recent: RecentExecutions | None = None
     """The executions this process last wrote: a first guess for their next change (see executions/recent.py)."""
     contexts_seen: ContextPresence | None = None

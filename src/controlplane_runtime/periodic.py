@@ -14,7 +14,8 @@ from controlplane_domain.idempotency.usecases import PURGE_BATCH, purge_expired_
 from controlplane_domain.jobs.firing import fire_due_round
 from controlplane_domain.policies.usecases import flush_decisions
 from controlplane_domain.ports import Ports
-from controlplane_domain.workers.usecases import flush_heartbeats, mark_silent_workers
+from controlplane_domain.workers.flushing import flush_heartbeats
+from controlplane_domain.workers.usecases import mark_silent_workers
 from controlplane_domain.workflows.timeouts import time_out_steps
 
 log = logging.getLogger("controlplane.background")

@@ -9,7 +9,7 @@ from controlplane_adapters.settings.model import Settings
 from controlplane_adapters.sql.engine import is_sqlite
 from controlplane_domain.ports import Ports
 from controlplane_domain.webhooks.delivery import OnAttempt
-from controlplane_domain.workers.usecases import FLUSH_BATCH
+from controlplane_domain.workers.flushing import FLUSH_BATCH
 from controlplane_runtime.periodic import (
     Periodic,
     decision_flusher,

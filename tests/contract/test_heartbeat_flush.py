@@ -9,6 +9,7 @@ import pytest
 from controlplane_adapters.clock import ManualClock, UuidGenerator
 from controlplane_domain.ports import Ports
 from controlplane_domain.workers import usecases as workers
+from controlplane_domain.workers.flushing import flush_heartbeats
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from tests.contract.conftest import UowFactory
 
@@ -25,7 +26,7 @@ async def test_a_report_the_store_refuses_does_not_hold_back_the_others(uow: Uow
     buffer.hold(replace(registered["bad"], tasks_processed=2**64))
     buffer.hold(replace(registered["good"], tasks_processed=7))
 
-    assert await workers.flush_heartbeats(ports) == 1
+    assert await flush_heartbeats(ports) == 1
     assert len(buffer) == 0, "the refused report is dropped, not retried at every flush"
     async with uow() as work:
         good, bad = await work.workers.get("org", "good"), await work.workers.get("org", "bad")
@@ -33,4 +34,4 @@ async def test_a_report_the_store_refuses_does_not_hold_back_the_others(uow: Uow
     assert good.tasks_processed == 7
     assert bad == registered["bad"]
     buffer.hold(replace(registered["good"], tasks_processed=8))
-    assert await workers.flush_heartbeats(ports) == 1
+    assert await flush_heartbeats(ports) == 1

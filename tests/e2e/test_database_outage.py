@@ -15,7 +15,7 @@ from litestar.testing import TestClient
 from controlplane_adapters.clock import ManualClock
 from controlplane_domain.errors import DomainError
 from controlplane_domain.ports import Ports
-from controlplane_domain.workers.usecases import flush_heartbeats
+from controlplane_domain.workers.flushing import flush_heartbeats
 from tests.conftest import build_test_app
 from tests.databases import truncate
 from tests.e2e.conftest import start_server, stop_server

@@ -20,6 +20,7 @@ from controlplane_domain.executions.entity import ALLOWED, TERMINAL, EventType, 
 from controlplane_domain.executions.ports import ExecutionFilter
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workers import usecases as workers
+from controlplane_domain.workers.flushing import flush_heartbeats
 from tests.support import memory_ports
 
 T = TypeVar("T")
@@ -125,7 +126,7 @@ class Lifecycle(RuleBasedStateMachine):
     @rule(seconds=st.sampled_from([1, 30, 61, 200]))
     def time_passes_and_reaper_runs(self, seconds: int) -> None:
         self.clock.advance(seconds)
-        self.run(workers.flush_heartbeats(self.ports))  # what the background flusher does
+        self.run(flush_heartbeats(self.ports))  # what the background flusher does
         self.run(lease_ends.reap_expired_leases(self.ports))
 
     @invariant()

@@ -19,6 +19,7 @@ from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.workers import usecases as workers
 from controlplane_domain.workers.entity import Worker, WorkerStatus
+from controlplane_domain.workers.flushing import flush_heartbeats
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 from tests.support import memory_ports
 
@@ -64,10 +65,10 @@ async def test_write_behind_reports_are_visible_at_once_and_written_by_the_flush
     assert (seen.tasks_processed, seen.last_heartbeat_at) == (3, clock.now()), "reads see the latest report"
     assert listed == [seen]
     assert (await stored_worker(ports, "w")) == first.worker, "nothing written before the flush"
-    assert await workers.flush_heartbeats(ports) == 1
+    assert await flush_heartbeats(ports) == 1
     assert await stored_worker(ports, "w") == seen
     assert seen.registered_at == first.worker.registered_at
-    assert await workers.flush_heartbeats(ports) == 0, "nothing left to write"
+    assert await flush_heartbeats(ports) == 0, "nothing left to write"
 
 
 async def test_write_behind_renews_a_held_lease_at_once() -> None:
@@ -101,7 +102,7 @@ async def test_a_lease_on_another_queue_is_not_undone_by_a_waiting_report() -> N
     clock.advance(0.1)
     await workers.record_heartbeat(ports, "org", beat)  # waits in the buffer, with no queue
     assert await leases.try_lease(ports, "org", queue.queue.id, "w") is None  # polls the queue: moves there
-    await workers.flush_heartbeats(ports)
+    await flush_heartbeats(ports)
     stored = await stored_worker(ports, "w")
     assert stored is not None
     assert stored.queue_id == queue.queue.id
@@ -169,7 +170,7 @@ async def test_reads_see_a_report_while_its_flush_is_under_way() -> None:
                                    current_task_id="task-9", tasks_processed=7)  # fmt: skip
     await workers.record_heartbeat(ports, "org", busy)
     held = HeldFlush(ports.uow)
-    flush = asyncio.ensure_future(workers.flush_heartbeats(replace(ports, uow=held)))
+    flush = asyncio.ensure_future(flush_heartbeats(replace(ports, uow=held)))
     await asyncio.wait_for(held.waiting.wait(), 60)  # (an outer guard: the flush is at its commit at once)
     seen = await workers.get_worker(ports, "org", "w")
     assert (seen.status, seen.current_task_id, seen.tasks_processed) == (WorkerStatus.BUSY, "task-9", 7)
@@ -226,7 +227,7 @@ async def test_a_large_flush_in_batches_lets_requests_run_between_them() -> None
         stored = [await stored_worker(ports, f"w{n}") for n in range(5)]
         seen_meanwhile.append(sum(1 for worker in stored if worker is not None and worker.tasks_processed == 7))
 
-    flush = asyncio.ensure_future(workers.flush_heartbeats(ports, batch=2))
+    flush = asyncio.ensure_future(flush_heartbeats(ports, batch=2))
     request = asyncio.ensure_future(a_request_meanwhile())
     assert await flush == 5
     await request
