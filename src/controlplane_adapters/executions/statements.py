@@ -10,7 +10,6 @@ from typing import Any
 
 import msgspec
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import JSONB
 
 from controlplane_adapters.agents.sql import agents
@@ -21,6 +20,7 @@ from controlplane_adapters.llm_models.sql import llm_models
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.statements import update_columns
 from controlplane_adapters.webhooks.table import new_uuid, webhook_deliveries, webhooks
+from controlplane_adapters.workers.sql import asked_workers
 from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus
 from controlplane_domain.webhooks.entity import EVERY_EVENT, DeliveryStatus
 
@@ -42,13 +42,7 @@ def is_held(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
 def held_by_workers() -> sa.Select[Any]:
     """The executions held by a list of (organization, worker) pairs, given as two arrays of the same length:
     for coalesced reads (Postgres), whose readers each keep only the rows of their own pair."""
-    t = executions
-    texts = postgresql.ARRAY(sa.String)
-    asked = (
-        sa.func.unnest(sa.bindparam("organization_ids", type_=texts), sa.bindparam("worker_ids", type_=texts))
-        .table_valued("organization_id", "worker_id")
-        .render_derived(name="asked")
-    )
+    t, asked = executions, asked_workers()
     held_by = sa.and_(t.c.organization_id == asked.c.organization_id, t.c.worker_id == asked.c.worker_id)
     return hot(sa.select(t).select_from(asked.join(t, held_by)).where(is_held(t.c.status)))
 

@@ -53,17 +53,22 @@ def worker_parameters(keys: list[Any]) -> dict[str, Any]:
     return {"organization_ids": [key[0] for key in keys], "worker_ids": [key[1] for key in keys]}
 
 
-@functools.cache
-def _workers_by_keys() -> sa.Select[Any]:
-    """The workers of a list of (organization, worker) pairs (`worker_parameters`): for coalesced gets (Postgres
-    readers: a turn's heartbeats read their workers in one statement, on no connection of their own)."""
-    t = workers
+def asked_workers() -> sa.TableValuedAlias:
+    """The (organization, worker) pairs of a coalesced read by worker, unnested from `worker_parameters`' two arrays
+    (Postgres): `asked.organization_id`, `asked.worker_id`."""
     texts = postgresql.ARRAY(sa.String)
-    asked = (
+    return (
         sa.func.unnest(sa.bindparam("organization_ids", type_=texts), sa.bindparam("worker_ids", type_=texts))
         .table_valued("organization_id", "worker_id")
         .render_derived(name="asked")
     )
+
+
+@functools.cache
+def _workers_by_keys() -> sa.Select[Any]:
+    """The workers of a list of (organization, worker) pairs (`asked_workers`): for coalesced gets (Postgres
+    readers: a turn's heartbeats read their workers in one statement, on no connection of their own)."""
+    t, asked = workers, asked_workers()
     named = sa.and_(t.c.organization_id == asked.c.organization_id, t.c.worker_id == asked.c.worker_id)
     return hot(sa.select(t).select_from(asked.join(t, named)))
 
