@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.agents.sql import agents
 from controlplane_adapters.sql import migrate, rendered_reads
@@ -36,6 +41,31 @@ async def seed(uow: UowFactory) -> None:
         await work.executions.record(None, held, [])
         await work.executions.record(None, replace(execution("e2", "w1", ExecutionStatus.COMPLETED), last_seq=1), [])
         await work.commit()
+
+
+async def rendered_page(engine: AsyncEngine | sa.Engine, org: str, limit: int, offset: int) -> tuple[list[str], int]:
+    """A reader's rendered page of agents: their names and the total."""
+    async with SqlUnitOfWork(engine, read_only=True) as work:
+        found = await work.agents.rendered_page(org, PageRequest(limit=limit, offset=offset))
+    assert found is not None
+    items, total = found
+    return [item["name"] for item in json.loads(items)], total
+
+
+@asynccontextmanager
+async def seeded_sqlite(tmp_path: Path) -> AsyncIterator[sa.Engine]:
+    """The loop's SQLite engine on a migrated file, seeded (`seed`)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'pages.db'}"
+    migrator = create_engine(url)
+    await migrate.upgrade(migrator)
+    await migrator.dispose()
+    engine = create_sqlite_engine(url)
+    try:
+        await seed(lambda: SqlUnitOfWork(engine))
+        yield engine
+    finally:
+        close_idle_connections(engine)
+        engine.dispose()
 
 
 async def test_concurrent_gets_each_answer_their_own_organizations_row(uow: UowFactory) -> None:
@@ -149,16 +179,9 @@ async def test_on_postgres_concurrent_pages_each_answer_their_own_page_in_one_st
     try:
         await seed(lambda: SqlUnitOfWork(engine))
 
-        async def page(org: str, limit: int, offset: int) -> tuple[list[str], int]:
-            async with SqlUnitOfWork(engine, read_only=True) as work:
-                found = await work.agents.rendered_page(org, PageRequest(limit=limit, offset=offset))
-            assert found is not None
-            items, total = found
-            return [item["name"] for item in json.loads(items)], total
-
         asks = [("org-a", 1, 0), ("org-a", 1, 1), ("org-b", 1, 0), ("org-a", 1, 0), ("org-a", 5, 0), ("org-c", 1, 0),
                 ("org-a", 1, 7)]  # fmt: skip
-        assert await asyncio.gather(*(page(*ask) for ask in asks)) == [
+        assert await asyncio.gather(*(rendered_page(engine, *ask) for ask in asks)) == [
             (["a"], 2), (["b"], 2), (["a"], 1), (["a"], 2), (["a", "b"], 2), ([], 0), ([], 2)
         ]  # fmt: skip
         reads = coalescer_of(engine, rendered_reads._postgres_rendered_pages_of(agents))
@@ -171,59 +194,27 @@ async def test_on_postgres_concurrent_pages_each_answer_their_own_page_in_one_st
 async def test_on_sqlite_more_concurrent_pages_than_pooled_connections_share_their_renderings(tmp_path: Path) -> None:
     """A coalesced read waits a turn of the loop; it holds no SQLite connection meanwhile (a unit of work that
     finds the fixed pool of 8 empty would wait for one in the loop's own thread, for ever)."""
-    url = f"sqlite+aiosqlite:///{tmp_path / 'pages.db'}"
-    migrator = create_engine(url)
-    await migrate.upgrade(migrator)
-    await migrator.dispose()
-    engine = create_sqlite_engine(url)
-    try:
-        await seed(lambda: SqlUnitOfWork(engine))
-
-        async def page(offset: int) -> tuple[list[str], int]:
-            async with SqlUnitOfWork(engine, read_only=True) as work:
-                found = await work.agents.rendered_page("org-a", PageRequest(limit=1, offset=offset))
-            assert found is not None
-            return [item["name"] for item in json.loads(found[0])], found[1]
-
-        answers = await asyncio.wait_for(asyncio.gather(*(page(n % 3) for n in range(30))), 10)
+    async with seeded_sqlite(tmp_path) as engine:
+        pages = (rendered_page(engine, "org-a", 1, n % 3) for n in range(30))
+        answers = await asyncio.wait_for(asyncio.gather(*pages), 10)
         assert answers == [(["a"], 2), (["b"], 2), ([], 2)] * 10
         reads = coalescer_of(engine, rendered_reads._rendered_page_of(agents))
         assert reads is not None
         assert (reads.batches, reads.keys) == (1, 3)
-    finally:
-        close_idle_connections(engine)
-        engine.dispose()
 
 
 async def test_on_sqlite_a_turns_pages_of_several_organizations_each_answer_their_own_page(tmp_path: Path) -> None:
     """The shallow pages of one organization in a turn share one count (`RenderedReads._sqlite_turn`); each still
     answers its own page and its own organization's total, and a deep page (read off the loop) its own."""
-    url = f"sqlite+aiosqlite:///{tmp_path / 'pages.db'}"
-    migrator = create_engine(url)
-    await migrate.upgrade(migrator)
-    await migrator.dispose()
-    engine = create_sqlite_engine(url)
-    try:
-        await seed(lambda: SqlUnitOfWork(engine))
-
-        async def page(org: str, limit: int, offset: int) -> tuple[list[str], int]:
-            async with SqlUnitOfWork(engine, read_only=True) as work:
-                found = await work.agents.rendered_page(org, PageRequest(limit=limit, offset=offset))
-            assert found is not None
-            items, total = found
-            return [item["name"] for item in json.loads(items)], total
-
+    async with seeded_sqlite(tmp_path) as engine:
         asks = [("org-a", 1, 0), ("org-a", 1, 1), ("org-b", 1, 0), ("org-a", 1, 0), ("org-a", 5, 0), ("org-c", 1, 0),
                 ("org-a", 1, 7), ("org-b", 1, IN_LOOP_OFFSET + 1), ("org-a", 2, 1)]  # fmt: skip
-        assert await asyncio.gather(*(page(*ask) for ask in asks)) == [
+        assert await asyncio.gather(*(rendered_page(engine, *ask) for ask in asks)) == [
             (["a"], 2), (["b"], 2), (["a"], 1), (["a"], 2), (["a", "b"], 2), ([], 0), ([], 2), ([], 1), (["b"], 2)
         ]  # fmt: skip
         reads = coalescer_of(engine, rendered_reads._rendered_page_of(agents))
         assert reads is not None
         assert (reads.batches, reads.keys) == (1, 8)
-    finally:
-        close_idle_connections(engine)
-        engine.dispose()
 
 
 async def test_on_postgres_a_reader_that_holds_a_connection_reads_alone(postgres_url: str) -> None:

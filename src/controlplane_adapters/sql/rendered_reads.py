@@ -35,32 +35,29 @@ def _rendered_page_of(table: sa.Table, descending: bool = False) -> sa.Select[An
     return _rendered_page_in(table, descending)
 
 
-@functools.cache
-def _rendered_page_in(table: sa.Table, descending: bool) -> sa.Select[Any]:
-    where = table.c.organization_id == sa.bindparam("organization_id")
-    total = counted(table, where).scalar_subquery()
-    return hot(
-        sa.select(rendered_row(table), total)
-        .select_from(table)
-        .where(where)
-        .order_by(*((table.c.created_at.desc(), table.c.id.desc()) if descending else (table.c.created_at, table.c.id)))
-        .limit(sa.bindparam("limit"))
-        .offset(sa.bindparam("offset"))
-    )
-
-
-@functools.cache
-def _rendered_rows_in(table: sa.Table, descending: bool) -> sa.Select[Any]:
-    """`_rendered_page_in`'s rows without their total: the pages of a turn that share one count (`_sqlite_pages`)."""
+def _rendered_page(table: sa.Table, descending: bool, *with_rows: Any) -> sa.Select[Any]:
+    """One organization's page of rows rendered as JSON objects by SQLite, each with `with_rows` (not yet `hot`)."""
     order = (table.c.created_at.desc(), table.c.id.desc()) if descending else (table.c.created_at, table.c.id)
-    where = table.c.organization_id == sa.bindparam("organization_id")
-    return hot(
-        sa.select(rendered_row(table))
-        .where(where)
+    return (
+        sa.select(rendered_row(table), *with_rows)
+        .select_from(table)
+        .where(table.c.organization_id == sa.bindparam("organization_id"))
         .order_by(*order)
         .limit(sa.bindparam("limit"))
         .offset(sa.bindparam("offset"))
     )
+
+
+@functools.cache
+def _rendered_page_in(table: sa.Table, descending: bool) -> sa.Select[Any]:
+    total = counted(table, table.c.organization_id == sa.bindparam("organization_id")).scalar_subquery()
+    return hot(_rendered_page(table, descending, total))
+
+
+@functools.cache
+def _rendered_rows_in(table: sa.Table, descending: bool) -> sa.Select[Any]:
+    """`_rendered_page_in`'s rows without their total: the pages of a turn that share one count (`_sqlite_turn`)."""
+    return hot(_rendered_page(table, descending))
 
 
 @functools.cache
@@ -207,7 +204,7 @@ class RenderedReads:
         pages: list[tuple[Any, ...]] = []
         for key in keys:
             organization_id, limit, offset = key
-            if key[2] > IN_LOOP_OFFSET:
+            if offset > IN_LOOP_OFFSET:
                 pages.append((*key, *await self._sqlite_page(key, descending)))
                 continue
             parameters = {"organization_id": organization_id, "limit": limit, "offset": offset}
