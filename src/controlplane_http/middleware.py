@@ -86,15 +86,11 @@ async def send_json(send: Send, status: int, body: Any, headers: dict[str, str] 
     await send({"type": "http.response.body", "body": payload})
 
 
-def with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
-    """A `send` that adds headers (lowercase name and value, as bytes) to the response start."""
-
-    async def wrapped(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            message = {**message, "headers": [*message.get("headers", []), *extra]}
-        await send(message)
-
-    return wrapped
+# The headers every answer to a request carries (lowercase name and value, as bytes), whoever gives the answer: a
+# list in the scope that the outermost middleware (operations/requests.py: `Observed`, which adds the request id)
+# makes and adds to the response start, and that the middleware inside it extend (the rate-limit headers). One
+# `send` wrapper for all of them, rather than one a middleware.
+RESPONSE_HEADERS = "controlplane.response_headers"
 
 
 class SecurityMiddleware:
@@ -103,7 +99,8 @@ class SecurityMiddleware:
     It wraps the whole app, routing included (see app.create_app): a request to a path or method that does not
     exist is authenticated and counted like any other (401 without credentials, 429 past the budget), and only
     then answered 404 or 405. What needs the route (the role it asks for, its query parameters) is checked
-    after routing by `AuthorizationMiddleware`."""
+    after routing by `AuthorizationMiddleware`. It runs inside `operations.requests.Observed`, whose list of the
+    answer's headers (`RESPONSE_HEADERS`) it extends with the rate-limit headers."""
 
     def __init__(
         self, app: ASGIApp, verifier: TokenVerifier, auth: AuthSettings, anonymous: Principal, limiter: RateLimiter,
@@ -154,7 +151,8 @@ class SecurityMiddleware:
             await send_json(send, 500, body)
             return
         if headers is not None:
-            await self.app(scope, receive, with_headers(send, headers))
+            scope[RESPONSE_HEADERS].extend(headers)
+            await self.app(scope, receive, send)
 
     async def _admit(self, scope: Scope, send: Send) -> list[tuple[bytes, bytes]] | None:
         """Authenticate and count the request: the rate-limit headers to add when it may go on, or None when

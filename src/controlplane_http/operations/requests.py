@@ -1,6 +1,8 @@
 """The outermost middleware: every request gets its id (`X-Request-ID`, the client's own when valid) and is
 counted for the metrics by method, route template and status, whoever answers it (Litestar, the fast lane, the
-security middleware's 401 and 429, the exception handler's 500).
+security middleware's 401 and 429, the exception handler's 500). Its one `send` wrapper adds the headers every
+answer carries (`middleware.RESPONSE_HEADERS`: the request id, and the rate-limit headers the security middleware
+adds to the list), so it must be the outermost middleware.
 
 The request id is kept in one place: `scope["state"]["request_id"]` (`REQUEST_ID_KEY`; what other middleware and
 handlers read, e.g. the audit log and the 500's body) and, for log lines, the context variable
@@ -20,7 +22,7 @@ from litestar.utils import normalize_path
 
 from controlplane_adapters.operations.logs import REQUEST_ID
 from controlplane_adapters.operations.metrics import UNMATCHED, RequestStats
-from controlplane_http.middleware import ASGIApp, Message, Receive, Scope, Send
+from controlplane_http.middleware import RESPONSE_HEADERS, ASGIApp, Message, Receive, Scope, Send
 
 REQUEST_ID_KEY = "request_id"
 REQUEST_ID_HEADER = b"x-request-id"
@@ -61,7 +63,7 @@ class Observed:
             request_id = new_request_id()
         scope["state"][REQUEST_ID_KEY] = request_id
         token = REQUEST_ID.set(request_id)
-        header = (REQUEST_ID_HEADER, request_id.encode("ascii"))
+        headers = scope[RESPONSE_HEADERS] = [(REQUEST_ID_HEADER, request_id.encode("ascii"))]  # (others extend it)
         answered = False
 
         async def observed(message: Message) -> None:
@@ -71,7 +73,7 @@ class Observed:
                 status: int = message["status"]
                 route = scope.get("path_template") or self._route(scope)
                 self.stats.record(scope["method"], route, status, perf_counter() - started)
-                message["headers"] = [*message.get("headers", ()), header]  # (every sender makes its own dict)
+                message["headers"] = [*message.get("headers", ()), *headers]  # (every sender makes its own dict)
             await send(message)
 
         try:
