@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from controlplane_adapters.sql.errors import OverBudget
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 R = TypeVar("R")
 
@@ -121,8 +124,11 @@ def create_engine(
     `statement_timeout_ms` (Postgres): the server stops a statement running longer (its `statement_timeout`,
     set once per connection when it opens: nothing a statement). `generic_plans` (Postgres): every prepared
     statement runs its generic plan (`plan_cache_mode`), planned once a connection. On SQLite this engine serves
-    migrations, the health probe and the command line, on aiosqlite's thread (not the event loop's): it has no
-    limit; the units of work run on `create_sqlite_engine`'s, which has."""
+    the command line's work, on aiosqlite's thread; a SQLite server uses none: its units of work run on
+    `create_sqlite_engine`'s, its migrations and health probe on another of those in worker threads (`run_on`),
+    so that it never loads SQLAlchemy's asyncio extension and the ORM that extension imports (imported here)."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
     if is_sqlite(url):
         # A fixed pool: opening SQLite connections (and their PRAGMAs) per request would cost more than waiting.
         engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30}, pool_size=8, max_overflow=0, **_JSON)
@@ -166,6 +172,29 @@ def create_sqlite_engine(
     engine = sa.create_engine(sync_url, echo=echo, connect_args=connect_args, **_JSON)
     _configure_sqlite_events(engine, autocheckpoint=autocheckpoint, statement_timeout_ms=statement_timeout_ms)
     return engine
+
+
+async def run_on(engine: AsyncEngine | sa.Engine, work: Callable[[sa.Connection], R], *, begin: bool = False) -> R:
+    """`work(connection)` on a connection of `engine`, in a transaction committed at its end (`begin`) or rolled
+    back: an async engine's connection (`run_sync`), or a synchronous engine's in a worker thread (a SQLite server's
+    migrations and its start's checks: off the event loop, as aiosqlite's thread ran them)."""
+    if isinstance(engine, sa.Engine):
+        return await asyncio.to_thread(_run_in_thread, engine, work, begin)
+    async with engine.begin() if begin else engine.connect() as connection:
+        return await connection.run_sync(work)
+
+
+def _run_in_thread(engine: sa.Engine, work: Callable[[sa.Connection], R], begin: bool) -> R:
+    with engine.begin() if begin else engine.connect() as connection:
+        return work(connection)
+
+
+async def dispose(engine: AsyncEngine | sa.Engine) -> None:
+    """Close `engine`'s pooled connections, whichever kind of engine it is."""
+    if isinstance(engine, sa.Engine):
+        engine.dispose()
+    else:
+        await engine.dispose()
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
