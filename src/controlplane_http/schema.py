@@ -61,7 +61,7 @@ async def check_store(settings: Settings) -> bool:
     database = url.database
     if url.get_backend_name() == "sqlite" and database and not database.startswith("file:"):
         _check_writable(Path(database))  # (before a connection: a clearer message than SQLite's)
-    # on SQLite the engine the server's start uses (stores.py): a synchronous one, in a worker thread
+    # on SQLite the engine the server's start uses (stores.py): a synchronous one, in its own thread
     engine = (
         create_sqlite_engine(settings.database_url)
         if url.get_backend_name() == "sqlite"

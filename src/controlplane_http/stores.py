@@ -51,7 +51,7 @@ def sql_store(settings: Settings) -> Store:
     if backend != "sqlite":
         return _postgres_store(settings)
     # SQLite: synchronous engines only (SQLAlchemy's asyncio extension is never loaded): the units of work's, in the
-    # event loop's thread, and another for the migrations and the health probe, in worker threads
+    # event loop's thread, and another for the migrations and the health probe, in a thread of their own (engine.run_on)
     engine = create_sqlite_engine(url)
     path = engine.url.database
     checkpointer = WalCheckpointer(path) if path and path != ":memory:" else None

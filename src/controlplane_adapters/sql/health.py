@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from controlplane_adapters.sql.engine import READ_ONLY
+from controlplane_adapters.sql.engine import READ_ONLY, in_admin_thread
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -17,8 +16,8 @@ log = logging.getLogger(__name__)
 
 
 class SqlHealthProbe:
-    """Answers whether the database executes a trivial query (on a SQLite server's synchronous engine, in a worker
-    thread: never on the event loop)."""
+    """Answers whether the database executes a trivial query (on a SQLite server's synchronous engine, in its
+    thread for such work, `in_admin_thread`: never on the event loop)."""
 
     def __init__(self, engine: AsyncEngine | sa.Engine) -> None:
         self._engine = engine
@@ -27,7 +26,7 @@ class SqlHealthProbe:
         engine = self._engine
         try:
             if isinstance(engine, sa.Engine):
-                await asyncio.to_thread(_select_one, engine)
+                await in_admin_thread(_select_one, engine)
             else:
                 async with engine.connect() as connection:
                     # A reader: on SQLite a writer's BEGIN IMMEDIATE here would take the database lock from a driver
