@@ -13,7 +13,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme, Server
 from litestar.routes import HTTPRoute
 
-from controlplane_adapters.operations.metrics import STATS
+from controlplane_adapters.operations.request_counts import STATS
 from controlplane_adapters.ratelimit import RateLimiter
 from controlplane_adapters.settings.model import AuthSettings
 from controlplane_domain.ports import HealthProbe, Ports, TokenVerifier

@@ -14,7 +14,7 @@ from controlplane_adapters.clock import SystemClock, UuidGenerator
 from controlplane_adapters.jobs.cron import CronsimCalendar
 from controlplane_adapters.jobs.trigger_signatures import StandardWebhooks
 from controlplane_adapters.memory.tail import EventTail
-from controlplane_adapters.operations import metrics
+from controlplane_adapters.operations import request_counts
 from controlplane_adapters.policies.limits import SandboxLimits
 from controlplane_adapters.policies.sandbox import SandboxedPolicyEngine
 from controlplane_adapters.ratelimit import RateLimiter
@@ -231,8 +231,11 @@ def _operations_hooks(tracer_provider: Any) -> tuple[list[Hook], list[Hook]]:
     second and at stop; the spans waiting for export sent at stop."""
     start: list[Hook] = []
     stop: list[Hook] = []
-    if metrics.multiprocess_mode():
-        flusher = Periodic("metrics flush", metrics.FLUSH_SECONDS, run_async(metrics.STATS.flush), at_start=False)
+    if request_counts.multiprocess_mode():
+        from controlplane_adapters.operations import metrics  # (prometheus-client: see request_counts.py)
+
+        stats = request_counts.STATS
+        flusher = Periodic("metrics flush", request_counts.FLUSH_SECONDS, run_async(stats.flush), at_start=False)
         start.append(flusher.start)
         stop += [flusher.stop, run_async(metrics.mark_process_dead)]
     if tracer_provider is not None:
@@ -242,6 +245,8 @@ def _operations_hooks(tracer_provider: Any) -> tuple[list[Hook], list[Hook]]:
 
 def _count_webhook_attempt(attempted: Attempted) -> None:
     """The webhook deliveries' metrics: each attempt, delivered or failed (with why: docs/operations.md)."""
+    from controlplane_adapters.operations import metrics  # (prometheus-client: loaded by the first delivery)
+
     outcome = attempted.outcome
     if outcome.succeeded:
         metrics.record_webhook_delivery(True)

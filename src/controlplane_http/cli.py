@@ -73,6 +73,9 @@ def _serve(args: argparse.Namespace) -> int:
         "timeout_graceful_shutdown": args.graceful_seconds,  # open streams and long polls do not block a stop
         # a response's headers and body leave in one system call and one TCP segment (protocol.py)
         "http": "httptools" if args.uncorked else CORKED_HTTP,
+        # no WebSocket route (streams are server-sent events): an upgrade request is answered as plain HTTP, and
+        # uvicorn does not load a WebSocket library at start
+        "ws": "none",
         "log_config": log_config,  # every logger in one format (each server process applies it too)
         # the socket's peer is the client: uvicorn's X-Forwarded-For handling (which trusts loopback by default)
         # is off; the app believes the header from `trusted_proxies` only (controlplane_http/clients.py)

@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.api_keys.sql import api_keys
 from controlplane_adapters.settings.model import MEMORY_URL, Settings, StartupFailed
 from controlplane_adapters.sql import migrate
-from controlplane_adapters.sql.engine import create_engine
+from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine, dispose, run_on
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 
 class SchemaOutOfDate(StartupFailed):
     """The database schema is older than this release and auto-migration is off."""
 
 
-async def prepare_schema(engine: AsyncEngine, *, auto_migrate: bool) -> None:
+async def prepare_schema(engine: AsyncEngine | sa.Engine, *, auto_migrate: bool) -> None:
     """Bring the schema to this release's revision (`auto_migrate`) or check that it is there. A database that
     cannot be reached, or whose schema a newer release migrated, is a StartupFailed that says so."""
     where = engine.url.render_as_string(hide_password=True)
@@ -54,16 +57,25 @@ async def check_store(settings: Settings) -> bool:
     whether the store holds any API key (the CLI's first-start hint)."""
     if settings.database_url == MEMORY_URL:
         return False
-    engine = create_engine(settings.database_url, pool_size=1)
-    database = engine.url.database
-    if engine.url.get_backend_name() == "sqlite" and database and not database.startswith("file:"):
-        _check_writable(Path(database))  # (before a connection: aiosqlite's failing one leaves a thread)
+    url = sa.make_url(settings.database_url)
+    database = url.database
+    if url.get_backend_name() == "sqlite" and database and not database.startswith("file:"):
+        _check_writable(Path(database))  # (before a connection: a clearer message than SQLite's)
+    # on SQLite the engine the server's start uses (stores.py): a synchronous one, in its own thread
+    engine = (
+        create_sqlite_engine(settings.database_url)
+        if url.get_backend_name() == "sqlite"
+        else create_engine(settings.database_url, pool_size=1)
+    )
     try:
         await prepare_schema(engine, auto_migrate=settings.auto_migrate)
-        async with engine.connect() as connection:
-            return bool(await connection.scalar(sa.select(sa.exists().where(api_keys.c.revoked_at.is_(None)))))
+        return await run_on(engine, _holds_api_key)
     finally:
-        await engine.dispose()
+        await dispose(engine)
+
+
+def _holds_api_key(connection: sa.Connection) -> bool:
+    return bool(connection.scalar(sa.select(sa.exists().where(api_keys.c.revoked_at.is_(None)))))
 
 
 def _check_writable(given: Path) -> None:

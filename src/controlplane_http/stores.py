@@ -46,10 +46,44 @@ def memory_store() -> Store:
 
 def sql_store(settings: Settings) -> Store:
     limit = settings.database_statement_timeout_ms
+    url = settings.database_url
+    backend = sa.make_url(url).get_backend_name()
+    if backend != "sqlite":
+        return _postgres_store(settings)
+    # SQLite: synchronous engines only (SQLAlchemy's asyncio extension is never loaded): the units of work's, in the
+    # event loop's thread, and another for the migrations and the health probe, in a thread of their own (engine.run_on)
+    engine = create_sqlite_engine(url)
+    path = engine.url.database
+    checkpointer = WalCheckpointer(path) if path and path != ":memory:" else None
+    work_engine = create_sqlite_engine(url, autocheckpoint=checkpointer is None, statement_timeout_ms=limit)
+
+    async def prepare_database() -> None:
+        await prepare_schema(engine, auto_migrate=settings.auto_migrate)
+
+    async def close_database() -> None:
+        engine.dispose()
+        close_idle_connections(work_engine)
+        work_engine.dispose()
+
+    def writer() -> UnitOfWork:
+        return SqlUnitOfWork(work_engine)
+
+    def reader() -> UnitOfWork:
+        return SqlUnitOfWork(work_engine, read_only=True)
+
+    startup: list[Hook] = [prepare_database]
+    shutdown: list[Hook] = [close_database]
+    if checkpointer is not None:  # checkpoints off the event loop (see checkpoint.py); the last one at stop
+        startup.append(run_async(checkpointer.start))
+        shutdown.insert(0, run_async(checkpointer.stop))
+    return Store(writer, SqlHealthProbe(engine), backend, LocalEventBus(), startup, shutdown, reader)
+
+
+def _postgres_store(settings: Settings) -> Store:
     engine = create_engine(
         settings.database_url,
         pool_size=settings.database_pool_size,
-        statement_timeout_ms=limit,
+        statement_timeout_ms=settings.database_statement_timeout_ms,
         generic_plans=settings.database_generic_plans,
     )
 
@@ -59,41 +93,22 @@ def sql_store(settings: Settings) -> Store:
     async def close_database() -> None:
         await close_idle_async_connections(engine)
         await engine.dispose()
-        if isinstance(work_engine, sa.Engine):
-            close_idle_connections(work_engine)
-            work_engine.dispose()
-
-    backend = engine.url.get_backend_name()
-    path = engine.url.database if backend == "sqlite" else None
-    checkpointer = WalCheckpointer(path) if path and path != ":memory:" else None
-    work_engine = (
-        create_sqlite_engine(settings.database_url, autocheckpoint=checkpointer is None, statement_timeout_ms=limit)
-        if backend == "sqlite"
-        else engine
-    )
 
     def writer() -> UnitOfWork:
-        return SqlUnitOfWork(work_engine)
+        return SqlUnitOfWork(engine)
 
     def reader() -> UnitOfWork:
-        return SqlUnitOfWork(work_engine, read_only=True)
+        return SqlUnitOfWork(engine, read_only=True)
 
-    probe = SqlHealthProbe(engine)
-    if backend == "postgresql":
-        keep_idle(engine, settings.database_pool_size)
-        from controlplane_adapters.sql.notify import PostgresEventBus  # (asyncpg: loaded for Postgres only)
+    keep_idle(engine, settings.database_pool_size)
+    from controlplane_adapters.sql.notify import PostgresEventBus  # (asyncpg: loaded for Postgres only)
 
-        bus = PostgresEventBus(settings.database_url)
-        names = [table.name for table in metadata.sorted_tables]
-        statistics = Periodic("table statistics", STATISTICS_SECONDS, lambda: analyze_young_tables(engine, names))
-        startup: list[Hook] = [prepare_database, bus.start, statistics.start]
-        shutdown: list[Hook] = [statistics.stop, bus.stop, close_database]
-        return Store(writer, probe, backend, bus, startup, shutdown, reader)
-    startup, shutdown = [prepare_database], [close_database]
-    if checkpointer is not None:  # checkpoints off the event loop (see checkpoint.py); the last one at stop
-        startup.append(run_async(checkpointer.start))
-        shutdown.insert(0, run_async(checkpointer.stop))
-    return Store(writer, probe, backend, LocalEventBus(), startup, shutdown, reader)
+    bus = PostgresEventBus(settings.database_url)
+    names = [table.name for table in metadata.sorted_tables]
+    statistics = Periodic("table statistics", STATISTICS_SECONDS, lambda: analyze_young_tables(engine, names))
+    startup: list[Hook] = [prepare_database, bus.start, statistics.start]
+    shutdown: list[Hook] = [statistics.stop, bus.stop, close_database]
+    return Store(writer, SqlHealthProbe(engine), engine.url.get_backend_name(), bus, startup, shutdown, reader)
 
 
 def run_async(function: Callable[[], None]) -> Hook:

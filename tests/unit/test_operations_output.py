@@ -12,7 +12,8 @@ import pytest
 from prometheus_client import CollectorRegistry, Histogram
 
 from controlplane_adapters.operations.logs import REQUEST_ID, JsonFormatter, TextFormatter, logging_config, scrub
-from controlplane_adapters.operations.metrics import LATENCY_BUCKETS, REGISTRY, LatencyHistogram, RequestStats
+from controlplane_adapters.operations.metrics import REGISTRY, LatencyHistogram
+from controlplane_adapters.operations.request_counts import LATENCY_BUCKETS, RequestStats
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1In0.c2lnbmF0dXJl"
 

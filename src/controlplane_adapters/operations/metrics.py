@@ -1,13 +1,14 @@
 """Prometheus metrics: the service's counters and histograms, the gauges read at scrape, and their exposition.
 
-A request costs a dict lookup and a `bisect` here (`RequestStats.record`): prometheus-client's own `inc()` and
-`observe()` take a lock each, and in multiprocess mode write memory-mapped files (docs/benchmarks.md, "Operations").
-The counts are moved into prometheus-client's counters by `flush()`: before every scrape in the process that answers
-it, and, under `serve --workers N` (multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), every second in every process
-(`FLUSH_SECONDS`) and at its stop. The latency histogram is kept as two counters (observations by bucket, seconds
-summed: a flush adds a bucket's worth at once, which `Histogram.observe()` cannot) and exposed as the histogram
-`controlplane_http_request_duration_seconds` by `LatencyHistogram` at scrape, every process's counts summed first
-in multiprocess mode.
+A request costs a dict lookup and a `bisect` (request_counts.py, which does not import this module: a server
+nobody scrapes never loads prometheus-client). The counts are moved into prometheus-client's counters by
+`RequestStats.flush()` (`add_requests`): before every scrape in the process that answers it, and, under
+`serve --workers N` (multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), every second in every process
+(`FLUSH_SECONDS`) and at its stop. The counters are made when this module is first imported (their `_created`
+series say so: the first scrape, flush or webhook delivery, not the process's start). The latency histogram is
+kept as two counters (observations by bucket, seconds summed: a flush adds a bucket's worth at once, which
+`Histogram.observe()` cannot) and exposed as the histogram `controlplane_http_request_duration_seconds` by
+`LatencyHistogram` at scrape, every process's counts summed first in multiprocess mode.
 
 The gauges (live executions, queue depth and age, workers by status, scheduler lag) are not counted as things
 happen: they are read from the database when scraped (`controlplane_domain.operations.usecases.read_gauges`), so
@@ -16,24 +17,22 @@ they are the same whichever process answers and cost the hot paths nothing.
 
 from __future__ import annotations
 
-import bisect
 import os
 from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, generate_latest, multiprocess
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from controlplane_adapters.operations.request_counts import BOUNDS, STATS, Pending, multiprocess_mode
 from controlplane_domain.operations.entity import FleetGauges
 
-MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
-FLUSH_SECONDS = 1.0
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-_BOUNDS = (*LATENCY_BUCKETS, float("inf"))
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+"""The exposition's media type (prometheus-client's text format)."""
 # each bucket's `le` as Histogram writes it: "0.001", "1.0", "+Inf"
-_BOUND_LABELS = tuple("+Inf" if bound == float("inf") else repr(bound) for bound in _BOUNDS)
-UNMATCHED = "unmatched"  # the route label of a request no route matches
+_BOUND_LABELS = tuple("+Inf" if bound == float("inf") else repr(bound) for bound in BOUNDS)
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 REQUESTS = Counter(
@@ -87,41 +86,14 @@ def record_webhook_delivery(delivered: bool, reason: str | None = None) -> None:
         WEBHOOK_FAILURES.labels(reason if reason in WEBHOOK_REASONS else "other").inc()
 
 
-class RequestStats:
-    """Requests counted in plain dicts on the hot path, moved into `REQUESTS` and `LATENCY` by `flush()`."""
-
-    __slots__ = ("_pending",)
-
-    def __init__(self) -> None:
-        # (method, route, status) -> [count, sum of seconds, then a count per bucket of `_BOUNDS`]
-        self._pending: dict[tuple[str, str, int], list[float]] = {}
-
-    def record(self, method: str, route: str, status: int, seconds: float) -> None:
-        key = (method, route, status)
-        entry = self._pending.get(key)
-        if entry is None:
-            entry = self._pending[key] = [0.0] * (len(_BOUNDS) + 2)
-        entry[0] += 1
-        entry[1] += seconds
-        entry[2 + bisect.bisect_left(_BOUNDS, seconds)] += 1
-
-    def flush(self) -> None:
-        """Add what was counted since the last flush to prometheus-client's objects (in multiprocess mode, this
-        process's files)."""
-        pending, self._pending = self._pending, {}
-        for (method, route, status), entry in pending.items():
-            REQUESTS.labels(method, route, str(status)).inc(entry[0])
-            LATENCY_SECONDS.labels(method, route).inc(entry[1])
-            for index, count in enumerate(entry[2:]):
-                if count:
-                    LATENCY_OBSERVATIONS.labels(method, route, _BOUND_LABELS[index]).inc(count)
-
-
-STATS = RequestStats()
-
-
-def multiprocess_mode() -> bool:
-    return bool(os.environ.get(MULTIPROCESS_ENV))
+def add_requests(pending: Pending) -> None:
+    """Add the requests counted since the last flush (`RequestStats.flush`) to prometheus-client's counters."""
+    for (method, route, status), entry in pending.items():
+        REQUESTS.labels(method, route, str(status)).inc(entry[0])
+        LATENCY_SECONDS.labels(method, route).inc(entry[1])
+        for index, count in enumerate(entry[2:]):
+            if count:
+                LATENCY_OBSERVATIONS.labels(method, route, _BOUND_LABELS[index]).inc(count)
 
 
 class GaugesCollector(Collector):

@@ -4,10 +4,9 @@ statements run on asyncpg itself); SQLite's, in the event loop's thread, is loop
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from controlplane_adapters.sql.coalesced import Coalescer
 from controlplane_adapters.sql.errors import OverBudget, canceled
@@ -19,6 +18,9 @@ from controlplane_adapters.sql.pools import (
     release_async,
     unavailable_without_connection,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 
 class AsyncEngineConnection(CoalescedReads):

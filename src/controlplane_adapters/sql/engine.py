@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from controlplane_adapters.sql.errors import OverBudget
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 R = TypeVar("R")
 
@@ -121,8 +126,11 @@ def create_engine(
     `statement_timeout_ms` (Postgres): the server stops a statement running longer (its `statement_timeout`,
     set once per connection when it opens: nothing a statement). `generic_plans` (Postgres): every prepared
     statement runs its generic plan (`plan_cache_mode`), planned once a connection. On SQLite this engine serves
-    migrations, the health probe and the command line, on aiosqlite's thread (not the event loop's): it has no
-    limit; the units of work run on `create_sqlite_engine`'s, which has."""
+    the command line's work, on aiosqlite's thread; a SQLite server uses none: its units of work run on
+    `create_sqlite_engine`'s, its migrations and health probe on another of those, in a thread of their own
+    (`run_on`), so that it never loads SQLAlchemy's asyncio extension and the ORM it imports (imported here)."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
     if is_sqlite(url):
         # A fixed pool: opening SQLite connections (and their PRAGMAs) per request would cost more than waiting.
         engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30}, pool_size=8, max_overflow=0, **_JSON)
@@ -166,6 +174,41 @@ def create_sqlite_engine(
     engine = sa.create_engine(sync_url, echo=echo, connect_args=connect_args, **_JSON)
     _configure_sqlite_events(engine, autocheckpoint=autocheckpoint, statement_timeout_ms=statement_timeout_ms)
     return engine
+
+
+@functools.cache
+def _admin_thread() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(1, thread_name_prefix="controlplane-sqlite")
+
+
+async def in_admin_thread(function: Callable[..., R], *args: Any) -> R:
+    """`function(*args)` in the thread of a SQLite server's work off the event loop on a synchronous engine (its
+    migrations, its start's checks, the health probe): one thread of its own, made on first use, as aiosqlite
+    had, so that a probe never queues behind the default executor's work (files, long reads)."""
+    return await asyncio.get_running_loop().run_in_executor(_admin_thread(), function, *args)
+
+
+async def run_on(engine: AsyncEngine | sa.Engine, work: Callable[[sa.Connection], R], *, begin: bool = False) -> R:
+    """`work(connection)` on a connection of `engine`, in a transaction committed at its end (`begin`) or rolled
+    back: an async engine's connection (`run_sync`), or a synchronous engine's in `in_admin_thread` (a SQLite
+    server's migrations and its start's checks: off the event loop, as aiosqlite's thread ran them)."""
+    if isinstance(engine, sa.Engine):
+        return await in_admin_thread(_run_in_thread, engine, work, begin)
+    async with engine.begin() if begin else engine.connect() as connection:
+        return await connection.run_sync(work)
+
+
+def _run_in_thread(engine: sa.Engine, work: Callable[[sa.Connection], R], begin: bool) -> R:
+    with engine.begin() if begin else engine.connect() as connection:
+        return work(connection)
+
+
+async def dispose(engine: AsyncEngine | sa.Engine) -> None:
+    """Close `engine`'s pooled connections, whichever kind of engine it is."""
+    if isinstance(engine, sa.Engine):
+        engine.dispose()
+    else:
+        await engine.dispose()
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:

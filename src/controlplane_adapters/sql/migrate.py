@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine
+
+from controlplane_adapters.sql.engine import run_on
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 HEAD = "0024"
@@ -73,20 +75,22 @@ def _current(connection: Connection) -> str | None:
 MIGRATION_LOCK_ID = 0x43504D4947  # "CPMIG": nodes starting together migrate one at a time
 
 
-async def upgrade(engine: AsyncEngine) -> None:
+async def upgrade(engine: AsyncEngine | sa.Engine) -> None:
     """Bring the schema to the newest revision (on Postgres under an advisory lock, so nodes take turns)."""
-    async with engine.begin() as connection:
-        if connection.dialect.name == "postgresql":
-            # no statement timeout here (CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS is for requests): an index built
-            # on a large table, or another node's migration holding the lock, takes what it takes
-            await connection.execute(sa.text("SET LOCAL statement_timeout = 0"))
-            await connection.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": MIGRATION_LOCK_ID})
-        await connection.run_sync(_upgrade)
+    await run_on(engine, _upgrade_locked, begin=True)
 
 
-async def current_revision(engine: AsyncEngine) -> str | None:
-    async with engine.connect() as connection:
-        return await connection.run_sync(_current)
+def _upgrade_locked(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        # no statement timeout here (CONTROLPLANE_DATABASE_STATEMENT_TIMEOUT_MS is for requests): an index built
+        # on a large table, or another node's migration holding the lock, takes what it takes
+        connection.execute(sa.text("SET LOCAL statement_timeout = 0"))
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": MIGRATION_LOCK_ID})
+    _upgrade(connection)
+
+
+async def current_revision(engine: AsyncEngine | sa.Engine) -> str | None:
+    return await run_on(engine, _current)
 
 
 def offline_sql(url: str) -> str:

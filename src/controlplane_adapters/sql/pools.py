@@ -7,15 +7,17 @@ import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from controlplane_adapters.sql.coalesced import Coalescer, KeysRead
 from controlplane_adapters.sql.engine import READ_ONLY
 from controlplane_domain.errors import Unavailable
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 
 class _UnavailableWithoutConnection:

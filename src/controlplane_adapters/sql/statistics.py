@@ -16,12 +16,15 @@ most), takes a lock that blocks no reads or writes, and invalidates the plans it
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_domain.errors import Unavailable
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 MIN_CHANGES = 50  # autovacuum's own analyze threshold
 INTERVAL_SECONDS = 2.0  # how often the service looks (the query reads two catalog views)

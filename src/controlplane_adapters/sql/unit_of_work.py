@@ -5,17 +5,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from controlplane_adapters.areas import Area, AreaRepositories
 from controlplane_adapters.sql.connection import AsyncEngineConnection
 from controlplane_adapters.sql.errors import translate_driver_error
 from controlplane_adapters.sql.loop_connection import LoopConnection
 from controlplane_domain.errors import DomainError
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 log = logging.getLogger(__name__)
 

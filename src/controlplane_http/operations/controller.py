@@ -7,12 +7,10 @@ import hmac
 import ipaddress
 from typing import Any
 
-from litestar import Controller, Response, get
+from litestar import Controller, MediaType, Response, get
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.types import Scope
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from controlplane_adapters.operations.metrics import exposition
 from controlplane_domain.errors import Forbidden, Unauthenticated
 from controlplane_domain.operations.usecases import read_gauges
 from controlplane_domain.ports import Ports
@@ -55,7 +53,7 @@ class MetricsController(Controller):
     @get(
         "/",
         operation_id="getMetrics",
-        media_type=CONTENT_TYPE_LATEST,
+        media_type=MediaType.TEXT,  # (the response says which version of the text format: CONTENT_TYPE)
         security=[{"MetricsToken": []}, {}],  # ({}: loopback callers need nothing when no token is set)
         responses={
             **errors(),
@@ -72,8 +70,11 @@ class MetricsController(Controller):
         state = scope["app"].state
         check_scraper(scope, state.get(METRICS_TOKEN_KEY))
         ports: Ports = state["ports"]
+        # prometheus-client is loaded by the first scrape (request_counts.py)
+        from controlplane_adapters.operations.metrics import CONTENT_TYPE, exposition
+
         body = exposition(await read_gauges(ports))
-        return Response(body, media_type=CONTENT_TYPE_LATEST)
+        return Response(body, media_type=CONTENT_TYPE)
 
 
 AREA = HttpArea((MetricsController,))

@@ -21,7 +21,7 @@ from litestar import Litestar
 from litestar.utils import normalize_path
 
 from controlplane_adapters.operations.logs import REQUEST_ID
-from controlplane_adapters.operations.metrics import UNMATCHED, RequestStats
+from controlplane_adapters.operations.request_counts import UNMATCHED, RequestStats
 from controlplane_http.middleware import RESPONSE_HEADERS, ASGIApp, Message, Receive, Scope, Send
 
 REQUEST_ID_KEY = "request_id"
@@ -40,7 +40,7 @@ def new_request_id() -> str:
 
 
 class Observed:
-    """See the module's docstring. `stats` counts the requests (metrics.STATS); `litestar` finds the route
+    """See the module's docstring. `stats` counts the requests (request_counts.STATS); `litestar` finds the route
     template of a request answered before routing (401, 429)."""
 
     def __init__(self, app: ASGIApp, litestar: Litestar, stats: RequestStats) -> None:
