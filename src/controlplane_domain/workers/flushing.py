@@ -13,7 +13,7 @@ from controlplane_domain.workers.heartbeats import HeartbeatBuffer
 
 log = logging.getLogger(__name__)
 
-FLUSH_BATCH = 500
+FLUSH_BATCH = 50
 """The `batch` of a flush whose writes hold the event loop while they run (a store that writes in the loop's own
 thread): a large fleet's flush (thousands of upserts) then lets the requests that came meanwhile run between its
 batches. Where the writes wait on the network, one transaction is cheaper and holds nothing (the runtime chooses,
