@@ -129,7 +129,7 @@ class AreaRepositories:
 
     agents = Area(SqlAgentRepository, lambda unit: MemoryAgentRepository(unit.table("agents")), agents)
     teams = Area(SqlTeamRepository, lambda unit: MemoryTeamRepository(unit.table("teams"), unit.agents), teams)
-    workers = Area(SqlWorkerRepository, lambda unit: MemoryWorkerRepository(unit.table("workers")), workers)
+    workers = Area(SqlWorkerRepository, MemoryWorkerRepository.on, workers)
     models = Area(SqlModelRepository, lambda unit: MemoryModelRepository(unit.table("models")), llm_models)
     api_keys = Area(SqlApiKeyRepository, lambda unit: MemoryApiKeyRepository(unit.table("api_keys")), api_keys)
     organizations = Area(

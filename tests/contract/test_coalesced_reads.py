@@ -149,6 +149,58 @@ async def test_on_postgres_a_turns_worker_gets_share_one_statement(postgres_url:
         await engine.dispose()
 
 
+async def hold_two(uow: UowFactory) -> None:
+    """Besides `seed` (whose e1 is held by org-a's w1, which never registered): org-b's w1, and org-a's w2 holding
+    e3 and e4."""
+    async with uow() as work:
+        await work.workers.register(worker("w1", org="org-b", seen=5))
+        await work.workers.register(worker("w2"))
+        for held in ("e3", "e4"):
+            await work.executions.record(None, replace(execution(held, "w2", ExecutionStatus.RUNNING), last_seq=1), [])
+        await work.commit()
+
+
+async def worker_and_held(uow: UowFactory, org: str, worker_id: str) -> tuple[str | None, list[str]]:
+    async with uow() as work:  # a reader of its own, as every heartbeat has
+        found, held = await work.workers.worker_and_held(org, worker_id)
+    return None if found is None else f"{found.organization_id}/{found.worker_id}", sorted(e.id for e in held)
+
+
+WORKERS_AND_HELD = [
+    (("org-a", "w1"), (None, ["e1"])),
+    (("org-b", "w1"), ("org-b/w1", [])),
+    (("org-a", "w2"), ("org-a/w2", ["e3", "e4"])),
+    (("org-b", "w2"), (None, [])),
+    (("org-a", "w2"), ("org-a/w2", ["e3", "e4"])),
+]
+
+
+async def test_concurrent_reads_of_a_worker_and_what_it_holds_keep_to_their_own(uow: UowFactory) -> None:
+    await seed(uow)
+    await hold_two(uow)
+    asks = [ask for ask, _ in WORKERS_AND_HELD]
+    assert await asyncio.gather(*(worker_and_held(uow, *ask) for ask in asks)) == [want for _, want in WORKERS_AND_HELD]
+
+
+async def test_on_postgres_a_turns_heartbeat_reads_share_one_statement(postgres_url: str) -> None:
+    """A heartbeat's read of its worker and what it holds (a Postgres reader) joins the turn's others."""
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url)
+    try:
+        await seed(lambda: SqlUnitOfWork(engine))
+        await hold_two(lambda: SqlUnitOfWork(engine))
+        reader = lambda: SqlUnitOfWork(engine, read_only=True)  # noqa: E731
+        asks = [ask for ask, _ in WORKERS_AND_HELD]
+        answers = await asyncio.gather(*(worker_and_held(reader, *ask) for ask in asks))
+        assert answers == [want for _, want in WORKERS_AND_HELD]
+        reads = coalescer_of(engine, sql_workers._workers_and_held())
+        assert reads is not None
+        assert (reads.batches, reads.keys) == (1, 4)
+        assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()
+
+
 async def test_on_postgres_readers_of_one_turn_share_one_statement_and_writers_do_not(postgres_url: str) -> None:
     await truncate(postgres_url)
     engine = create_engine(postgres_url)

@@ -14,10 +14,11 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from controlplane_adapters.executions.lease import lease_candidate, lease_in_one
-from controlplane_adapters.executions.statements import extend_held_leases, held_by_worker, is_held
-from controlplane_adapters.executions.table import executions
+from controlplane_adapters.executions.statements import extend_held_leases
+from controlplane_adapters.executions.table import executions, is_held
 from controlplane_adapters.sql import migrate
 from controlplane_adapters.sql.engine import create_engine
+from controlplane_adapters.workers.sql import held_by_worker
 from tests.databases import truncate
 
 ORG = "org-a"

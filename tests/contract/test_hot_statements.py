@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from controlplane_adapters.agents.sql import agent_to_row, agents
 from controlplane_adapters.executions.lease_extras import lease_extras_statement
 from controlplane_adapters.executions.mapping import event_to_row
-from controlplane_adapters.executions.statements import events_after_seq, held_by_worker
+from controlplane_adapters.executions.statements import events_after_seq
 from controlplane_adapters.executions.table import execution_events, executions
 from controlplane_adapters.sql import migrate
 from controlplane_adapters.sql.engine import create_engine, create_sqlite_engine
@@ -23,7 +23,7 @@ from controlplane_adapters.sql.hot import _HOT, HotResult, hot, plan_for
 from controlplane_adapters.sql.pools import close_idle_connections
 from controlplane_adapters.sql.statements import by_id, insert_row, page_of
 from controlplane_adapters.sql.unit_of_work import SqlUnitOfWork
-from controlplane_adapters.workers.sql import _worker_by_id
+from controlplane_adapters.workers.sql import held_by_worker, worker_by_id
 from controlplane_domain.config import ExecutionEnvironment
 from controlplane_domain.contexts.entity import Context, OwnerType, ResolvedContext, Source
 from controlplane_domain.errors import Conflict
@@ -112,7 +112,7 @@ async def test_hot_reads_return_what_sqlalchemy_returns(engine: Engine) -> None:
         (page_of(agents, ("created_at", "id"))[0], {"organization_id": "org-a", "counted": 10_000}),
         (page_of(agents, ("created_at", "id"))[1], {"organization_id": "org-a", "limit": 5, "offset": 0}),
         (page_of(agents, ("created_at", "id"))[1], {"organization_id": "org-a", "limit": 1, "offset": 1}),
-        (_worker_by_id(), {"organization_id": "org-a", "worker_id": "w1"}),
+        (worker_by_id(), {"organization_id": "org-a", "worker_id": "w1"}),
         (held_by_worker(), {"organization_id": "org-a", "worker_id": "w1"}),
         (by_id(executions), {"organization_id": "org-a", "id": "e1"}),
         (events_after_seq(), {"organization_id": "org-a", "execution_id": "e1", "after": 1, "limit": 2}),

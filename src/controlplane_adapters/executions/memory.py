@@ -16,6 +16,7 @@ from controlplane_adapters.workers.memory import MemoryWorkerRepository
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.errors import Conflict
 from controlplane_domain.executions.entity import (
+    HELD,
     Execution,
     ExecutionEvent,
     ExecutionStatus,
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from controlplane_adapters.memory.store import MemoryUnitOfWork
 
 QUEUED = ExecutionStatus.QUEUED
-HELD = frozenset({ExecutionStatus.RUNNING, ExecutionStatus.WAITING_FOR_INPUT})
 
 
 class MemoryExecutionRepository:

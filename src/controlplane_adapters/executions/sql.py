@@ -31,21 +31,24 @@ from controlplane_adapters.executions.statements import (
     check_events,
     events_after_seq,
     extend_held_leases,
-    held_by_worker,
-    held_by_workers,
     insert_if_found,
-    is_held,
     is_queued,
     run_with_statement,
     update_if_at,
 )
-from controlplane_adapters.executions.table import execution_events, executions
+from controlplane_adapters.executions.table import execution_events, executions, is_held
 from controlplane_adapters.sql.base import SqlRepository
 from controlplane_adapters.sql.coalesced import coalesced, coalescing
 from controlplane_adapters.sql.columns import from_json
 from controlplane_adapters.sql.statements import insert_row, slices, updatable
 from controlplane_adapters.webhooks.sql import SqlWebhookRepository, event_parameters
-from controlplane_adapters.workers.sql import worker_key, worker_parameters, worker_to_domain
+from controlplane_adapters.workers.sql import (
+    held_by_worker,
+    held_by_workers,
+    worker_key,
+    worker_parameters,
+    worker_to_domain,
+)
 from controlplane_domain.agents.entity import Agent
 from controlplane_domain.contexts.entity import ResolvedContext
 from controlplane_domain.environments.entity import WorkerQueue

@@ -15,48 +15,19 @@ from sqlalchemy.dialects.postgresql import JSONB
 from controlplane_adapters.agents.sql import agents
 from controlplane_adapters.contexts.sql import stored_context_of
 from controlplane_adapters.environments.sql import worker_queues
-from controlplane_adapters.executions.table import QUEUED, execution_events, executions
+from controlplane_adapters.executions.table import QUEUED, execution_events, executions, is_held
 from controlplane_adapters.llm_models.sql import llm_models
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.statements import update_columns
 from controlplane_adapters.webhooks.table import new_uuid, webhook_deliveries, webhooks
-from controlplane_adapters.workers.sql import asked_workers
-from controlplane_domain.executions.entity import Execution, ExecutionEvent, ExecutionStatus
+from controlplane_domain.executions.entity import Execution, ExecutionEvent
 from controlplane_domain.webhooks.entity import EVERY_EVENT, DeliveryStatus
-
-HELD = (ExecutionStatus.RUNNING.value, ExecutionStatus.WAITING_FOR_INPUT.value)
 
 
 def is_queued(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
     """`status = 'queued'` with the status as a literal: so the query may use the partial index of queued
     executions (a bound value does not prove the index's predicate to SQLite, nor to a generic Postgres plan)."""
     return status == sa.literal_column(QUEUED)
-
-
-def is_held(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
-    """`status IN ('running', 'waiting_for_input')`, literally (see `is_queued`)."""
-    return status.in_([sa.literal_column(f"'{held}'") for held in HELD])
-
-
-@functools.cache
-def held_by_workers() -> sa.Select[Any]:
-    """The executions held by a list of (organization, worker) pairs, given as two arrays of the same length:
-    for coalesced reads (Postgres), whose readers each keep only the rows of their own pair."""
-    t, asked = executions, asked_workers()
-    held_by = sa.and_(t.c.organization_id == asked.c.organization_id, t.c.worker_id == asked.c.worker_id)
-    return hot(sa.select(t).select_from(asked.join(t, held_by)).where(is_held(t.c.status)))
-
-
-@functools.cache
-def held_by_worker() -> sa.Select[Any]:
-    t = executions
-    return hot(
-        sa.select(t).where(
-            t.c.organization_id == sa.bindparam("organization_id"),
-            t.c.worker_id == sa.bindparam("worker_id"),
-            is_held(t.c.status),
-        )
-    )
 
 
 @functools.cache

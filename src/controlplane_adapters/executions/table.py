@@ -6,11 +6,19 @@ import sqlalchemy as sa
 
 from controlplane_adapters.llm_models.sql import Price
 from controlplane_adapters.sql.columns import Json, UtcDateTime, events_table, owned_table, timestamps
+from controlplane_domain.executions.entity import HELD as HELD_BY_A_WORKER
 from controlplane_domain.executions.entity import ExecutionStatus
 
 # executions' statuses as SQL literals, for the partial indexes and the queries that use them
 QUEUED = f"'{ExecutionStatus.QUEUED.value}'"
-HELD = f"('{ExecutionStatus.RUNNING.value}', '{ExecutionStatus.WAITING_FOR_INPUT.value}')"
+HELD_STATUSES = sorted(status.value for status in HELD_BY_A_WORKER)
+HELD = "(" + ", ".join(f"'{held}'" for held in HELD_STATUSES) + ")"
+
+
+def is_held(status: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
+    """`status IN ('running', 'waiting_for_input')`, literally: so a query may use the partial index of held
+    executions (a bound value does not prove the index's predicate to SQLite, nor to a generic Postgres plan)."""
+    return status.in_([sa.literal_column(f"'{held}'") for held in HELD_STATUSES])
 
 
 def _partial(name: str, columns: tuple[str, ...], where: str) -> tuple[sa.Index]:

@@ -2,21 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING, Self
 
 from controlplane_adapters.memory.base import sorted_page
+from controlplane_domain.executions.entity import HELD, Execution
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workers.entity import Worker, WorkerStatus
 
+if TYPE_CHECKING:
+    from controlplane_adapters.memory.store import MemoryUnitOfWork
+
 
 class MemoryWorkerRepository:
-    def __init__(self, rows: dict[tuple[str, str], Worker]) -> None:
+    def __init__(self, rows: dict[tuple[str, str], Worker], executions: Mapping[str, Execution]) -> None:
         self.rows = rows
+        self.executions = executions  # (the store's, by id: what a worker holds)
+
+    @classmethod
+    def on(cls, unit: MemoryUnitOfWork) -> Self:
+        """The repository of a memory unit of work (`areas.py`)."""
+        return cls(unit.table("workers"), unit.table("executions"))
 
     async def get(self, organization_id: str, worker_id: str) -> Worker | None:
         return self.rows.get((organization_id, worker_id))
+
+    async def worker_and_held(self, organization_id: str, worker_id: str) -> tuple[Worker | None, list[Execution]]:
+        held = [
+            execution
+            for execution in self.executions.values()
+            if execution.organization_id == organization_id
+            and execution.worker_id == worker_id
+            and execution.status in HELD
+        ]
+        return self.rows.get((organization_id, worker_id)), held
 
     async def register(self, worker: Worker) -> bool:
         if (worker.organization_id, worker.worker_id) in self.rows:

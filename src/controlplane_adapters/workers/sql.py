@@ -10,13 +10,16 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from controlplane_adapters.executions.mapping import execution_to_domain
+from controlplane_adapters.executions.table import executions, is_held
 from controlplane_adapters.sql.base import SqlConnection
 from controlplane_adapters.sql.coalesced import coalesced, coalescing
 from controlplane_adapters.sql.columns import Json, UtcDateTime, metadata
 from controlplane_adapters.sql.hot import hot
 from controlplane_adapters.sql.pages import plain_page
 from controlplane_adapters.sql.rows import RowMapping
-from controlplane_adapters.sql.statements import insert_new, upsert
+from controlplane_adapters.sql.statements import insert_new, slices, upsert
+from controlplane_domain.executions.entity import Execution
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workers.entity import Worker, WorkerStatus
 
@@ -74,13 +77,58 @@ def _workers_by_keys() -> sa.Select[Any]:
 
 
 @functools.cache
-def _worker_by_id() -> sa.Select[Any]:
+def worker_by_id() -> sa.Select[Any]:
     t = workers
     return hot(
         sa.select(t).where(
             t.c.organization_id == sa.bindparam("organization_id"), t.c.worker_id == sa.bindparam("worker_id")
         )
     )
+
+
+# What a worker holds: the executions it runs (a heartbeat's read, and the lease renewals')
+
+
+@functools.cache
+def held_by_worker() -> sa.Select[Any]:
+    t = executions
+    return hot(
+        sa.select(t).where(
+            t.c.organization_id == sa.bindparam("organization_id"),
+            t.c.worker_id == sa.bindparam("worker_id"),
+            is_held(t.c.status),
+        )
+    )
+
+
+@functools.cache
+def held_by_workers() -> sa.Select[Any]:
+    """The executions held by a list of (organization, worker) pairs (`asked_workers`): for coalesced reads
+    (Postgres), whose readers each keep only the rows of their own pair."""
+    t, asked = executions, asked_workers()
+    held_by = sa.and_(t.c.organization_id == asked.c.organization_id, t.c.worker_id == asked.c.worker_id)
+    return hot(sa.select(t).select_from(asked.join(t, held_by)).where(is_held(t.c.status)))
+
+
+HELD_TABLES = (workers, executions)
+
+
+@functools.cache
+def _workers_and_held() -> sa.Select[Any]:
+    """A list of (organization, worker) pairs (`asked_workers`) left-joined to their worker and the executions it
+    holds, each row led by its pair: a row a pair that holds nothing, one a held execution otherwise (Postgres
+    readers: a turn's heartbeats in one statement)."""
+    (w, x), asked = HELD_TABLES, asked_workers()
+    found = sa.and_(w.c.organization_id == asked.c.organization_id, w.c.worker_id == asked.c.worker_id)
+    held = sa.and_(
+        x.c.organization_id == asked.c.organization_id, x.c.worker_id == asked.c.worker_id, is_held(x.c.status)
+    )
+    keys = (asked.c.organization_id.label("asked_organization"), asked.c.worker_id.label("asked"))
+    return hot(sa.select(*keys, *w.c, *x.c).select_from(asked.outerjoin(w, found).outerjoin(x, held)))
+
+
+def _asked(row: Any) -> Hashable:
+    return (row[0], row[1])
 
 
 _WORKER_KEY = ("organization_id", "worker_id")
@@ -108,8 +156,30 @@ class SqlWorkerRepository:
             )
             return worker_to_domain(rows[0]) if rows else None
         parameters = {"organization_id": organization_id, "worker_id": worker_id}
-        row = (await self.connection.execute(_worker_by_id(), parameters)).first()
+        row = (await self.connection.execute(worker_by_id(), parameters)).first()
         return None if row is None else worker_to_domain(row)
+
+    async def worker_and_held(self, organization_id: str, worker_id: str) -> tuple[Worker | None, list[Execution]]:
+        """On a Postgres reader, one statement with the other heartbeats of this turn (`_workers_and_held`);
+        elsewhere (SQLite, in the loop's thread; a writer) two point reads, which cost SQLite no more than the join
+        and cost less to turn into rows than its wide row of NULLs for a worker that holds nothing."""
+        reader = coalescing(self.connection)
+        if reader is None:
+            parameters = {"organization_id": organization_id, "worker_id": worker_id}
+            row = (await self.connection.execute(worker_by_id(), parameters)).first()
+            held = await self.connection.execute(held_by_worker(), parameters)
+            return None if row is None else worker_to_domain(row), [execution_to_domain(each) for each in held]
+        key = (organization_id, worker_id)
+        found = await coalesced(reader, _workers_and_held(), key, _asked, worker_parameters)
+        worker: Worker | None = None
+        executions_held: list[Execution] = []
+        for row in found:
+            stored, execution = slices(row[2:], HELD_TABLES)
+            if worker is None and stored is not None:
+                worker = worker_to_domain(stored)
+            if execution is not None:
+                executions_held.append(execution_to_domain(execution))
+        return worker, executions_held
 
     async def register(self, worker: Worker) -> bool:
         """INSERT ... ON CONFLICT DO NOTHING: a concurrent registration waits for the first to commit, then

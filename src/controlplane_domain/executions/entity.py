@@ -31,6 +31,7 @@ class ExecutionStatus(StrEnum):
 TERMINAL = frozenset(
     {ExecutionStatus.COMPLETED, ExecutionStatus.FAILED, ExecutionStatus.CANCELLED, ExecutionStatus.TIMED_OUT}
 )
+HELD = frozenset({ExecutionStatus.RUNNING, ExecutionStatus.WAITING_FOR_INPUT})  # a worker holds it (its lease)
 S = ExecutionStatus
 ALLOWED: dict[ExecutionStatus, frozenset[ExecutionStatus]] = {
     S.PENDING: frozenset({S.QUEUED, S.CANCELLED, S.FAILED}),

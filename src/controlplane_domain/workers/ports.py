@@ -6,12 +6,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
+from controlplane_domain.executions.entity import Execution
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workers.entity import Worker
 
 
 class WorkerRepository(Protocol):
     async def get(self, organization_id: str, worker_id: str) -> Worker | None: ...
+
+    async def worker_and_held(self, organization_id: str, worker_id: str) -> tuple[Worker | None, list[Execution]]:
+        """The worker (None when it never registered) and the executions it holds (`executions.running_for_worker`'s),
+        in one read: a heartbeat's."""
 
     async def register(self, worker: Worker) -> bool:
         """Insert the worker unless its id is taken in the organization; True when this call inserted it (of two

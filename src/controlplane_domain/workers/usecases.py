@@ -76,9 +76,9 @@ async def record_heartbeat(ports: Ports, organization_id: str, command: RecordHe
     now = ports.clock.now()
     buffer = ports.heartbeats
     async with ports.read() as uow:
-        known = buffer.latest(organization_id, command.worker_id) if buffer is not None else None
-        known = known or await uow.workers.get(organization_id, command.worker_id)
-        held = await uow.executions.running_for_worker(organization_id, command.worker_id)
+        waiting = buffer.latest(organization_id, command.worker_id) if buffer is not None else None
+        stored, held = await uow.workers.worker_and_held(organization_id, command.worker_id)
+        known = waiting or stored
         timed_out = await _timed_out_task(uow, organization_id, command, held)
     if held and command.status in (WorkerStatus.OFFLINE, WorkerStatus.IDLE):  # it says it runs nothing
         offline = command.status is WorkerStatus.OFFLINE
