@@ -11,17 +11,26 @@ PORT ?= 8001
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# `make serve` installs what the server runs, nothing more (a production install: idle RSS in docs/benchmarks.md);
+# `make test` and `make install` add the development tools to the same .venv.
+RUNTIME_STAMP := $(VENV)/.installed-runtime
+
+$(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUNTIME_STAMP)
+
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUNTIME_STAMP)
 
 install: $(STAMP)
 
-serve: $(STAMP)
+serve: $(RUNTIME_STAMP)
 	$(BIN)/controlplane serve --host $(HOST) --port $(PORT)
 
-migrate: $(STAMP)
+migrate: $(RUNTIME_STAMP)
 	$(BIN)/controlplane migrate
 
 # wrk drives the benchmarks (Debian's package); the smoke run in the test suite needs it too.
