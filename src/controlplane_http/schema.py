@@ -3,7 +3,10 @@ SQLite file checked to be writable, each failure a StartupFailed that says what 
 
 from __future__ import annotations
 
+import asyncio
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,6 +54,47 @@ async def prepare_schema(engine: AsyncEngine | sa.Engine, *, auto_migrate: bool)
         )
 
 
+async def schema_behind(database_url: str) -> bool:
+    """Whether the store's schema is short of this release's revision (read without alembic: `migrate.HEAD`); False
+    when the store cannot be read (`check_store` then says why)."""
+    engine = _start_engine(database_url)
+    try:
+        return await migrate.current_revision(engine) != migrate.HEAD
+    except Exception:
+        return False
+    finally:
+        await dispose(engine)
+
+
+def migrate_apart(database_url: str) -> None:
+    """Migrate the store in a process of its own (`python -m controlplane_http.schema`, the URL on its standard
+    input: never in an argument or the environment, which hold no secret), so that alembic, loaded only to migrate,
+    never enters the server's process (its idle memory: docs/benchmarks.md). Whatever it cannot do, `check_store`
+    tries again in this process and says why."""
+    subprocess.run(  # (this interpreter, this package's module; no shell)
+        [sys.executable, "-m", "controlplane_http.schema"],
+        input=database_url.encode(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def _start_engine(database_url: str) -> AsyncEngine | sa.Engine:
+    """The engine of the server's start: on SQLite a synchronous one, in its own thread (stores.py)."""
+    if sa.make_url(database_url).get_backend_name() == "sqlite":
+        return create_sqlite_engine(database_url)
+    return create_engine(database_url, pool_size=1)
+
+
+async def _migrate(database_url: str) -> None:
+    engine = _start_engine(database_url)
+    try:
+        await prepare_schema(engine, auto_migrate=True)
+    finally:
+        await dispose(engine)
+
+
 async def check_store(settings: Settings) -> bool:
     """What the server's start-up does to its store, on an engine of its own: the CLI runs it before it starts
     the server (and its processes), so that a store that cannot be used stops it with one clear line. Answers
@@ -61,12 +105,7 @@ async def check_store(settings: Settings) -> bool:
     database = url.database
     if url.get_backend_name() == "sqlite" and database and not database.startswith("file:"):
         _check_writable(Path(database))  # (before a connection: a clearer message than SQLite's)
-    # on SQLite the engine the server's start uses (stores.py): a synchronous one, in its own thread
-    engine = (
-        create_sqlite_engine(settings.database_url)
-        if url.get_backend_name() == "sqlite"
-        else create_engine(settings.database_url, pool_size=1)
-    )
+    engine = _start_engine(settings.database_url)
     try:
         await prepare_schema(engine, auto_migrate=settings.auto_migrate)
         return await run_on(engine, _holds_api_key)
@@ -89,3 +128,7 @@ def _check_writable(given: Path) -> None:
     for place in (path, path.parent):
         if place.exists() and not os.access(place, os.W_OK):
             raise StartupFailed(f"the SQLite database {path} cannot be written: {place} is read-only for this user")
+
+
+if __name__ == "__main__":  # `migrate_apart`'s process
+    asyncio.run(_migrate(sys.stdin.read()))
