@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -66,6 +67,17 @@ async def seeded_sqlite(tmp_path: Path) -> AsyncIterator[sa.Engine]:
     finally:
         close_idle_connections(engine)
         engine.dispose()
+
+
+@asynccontextmanager
+async def fresh_postgres(postgres_url: str, **options: Any) -> AsyncIterator[AsyncEngine]:
+    """An engine (`create_engine`'s `options`) on the test's Postgres database, emptied first; disposed after."""
+    await truncate(postgres_url)
+    engine = create_engine(postgres_url, **options)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
 
 
 async def test_concurrent_gets_each_answer_their_own_organizations_row(uow: UowFactory) -> None:
@@ -126,9 +138,7 @@ async def test_concurrent_gets_of_workers_each_answer_their_own_organizations_wo
 async def test_on_postgres_a_turns_worker_gets_share_one_statement(postgres_url: str) -> None:
     """A heartbeat's read of its worker (a Postgres reader) joins the turn's others: one statement, no connection
     of its own but the leader's."""
-    await truncate(postgres_url)
-    engine = create_engine(postgres_url)
-    try:
+    async with fresh_postgres(postgres_url) as engine:
         async with SqlUnitOfWork(engine) as work:
             await work.workers.register(worker("w1"))
             await work.workers.register(worker("w1", org="org-b", seen=5))
@@ -145,8 +155,6 @@ async def test_on_postgres_a_turns_worker_gets_share_one_statement(postgres_url:
         assert reads is not None
         assert (reads.batches, reads.keys) == (1, 3)
         assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
-    finally:
-        await engine.dispose()
 
 
 async def hold_two(uow: UowFactory) -> None:
@@ -184,9 +192,7 @@ async def test_concurrent_reads_of_a_worker_and_what_it_holds_keep_to_their_own(
 
 async def test_on_postgres_a_turns_heartbeat_reads_share_one_statement(postgres_url: str) -> None:
     """A heartbeat's read of its worker and what it holds (a Postgres reader) joins the turn's others."""
-    await truncate(postgres_url)
-    engine = create_engine(postgres_url)
-    try:
+    async with fresh_postgres(postgres_url) as engine:
         await seed(lambda: SqlUnitOfWork(engine))
         await hold_two(lambda: SqlUnitOfWork(engine))
         reader = lambda: SqlUnitOfWork(engine, read_only=True)  # noqa: E731
@@ -197,14 +203,10 @@ async def test_on_postgres_a_turns_heartbeat_reads_share_one_statement(postgres_
         assert reads is not None
         assert (reads.batches, reads.keys) == (1, 4)
         assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
-    finally:
-        await engine.dispose()
 
 
 async def test_on_postgres_readers_of_one_turn_share_one_statement_and_writers_do_not(postgres_url: str) -> None:
-    await truncate(postgres_url)
-    engine = create_engine(postgres_url)
-    try:
+    async with fresh_postgres(postgres_url) as engine:
         await seed(lambda: SqlUnitOfWork(engine))
 
         async def get(agent_id: str, read_only: bool = True) -> str | None:
@@ -221,14 +223,10 @@ async def test_on_postgres_readers_of_one_turn_share_one_statement_and_writers_d
         assert await asyncio.gather(get("org-a-a", read_only=False), get("org-a-b", read_only=False)) == ["a", "b"]
         assert (reads.batches, reads.keys) == (1, 3)  # a writer reads inside its own unit of work
         assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
-    finally:
-        await engine.dispose()
 
 
 async def test_on_postgres_concurrent_pages_each_answer_their_own_page_in_one_statement(postgres_url: str) -> None:
-    await truncate(postgres_url)
-    engine = create_engine(postgres_url)
-    try:
+    async with fresh_postgres(postgres_url) as engine:
         await seed(lambda: SqlUnitOfWork(engine))
 
         asks = [("org-a", 1, 0), ("org-a", 1, 1), ("org-b", 1, 0), ("org-a", 1, 0), ("org-a", 5, 0), ("org-c", 1, 0),
@@ -239,8 +237,6 @@ async def test_on_postgres_concurrent_pages_each_answer_their_own_page_in_one_st
         reads = coalescer_of(engine, rendered_reads._postgres_rendered_pages_of(agents))
         assert reads is not None
         assert (reads.batches, reads.keys) == (1, 6)
-    finally:
-        await engine.dispose()
 
 
 async def test_on_sqlite_more_concurrent_pages_than_pooled_connections_share_their_renderings(tmp_path: Path) -> None:
@@ -272,9 +268,7 @@ async def test_on_sqlite_a_turns_pages_of_several_organizations_each_answer_thei
 async def test_on_postgres_a_reader_that_holds_a_connection_reads_alone(postgres_url: str) -> None:
     """Joining another reader's coalesced read, it would keep its connection idle while the leader waits for one:
     with a pool of one, the leader would time out."""
-    await truncate(postgres_url)
-    engine = create_engine(postgres_url, pool_size=1, pool_timeout=5)
-    try:
+    async with fresh_postgres(postgres_url, pool_size=1, pool_timeout=5) as engine:
         await seed(lambda: SqlUnitOfWork(engine))
 
         async def held() -> list[str]:
@@ -288,5 +282,3 @@ async def test_on_postgres_a_reader_that_holds_a_connection_reads_alone(postgres
             mine = [each.id for each in await holding.executions.running_for_worker("org-a", "w1")]
         assert mine == ["e1"]
         assert await asyncio.wait_for(leader, 10) == ["e1"]
-    finally:
-        await engine.dispose()
