@@ -55,13 +55,10 @@ def _serve(args: argparse.Namespace) -> int:
 
     from controlplane_http.bootstrap import build_app
     from controlplane_http.protocol import CleanStopServer
-    from controlplane_http.schema import check_store, migrate_apart, schema_behind
+    from controlplane_http.schema import check_store
 
     log_config = logging_config(settings.log_format, args.log_level, secrets_of(settings))
     logging.config.dictConfig(log_config)
-    url = settings.database_url
-    if settings.auto_migrate and url != MEMORY_URL and asyncio.run(schema_behind(url)):
-        migrate_apart(url)  # (alembic never enters the server's process)
     stored_keys = asyncio.run(check_store(settings))  # an unusable store stops here, before any process starts
     if settings.auth.required and not (settings.service_api_key or settings.auth.jwt_secret or stored_keys):
         sys.stderr.write(NO_CREDENTIAL + "\n")

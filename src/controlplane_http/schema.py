@@ -54,16 +54,13 @@ async def prepare_schema(engine: AsyncEngine | sa.Engine, *, auto_migrate: bool)
         )
 
 
-async def schema_behind(database_url: str) -> bool:
+async def _behind(engine: AsyncEngine | sa.Engine) -> bool:
     """Whether the store's schema is short of this release's revision (read without alembic: `migrate.HEAD`); False
-    when the store cannot be read (`check_store` then says why)."""
-    engine = _start_engine(database_url)
+    when it cannot be read (`prepare_schema` then says why)."""
     try:
         return await migrate.current_revision(engine) != migrate.HEAD
     except Exception:
         return False
-    finally:
-        await dispose(engine)
 
 
 def migrate_apart(database_url: str) -> None:
@@ -97,8 +94,9 @@ async def _migrate(database_url: str) -> None:
 
 async def check_store(settings: Settings) -> bool:
     """What the server's start-up does to its store, on an engine of its own: the CLI runs it before it starts
-    the server (and its processes), so that a store that cannot be used stops it with one clear line. Answers
-    whether the store holds any API key (the CLI's first-start hint)."""
+    the server (and its processes), so that a store that cannot be used stops it with one clear line. A schema to
+    migrate is migrated apart first (`migrate_apart`). Answers whether the store holds any API key (the CLI's
+    first-start hint)."""
     if settings.database_url == MEMORY_URL:
         return False
     url = sa.make_url(settings.database_url)
@@ -107,6 +105,8 @@ async def check_store(settings: Settings) -> bool:
         _check_writable(Path(database))  # (before a connection: a clearer message than SQLite's)
     engine = _start_engine(settings.database_url)
     try:
+        if settings.auto_migrate and await _behind(engine):  # (alembic never enters the server's process)
+            await asyncio.to_thread(migrate_apart, settings.database_url)
         await prepare_schema(engine, auto_migrate=settings.auto_migrate)
         return await run_on(engine, _holds_api_key)
     finally:
