@@ -67,13 +67,17 @@ def asked_workers() -> sa.TableValuedAlias:
     )
 
 
+def _of_asked(table: sa.Table, asked: sa.TableValuedAlias) -> sa.ColumnElement[bool]:
+    """`table`'s rows of the asked (organization, worker) pairs (`asked_workers`)."""
+    return sa.and_(table.c.organization_id == asked.c.organization_id, table.c.worker_id == asked.c.worker_id)
+
+
 @functools.cache
 def _workers_by_keys() -> sa.Select[Any]:
     """The workers of a list of (organization, worker) pairs (`asked_workers`): for coalesced gets (Postgres
     readers: a turn's heartbeats read their workers in one statement, on no connection of their own)."""
     t, asked = workers, asked_workers()
-    named = sa.and_(t.c.organization_id == asked.c.organization_id, t.c.worker_id == asked.c.worker_id)
-    return hot(sa.select(t).select_from(asked.join(t, named)))
+    return hot(sa.select(t).select_from(asked.join(t, _of_asked(t, asked))))
 
 
 @functools.cache
@@ -106,8 +110,7 @@ def held_by_workers() -> sa.Select[Any]:
     """The executions held by a list of (organization, worker) pairs (`asked_workers`): for coalesced reads
     (Postgres), whose readers each keep only the rows of their own pair."""
     t, asked = executions, asked_workers()
-    held_by = sa.and_(t.c.organization_id == asked.c.organization_id, t.c.worker_id == asked.c.worker_id)
-    return hot(sa.select(t).select_from(asked.join(t, held_by)).where(is_held(t.c.status)))
+    return hot(sa.select(t).select_from(asked.join(t, _of_asked(t, asked))).where(is_held(t.c.status)))
 
 
 HELD_TABLES = (workers, executions)
@@ -119,12 +122,9 @@ def _workers_and_held() -> sa.Select[Any]:
     holds, each row led by its pair: a row a pair that holds nothing, one a held execution otherwise (Postgres
     readers: a turn's heartbeats in one statement)."""
     (w, x), asked = HELD_TABLES, asked_workers()
-    found = sa.and_(w.c.organization_id == asked.c.organization_id, w.c.worker_id == asked.c.worker_id)
-    held = sa.and_(
-        x.c.organization_id == asked.c.organization_id, x.c.worker_id == asked.c.worker_id, is_held(x.c.status)
-    )
     keys = (asked.c.organization_id.label("asked_organization"), asked.c.worker_id.label("asked"))
-    return hot(sa.select(*keys, *w.c, *x.c).select_from(asked.outerjoin(w, found).outerjoin(x, held)))
+    held = sa.and_(_of_asked(x, asked), is_held(x.c.status))
+    return hot(sa.select(*keys, *w.c, *x.c).select_from(asked.outerjoin(w, _of_asked(w, asked)).outerjoin(x, held)))
 
 
 def _asked(row: Any) -> Hashable:
