@@ -380,6 +380,7 @@ FLEET = ("fleet-get", "fleet-heartbeat", "fleet-pages", "roundtrip")
 CRON_JOBS = 1000
 SCHEDULER_INTERVAL_MS = 1000  # the server's default (server_env sets none)
 ALL = frozenset(SCENARIOS)
+READ_FROM_DATABASE = frozenset({"roundtrip", "orchestration"})  # they read the server's tables: not on `memory://`
 
 
 def control_plane(database: str, database_url: str, seconds: float, connections: int, smoke: bool, workdir: Path,
@@ -519,7 +520,11 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--smoke", action="store_true", help="about a second a scenario, few streams")
-    parser.add_argument("--stores", default="sqlite,postgres")
+    parser.add_argument(
+        "--stores",
+        default="sqlite,postgres",
+        help="sqlite, postgres, memory (the server on `memory://`: the HTTP stack's ceiling)",
+    )
     names = ",".join(SCENARIOS)
     parser.add_argument("--only", default=None,
                         help=f"a comma-separated subset of {names}, or `all` (default: {','.join(FLEET)}; with"
@@ -550,6 +555,9 @@ def main() -> int:
                 url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
                 results += control_plane("sqlite", url, seconds, arguments.connections, arguments.smoke, workdir,
                                          bare_app, only, repeat)  # fmt: skip
+            elif store == "memory":  # the whole HTTP stack over dicts: its ceiling, whatever the database
+                results += control_plane("memory", "memory://", seconds, arguments.connections, arguments.smoke,
+                                         workdir, bare_app, only - READ_FROM_DATABASE, repeat)  # fmt: skip
             elif store == "postgres":
                 url, name = postgres_database(arguments.postgres_url)
                 try:

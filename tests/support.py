@@ -28,6 +28,7 @@ def memory_ports(clock: Clock | None = None, heartbeat_interval: int = 30, *, wr
     store = MemoryStore()
     return Ports(
         uow=store.unit_of_work,
+        reader=store.read_unit_of_work,
         clock=clock or ManualClock(),
         ids=UuidGenerator(),
         worker_heartbeat_interval_seconds=heartbeat_interval,

@@ -41,7 +41,7 @@ class Store:
 
 def memory_store() -> Store:
     store = MemoryStore()
-    return Store(store.unit_of_work, MemoryHealthProbe(), "memory", LocalEventBus())
+    return Store(store.unit_of_work, MemoryHealthProbe(), "memory", LocalEventBus(), reader=store.read_unit_of_work)
 
 
 def sql_store(settings: Settings) -> Store:
