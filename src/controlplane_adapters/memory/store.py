@@ -21,6 +21,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _NO_ROWS: Mapping[Any, Any] = MappingProxyType({})
+_AREA_NAMES = frozenset(area.name for area in AREAS)
 
 
 class MemoryTables:
@@ -79,8 +80,8 @@ class MemoryUnitOfWork(AreaRepositories):
         return self
 
     def _bind(self, work: WorkingTables | None) -> None:
-        for area in AREAS:  # the repositories of the previous copy go
-            self.__dict__.pop(area.name, None)
+        for name in self.__dict__.keys() & _AREA_NAMES:  # the repositories made on the previous tables go
+            del self.__dict__[name]
         self._work = work
 
     def table(self, name: str) -> dict[Any, Any]:
