@@ -23,6 +23,9 @@ from controlplane_domain.executions.entity import Execution
 from controlplane_domain.paging import PageRequest
 from controlplane_domain.workers.entity import Worker, WorkerStatus
 
+REPORTS_A_STATEMENT = 100
+"""Rows a statement of `save_reports` (the heartbeat flush's writes; docs/benchmarks.md)."""
+
 workers = sa.Table(
     "workers",
     metadata,
@@ -194,10 +197,14 @@ class SqlWorkerRepository:
         await self.connection.execute(statement, worker_to_row(worker))
 
     async def save_reports(self, workers: Sequence[Worker]) -> None:
-        """One executemany of the upsert, which leaves a row alone where the stored heartbeat is later."""
+        """Executemanys of the upsert, which leaves a row alone where the stored heartbeat is later, of at most
+        REPORTS_A_STATEMENT rows each: a fleet's flush (thousands of rows) turns its rows into parameters a
+        statement at a time, and on Postgres the requests that came meanwhile run while each statement is away."""
         dialect = self.connection.dialect.name
         statement = upsert(dialect, self.table, _WORKER_KEY, _WORKER_KEPT, newer="last_heartbeat_at")
-        await self.connection.execute(statement, [worker_to_row(worker) for worker in workers])
+        for start in range(0, len(workers), REPORTS_A_STATEMENT):
+            some = workers[start : start + REPORTS_A_STATEMENT]
+            await self.connection.execute(statement, [worker_to_row(worker) for worker in some])
 
     async def move_to_queue(self, organization_id: str, worker_id: str, queue_id: str) -> None:
         parameters = {"where_organization_id": organization_id, "where_id": worker_id, "queue_id": queue_id}
