@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from controlplane_adapters.settings.model import Settings
+from controlplane_adapters.settings.model import MEMORY_URL, Settings
 from controlplane_adapters.sql.engine import is_sqlite
 from controlplane_domain.ports import Ports
 from controlplane_domain.webhooks.delivery import OnAttempt
@@ -51,14 +51,18 @@ class BackgroundTasks:
         return [*hooks, self.dispatcher.stop, self.heartbeats.stop, self.decisions.stop]
 
 
+def flush_batch(database_url: str) -> int | None:
+    """The heartbeat flush's batch on this store: the memory store and SQLite write in the event loop's thread, so
+    a large flush goes in batches with requests in between; Postgres's writes wait on the network: one transaction."""
+    return FLUSH_BATCH if database_url == MEMORY_URL or is_sqlite(database_url) else None
+
+
 def background_tasks(ports: Ports, settings: Settings, *, on_attempt: OnAttempt | None = None) -> BackgroundTasks:
     """The tasks `settings` asks for, on `ports`; `on_attempt` sees each webhook delivery's attempt (metrics)."""
     scheduler_seconds = settings.scheduler_interval_ms / 1000
-    # SQLite's writes run in the event loop's thread: a large flush goes in batches, requests in between
-    flush_batch = FLUSH_BATCH if is_sqlite(settings.database_url) else None
     return BackgroundTasks(
         reaper=lease_reaper(ports, interval_seconds=max(0.2, min(5.0, settings.lease_timeout_seconds / 4))),
-        heartbeats=heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000, flush_batch),
+        heartbeats=heartbeat_flusher(ports, settings.heartbeat_flush_ms / 1000, flush_batch(settings.database_url)),
         purger=idempotency_purger(ports),
         scheduler=job_scheduler(ports, scheduler_seconds),
         timeouts=step_timeouts(ports, scheduler_seconds),

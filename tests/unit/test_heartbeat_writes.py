@@ -19,8 +19,9 @@ from controlplane_domain.paging import PageRequest
 from controlplane_domain.ports import Ports, UnitOfWork
 from controlplane_domain.workers import usecases as workers
 from controlplane_domain.workers.entity import Worker, WorkerStatus
-from controlplane_domain.workers.flushing import flush_heartbeats
+from controlplane_domain.workers.flushing import FLUSH_BATCH, flush_heartbeats
 from controlplane_domain.workers.heartbeats import HeartbeatBuffer
+from controlplane_runtime.tasks import flush_batch
 from tests.support import memory_ports
 
 
@@ -234,3 +235,11 @@ async def test_a_large_flush_in_batches_lets_requests_run_between_them() -> None
     assert seen_meanwhile == [2], "the request ran after the first batch of two, before the rest"
     stored = [await stored_worker(ports, f"w{n}") for n in range(5)]
     assert [None if worker is None else worker.tasks_processed for worker in stored] == [7] * 5
+
+
+def test_the_stores_that_write_in_the_loops_thread_flush_in_batches() -> None:
+    """The memory store and SQLite hold the event loop while they write: their flush goes in batches, with requests
+    in between (above); Postgres's writes wait on the network and hold nothing: one transaction."""
+    assert flush_batch("memory://") == FLUSH_BATCH
+    assert flush_batch("sqlite+aiosqlite:///control.db") == FLUSH_BATCH
+    assert flush_batch("postgresql+asyncpg://postgres@127.0.0.1:5432/controlplane") is None
